@@ -1,0 +1,70 @@
+"""Permission data types shared by the service, the leaves that ask, and the session that records decisions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..tools import ToolContext
+
+__all__ = ["Effect", "PermissionRequest", "PermissionSource", "Reply", "Rule"]
+
+Effect = Literal["allow", "ask", "deny"]
+Reply = Literal["once", "always", "reject"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """``(action, resource, effect)``; ``action`` and ``resource`` are wildcard patterns. Last matching rule wins."""
+
+    action: str
+    resource: str
+    effect: Effect
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PermissionSource:
+    """Where a request comes from: always a tool call, identified by its assistant message and call id."""
+
+    message_id: str
+    call_id: str
+    type: Literal["tool"] = "tool"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PermissionRequest:
+    """What a leaf asks for at the point of action (law 4).
+
+    ``resources`` are the concrete things touched (paths relative to the Location, commands, ...); ``save`` are the
+    patterns an "always" reply persists (``["*"]`` for edits, ``["git push *"]`` for a command).
+    """
+
+    session_id: str
+    action: str
+    resources: Sequence[str]
+    save: Sequence[str] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    source: PermissionSource | None = None
+    agent: str | None = None
+
+    @classmethod
+    def from_context(
+        cls,
+        ctx: ToolContext,
+        *,
+        action: str,
+        resources: Sequence[str],
+        save: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> PermissionRequest:
+        """Build a request whose source, session and agent come from the tool call's context."""
+        return cls(
+            session_id=ctx.session_id,
+            agent=ctx.agent,
+            action=action,
+            resources=tuple(resources),
+            save=tuple(save),
+            metadata=dict(metadata or {}),
+            source=PermissionSource(message_id=ctx.message_id, call_id=ctx.call_id),
+        )

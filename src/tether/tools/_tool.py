@@ -1,0 +1,204 @@
+"""The tool contract: one opaque, immutable value for every kind of tool (law 1).
+
+A :class:`Tool` has no intrinsic name; it is named when registered. Its codecs are built once, here, at construction.
+``execute(input, ctx)`` may be a coroutine function or a plain function (which then runs in a worker thread, law 9).
+It returns a :class:`ToolResponse` or a bare output value.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from ._codec import Codec, make_codec
+from ._content import Content
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "UNSET",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolResponse",
+]
+
+I = TypeVar("I")
+O = TypeVar("O")
+
+DEFAULT_TIMEOUT = 300.0
+"""Seconds a tool may run before settle fails the call (``timeout=None`` opts out)."""
+
+
+class _Unset:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNSET: Any = _Unset()
+"""Marks an absent ``output`` in a :class:`ToolResponse` (``None`` is a valid output value)."""
+
+
+def _no_progress(update: Mapping[str, Any]) -> None:
+    return None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolContext:
+    """The invocation context every tool receives: the call's durable identity and a progress callback.
+
+    ``progress(update)`` publishes a JSON-able mapping (for a UI: a live tail, a percentage). It never blocks and may be
+    called from a worker thread.
+    """
+
+    session_id: str
+    agent: str
+    message_id: str
+    call_id: str
+    progress: Callable[[Mapping[str, Any]], None] = field(default=_no_progress)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResponse(Generic[O]):
+    """What ``execute`` may return: a typed ``output``, model-facing ``content`` and optional UI ``metadata``."""
+
+    output: O = UNSET
+    content: str | Sequence[Content] | None = None
+    metadata: Mapping[str, Any] | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolDefinition:
+    """What a provider is told about a tool: its effective name, description and JSON Schemas."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCall:
+    """One call from the model: its id, the tool name it asked for, and the raw (parsed JSON) input."""
+
+    call_id: str
+    name: str
+    input: Any
+
+
+Execute = Callable[[Any, ToolContext], Any]
+ToModelOutput = Callable[[Any, Any], "str | Sequence[Content]"]
+
+
+class Tool(Generic[I, O]):
+    """An opaque, reusable, immutable tool value.
+
+    Args:
+        description: what the tool does, written for the model.
+        input: a pydantic model, any type a ``TypeAdapter`` accepts, a ``TypeAdapter``, or a raw JSON Schema dict.
+        execute: ``(input, ctx) -> ToolResponse | output``; async, or sync (run in a worker thread).
+        output: the declared output schema (same forms as ``input``), or ``None`` for content-only tools.
+        to_model_output: ``(input, encoded_output) -> str | content`` used when a response carries no content.
+        timeout: seconds before settle fails the call; ``None`` opts out (tools that enforce their own deadline).
+        permission: the permission action for catalog visibility (default: the registered name).
+
+    Raises:
+        TypeError: a schema cannot be built, or ``execute`` is not callable.
+    """
+
+    __slots__ = (
+        "_description",
+        "_execute",
+        "_input",
+        "_is_async",
+        "_output",
+        "_permission",
+        "_timeout",
+        "_to_model_output",
+    )
+
+    def __init__(
+        self,
+        *,
+        description: str,
+        input: Any,
+        execute: Callable[[I, ToolContext], Awaitable[ToolResponse[O] | O] | ToolResponse[O] | O],
+        output: Any = None,
+        to_model_output: ToModelOutput | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        permission: str | None = None,
+    ) -> None:
+        if not isinstance(description, str) or not description.strip():
+            raise TypeError("Tool description must be a non-empty string")
+        if not callable(execute):
+            raise TypeError("Tool execute must be callable")
+        if timeout is not None and not (timeout > 0 and timeout != float("inf")):
+            timeout = DEFAULT_TIMEOUT
+        set_ = object.__setattr__
+        set_(self, "_description", description)
+        set_(self, "_input", make_codec(input))
+        set_(self, "_output", None if output is None else make_codec(output))
+        set_(self, "_execute", execute)
+        set_(self, "_is_async", inspect.iscoroutinefunction(execute))
+        set_(self, "_to_model_output", to_model_output)
+        set_(self, "_timeout", timeout)
+        set_(self, "_permission", permission)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Tool values are immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Tool values are immutable")
+
+    def __repr__(self) -> str:
+        return f"<Tool {self._description[:40]!r}>"
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    @property
+    def timeout(self) -> float | None:
+        return self._timeout
+
+    @property
+    def permission(self) -> str | None:
+        """The permission action override, if any (``edit``, ``write`` and ``apply_patch`` share ``edit``)."""
+        return self._permission
+
+    @property
+    def input_codec(self) -> Codec:
+        return self._input
+
+    @property
+    def output_codec(self) -> Codec | None:
+        return self._output
+
+    @property
+    def has_output(self) -> bool:
+        return self._output is not None
+
+    def with_permission(self, action: str) -> Tool[I, O]:
+        """Return a new tool with the same behaviour and ``action`` as its permission action."""
+        clone = object.__new__(Tool)
+        for slot in Tool.__slots__:
+            object.__setattr__(clone, slot, getattr(self, slot))
+        object.__setattr__(clone, "_permission", action)
+        return clone
+
+    def definition(self, name: str) -> ToolDefinition:
+        """The provider-facing definition of this tool under the effective ``name``."""
+        return ToolDefinition(
+            name=name,
+            description=self._description,
+            input_schema=self._input.schema,
+            output_schema=None if self._output is None else self._output.schema,
+        )
