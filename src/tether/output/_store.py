@@ -1,0 +1,212 @@
+"""The managed tool-output store: the one bounding boundary (law 6) and retention of full outputs.
+
+``bound`` measures the text parts of a tool's content (media passes unchanged). Over the limits it first retains the
+full text in ``<dir>/tool_<ascending id>`` (exclusive create), then replaces the text with a head + tail preview
+around a marker naming that file. Structured output whose JSON exceeds 16 KiB is retained the same way and replaced
+by ``{"_truncated": true, "_bytes": n, "_outputPath": p}``. If retention fails, :class:`OutputStoreError` is raised:
+the call fails, it is never a lossy success.
+
+Writes stream in chunks, so bounding a 1 GiB text keeps memory growth to a few chunk sizes. Files older than the
+retention period are removed by :meth:`OutputStore.cleanup` (run once at start and hourly by the runtime).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import anyio.to_thread
+
+from .. import ids
+from ..errors import OutputStoreError
+from ..tools._content import Content, File, Text
+from ._preview import bounded_preview, utf8_len
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
+    "MAX_STRUCTURED_BYTES",
+    "RETENTION_SECONDS",
+    "Bounded",
+    "OutputStore",
+    "marker_for",
+]
+
+DEFAULT_MAX_LINES = 2000
+DEFAULT_MAX_BYTES = 51_200
+MAX_STRUCTURED_BYTES = 16_384
+RETENTION_SECONDS = 7 * 24 * 3600
+_CHUNK_CHARS = 1 << 22
+
+
+def marker_for(path: Path | str) -> str:
+    """The marker placed between head and tail of a bounded preview."""
+    return f"... output truncated; full content saved to {path} ..."
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Bounded:
+    """The result of bounding: content within limits, the (possibly replaced) output, and retained file paths."""
+
+    content: tuple[Content, ...]
+    output: Any
+    output_paths: tuple[str, ...] = field(default=())
+
+    @property
+    def truncated(self) -> bool:
+        return bool(self.output_paths)
+
+
+class OutputStore:
+    """Bounds tool content and retains full outputs under ``directory``.
+
+    Args:
+        directory: where managed files live (``<data>/tool-output``); created on first write.
+        max_lines: line limit of model content (default 2,000).
+        max_bytes: UTF-8 byte limit of model content (default 51,200).
+        retention: seconds a managed file is kept (default 7 days).
+    """
+
+    def __init__(
+        self,
+        directory: Path | str,
+        *,
+        max_lines: int = DEFAULT_MAX_LINES,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        retention: float = RETENTION_SECONDS,
+    ) -> None:
+        self.directory = Path(directory)
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
+        self.retention = retention
+
+    # -- measuring ---------------------------------------------------------------------------------------------------
+
+    def fits(self, text: str) -> bool:
+        """Whether ``text`` is within both limits (cheap for small text)."""
+        if text.count("\n") + 1 > self.max_lines:
+            return False
+        if len(text) * 4 <= self.max_bytes:
+            return True
+        return utf8_len(text) <= self.max_bytes
+
+    def needs_bounding(self, content: Sequence[Content], output: Any = None) -> bool:
+        """Whether :meth:`bound` would change anything (the fast path of settle)."""
+        texts = [p.text for p in content if isinstance(p, Text)]
+        text = texts[0] if len(texts) == 1 else "".join(texts)
+        if not self.fits(text):
+            return True
+        return output is not None and _structured_len(output) > MAX_STRUCTURED_BYTES
+
+    # -- retaining ---------------------------------------------------------------------------------------------------
+
+    def open_managed(self) -> tuple[Path, IO[bytes]]:
+        """Create a new managed file (exclusive) and return its path and a binary handle (for streaming producers).
+
+        Raises:
+            OutputStoreError: the directory or file cannot be created.
+        """
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            path = self.directory / ids.ascending("tool")
+            return path, open(path, "xb")  # noqa: SIM115 - the caller owns the handle
+        except OSError as exc:
+            raise OutputStoreError(f"Failed to write tool output: {exc}") from exc
+
+    def retain_text(self, text: str) -> Path:
+        """Write ``text`` in full to a new managed file, streaming in chunks.
+
+        Raises:
+            OutputStoreError: the write failed (the partial file is removed).
+        """
+        path, handle = self.open_managed()
+        try:
+            with handle:
+                for start in range(0, len(text), _CHUNK_CHARS):
+                    handle.write(text[start : start + _CHUNK_CHARS].encode("utf-8", "surrogatepass"))
+        except OSError as exc:
+            path.unlink(missing_ok=True)
+            raise OutputStoreError(f"Failed to write tool output: {exc}") from exc
+        return path
+
+    # -- bounding ----------------------------------------------------------------------------------------------------
+
+    def bound_sync(self, content: Sequence[Content], output: Any = None) -> Bounded:
+        """Bound ``content`` (and structured ``output``) to the limits, retaining what is cut. Blocking.
+
+        Raises:
+            OutputStoreError: retention failed; nothing lossy is returned.
+        """
+        paths: list[str] = []
+        new_output = output
+        if output is not None:
+            encoded = json.dumps(output, separators=(",", ":"), ensure_ascii=False)
+            size = utf8_len(encoded)
+            if size > MAX_STRUCTURED_BYTES:
+                path = self.retain_text(encoded)
+                paths.append(str(path))
+                new_output = {"_truncated": True, "_bytes": size, "_outputPath": str(path)}
+        texts = [p.text for p in content if isinstance(p, Text)]
+        text = texts[0] if len(texts) == 1 else "".join(texts)
+        if self.fits(text):
+            return Bounded(content=tuple(content), output=new_output, output_paths=tuple(paths))
+        try:
+            path = self.retain_text(text)
+        except OutputStoreError:
+            for p in paths:
+                Path(p).unlink(missing_ok=True)
+            raise
+        paths.append(str(path))
+        preview = bounded_preview(text, marker_for(path), self.max_lines, self.max_bytes)
+        media = [p for p in content if isinstance(p, File)]
+        return Bounded(content=(Text(preview), *media), output=new_output, output_paths=tuple(paths))
+
+    async def bound(self, content: Sequence[Content], output: Any = None) -> Bounded:
+        """Async :meth:`bound_sync`: the fast path runs inline, retention runs in a worker thread (law 9)."""
+        if not self.needs_bounding(content, output):
+            return Bounded(content=tuple(content), output=output)
+        return await anyio.to_thread.run_sync(self.bound_sync, content, output)
+
+    # -- cleanup -----------------------------------------------------------------------------------------------------
+
+    def cleanup_sync(self, now: float | None = None) -> int:
+        """Remove managed files older than the retention period; return how many were removed. Errors are ignored."""
+        cutoff = (time.time() if now is None else now) - self.retention
+        removed = 0
+        try:
+            entries = list(os.scandir(self.directory))
+        except OSError:
+            return 0
+        for entry in entries:
+            if not entry.name.startswith("tool_"):
+                continue
+            try:
+                if entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed += 1
+            except OSError:
+                continue
+        return removed
+
+    async def cleanup(self, now: float | None = None) -> int:
+        """Async :meth:`cleanup_sync`."""
+        return await anyio.to_thread.run_sync(self.cleanup_sync, now)
+
+    async def run_cleanup(self, interval: float = 3600.0) -> None:
+        """Clean up now and then every ``interval`` seconds, until cancelled."""
+        while True:
+            await self.cleanup()
+            await anyio.sleep(interval)
+
+
+def _structured_len(output: Any) -> int:
+    try:
+        return utf8_len(json.dumps(output, separators=(",", ":"), ensure_ascii=False))
+    except (TypeError, ValueError):
+        return 0
