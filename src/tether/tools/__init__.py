@@ -3,32 +3,55 @@
 This package never imports ``tether.permissions``: the registry does not authorize (law 4).
 """
 
+from ..errors import RegistrationError, ToolFailure
 from ._codec import Codec, DecodeError, Issue, JsonSchemaCodec, PydanticCodec, make_codec, simplify_schema
 from ._content import Content, File, Text, content_from_json, content_to_json, text_of
+from ._hooks import AfterEvent, AfterHook, BeforeEvent, BeforeHook
+from ._names import effective_name, normalize_name
+from ._outcome import Completed, Failed, FailureKind, Outcome
+from ._registry import Entry, Registration, RuleLike, ToolRegistry
+from ._settle import FINAL_STEP_ERROR, Materialization, is_hidden, normalize_content
 from ._tool import DEFAULT_TIMEOUT, UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolResponse
-from ..errors import RegistrationError, ToolFailure
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "FINAL_STEP_ERROR",
     "UNSET",
+    "AfterEvent",
+    "AfterHook",
+    "BeforeEvent",
+    "BeforeHook",
     "Codec",
+    "Completed",
     "Content",
     "DecodeError",
+    "Entry",
+    "Failed",
+    "FailureKind",
     "File",
     "Issue",
     "JsonSchemaCodec",
+    "Materialization",
+    "Outcome",
     "PydanticCodec",
+    "Registration",
     "RegistrationError",
+    "RuleLike",
     "Text",
     "Tool",
     "ToolCall",
     "ToolContext",
     "ToolDefinition",
     "ToolFailure",
+    "ToolRegistry",
     "ToolResponse",
     "content_from_json",
     "content_to_json",
+    "effective_name",
+    "is_hidden",
     "make_codec",
+    "normalize_content",
+    "normalize_name",
     "simplify_schema",
     "text_of",
 ]

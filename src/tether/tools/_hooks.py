@@ -1,0 +1,50 @@
+"""Before/after hooks around settle: scoped registrations run in registration order.
+
+A before hook sees a mutable :class:`BeforeEvent` and may replace ``input``. An after hook sees a mutable
+:class:`AfterEvent` and may replace ``outcome`` (settle then re-normalizes and bounds it again). Hooks may be plain or
+async callables; their return value is ignored.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._outcome import Outcome
+
+__all__ = ["AfterEvent", "AfterHook", "BeforeEvent", "BeforeHook", "run_hooks"]
+
+
+@dataclass(kw_only=True, slots=True)
+class BeforeEvent:
+    tool: str
+    session_id: str
+    agent: str
+    message_id: str
+    call_id: str
+    input: Any
+
+
+@dataclass(kw_only=True, slots=True)
+class AfterEvent:
+    tool: str
+    session_id: str
+    agent: str
+    message_id: str
+    call_id: str
+    input: Any
+    outcome: Outcome
+
+
+BeforeHook = Callable[[BeforeEvent], Awaitable[None] | None]
+AfterHook = Callable[[AfterEvent], Awaitable[None] | None]
+
+
+async def run_hooks(hooks: tuple[Callable[[Any], Any], ...], event: Any) -> None:
+    """Call each hook in order on the same mutable event, awaiting async ones."""
+    for hook in hooks:
+        result = hook(event)
+        if inspect.isawaitable(result):
+            await result

@@ -1,0 +1,208 @@
+"""Scoped tool registries: the application placement and Location placements.
+
+A :class:`ToolRegistry` holds a stack of registrations per effective name; the latest active one wins and closing a
+:class:`Registration` removes exactly its entries, revealing the previous one. A Location registry has the
+application registry as its ``parent``: Location registrations win over application ones of the same name. Hooks are
+scoped registrations too. ``materialize`` snapshots the effective tools for one step (law 5).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import RegistrationError
+from ._hooks import AfterHook, BeforeHook
+from ._names import effective_name
+from ._tool import Tool
+
+if TYPE_CHECKING:
+    from ..output import OutputStore
+    from ._settle import Materialization
+
+__all__ = ["Entry", "Registration", "RuleLike", "ToolRegistry"]
+
+_tokens = itertools.count(1)
+
+
+class RuleLike(Protocol):
+    """What catalog visibility needs from a permission rule (``tools`` never imports ``permissions``)."""
+
+    @property
+    def action(self) -> str: ...
+    @property
+    def resource(self) -> str: ...
+    @property
+    def effect(self) -> str: ...
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Entry:
+    """One registered tool under its effective name. Identity (``is``) is what stale detection compares."""
+
+    name: str
+    tool: Tool[Any, Any]
+    token: int
+
+    @property
+    def action(self) -> str:
+        """The permission action used for catalog visibility."""
+        return self.tool.permission or self.name
+
+
+class Registration:
+    """A handle to one registration; closing it (idempotent) removes exactly what it registered.
+
+    Usable as a sync or async context manager.
+    """
+
+    __slots__ = ("_closed", "_registry", "_token")
+
+    def __init__(self, registry: ToolRegistry, token: int) -> None:
+        self._registry = registry
+        self._token = token
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._registry._remove(self._token)
+
+    def __enter__(self) -> Registration:
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Registration:
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class ToolRegistry:
+    """A placement of tool registrations (application when ``parent`` is None, else a Location).
+
+    Args:
+        parent: the application registry beneath this Location registry.
+        output: the output store used by ``materialize`` to bound results (inherited from ``parent`` if omitted).
+    """
+
+    def __init__(self, *, parent: ToolRegistry | None = None, output: OutputStore | None = None) -> None:
+        self.parent = parent
+        self._output = output
+        self._stacks: dict[str, list[Entry]] = {}
+        self._before: list[tuple[int, BeforeHook]] = []
+        self._after: list[tuple[int, AfterHook]] = []
+        self._version = 0
+
+    @property
+    def output(self) -> OutputStore | None:
+        if self._output is not None:
+            return self._output
+        return self.parent.output if self.parent is not None else None
+
+    # -- registration ------------------------------------------------------------------------------------------------
+
+    def register(self, tools: Mapping[str, Tool[Any, Any]], *, namespace: str | None = None) -> Registration:
+        """Register ``tools`` (authored name → tool) in this placement.
+
+        The record is copied now: later changes to ``tools`` have no effect. Names are normalized (characters outside
+        ``[A-Za-z0-9_-]`` become ``_``) and validated before anything is registered; later duplicates win.
+
+        Raises:
+            RegistrationError: an invalid name, namespace or tool value; nothing is registered.
+        """
+        staged: dict[str, Tool[Any, Any]] = {}
+        for authored, tool in dict(tools).items():
+            if not isinstance(tool, Tool):
+                raise RegistrationError(f"Invalid Tool value for {authored!r}", name=str(authored))
+            staged[effective_name(authored, namespace)] = tool
+        token = next(_tokens)
+        for name, tool in staged.items():
+            self._stacks.setdefault(name, []).append(Entry(name, tool, token))
+        self._version += 1
+        return Registration(self, token)
+
+    def before(self, hook: BeforeHook) -> Registration:
+        """Register a before hook (may replace a call's input)."""
+        token = next(_tokens)
+        self._before.append((token, hook))
+        return Registration(self, token)
+
+    def after(self, hook: AfterHook) -> Registration:
+        """Register an after hook (may replace a call's outcome)."""
+        token = next(_tokens)
+        self._after.append((token, hook))
+        return Registration(self, token)
+
+    def _remove(self, token: int) -> None:
+        for name in list(self._stacks):
+            stack = [e for e in self._stacks[name] if e.token != token]
+            if stack:
+                self._stacks[name] = stack
+            else:
+                del self._stacks[name]
+        self._before = [(t, h) for t, h in self._before if t != token]
+        self._after = [(t, h) for t, h in self._after if t != token]
+        self._version += 1
+
+    # -- lookup ------------------------------------------------------------------------------------------------------
+
+    def current(self, name: str) -> Entry | None:
+        """The effective registration for ``name`` now: this placement's latest, else the parent's."""
+        stack = self._stacks.get(name)
+        if stack:
+            return stack[-1]
+        return self.parent.current(name) if self.parent is not None else None
+
+    def effective(self) -> dict[str, Entry]:
+        """Every effective registration, by name (this placement wins over the parent)."""
+        merged = self.parent.effective() if self.parent is not None else {}
+        for name, stack in self._stacks.items():
+            merged[name] = stack[-1]
+        return merged
+
+    def hooks(self) -> tuple[tuple[BeforeHook, ...], tuple[AfterHook, ...]]:
+        """Before and after hooks in registration order (application hooks first)."""
+        before: tuple[BeforeHook, ...] = ()
+        after: tuple[AfterHook, ...] = ()
+        if self.parent is not None:
+            before, after = self.parent.hooks()
+        return (*before, *(h for _, h in self._before)), (*after, *(h for _, h in self._after))
+
+    # -- materialize -------------------------------------------------------------------------------------------------
+
+    def materialize(
+        self,
+        rules: Sequence[RuleLike] = (),
+        *,
+        final_step: bool = False,
+        visible: Callable[[Entry], bool] | None = None,
+    ) -> Materialization:
+        """Snapshot the catalog for one step: visible definitions (sorted by name) and the captured tools.
+
+        A tool is hidden only when the last rule whose action matches its permission action is a deny on ``*``
+        (visibility only, law 4). ``visible`` can hide more (for example model gating). On the final step the
+        definitions are kept but every call fails.
+        """
+        from ._settle import Materialization, is_hidden
+
+        captured: dict[str, Entry] = {}
+        for name, entry in sorted(self.effective().items()):
+            if is_hidden(entry.action, rules):
+                continue
+            if visible is not None and not visible(entry):
+                continue
+            captured[name] = entry
+        return Materialization(registry=self, captured=captured, final_step=final_step)

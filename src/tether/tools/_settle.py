@@ -1,0 +1,311 @@
+"""Materialization and settle: the one execution boundary for tool calls.
+
+``settle`` runs a call through the fixed pipeline: before hooks → resolve → decode input → execute under the tool's
+deadline → encode output → normalize content → after hooks → bound → :class:`Completed` or :class:`Failed`.
+
+Laws enforced here: invalid input never executes and invalid output never succeeds (2); cancellation propagates and
+is never turned into a result (3); a call runs the registration advertised in its step (5); content is bounded once,
+after retention of the full text (6). A rejected call never affects another call.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreError, ToolFailure
+from .._wildcard import match
+from ._codec import DecodeError
+from ._content import Content, File, Text
+from ._hooks import AfterEvent, BeforeEvent, run_hooks
+from ._outcome import Completed, Failed, Outcome
+from ._tool import UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolResponse
+
+if TYPE_CHECKING:
+    from ..output import OutputStore
+    from ._registry import Entry, RuleLike, ToolRegistry
+
+__all__ = ["FINAL_STEP_ERROR", "MAX_METADATA_BYTES", "Materialization", "is_hidden"]
+
+log = logging.getLogger("tether.tools")
+
+FINAL_STEP_ERROR = "Tools are disabled after the maximum agent steps"
+DECLINED_ERROR = "The user rejected permission to use this tool call. Stop and wait for the user's instructions."
+MAX_METADATA_BYTES = 16_384
+_MAX_ECHO = 2_000
+
+
+def is_hidden(action: str, rules: Sequence[RuleLike]) -> bool:
+    """Whether the last rule matching ``action`` is a deny on resource ``*`` (catalog visibility only)."""
+    for rule in reversed(rules):
+        if match(action, rule.action):
+            return rule.resource == "*" and rule.effect == "deny"
+    return False
+
+
+class _Defect(Exception):
+    """A tool broke its own contract (a defect, not a model-visible failure)."""
+
+
+def _echo(raw: Any) -> str:
+    try:
+        text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(raw)
+    return text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "…"
+
+
+def _invalid_input(name: str, raw: Any, issues: Sequence[str]) -> str:
+    lines = [f'Invalid input for tool "{name}":', *(f"- {i}" for i in issues)]
+    lines.append(f"Arguments received: {_echo(raw)}")
+    lines.append("Update the arguments and call the tool again.")
+    return "\n".join(lines)
+
+
+def _fmt_seconds(value: float) -> str:
+    return f"{int(value)}" if float(value).is_integer() else f"{value:g}"
+
+
+def normalize_content(value: Any) -> tuple[Content, ...]:
+    """Turn a tool's content (a string or a sequence of parts) into a non-empty tuple of parts.
+
+    Raises:
+        _Defect: the value is empty or not made of Text/File parts.
+    """
+    if isinstance(value, str):
+        return (Text(value),)
+    if isinstance(value, Text | File):
+        return (value,)
+    if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
+        parts = tuple(value)  # type: ignore[var-annotated]
+        if not parts:
+            raise _Defect("tool returned empty content")
+        for part in parts:
+            if not isinstance(part, Text | File):
+                raise _Defect(f"content parts must be Text or File, got {type(part).__name__}")
+        return parts  # type: ignore[return-value]
+    raise _Defect(f"content must be a string or a list of Text/File parts, got {type(value).__name__}")
+
+
+def _check_metadata(name: str, metadata: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    if metadata is None:
+        return None
+    try:
+        encoded = json.dumps(metadata, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        log.warning("dropping metadata of tool %s: not JSON (%s)", name, exc)
+        return None
+    if len(encoded.encode("utf-8", "surrogatepass")) > MAX_METADATA_BYTES:
+        log.warning("dropping metadata of tool %s: larger than %d bytes", name, MAX_METADATA_BYTES)
+        return None
+    return metadata
+
+
+class Materialization:
+    """The snapshot of one step: the catalog (``definitions``) and the tools captured behind it."""
+
+    __slots__ = ("_after", "_before", "_captured", "_registry", "definitions", "final_step")
+
+    def __init__(self, *, registry: ToolRegistry, captured: dict[str, Entry], final_step: bool) -> None:
+        self._registry = registry
+        self._captured = captured
+        self.final_step = final_step
+        self._before, self._after = registry.hooks()
+        self.definitions: tuple[ToolDefinition, ...] = tuple(
+            entry.tool.definition(name) for name, entry in captured.items()
+        )
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._captured)
+
+    def tool(self, name: str) -> Tool[Any, Any] | None:
+        """The tool captured under ``name`` in this step, if advertised."""
+        entry = self._captured.get(name)
+        return entry.tool if entry is not None else None
+
+    @property
+    def _output(self) -> OutputStore:
+        store = self._registry.output
+        if store is None:
+            from ..output import OutputStore as _Store
+            from ..paths import default_data_dir
+
+            store = _Store(default_data_dir() / "tool-output")
+        return store
+
+    async def settle(self, call: ToolCall, ctx: ToolContext) -> Outcome:
+        """Run one call through the pipeline and return its outcome.
+
+        Cancellation propagates (it is never a result). Every other problem becomes a :class:`Failed` outcome for this
+        call only.
+        """
+        if self.final_step:
+            return Failed(error=FINAL_STEP_ERROR, kind="final_step")
+        raw = call.input
+        if self._before:
+            event = BeforeEvent(
+                tool=call.name,
+                session_id=ctx.session_id,
+                agent=ctx.agent,
+                message_id=ctx.message_id,
+                call_id=ctx.call_id,
+                input=raw,
+            )
+            await run_hooks(self._before, event)
+            raw = event.input
+        outcome = await self._run(call.name, raw, ctx)
+        if self._after:
+            after = AfterEvent(
+                tool=call.name,
+                session_id=ctx.session_id,
+                agent=ctx.agent,
+                message_id=ctx.message_id,
+                call_id=ctx.call_id,
+                input=raw,
+                outcome=outcome,
+            )
+            await run_hooks(self._after, after)
+            if after.outcome is not outcome and isinstance(after.outcome, Completed):
+                try:
+                    outcome = Completed(
+                        content=normalize_content(after.outcome.content),
+                        output=after.outcome.output,
+                        metadata=_check_metadata(call.name, after.outcome.metadata),
+                        output_paths=after.outcome.output_paths,
+                        title=after.outcome.title,
+                    )
+                except _Defect as exc:
+                    return Failed(error=f"Tool execution failed: after hook {exc}", kind="defect")
+            else:
+                outcome = after.outcome
+        if isinstance(outcome, Completed):
+            return await self._bound(outcome)
+        return outcome
+
+    async def _bound(self, outcome: Completed) -> Outcome:
+        store = self._output
+        if not store.needs_bounding(outcome.content, outcome.output):
+            return outcome
+        try:
+            bounded = await store.bound(outcome.content, outcome.output)
+        except OutputStoreError as exc:
+            return Failed(error=str(exc), kind="output_store")
+        paths = tuple(dict.fromkeys((*outcome.output_paths, *bounded.output_paths)))
+        return Completed(
+            content=bounded.content,
+            output=bounded.output,
+            metadata=outcome.metadata,
+            output_paths=paths,
+            title=outcome.title,
+        )
+
+    async def _run(self, name: str, raw: Any, ctx: ToolContext) -> Outcome:
+        entry = self._captured.get(name)
+        if entry is None:
+            return Failed(error=f"Unknown tool: {name}", kind="unknown")
+        if self._registry.current(name) is not entry:
+            return Failed(error=f"Stale tool call: {name}", kind="stale")
+        tool = entry.tool
+        codec = tool.input_codec
+        if isinstance(raw, str) and codec.schema.get("type") == "object":
+            try:
+                raw = json.loads(raw)
+            except ValueError as exc:
+                return Failed(
+                    error=_invalid_input(name, raw, [f"the arguments are not valid JSON ({exc})"]),
+                    kind="invalid_input",
+                )
+        try:
+            value = codec.decode(raw)
+        except DecodeError as exc:
+            return Failed(error=_invalid_input(name, raw, [str(i) for i in exc.issues]), kind="invalid_input")
+        try:
+            return await self._execute(name, tool, value, ctx)
+        except ToolFailure as exc:
+            partial = ()
+            if exc.partial:
+                try:
+                    partial = normalize_content(exc.partial)
+                except _Defect:
+                    partial = ()
+            return Failed(
+                error=exc.message, kind="tool", partial=partial, metadata=_check_metadata(name, exc.metadata)
+            )
+        except BlockedError as exc:
+            return Failed(error=exc.message, kind="blocked")
+        except CorrectedError as exc:
+            return Failed(error=exc.message, kind="corrected")
+        except DeclinedError:
+            return Failed(error=DECLINED_ERROR, kind="declined")
+        except OutputStoreError as exc:
+            return Failed(error=exc.message, kind="output_store")
+        except _Defect as exc:
+            log.error("tool %s broke its contract: %s", name, exc)
+            return Failed(error=f"Tool execution failed: {exc}", kind="defect")
+        except Exception as exc:
+            log.exception("tool %s raised", name)
+            return Failed(error=f"Tool execution failed: {exc}", kind="defect")
+
+    async def _execute(self, name: str, tool: Tool[Any, Any], value: Any, ctx: ToolContext) -> Outcome:
+        timeout = tool.timeout
+        if timeout is None:
+            result = await _call(tool, value, ctx)
+        else:
+            result: Any = UNSET
+            with anyio.move_on_after(timeout) as scope:
+                result = await _call(tool, value, ctx)
+            if scope.cancelled_caught:
+                return Failed(error=f'Tool "{name}" timed out after {_fmt_seconds(timeout)}s', kind="timeout")
+        return _complete(name, tool, value, result)
+
+
+async def _call(tool: Tool[Any, Any], value: Any, ctx: ToolContext) -> Any:
+    execute = tool._execute
+    if tool._is_async:
+        return await execute(value, ctx)
+    result = await anyio.to_thread.run_sync(functools.partial(execute, value, ctx), abandon_on_cancel=True)
+    if hasattr(result, "__await__"):
+        result = await result
+    return result
+
+
+def _complete(name: str, tool: Tool[Any, Any], value: Any, result: Any) -> Outcome:
+    if isinstance(result, ToolResponse):
+        output, content, metadata, title = result.output, result.content, result.metadata, result.title
+    else:
+        output, content, metadata, title = result, None, None, None
+    codec = tool.output_codec
+    encoded: Any = None
+    if codec is None:
+        if output is not UNSET and output is not None:
+            if content is None and isinstance(output, str | Text | File | list | tuple):
+                content = output
+            else:
+                raise _Defect("tool returned an output but declares no output schema; return ToolResponse(content=...)")
+    else:
+        if output is UNSET:
+            return Failed(error="Tool did not return its declared output", kind="invalid_output")
+        try:
+            encoded = codec.encode(output)
+        except DecodeError as exc:
+            return Failed(error=f"Tool returned an invalid value for its output schema: {exc}", kind="invalid_output")
+    if content is None:
+        if tool._to_model_output is not None:
+            content = tool._to_model_output(value, encoded)
+        elif codec is not None:
+            content = encoded if isinstance(encoded, str) else json.dumps(encoded, ensure_ascii=False)
+        else:
+            raise _Defect("tool returned no content")
+    return Completed(
+        content=normalize_content(content),
+        output=encoded,
+        metadata=_check_metadata(name, metadata),
+        title=title,
+    )
