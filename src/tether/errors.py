@@ -106,7 +106,9 @@ class ToolFailure(TetherError):
     produced before the failure (for example the hunks of a patch that were applied); ``metadata`` is optional UI data.
     """
 
-    def __init__(self, message: str, *, partial: Sequence[Any] | None = None, metadata: dict[str, Any] | None = None):
+    def __init__(
+        self, message: str, *, partial: Sequence[Any] | None = None, metadata: dict[str, Any] | None = None
+    ):
         super().__init__(message)
         self.partial = tuple(partial) if partial else ()
         self.metadata = metadata
@@ -128,7 +130,9 @@ class PermissionOutcome(TetherError):
 class BlockedError(PermissionOutcome):
     """A configured rule denies the request. ``rules`` are the rules whose action matched the request."""
 
-    def __init__(self, message: str, *, action: str, resources: Sequence[str], rules: Sequence[Any] = ()) -> None:
+    def __init__(
+        self, message: str, *, action: str, resources: Sequence[str], rules: Sequence[Any] = ()
+    ) -> None:
         super().__init__(message)
         self.action = action
         self.resources = tuple(resources)

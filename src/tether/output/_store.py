@@ -115,7 +115,7 @@ class OutputStore:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             path = self.directory / ids.ascending("tool")
-            return path, open(path, "xb")  # noqa: SIM115 - the caller owns the handle
+            return path, open(path, "xb")
         except OSError as exc:
             raise OutputStoreError(f"Failed to write tool output: {exc}") from exc
 

@@ -23,7 +23,15 @@ from typing import Any
 import jsonschema_rs
 from pydantic import TypeAdapter, ValidationError
 
-__all__ = ["Codec", "DecodeError", "Issue", "JsonSchemaCodec", "PydanticCodec", "make_codec", "simplify_schema"]
+__all__ = [
+    "Codec",
+    "DecodeError",
+    "Issue",
+    "JsonSchemaCodec",
+    "PydanticCodec",
+    "make_codec",
+    "simplify_schema",
+]
 
 
 @dataclass(frozen=True, slots=True)

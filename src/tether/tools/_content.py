@@ -86,7 +86,9 @@ def content_from_json(items: Iterable[Mapping[str, Any]]) -> tuple[Content, ...]
         if kind == "text":
             parts.append(Text(str(item["text"])))
         elif kind == "file":
-            parts.append(File(mime=item["mime"], data=item.get("data"), uri=item.get("uri"), name=item.get("name")))
+            parts.append(
+                File(mime=item["mime"], data=item.get("data"), uri=item.get("uri"), name=item.get("name"))
+            )
         else:
             raise ValueError(f"not a content part: {item!r}")
     return tuple(parts)

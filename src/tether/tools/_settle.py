@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreError, ToolFailure
 from .._wildcard import match
+from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreError, ToolFailure
 from ._codec import DecodeError
 from ._content import Content, File, Text
 from ._hooks import AfterEvent, BeforeEvent, run_hooks
@@ -36,7 +36,9 @@ __all__ = ["FINAL_STEP_ERROR", "MAX_METADATA_BYTES", "Materialization", "is_hidd
 log = logging.getLogger("tether.tools")
 
 FINAL_STEP_ERROR = "Tools are disabled after the maximum agent steps"
-DECLINED_ERROR = "The user rejected permission to use this tool call. Stop and wait for the user's instructions."
+DECLINED_ERROR = (
+    "The user rejected permission to use this tool call. Stop and wait for the user's instructions."
+)
 MAX_METADATA_BYTES = 16_384
 _MAX_ECHO = 2_000
 
@@ -288,14 +290,18 @@ def _complete(name: str, tool: Tool[Any, Any], value: Any, result: Any) -> Outco
             if content is None and isinstance(output, str | Text | File | list | tuple):
                 content = output
             else:
-                raise _Defect("tool returned an output but declares no output schema; return ToolResponse(content=...)")
+                raise _Defect(
+                    "tool returned an output but declares no output schema; return ToolResponse(content=...)"
+                )
     else:
         if output is UNSET:
             return Failed(error="Tool did not return its declared output", kind="invalid_output")
         try:
             encoded = codec.encode(output)
         except DecodeError as exc:
-            return Failed(error=f"Tool returned an invalid value for its output schema: {exc}", kind="invalid_output")
+            return Failed(
+                error=f"Tool returned an invalid value for its output schema: {exc}", kind="invalid_output"
+            )
     if content is None:
         if tool._to_model_output is not None:
             content = tool._to_model_output(value, encoded)

@@ -25,8 +25,8 @@ __all__ = [
     "ToolResponse",
 ]
 
-I = TypeVar("I")
-O = TypeVar("O")
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
 
 DEFAULT_TIMEOUT = 300.0
 """Seconds a tool may run before settle fails the call (``timeout=None`` opts out)."""
@@ -66,10 +66,10 @@ class ToolContext:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ToolResponse(Generic[O]):
+class ToolResponse(Generic[OutT]):
     """What ``execute`` may return: a typed ``output``, model-facing ``content`` and optional UI ``metadata``."""
 
-    output: O = UNSET
+    output: OutT = UNSET
     content: str | Sequence[Content] | None = None
     metadata: Mapping[str, Any] | None = None
     title: str | None = None
@@ -98,7 +98,7 @@ Execute = Callable[[Any, ToolContext], Any]
 ToModelOutput = Callable[[Any, Any], "str | Sequence[Content]"]
 
 
-class Tool(Generic[I, O]):
+class Tool(Generic[InT, OutT]):
     """An opaque, reusable, immutable tool value.
 
     Args:
@@ -130,7 +130,9 @@ class Tool(Generic[I, O]):
         *,
         description: str,
         input: Any,
-        execute: Callable[[I, ToolContext], Awaitable[ToolResponse[O] | O] | ToolResponse[O] | O],
+        execute: Callable[
+            [InT, ToolContext], Awaitable[ToolResponse[OutT] | OutT] | ToolResponse[OutT] | OutT
+        ],
         output: Any = None,
         to_model_output: ToModelOutput | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
@@ -186,7 +188,7 @@ class Tool(Generic[I, O]):
     def has_output(self) -> bool:
         return self._output is not None
 
-    def with_permission(self, action: str) -> Tool[I, O]:
+    def with_permission(self, action: str) -> Tool[InT, OutT]:
         """Return a new tool with the same behaviour and ``action`` as its permission action."""
         clone = object.__new__(Tool)
         for slot in Tool.__slots__:
