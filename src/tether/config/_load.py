@@ -1,0 +1,260 @@
+"""Loading ``tether.json``: the user file, then the project file, then ``TETHER_PERMISSION``; later layers win.
+
+The loader is deliberately open: it validates the keys it owns (``permission``, ``tools``, ``agent``) with errors that
+name the file, line and key path, and keeps every other key in ``Config.data`` for the packages that read them
+(``model``, ``provider``, ``tool_output``, ``instructions``, ``shell``, ...). Each file is checked on its own before
+merging, so an error always points at the file that holds the mistake.
+
+Merging: objects merge key by key (deep), other values are replaced by the later layer. Permission rules are not
+merged but *concatenated*, user rules first, so a project rule comes later and wins by the last-match law.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, NoReturn, cast
+
+from platformdirs import user_config_dir
+
+from ..errors import ConfigError
+from ..permissions._types import Rule
+from ._json import KeyPath, format_path, key_lines, read_json
+from ._permission import Fail, parse_tools, rules_from_value
+
+__all__ = [
+    "CONFIG_FILE",
+    "PERMISSION_ENV",
+    "PROJECT_CONFIG",
+    "AgentConfig",
+    "AgentMode",
+    "Config",
+    "load_config",
+    "parse_config",
+    "parse_permission",
+    "user_config_path",
+]
+
+CONFIG_FILE = "tether.json"
+PROJECT_CONFIG = Path(".tether") / CONFIG_FILE
+"""The project config file, relative to the project directory."""
+PERMISSION_ENV = "TETHER_PERMISSION"
+"""An environment variable holding a JSON ``permission`` value, applied after both files."""
+
+AgentMode = Literal["primary", "subagent", "all"]
+_MODES: tuple[AgentMode, ...] = ("primary", "subagent", "all")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AgentConfig:
+    """The ``agent.<name>`` section. ``None`` means "not set": the built-in agent's own value stays."""
+
+    name: str
+    permission: tuple[Rule, ...] = ()
+    mode: AgentMode | None = None
+    steps: int | None = None
+    prompt: str | None = None
+    hidden: bool | None = None
+    disable: bool = False
+    description: str | None = None
+    model: str | None = None
+    data: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Config:
+    """The merged configuration.
+
+    ``data`` is the raw merged JSON object for keys other packages own; ``permission`` and ``agents`` are the parsed
+    keys this package owns (use them rather than ``data["permission"]``, whose deep merge does not keep rule order
+    across files). ``files`` lists the files that were read, in merge order.
+    """
+
+    data: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    permission: tuple[Rule, ...] = ()
+    agents: Mapping[str, AgentConfig] = field(default_factory=dict[str, AgentConfig])
+    files: tuple[Path, ...] = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Return the raw merged value of a top-level key."""
+        return self.data.get(key, default)
+
+
+def user_config_path() -> Path:
+    """The user config file: ``tether.json`` in the platform's user config directory for ``tether``."""
+    return Path(user_config_dir("tether")) / CONFIG_FILE
+
+
+def _failer(file: str, text: str | None) -> Fail:
+    def fail(message: str, path: KeyPath) -> NoReturn:
+        line = key_lines(text).get(path) if text is not None and path else None
+        raise ConfigError(message, file=file, key=format_path(path) or None, line=line)
+
+    return fail
+
+
+def _optional(section: Mapping[str, Any], key: str, kind: type, what: str, path: KeyPath, fail: Fail) -> Any:
+    value = section.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        fail(f"expected {what}", (*path, key))
+    return value
+
+
+def _agent(name: str, value: object, path: KeyPath, fail: Fail) -> AgentConfig:
+    if not isinstance(value, dict):
+        fail("expected an object (the agent's settings)", path)
+    section = cast(Mapping[str, Any], value)
+    rules: tuple[Rule, ...] = ()
+    if "tools" in section:
+        rules += parse_tools(section["tools"], (*path, "tools"), fail)
+    if "permission" in section:
+        rules += rules_from_value(section["permission"], (*path, "permission"), fail)
+    mode = section.get("mode")
+    if mode is not None and mode not in _MODES:
+        fail('expected "primary", "subagent" or "all"', (*path, "mode"))
+    steps_key = "steps" if "steps" in section else "maxSteps"
+    steps = _optional(section, steps_key, int, "a positive integer", path, fail)
+    if steps is not None and steps < 1:
+        fail("expected a positive integer", (*path, steps_key))
+    return AgentConfig(
+        name=name,
+        permission=rules,
+        mode=mode,
+        steps=steps,
+        prompt=_optional(section, "prompt", str, "a string", path, fail),
+        hidden=_optional(section, "hidden", bool, "true or false", path, fail),
+        disable=bool(_optional(section, "disable", bool, "true or false", path, fail)),
+        description=_optional(section, "description", str, "a string", path, fail),
+        model=_optional(section, "model", str, 'a "provider/model" string', path, fail),
+        data=section,
+    )
+
+
+def _merge_data(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        below = out.get(key)
+        if isinstance(below, dict) and isinstance(value, dict):
+            out[key] = _merge_data(cast(Mapping[str, Any], below), cast(Mapping[str, Any], value))
+        else:
+            out[key] = value
+    return out
+
+
+def _merge_agent(base: AgentConfig, top: AgentConfig) -> AgentConfig:
+    return replace(
+        base,
+        permission=base.permission + top.permission,
+        mode=top.mode if top.mode is not None else base.mode,
+        steps=top.steps if top.steps is not None else base.steps,
+        prompt=top.prompt if top.prompt is not None else base.prompt,
+        hidden=top.hidden if top.hidden is not None else base.hidden,
+        disable=top.disable if "disable" in top.data else base.disable,
+        description=top.description if top.description is not None else base.description,
+        model=top.model if top.model is not None else base.model,
+        data=_merge_data(base.data, top.data),
+    )
+
+
+def merge(base: Config, top: Config) -> Config:
+    """Layer ``top`` over ``base``: data merges deep, rules concatenate, agent sections merge field by field."""
+    agents = dict(base.agents)
+    for name, section in top.agents.items():
+        agents[name] = _merge_agent(agents[name], section) if name in agents else section
+    return Config(
+        data=_merge_data(base.data, top.data),
+        permission=base.permission + top.permission,
+        agents=agents,
+        files=base.files + top.files,
+    )
+
+
+def parse_config(value: object, *, file: str, text: str | None = None) -> Config:
+    """Validate one parsed config file (``value``) and return it as a :class:`Config`.
+
+    Args:
+        value: the parsed JSON.
+        file: the file name used in errors.
+        text: the file's text, used to find the line of a bad key.
+
+    Raises:
+        ConfigError: a key this package owns is malformed; the error names the file, line and key path.
+    """
+    fail = _failer(file, text)
+    if not isinstance(value, dict):
+        fail("the config must be a JSON object", ())
+    data = cast(Mapping[str, Any], value)
+    rules: tuple[Rule, ...] = ()
+    if "tools" in data:
+        rules += parse_tools(data["tools"], ("tools",), fail)
+    if "permission" in data:
+        rules += rules_from_value(data["permission"], ("permission",), fail)
+    agents: dict[str, AgentConfig] = {}
+    if "agent" in data:
+        section = data["agent"]
+        if not isinstance(section, dict):
+            fail("expected an object of agent name: settings", ("agent",))
+        for name, agent in cast(Mapping[str, Any], section).items():
+            agents[name] = _agent(name, agent, ("agent", name), fail)
+    return Config(data=data, permission=rules, agents=agents, files=(Path(file),))
+
+
+def parse_permission(value: object, *, file: str = "permission") -> tuple[Rule, ...]:
+    """Parse a ``permission`` value in config shape (``"allow"`` or ``{"bash": {"git *": "allow"}}``) into rules.
+
+    Raises:
+        ConfigError: an unknown effect or a malformed shape, naming ``file`` and the key path.
+    """
+    return rules_from_value(value, ("permission",), _failer(file, None))
+
+
+def _read(path: Path) -> Config | None:
+    found = read_json(path)
+    if found is None:
+        return None
+    value, text = found
+    return parse_config(value, file=str(path), text=text)
+
+
+def load_config(
+    project_dir: Path | str | None = None,
+    *,
+    user_file: Path | str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Config:
+    """Load and merge the user config, the project's ``.tether/tether.json`` and ``$TETHER_PERMISSION``.
+
+    This reads files: from async code call it through ``anyio.to_thread.run_sync``.
+
+    Args:
+        project_dir: the project directory; ``None`` reads no project file.
+        user_file: the user config file; defaults to :func:`user_config_path`.
+        environ: the environment to read ``TETHER_PERMISSION`` from; defaults to ``os.environ``.
+
+    Raises:
+        ConfigError: a file is unreadable or invalid; the error names the file, line and key path.
+    """
+    config = Config()
+    paths = [Path(user_file) if user_file is not None else user_config_path()]
+    if project_dir is not None:
+        paths.append(Path(project_dir) / PROJECT_CONFIG)
+    for path in paths:
+        layer = _read(path)
+        if layer is not None:
+            config = merge(config, layer)
+    env = os.environ if environ is None else environ
+    raw = env.get(PERMISSION_ENV)
+    if raw:
+        where = f"${PERMISSION_ENV}"
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=where) from exc
+        rules = rules_from_value(value, ("permission",), _failer(where, None))
+        config = replace(config, permission=config.permission + rules)
+    return config

@@ -1,0 +1,44 @@
+"""Permissions: rules, evaluation, the permission service (ask / assert / reply), saved approvals, agents' defaults.
+
+The gate lives at the point of action (law 4): a leaf builds a :class:`PermissionRequest` from its tool context and
+calls :meth:`PermissionService.assert_`. Nothing here knows about the registry or the catalog.
+"""
+
+from .._wildcard import match as wildcard_match
+from ._agents import DEFAULT_AGENT, Agent, AgentMode, builtin_agents
+from ._evaluate import Decision, Verdict, evaluate, evaluate_request, explain
+from ._events import AskResult, PendingRequest, PermissionAsked, PermissionReplied
+from ._resolve import ResolvedRules, RulesResolver, StaticRules
+from ._ruleset import Ruleset
+from ._saved import SavedApproval, SavedApprovals
+from ._service import PermissionService
+from ._types import Effect, PermissionRequest, PermissionSource, Reply, Rule
+
+__all__ = [
+    "DEFAULT_AGENT",
+    "Agent",
+    "AgentMode",
+    "AskResult",
+    "Decision",
+    "Effect",
+    "PendingRequest",
+    "PermissionAsked",
+    "PermissionReplied",
+    "PermissionRequest",
+    "PermissionService",
+    "PermissionSource",
+    "Reply",
+    "ResolvedRules",
+    "Rule",
+    "RulesResolver",
+    "Ruleset",
+    "SavedApproval",
+    "SavedApprovals",
+    "StaticRules",
+    "Verdict",
+    "builtin_agents",
+    "evaluate",
+    "evaluate_request",
+    "explain",
+    "wildcard_match",
+]

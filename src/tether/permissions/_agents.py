@@ -1,0 +1,212 @@
+"""Agents and their default rulesets (reference §2.11), with config rules layered after the defaults.
+
+An agent's configured rules are an ordered tuple of labelled rulesets:
+
+1. ``agent``: the built-in defaults for that agent;
+2. ``config``: the config file's top-level ``permission`` (and legacy ``tools``);
+3. ``agent-config``: the config's ``agent.<name>.permission``;
+4. ``agent``: a final allow for the managed tool-output directory, so the model can always read the full output a
+   bounded result points at, unless the config denies that exact pattern.
+
+The session layer appends its ``session`` rules after these when it resolves a request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from ..errors import UsageError
+from ._ruleset import Ruleset
+from ._types import Effect, Rule
+
+if TYPE_CHECKING:  # config imports permissions; the reverse is type-only to keep the layering acyclic
+    from ..config import AgentConfig, Config
+
+__all__ = ["DEFAULT_AGENT", "Agent", "AgentMode", "builtin_agents"]
+
+DEFAULT_AGENT = "build"
+AgentMode = Literal["primary", "subagent", "all"]
+
+EXPLORE_PROMPT = """\
+You are a file search specialist. You find files and code quickly and report what you found.
+
+- Use glob for broad file pattern matching, grep to search file contents, read when you know the path.
+- You are read-only: do not create, modify or delete files, and do not run commands that change anything.
+- Return absolute paths and the relevant lines in your final answer, and say clearly what you did not find.
+"""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Agent:
+    """A named agent: its mode, its configured rules, and optional step limit, prompt and model.
+
+    Give either ``rules`` (one ruleset labelled ``agent``) or ``rulesets`` (labelled layers); the other is derived.
+    ``rules`` is always the flat, ordered concatenation of ``rulesets``.
+
+    Raises:
+        UsageError: both were given and they disagree.
+    """
+
+    name: str
+    mode: AgentMode = "all"
+    rules: tuple[Rule, ...] = ()
+    steps: int | None = None
+    prompt: str | None = None
+    hidden: bool = False
+    description: str | None = None
+    model: str | None = None
+    rulesets: tuple[Ruleset, ...] = ()
+
+    def __post_init__(self) -> None:
+        rules = tuple(self.rules)
+        if not self.rulesets:
+            object.__setattr__(self, "rulesets", (Ruleset(source="agent", rules=rules),))
+        else:
+            flat = tuple(rule for ruleset in self.rulesets for rule in ruleset.rules)
+            if rules and rules != flat:
+                raise UsageError(f"Agent {self.name!r}: rules and rulesets disagree; give only one of them")
+            rules = flat
+        object.__setattr__(self, "rules", rules)
+
+
+def _rules(action: str, patterns: Iterable[tuple[str, Effect]]) -> list[Rule]:
+    return [Rule(action, pattern, effect) for pattern, effect in patterns]
+
+
+def _external_readonly(data: str, tmp: str) -> list[Rule]:
+    return _rules(
+        "external_directory", [("*", "ask"), (f"{data}/tool-output/*", "allow"), (f"{tmp}/*", "allow")]
+    )
+
+
+_ENV_READS: list[Rule] = _rules("read", [("*.env", "ask"), ("*.env.*", "ask"), ("*.env.example", "allow")])
+
+
+def _defaults(data: str, tmp: str) -> list[Rule]:
+    return [
+        Rule("*", "*", "allow"),
+        Rule("doom_loop", "*", "ask"),
+        *_external_readonly(data, tmp),
+        Rule("question", "*", "deny"),
+        Rule("plan_enter", "*", "deny"),
+        Rule("plan_exit", "*", "deny"),
+        Rule("read", "*", "allow"),
+        *_ENV_READS,
+    ]
+
+
+def _builtin(data: str, tmp: str) -> list[Agent]:
+    defaults = _defaults(data, tmp)
+    deny_all = [*defaults, Rule("*", "*", "deny")]
+    return [
+        Agent(
+            name="build",
+            mode="primary",
+            description="The default agent: reads, edits and runs commands as its rules allow.",
+            rules=(*defaults, Rule("question", "*", "allow"), Rule("plan_enter", "*", "allow")),
+        ),
+        Agent(
+            name="plan",
+            mode="primary",
+            description="Plans without changing the project: edits are denied except to plan files.",
+            rules=(
+                *defaults,
+                Rule("question", "*", "allow"),
+                Rule("plan_exit", "*", "allow"),
+                Rule("external_directory", f"{data}/plans/*", "allow"),
+                Rule("edit", "*", "deny"),
+                Rule("edit", ".tether/plans/*.md", "allow"),
+                Rule("edit", f"{data}/plans/*.md", "allow"),
+            ),
+        ),
+        Agent(
+            name="general",
+            mode="subagent",
+            description="A general-purpose subagent for multi-step tasks and research.",
+            rules=(*defaults, Rule("todowrite", "*", "deny"), Rule("task", "*", "deny")),
+        ),
+        Agent(
+            name="explore",
+            mode="subagent",
+            description="A fast, read-only subagent for finding files and code.",
+            prompt=EXPLORE_PROMPT,
+            rules=(
+                *defaults,
+                Rule("*", "*", "deny"),
+                *(
+                    Rule(tool, "*", "allow")
+                    for tool in ("grep", "glob", "list", "webfetch", "websearch", "read")
+                ),
+                *_ENV_READS,
+                Rule("task", "*", "deny"),
+                *_external_readonly(data, tmp),
+            ),
+        ),
+        *(
+            Agent(name=name, mode="primary", hidden=True, rules=tuple(deny_all))
+            for name in ("compaction", "title", "summary")
+        ),
+    ]
+
+
+def _layered(agent: Agent, config: Config, section: AgentConfig | None, output_glob: str) -> Agent:
+    own = section.permission if section is not None else ()
+    layers = [*agent.rulesets, Ruleset(source="config", rules=config.permission)]
+    if own:
+        layers.append(Ruleset(source="agent-config", rules=own))
+    configured = (*config.permission, *own)
+    if not any(
+        r.action == "external_directory" and r.resource == output_glob and r.effect == "deny"
+        for r in configured
+    ):
+        layers.append(Ruleset(source="agent", rules=(Rule("external_directory", output_glob, "allow"),)))
+    if section is None:
+        return Agent(
+            name=agent.name,
+            mode=agent.mode,
+            steps=agent.steps,
+            prompt=agent.prompt,
+            hidden=agent.hidden,
+            description=agent.description,
+            model=agent.model,
+            rulesets=tuple(layers),
+        )
+    return Agent(
+        name=agent.name,
+        mode=section.mode or agent.mode,
+        steps=section.steps if section.steps is not None else agent.steps,
+        prompt=section.prompt if section.prompt is not None else agent.prompt,
+        hidden=section.hidden if section.hidden is not None else agent.hidden,
+        description=section.description if section.description is not None else agent.description,
+        model=section.model if section.model is not None else agent.model,
+        rulesets=tuple(layers),
+    )
+
+
+def builtin_agents(data_dir: Path, tmp_dir: Path, config: Config | None = None) -> dict[str, Agent]:
+    """Return the built-in agents by name (``build`` is the default), with ``config`` layered on.
+
+    Args:
+        data_dir: tether's data directory; ``<data>/tool-output/*`` (managed outputs) is readable outside the project.
+        tmp_dir: the temp directory whose contents are readable outside the project (``<tmp>/*``).
+        config: adds the top-level ``permission`` rules after each agent's defaults, then ``agent.<name>`` settings
+            and rules; an ``agent.<name>`` that is not built in defines a custom agent (mode ``all`` by default) on the
+            base defaults; ``disable: true`` removes an agent.
+    """
+    data = data_dir.as_posix().rstrip("/")
+    tmp = tmp_dir.as_posix().rstrip("/")
+    agents = {agent.name: agent for agent in _builtin(data, tmp)}
+    if config is None:
+        return agents
+    output_glob = f"{data}/tool-output/*"
+    for name, section in config.agents.items():
+        if name not in agents:
+            agents[name] = Agent(name=name, mode="all", rules=tuple(_defaults(data, tmp)))
+        if section.disable:
+            del agents[name]
+    return {
+        name: _layered(agent, config, config.agents.get(name), output_glob) for name, agent in agents.items()
+    }

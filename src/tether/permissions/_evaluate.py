@@ -1,0 +1,207 @@
+"""Rule evaluation: the deciding rule for one resource, and the decision for a whole request.
+
+Pure functions over rules; no I/O, no service state. The service (``_service.py``) gathers the rulesets and saved
+approvals and calls :func:`evaluate_request`; leaves never call these directly, they ask the service (law 4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from .._wildcard import match as wildcard_match
+from ..errors import UsageError
+from ._ruleset import Ruleset, last_match_naive
+from ._types import Effect, Reply, Rule
+
+__all__ = [
+    "DEFAULT_SOURCE",
+    "Decision",
+    "Verdict",
+    "evaluate",
+    "evaluate_request",
+    "explain",
+    "rules_for_action",
+]
+
+DEFAULT_SOURCE = "default"
+"""The source reported when no rule matched and the fallback ``ask`` decided."""
+
+_PLAIN_SOURCE = "config"
+"""The source reported for rules passed as a plain sequence rather than a labelled :class:`Ruleset`."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Verdict:
+    """How one resource of a request was decided: the deciding rule and where that rule came from."""
+
+    resource: str
+    rule: Rule
+    source: str
+
+    @property
+    def effect(self) -> Effect:
+        return self.rule.effect
+
+    def to_json(self) -> dict[str, Any]:
+        """A compact JSON form, for storing with the tool call."""
+        rule = self.rule
+        return {
+            "resource": self.resource,
+            "effect": rule.effect,
+            "rule": {"action": rule.action, "resource": rule.resource, "effect": rule.effect},
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Decision:
+    """The outcome of evaluating a request, with one :class:`Verdict` per resource, in request order.
+
+    ``reply`` is set when a person's reply (``once`` / ``always``) turned an ``ask`` into this ``allow``; the verdicts
+    then still say which rules asked.
+    """
+
+    action: str
+    effect: Effect
+    verdicts: tuple[Verdict, ...]
+    reply: Reply | None = None
+
+    @property
+    def deciding(self) -> tuple[Verdict, ...]:
+        """The verdicts that produced ``effect`` (for ``allow``, all of them)."""
+        return tuple(v for v in self.verdicts if v.effect == self.effect) or self.verdicts
+
+    def to_json(self) -> dict[str, Any]:
+        """A compact JSON form, for storing with the tool call ("which rule decided")."""
+        out: dict[str, Any] = {
+            "action": self.action,
+            "effect": self.effect,
+            "verdicts": [v.to_json() for v in self.verdicts],
+        }
+        if self.reply is not None:
+            out["reply"] = self.reply
+        return out
+
+
+def _find(action: str, resource: str, rulesets: Sequence[Sequence[Rule]]) -> tuple[Rule, str] | None:
+    """The last rule matching across ``rulesets`` (flattened), with its source; ``resource`` has ``/`` only."""
+    for rules in reversed(rulesets):
+        if isinstance(rules, Ruleset):
+            i = rules.last_match(action, resource)
+            if i >= 0:
+                return rules.rules[i], rules.source
+        else:
+            i = last_match_naive(rules, action, resource)
+            if i >= 0:
+                return rules[i], _PLAIN_SOURCE
+    return None
+
+
+def evaluate(action: str, resource: str, *rulesets: Sequence[Rule]) -> Rule:
+    """Return the deciding rule: the last rule, across ``rulesets`` in order, matching ``action`` and ``resource``.
+
+    With no match the result is ``Rule(action, "*", "ask")``. Pass :class:`Ruleset` values to use their compiled
+    index; plain sequences are scanned rule by rule with the same result.
+    """
+    found = _find(action, resource.replace("\\", "/"), rulesets)
+    return found[0] if found is not None else Rule(action, "*", "ask")
+
+
+def _configured_rulesets(configured: Sequence[Rule] | Sequence[Sequence[Rule]]) -> Sequence[Sequence[Rule]]:
+    if isinstance(configured, Ruleset) or (configured and isinstance(configured[0], Rule)):
+        return (cast("Sequence[Rule]", configured),)
+    return cast("Sequence[Sequence[Rule]]", configured)
+
+
+def rules_for_action(action: str, configured: Sequence[Rule] | Sequence[Sequence[Rule]]) -> tuple[Rule, ...]:
+    """Every configured rule whose action pattern matches ``action`` (what a ``BlockedError`` carries)."""
+    return tuple(
+        rule
+        for rules in _configured_rulesets(configured)
+        for rule in rules
+        if wildcard_match(action, rule.action)
+    )
+
+
+def evaluate_request(
+    action: str,
+    resources: Sequence[str],
+    configured: Sequence[Rule] | Sequence[Sequence[Rule]],
+    saved: Sequence[Rule] = (),
+) -> Decision:
+    """Decide a request for ``action`` on every one of ``resources``.
+
+    1. If any resource is denied by the ``configured`` rules alone, the request is denied: a saved approval never
+       overrides a configured deny.
+    2. Otherwise each resource is evaluated against ``configured`` followed by the ``saved`` approvals (allow rules):
+       any ``deny`` denies, else any ``ask`` asks, else the request is allowed.
+
+    Args:
+        action: the permission name (``"read"``, ``"bash"``, ...).
+        resources: the concrete things touched; at least one.
+        configured: one ruleset, or the ordered rulesets (agent, config, session, ...); :class:`Ruleset` values report
+            their ``source`` in the verdicts.
+        saved: the project's saved approvals as allow rules.
+
+    Raises:
+        UsageError: ``resources`` is empty (or a bare string), or a saved rule is not an ``allow`` rule.
+    """
+    if isinstance(resources, str):
+        raise UsageError("evaluate_request takes a sequence of resources, not a single string")
+    if not resources:
+        raise UsageError(
+            f"A permission request for {action!r} needs at least one resource; nothing was evaluated"
+        )
+    for rule in saved:
+        if rule.effect != "allow":
+            raise UsageError(f"Saved approvals are allow rules; got {rule}")
+    rulesets = _configured_rulesets(configured)
+    saved_source = saved.source if isinstance(saved, Ruleset) else "saved"
+
+    verdicts: list[Verdict] = []
+    denied = False
+    for resource in resources:
+        normalized = resource.replace("\\", "/")
+        found = _find(action, normalized, rulesets)
+        if found is None:
+            verdicts.append(Verdict(resource=resource, rule=Rule(action, "*", "ask"), source=DEFAULT_SOURCE))
+        else:
+            verdicts.append(Verdict(resource=resource, rule=found[0], source=found[1]))
+            denied = denied or found[0].effect == "deny"
+    if denied:
+        return Decision(action=action, effect="deny", verdicts=tuple(verdicts))
+
+    if saved:
+        for n, verdict in enumerate(verdicts):
+            found = _find(action, verdict.resource.replace("\\", "/"), (saved,))
+            if found is not None:
+                verdicts[n] = Verdict(resource=verdict.resource, rule=found[0], source=saved_source)
+    effect: Effect = "allow"
+    for verdict in verdicts:
+        if verdict.rule.effect == "ask":
+            effect = "ask"
+    return Decision(action=action, effect=effect, verdicts=tuple(verdicts))
+
+
+def explain(decision: Decision) -> str:
+    """Say, one line per resource, which rule decided it and where that rule came from.
+
+    Example::
+
+        bash: deny
+          rm -rf build: deny by bash "rm *" (config)
+          ls: allow by * "*" (agent)
+    """
+    head = f"{decision.action}: {decision.effect}"
+    if decision.reply is not None:
+        head += f" (user replied {decision.reply})"
+    lines = [head]
+    for v in decision.verdicts:
+        rule = v.rule
+        if v.source == DEFAULT_SOURCE:
+            lines.append(f"  {v.resource}: {rule.effect} (no rule matched; default)")
+        else:
+            lines.append(f'  {v.resource}: {rule.effect} by {rule.action} "{rule.resource}" ({v.source})')
+    return "\n".join(lines)

@@ -1,0 +1,69 @@
+"""The pending request record and the two permission events on the bus."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ._evaluate import Decision
+from ._types import Effect, PermissionRequest, Reply
+
+__all__ = ["AskResult", "PendingRequest", "PermissionAsked", "PermissionReplied"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PendingRequest:
+    """A request waiting for a person's reply: its ``per_`` id, the request, its project and the ``ask`` decision."""
+
+    id: str
+    request: PermissionRequest
+    project: str
+    decision: Decision
+
+    @property
+    def session_id(self) -> str:
+        return self.request.session_id
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire form (for the HTTP API and the store)."""
+        request = self.request
+        source = request.source
+        return {
+            "id": self.id,
+            "session_id": request.session_id,
+            "action": request.action,
+            "resources": list(request.resources),
+            "save": list(request.save),
+            "metadata": dict(request.metadata),
+            "source": None
+            if source is None
+            else {"type": source.type, "message_id": source.message_id, "call_id": source.call_id},
+            "decision": self.decision.to_json(),
+        }
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AskResult:
+    """What :meth:`PermissionService.ask` returns: the effect, the pending id when it is ``ask``, and the decision."""
+
+    id: str | None
+    effect: Effect
+    decision: Decision
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PermissionAsked:
+    """A request is waiting for a reply (``permission.asked``)."""
+
+    type: ClassVar[str] = "permission.asked"
+    request: PendingRequest
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PermissionReplied:
+    """A pending request was answered (``permission.replied``); also published for automatic and closing replies."""
+
+    type: ClassVar[str] = "permission.replied"
+    session_id: str
+    request_id: str
+    reply: Reply

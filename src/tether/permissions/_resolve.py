@@ -1,0 +1,69 @@
+"""How the permission service learns a request's configured rules: the ``RulesResolver`` the session layer supplies.
+
+The service knows nothing about sessions or agents' storage. For every request it calls
+``resolve(session_id, agent)`` and gets back a :class:`ResolvedRules` (the project, for saved approvals, and the
+ordered labelled rulesets: the agent's layers, then the session's rules), or ``None`` when the session or agent
+cannot be resolved, which denies everything. :class:`StaticRules` is a ready-made resolver for embedding and tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ._agents import DEFAULT_AGENT, Agent
+from ._ruleset import Ruleset
+from ._types import Rule
+
+__all__ = ["UNRESOLVED", "ResolvedRules", "RulesResolver", "StaticRules"]
+
+UNRESOLVED = Ruleset(source="unresolved", rules=(Rule("*", "*", "deny"),))
+"""The configured rules used when the resolver returns ``None``: everything is denied."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResolvedRules:
+    """The configured rules for one request.
+
+    ``project`` keys the saved approvals; ``rulesets`` are in evaluation order (later wins), each labelled with its
+    source (``"agent"``, ``"config"``, ``"agent-config"``, ``"session"``, ...). Reuse the same :class:`Ruleset` values
+    across requests: they keep their compiled index.
+    """
+
+    project: str
+    rulesets: tuple[Ruleset, ...]
+
+
+RulesResolver = Callable[[str, str | None], ResolvedRules | Awaitable[ResolvedRules | None] | None]
+"""``(session_id, agent) -> ResolvedRules | None`` (or an awaitable of it). ``None`` denies everything."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StaticRules:
+    """A fixed resolver: one project, and either one ``agent`` for every request or ``agents`` looked up by name.
+
+    With ``agents``, a request's agent name is used, else ``default_agent``; a name that is not there resolves to
+    ``None`` (deny everything). ``session`` rules are appended after the agent's rules for every session.
+    """
+
+    project: str
+    agent: Agent | None = None
+    agents: Mapping[str, Agent] = field(default_factory=dict[str, Agent])
+    default_agent: str = DEFAULT_AGENT
+    session: Sequence[Rule] = ()
+    _resolved: dict[str, ResolvedRules] = field(
+        default_factory=dict[str, ResolvedRules], init=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        extra = (Ruleset(source="session", rules=tuple(self.session)),) if self.session else ()
+        candidates = dict(self.agents)
+        if self.agent is not None:
+            candidates[""] = self.agent
+        for name, agent in candidates.items():
+            self._resolved[name] = ResolvedRules(project=self.project, rulesets=(*agent.rulesets, *extra))
+
+    def __call__(self, session_id: str, agent: str | None) -> ResolvedRules | None:
+        if self.agent is not None:
+            return self._resolved[""]
+        return self._resolved.get(agent or self.default_agent)

@@ -1,0 +1,202 @@
+"""Saved approvals: the ``always`` replies, persisted per project in SQLite.
+
+They live in the project's store file, in their own table ``permission_saved(id, project, action, resource)`` with
+one row per resource and uniqueness on ``(project, action, resource)``. The table is created with
+``CREATE TABLE IF NOT EXISTS`` so that sharing the file with the session store needs no joint migrations. Every
+SQLite call runs in a worker thread (law 9) over one connection guarded by a lock.
+
+Saved approvals are allow rules only; they never override a configured deny (see ``evaluate_request``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import anyio.to_thread
+
+from ..errors import NotFoundError, StoreError
+from ..ids import ascending
+from ._ruleset import Ruleset
+from ._types import Rule
+
+__all__ = ["SAVED_SOURCE", "SavedApproval", "SavedApprovals"]
+
+SAVED_SOURCE = "saved"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS permission_saved (
+    id TEXT PRIMARY KEY,
+    project TEXT NOT NULL,
+    action TEXT NOT NULL,
+    resource TEXT NOT NULL,
+    UNIQUE (project, action, resource)
+)
+"""
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SavedApproval:
+    """One saved approval: ``action`` on ``resource`` (a wildcard pattern) is allowed in ``project``."""
+
+    id: str
+    project: str
+    action: str
+    resource: str
+
+    @property
+    def rule(self) -> Rule:
+        return Rule(self.action, self.resource, "allow")
+
+
+class SavedApprovals:
+    """The saved approvals in one SQLite file (``":memory:"`` works for tests).
+
+    The file survives restarts; :meth:`list`, :meth:`add` and :meth:`remove` manage it. Use it as an async context
+    manager, or call :meth:`close`.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self._path = str(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._closed = False
+        self._rulesets: dict[str, Ruleset] = {}
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            if self._closed:
+                raise StoreError("Saved approvals are closed")
+            conn = sqlite3.connect(self._path, check_same_thread=False, timeout=5.0)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                with conn:
+                    conn.execute(_SCHEMA)
+            except sqlite3.Error:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        def call() -> T:
+            with self._lock:
+                try:
+                    return work(self._connect())
+                except sqlite3.Error as exc:
+                    raise StoreError(f"Saved approvals ({self._path}): {exc}") from exc
+
+        return await anyio.to_thread.run_sync(call)
+
+    async def list(self, project: str | None = None) -> builtins.list[SavedApproval]:
+        """Return the saved approvals, oldest first, of one project or of all projects.
+
+        Raises:
+            StoreError: the database cannot be read.
+        """
+
+        def read(conn: sqlite3.Connection) -> builtins.list[SavedApproval]:
+            if project is None:
+                rows = conn.execute("SELECT id, project, action, resource FROM permission_saved ORDER BY id")
+            else:
+                rows = conn.execute(
+                    "SELECT id, project, action, resource FROM permission_saved WHERE project = ? ORDER BY id",
+                    (project,),
+                )
+            return [SavedApproval(id=r[0], project=r[1], action=r[2], resource=r[3]) for r in rows]
+
+        return await self._run(read)
+
+    async def add(self, project: str, action: str, resources: Sequence[str]) -> builtins.list[SavedApproval]:
+        """Save ``action`` on each of ``resources`` for ``project``; existing approvals are left alone.
+
+        Returns:
+            The approvals that were newly saved (empty when all existed already, or ``resources`` is empty).
+
+        Raises:
+            StoreError: the database cannot be written.
+        """
+        rows = [
+            SavedApproval(id=ascending("sav"), project=project, action=action, resource=resource)
+            for resource in dict.fromkeys(resources)
+        ]
+
+        def write(conn: sqlite3.Connection) -> builtins.list[SavedApproval]:
+            added: builtins.list[SavedApproval] = []
+            with conn:
+                for row in rows:
+                    cursor = conn.execute(
+                        "INSERT OR IGNORE INTO permission_saved (id, project, action, resource) VALUES (?, ?, ?, ?)",
+                        (row.id, row.project, row.action, row.resource),
+                    )
+                    if cursor.rowcount:
+                        added.append(row)
+            return added
+
+        return await self._run(write) if rows else []
+
+    async def remove(self, approval_id: str) -> None:
+        """Remove one saved approval by id.
+
+        Raises:
+            NotFoundError: no saved approval has this id.
+            StoreError: the database cannot be written.
+        """
+
+        def delete(conn: sqlite3.Connection) -> int:
+            with conn:
+                return conn.execute("DELETE FROM permission_saved WHERE id = ?", (approval_id,)).rowcount
+
+        if not await self._run(delete):
+            raise NotFoundError(f"No saved approval with id {approval_id}")
+
+    async def rules(self, project: str) -> Ruleset:
+        """The project's saved approvals as allow rules (source ``"saved"``), oldest first.
+
+        The database is read every time (another process may have changed it); the compiled ruleset is reused while
+        the rows are unchanged.
+
+        Raises:
+            StoreError: the database cannot be read.
+        """
+
+        def read(conn: sqlite3.Connection) -> tuple[Rule, ...]:
+            rows = conn.execute(
+                "SELECT action, resource FROM permission_saved WHERE project = ? ORDER BY id", (project,)
+            )
+            return tuple(Rule(action, resource, "allow") for action, resource in rows)
+
+        rules = await self._run(read)
+        cached = self._rulesets.get(project)
+        if cached is None or cached.rules != rules:
+            cached = self._rulesets[project] = Ruleset(source=SAVED_SOURCE, rules=rules)
+        return cached
+
+    async def close(self) -> None:
+        """Close the database connection; later calls fail with ``StoreError``."""
+
+        def shut() -> None:
+            with self._lock:
+                self._closed = True
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None
+
+        await anyio.to_thread.run_sync(shut)
+
+    async def __aenter__(self) -> SavedApprovals:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

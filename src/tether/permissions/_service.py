@@ -1,0 +1,260 @@
+"""The permission service: evaluate a request, hold it pending for a person's reply, and apply that reply.
+
+The leaf that acts calls :meth:`PermissionService.assert_` at the point of action (law 4). The service evaluates the
+request against the rules the session layer resolves for it plus the project's saved approvals; ``allow`` returns,
+``deny`` raises :class:`~tether.errors.BlockedError`, ``ask`` publishes ``permission.asked`` and waits for
+:meth:`PermissionService.reply`. The service never decides what a session is; it only calls the resolver.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import replace
+
+import anyio
+
+from ..bus import Bus
+from ..errors import BlockedError, CorrectedError, DeclinedError, NotFoundError, PermissionOutcome, UsageError
+from ..ids import ascending
+from ._evaluate import Decision, Verdict, evaluate_request, rules_for_action
+from ._events import AskResult, PendingRequest, PermissionAsked, PermissionReplied
+from ._resolve import UNRESOLVED, ResolvedRules, RulesResolver
+from ._ruleset import Ruleset
+from ._saved import SavedApprovals
+from ._types import PermissionRequest, Reply, Rule
+
+__all__ = ["DECLINED_MESSAGE", "PermissionService"]
+
+DECLINED_MESSAGE = "The user rejected permission to use this specific tool call."
+_REPLIES: tuple[Reply, ...] = ("once", "always", "reject")
+
+
+class _Entry:
+    """A pending request and the one-shot outcome its waiter reads."""
+
+    __slots__ = ("done", "error", "outcome", "pending")
+
+    def __init__(self, pending: PendingRequest) -> None:
+        self.pending = pending
+        self.done = anyio.Event()
+        self.outcome: Decision | None = None
+        self.error: PermissionOutcome | None = None
+
+    def approve(self, decision: Decision) -> None:
+        self.outcome = decision
+        self.done.set()
+
+    def fail(self, error: PermissionOutcome) -> None:
+        self.error = error
+        self.done.set()
+
+
+def _blocked(request: PermissionRequest, decision: Decision, configured: tuple[Ruleset, ...]) -> BlockedError:
+    denied = [v for v in decision.verdicts if v.effect == "deny"]
+    first: Verdict = denied[0]
+    if first.source == UNRESOLVED.source:
+        message = (
+            f"Permission denied: {request.action}. No rules could be resolved for this session and agent, so every "
+            "action is denied."
+        )
+    else:
+        more = f" (and {len(denied) - 1} more)" if len(denied) > 1 else ""
+        rule = first.rule
+        message = (
+            f'Permission denied: {request.action} on "{first.resource}"{more}, by the rule {rule.action} '
+            f'"{rule.resource}" -> deny ({first.source}). This call cannot be approved: do not retry it; take a '
+            "different approach or ask the user to change the rule."
+        )
+    return BlockedError(
+        message,
+        action=request.action,
+        resources=request.resources,
+        rules=rules_for_action(request.action, configured),
+    )
+
+
+class PermissionService:
+    """Evaluates permission requests, holds the ones that ask, and applies replies.
+
+    Args:
+        bus: where ``permission.asked`` and ``permission.replied`` are published.
+        saved: the saved approvals (``always`` replies persist there).
+        resolve: returns the configured rules for ``(session_id, agent)``, or ``None`` to deny everything.
+    """
+
+    def __init__(self, *, bus: Bus, saved: SavedApprovals, resolve: RulesResolver) -> None:
+        self._bus = bus
+        self._saved = saved
+        self._resolve = resolve
+        self._entries: dict[str, _Entry] = {}
+        self._closed = False
+
+    async def _resolved(self, request: PermissionRequest) -> ResolvedRules | None:
+        resolved = self._resolve(request.session_id, request.agent)
+        if inspect.isawaitable(resolved):
+            resolved = await resolved
+        return resolved
+
+    async def _evaluate(self, request: PermissionRequest) -> tuple[Decision, ResolvedRules | None]:
+        resolved = await self._resolved(request)
+        if resolved is None:
+            return evaluate_request(request.action, request.resources, (UNRESOLVED,)), None
+        saved = await self._saved.rules(resolved.project)
+        return evaluate_request(request.action, request.resources, resolved.rulesets, saved), resolved
+
+    def _closed_decision(self, request: PermissionRequest) -> Decision:
+        rule = Rule("*", "*", "deny")
+        verdicts = tuple(Verdict(resource=r, rule=rule, source="closed") for r in request.resources)
+        return Decision(action=request.action, effect="deny", verdicts=verdicts)
+
+    def _open(self, request: PermissionRequest, project: str, decision: Decision) -> _Entry:
+        pending = PendingRequest(id=ascending("per"), request=request, project=project, decision=decision)
+        entry = self._entries[pending.id] = _Entry(pending)
+        self._bus.publish(PermissionAsked(request=pending))
+        return entry
+
+    def _replied(self, entry: _Entry, reply: Reply) -> None:
+        pending = entry.pending
+        self._bus.publish(
+            PermissionReplied(session_id=pending.session_id, request_id=pending.id, reply=reply)
+        )
+
+    async def ask(self, request: PermissionRequest) -> AskResult:
+        """Evaluate ``request``; for ``ask``, hold it pending and publish ``permission.asked``. Never waits.
+
+        After :meth:`close` every request is denied.
+
+        Raises:
+            UsageError: the request has no resources.
+        """
+        if self._closed:
+            return AskResult(id=None, effect="deny", decision=self._closed_decision(request))
+        decision, resolved = await self._evaluate(request)
+        if decision.effect != "ask" or resolved is None:
+            return AskResult(id=None, effect=decision.effect, decision=decision)
+        if self._closed:
+            return AskResult(id=None, effect="deny", decision=self._closed_decision(request))
+        entry = self._open(request, resolved.project, decision)
+        return AskResult(id=entry.pending.id, effect="ask", decision=decision)
+
+    async def assert_(self, request: PermissionRequest) -> Decision:
+        """Return when ``request`` is allowed, by the rules or by a person's reply; raise otherwise.
+
+        On ``ask`` this publishes ``permission.asked`` and waits for :meth:`reply`. If the wait is cancelled the
+        request is withdrawn and nothing is published for it.
+
+        Returns:
+            The decision; after a reply its ``effect`` is ``allow`` and ``reply`` says which.
+
+        Raises:
+            BlockedError: a configured rule denies the request (``rules``: the rules for its action).
+            CorrectedError: the user rejected it with feedback for the model.
+            DeclinedError: the user rejected it without feedback, or the service is closed.
+            UsageError: the request has no resources.
+        """
+        if self._closed:
+            raise DeclinedError(DECLINED_MESSAGE)
+        decision, resolved = await self._evaluate(request)
+        if decision.effect == "allow":
+            return decision
+        if decision.effect == "deny" or resolved is None:
+            raise _blocked(request, decision, resolved.rulesets if resolved is not None else (UNRESOLVED,))
+        if self._closed:
+            raise DeclinedError(DECLINED_MESSAGE)
+        entry = self._open(request, resolved.project, decision)
+        try:
+            await entry.done.wait()
+        finally:
+            if self._entries.get(entry.pending.id) is entry:
+                del self._entries[entry.pending.id]
+        if entry.error is not None:
+            raise entry.error
+        assert entry.outcome is not None
+        return entry.outcome
+
+    async def reply(self, request_id: str, reply: Reply, message: str | None = None) -> None:
+        """Answer a pending request; every reply publishes ``permission.replied``.
+
+        * ``once`` approves this request only.
+        * ``always`` saves the request's ``save`` patterns for its project, approves it, then approves every other
+          pending request (any session) that the saved approvals now allow. Without ``save`` it acts as ``once``.
+        * ``reject`` with ``message`` fails the waiter with ``CorrectedError(message)``; without, with
+          ``DeclinedError``, and every other pending request of the same session is rejected too.
+
+        Raises:
+            NotFoundError: no pending request has this id.
+            UsageError: ``reply`` is not ``once``, ``always`` or ``reject``.
+            StoreError: saving an ``always`` failed; the request stays pending.
+        """
+        if reply not in _REPLIES:
+            raise UsageError(f"A permission reply is one of {', '.join(_REPLIES)}; got {reply!r}")
+        entry = self._entries.pop(request_id, None)
+        if entry is None:
+            raise NotFoundError(f"No pending permission request {request_id}")
+        pending = entry.pending
+        with anyio.CancelScope(shield=True):
+            save = pending.request.save if reply == "always" else ()
+            if save:
+                try:
+                    await self._saved.add(pending.project, pending.request.action, save)
+                except Exception:
+                    if not entry.done.is_set():  # still pending: the person can reply again
+                        self._entries[request_id] = entry
+                    raise
+            self._replied(entry, reply)
+            if reply == "reject":
+                if message:
+                    entry.fail(CorrectedError(message))
+                else:
+                    entry.fail(DeclinedError(DECLINED_MESSAGE))
+                    self._reject_session(pending.session_id)
+                return
+            entry.approve(replace(pending.decision, effect="allow", reply=reply))
+            if save:
+                await self._recheck()
+
+    def _reject_session(self, session_id: str) -> None:
+        for other in [e for e in self._entries.values() if e.pending.session_id == session_id]:
+            del self._entries[other.pending.id]
+            self._replied(other, "reject")
+            other.fail(DeclinedError(DECLINED_MESSAGE))
+
+    async def _recheck(self) -> None:
+        """Approve every pending request that the saved approvals now allow (each with its own rules)."""
+        for entry in list(self._entries.values()):
+            request = entry.pending.request
+            try:
+                decision, resolved = await self._evaluate(request)
+            except NotFoundError:  # its session is gone; leave it to its waiter
+                continue
+            if (
+                resolved is None
+                or decision.effect != "allow"
+                or self._entries.get(entry.pending.id) is not entry
+            ):
+                continue
+            del self._entries[entry.pending.id]
+            self._replied(entry, "always")
+            entry.approve(replace(decision, reply="always"))
+
+    def pending(self, session_id: str | None = None) -> list[PendingRequest]:
+        """The pending requests, oldest first, of one session or of all sessions."""
+        return [
+            e.pending
+            for e in self._entries.values()
+            if session_id is None or e.pending.session_id == session_id
+        ]
+
+    async def close(self) -> None:
+        """Reject every pending request with ``DeclinedError``; afterwards ``ask`` denies and ``assert_`` declines."""
+        self._closed = True
+        for entry in list(self._entries.values()):
+            del self._entries[entry.pending.id]
+            self._replied(entry, "reject")
+            entry.fail(DeclinedError(DECLINED_MESSAGE))
+
+    async def __aenter__(self) -> PermissionService:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
