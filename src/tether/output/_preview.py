@@ -10,7 +10,7 @@ __all__ = ["bounded_preview", "utf8_len"]
 
 _ENC = "utf-8"
 _ERR = "surrogatepass"
-_CHUNK = 1 << 22
+_CHUNK = 1 << 20
 
 
 def utf8_len(text: str) -> int:

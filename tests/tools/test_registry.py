@@ -1,0 +1,153 @@
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from tether.errors import RegistrationError
+from tether.tools import Tool, ToolContext, ToolRegistry, ToolResponse
+
+
+class Empty(BaseModel):
+    pass
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A stand-in for tether.permissions.Rule: tools only needs the RuleLike shape."""
+
+    action: str
+    resource: str
+    effect: str
+
+
+def make(label: str) -> Tool[Empty, Any]:
+    async def run(inp: Empty, ctx: ToolContext) -> ToolResponse[Any]:
+        return ToolResponse(content=label)
+
+    return Tool(description=f"tool {label}", input=Empty, execute=run)
+
+
+def test_latest_registration_wins_and_closing_reveals_previous(registry: ToolRegistry) -> None:
+    base = make("base")
+    overlay = make("overlay")
+    registry.register({"x": base})
+    handle = registry.register({"x": overlay})
+    assert registry.current("x").tool is overlay  # type: ignore[union-attr]
+    handle.close()
+    assert registry.current("x").tool is base  # type: ignore[union-attr]
+
+
+def test_close_in_any_order(registry: ToolRegistry) -> None:
+    a, b, c = make("a"), make("b"), make("c")
+    ha = registry.register({"x": a})
+    hb = registry.register({"x": b})
+    hc = registry.register({"x": c})
+    hb.close()
+    assert registry.current("x").tool is c  # type: ignore[union-attr]
+    hc.close()
+    assert registry.current("x").tool is a  # type: ignore[union-attr]
+    ha.close()
+    assert registry.current("x") is None
+    ha.close()  # idempotent
+
+
+def test_context_manager_closes(registry: ToolRegistry) -> None:
+    with registry.register({"x": make("a")}):
+        assert registry.current("x") is not None
+    assert registry.current("x") is None
+
+
+@pytest.mark.anyio
+async def test_async_context_manager_closes(registry: ToolRegistry) -> None:
+    async with registry.register({"x": make("a")}):
+        assert registry.current("x") is not None
+    assert registry.current("x") is None
+
+
+def test_location_beats_application(registry: ToolRegistry) -> None:
+    location = ToolRegistry(parent=registry)
+    app_tool, loc_tool = make("app"), make("loc")
+    registry.register({"x": app_tool, "y": app_tool})
+    handle = location.register({"x": loc_tool})
+    assert location.current("x").tool is loc_tool  # type: ignore[union-attr]
+    assert location.current("y").tool is app_tool  # type: ignore[union-attr]
+    handle.close()
+    assert location.current("x").tool is app_tool  # type: ignore[union-attr]
+
+
+def test_later_mutation_of_the_record_has_no_effect(registry: ToolRegistry) -> None:
+    record = {"a": make("a")}
+    registry.register(record)
+    record["b"] = make("b")
+    assert registry.current("b") is None
+
+
+def test_names_are_normalized(registry: ToolRegistry) -> None:
+    registry.register({"location.tool/search": make("a")})
+    assert registry.current("location_tool_search") is not None
+
+
+def test_later_normalized_duplicate_wins(registry: ToolRegistry) -> None:
+    first, last = make("first"), make("last")
+    registry.register({"echo.tool": first, "echo_tool": last})
+    assert registry.current("echo_tool").tool is last  # type: ignore[union-attr]
+
+
+def test_namespace_prefixes_the_name(registry: ToolRegistry) -> None:
+    registry.register({"echo": make("a")}, namespace="acme.tools")
+    assert registry.current("acme_tools_echo") is not None
+
+
+@pytest.mark.parametrize("bad", ["", "1abc", "a" * 65, "_x"])
+def test_invalid_name_registers_nothing(registry: ToolRegistry, bad: str) -> None:
+    with pytest.raises(RegistrationError):
+        registry.register({"good": make("g"), bad: make("b")})
+    assert registry.current("good") is None
+
+
+def test_invalid_namespace_is_rejected(registry: ToolRegistry) -> None:
+    with pytest.raises(RegistrationError, match='Invalid tool namespace: "acme..x"'):
+        registry.register({"echo": make("a")}, namespace="acme..x")
+
+
+def test_execute_is_reserved(registry: ToolRegistry) -> None:
+    with pytest.raises(RegistrationError, match="reserved for CodeMode"):
+        registry.register({"execute": make("a")})
+
+
+def test_non_tool_values_are_rejected(registry: ToolRegistry) -> None:
+    with pytest.raises(RegistrationError, match="Invalid Tool value"):
+        registry.register({"x": object()})  # type: ignore[dict-item]
+
+
+def test_catalog_is_sorted_and_canonical(registry: ToolRegistry) -> None:
+    other = ToolRegistry(output=registry.output)
+    tools = {"zeta": make("z"), "alpha": make("a"), "mid": make("m")}
+    registry.register(tools)
+    other.register(dict(reversed(list(tools.items()))))
+    names = [d.name for d in registry.materialize().definitions]
+    assert names == ["alpha", "mid", "zeta"]
+    assert names == [d.name for d in other.materialize().definitions]
+
+
+def test_hidden_only_when_last_matching_rule_denies_star(registry: ToolRegistry) -> None:
+    registry.register({"read": make("r"), "bash": make("b")})
+    names = lambda rules: [d.name for d in registry.materialize(rules).definitions]  # noqa: E731
+    assert names([Rule("*", "*", "allow"), Rule("bash", "*", "deny")]) == ["read"]
+    assert names([Rule("bash", "*", "deny"), Rule("bash", "git *", "allow")]) == ["bash", "read"]
+    assert names([Rule("bash", "*", "deny"), Rule("*", "*", "allow")]) == ["bash", "read"]
+    assert names([Rule("*", "*", "deny")]) == []
+
+
+def test_edit_write_apply_patch_share_the_edit_action(registry: ToolRegistry) -> None:
+    registry.register(
+        {
+            "edit": make("e").with_permission("edit"),
+            "write": make("w").with_permission("edit"),
+            "apply_patch": make("p").with_permission("edit"),
+            "read": make("r"),
+        }
+    )
+    names = [d.name for d in registry.materialize([Rule("edit", "*", "deny")]).definitions]
+    assert names == ["read"]
