@@ -1,0 +1,308 @@
+"""The command tree: names, options, help text with examples. Nothing else.
+
+Every command body imports its implementation on call, so ``tether --help`` loads only typer (law of the brief:
+startup under 300 ms). Implementations live beside this module, one per command family.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="tether",
+    help="tether: run coding agents, approve their tools, and inspect what happened.\n\n"
+    "Start with `tether demo` (offline, no API key), then "
+    '`tether run --model openai/gpt-5 "fix the failing test"` (with OPENAI_API_KEY set).',
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+session_app = typer.Typer(
+    help="Inspect one session: its timeline, or a self-contained JSON export.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+tool_app = typer.Typer(
+    help="Call one tool through the full settle path (permissions, bounding).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+permissions_app = typer.Typer(
+    help="Saved approvals: list, add, remove; --explain shows which rule decides.",
+    invoke_without_command=True,
+    rich_markup_mode=None,
+)
+app.add_typer(session_app, name="session")
+app.add_typer(tool_app, name="tool")
+app.add_typer(permissions_app, name="permissions")
+
+DirOption = Annotated[
+    Path | None, typer.Option("--dir", "-d", help="Project directory (default: the current directory).")
+]
+AgentOption = Annotated[
+    str | None, typer.Option("--agent", "-a", help="Agent to run as (default: config, else build).")
+]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Allow every permission ask without prompting.")]
+DenyOption = Annotated[
+    bool, typer.Option("--deny-asks", help="Reject every permission ask without prompting.")
+]
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            help="Where sessions, saved approvals and tool outputs live (default: $TETHER_DATA_DIR or the "
+            "platform data directory).",
+            envvar="TETHER_DATA_DIR",
+            show_envvar=False,
+        ),
+    ] = None,
+) -> None:
+    ctx.obj = data_dir
+
+
+def _data_dir(ctx: typer.Context) -> Path:
+    root = ctx.find_root()
+    if isinstance(root.obj, Path):
+        return root.obj
+    from ..paths import default_data_dir
+
+    return default_data_dir()
+
+
+@app.command()
+def run(
+    ctx: typer.Context,
+    prompt: Annotated[str, typer.Argument(help="What the agent should do.")],
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="provider/model, e.g. openai/gpt-5 (default: config).")
+    ] = None,
+    agent: AgentOption = None,
+    directory: DirOption = None,
+    continue_: Annotated[
+        bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")
+    ] = False,
+    session: Annotated[str | None, typer.Option("--session", "-s", help="Continue session ID.")] = None,
+    yes: YesOption = False,
+    deny_asks: DenyOption = False,
+) -> None:
+    """Run one turn in a project, streaming text, tool calls and approvals.
+
+    \b
+    Examples:
+      tether run "fix the failing test" --model openai/gpt-5
+      tether run -c "now add a test for it"
+      tether run --deny-asks --dir ../api "summarize the TODOs"   # for CI: never prompt
+    """
+    from ._run import run_command
+
+    run_command(
+        data_dir=_data_dir(ctx),
+        prompt=prompt,
+        model=model,
+        agent=agent,
+        directory=directory,
+        continue_=continue_,
+        session_id=session,
+        yes=yes,
+        deny_asks=deny_asks,
+    )
+
+
+@app.command()
+def demo(
+    ctx: typer.Context,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve the demo's edit without prompting.")
+    ] = False,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary project directory.")] = False,
+) -> None:
+    """Fix a bug in a sample project with a recorded model, offline, through the real runtime.
+
+    \b
+    Examples:
+      tether demo
+      tether demo --yes --keep
+    """
+    from ._demo import demo_command
+
+    demo_command(data_dir=_data_dir(ctx), yes=yes, keep=keep)
+
+
+@app.command()
+def sessions(
+    ctx: typer.Context,
+    directory: DirOption = None,
+    all_: Annotated[bool, typer.Option("--all", help="Sessions of every directory.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many to list.")] = 20,
+) -> None:
+    """List sessions (id, title, directory, updated, status), newest first.
+
+    \b
+    Examples:
+      tether sessions
+      tether sessions --all -n 50
+    """
+    from ._sessions import list_command
+
+    list_command(data_dir=_data_dir(ctx), directory=directory, all_=all_, limit=limit)
+
+
+@session_app.command("show")
+def session_show(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...).")],
+    as_json: Annotated[bool, typer.Option("--json", help="The timeline as JSON, for machines.")] = False,
+) -> None:
+    """The timeline: input, steps, text, tool calls with permission decisions, outputs, timings.
+
+    \b
+    Examples:
+      tether session show ses_0123...
+      tether session show ses_0123... --json | jq '.timeline[] | select(.type == "tool")'
+    """
+    from ._sessions import show_command
+
+    show_command(data_dir=_data_dir(ctx), session_id=session_id, as_json=as_json)
+
+
+@session_app.command("export")
+def session_export(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...).")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")
+    ] = None,
+) -> None:
+    """Export a session as one self-contained JSON document.
+
+    \b
+    Examples:
+      tether session export ses_0123... -o session.json
+    """
+    from ._sessions import export_command
+
+    export_command(data_dir=_data_dir(ctx), session_id=session_id, output=output)
+
+
+@app.command()
+def tools(ctx: typer.Context, agent: AgentOption = None, directory: DirOption = None) -> None:
+    """The catalog an agent would see, and why each hidden tool is hidden.
+
+    \b
+    Examples:
+      tether tools
+      tether tools --agent plan
+    """
+    from ._tools import tools_command
+
+    tools_command(data_dir=_data_dir(ctx), agent=agent, directory=directory)
+
+
+@tool_app.command("call")
+def tool_call(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The tool name, as the catalog lists it.")],
+    input_json: Annotated[
+        str, typer.Argument(metavar="JSON", help="The tool input as a JSON object.")
+    ] = "{}",
+    agent: AgentOption = None,
+    directory: DirOption = None,
+    yes: YesOption = False,
+    deny_asks: DenyOption = False,
+) -> None:
+    """Settle one call: decode, permissions, execute, bound. Prints the content the model would read.
+
+    \b
+    Examples:
+      tether tool call read '{"filePath": "README.md"}'
+      tether tool call bash '{"command": "ls"}' --yes
+    """
+    from ._tools import call_command
+
+    call_command(
+        data_dir=_data_dir(ctx),
+        name=name,
+        input_json=input_json,
+        agent=agent,
+        directory=directory,
+        yes=yes,
+        deny_asks=deny_asks,
+    )
+
+
+@permissions_app.callback()
+def permissions(
+    ctx: typer.Context,
+    explain: Annotated[
+        tuple[str, str] | None,
+        typer.Option(
+            "--explain", metavar="ACTION RESOURCE", help="Show which rule decides ACTION on RESOURCE."
+        ),
+    ] = None,
+    agent: AgentOption = None,
+    directory: DirOption = None,
+) -> None:
+    """Saved approvals ("always" replies) for a project; --explain shows the deciding rule.
+
+    \b
+    Examples:
+      tether permissions
+      tether permissions --explain bash "git push origin main"
+      tether permissions add bash "git status*"
+      tether permissions remove sav_0123...
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from ._permissions import explain_command, list_command
+
+    if explain is not None:
+        explain_command(
+            data_dir=_data_dir(ctx), action=explain[0], resource=explain[1], agent=agent, directory=directory
+        )
+    else:
+        list_command(data_dir=_data_dir(ctx), directory=directory)
+
+
+@permissions_app.command("list")
+def permissions_list(ctx: typer.Context, directory: DirOption = None) -> None:
+    """List the saved approvals of a project."""
+    from ._permissions import list_command
+
+    list_command(data_dir=_data_dir(ctx), directory=directory)
+
+
+@permissions_app.command("add")
+def permissions_add(
+    ctx: typer.Context,
+    action: Annotated[str, typer.Argument(help="The permission action (edit, bash, read, ...).")],
+    pattern: Annotated[str, typer.Argument(help="The resource pattern to allow (wildcards: * and ?).")],
+    directory: DirOption = None,
+) -> None:
+    """Save an approval: ACTION on resources matching PATTERN is allowed from now on."""
+    from ._permissions import add_command
+
+    add_command(data_dir=_data_dir(ctx), action=action, pattern=pattern, directory=directory)
+
+
+@permissions_app.command("remove")
+def permissions_remove(
+    ctx: typer.Context,
+    approval_id: Annotated[str, typer.Argument(metavar="ID", help="A saved approval id (see the list).")],
+    directory: DirOption = None,
+) -> None:
+    """Remove one saved approval."""
+    from ._permissions import remove_command
+
+    remove_command(data_dir=_data_dir(ctx), approval_id=approval_id, directory=directory)
