@@ -95,7 +95,7 @@ def test_unwritable_directory_raises_output_store_error(tmp_path: Path) -> None:
 
     (tmp_path / "blocked").write_text("")
     store = OutputStore(tmp_path / "blocked", max_bytes=10)
-    with pytest.raises(OutputStoreError, match="^Failed to write tool output: "):
+    with pytest.raises(OutputStoreError, match=r"^Failed to write tool output: "):
         store.bound_sync([Text("x" * 100)])
 
 
