@@ -1,0 +1,119 @@
+"""Shared pieces of the provider adapters: tool-input parsing, call-id assignment, tool-name mapping, finish.
+
+Nothing here imports a provider SDK. The adapters (``_openai_chat``, ``_openai_responses``, ``_anthropic``) feed
+their SDK's stream events through small synchronous assemblers and use these helpers to keep the same rules
+everywhere: a tool call always has a unique id, its input is parsed JSON or the raw text with ``invalid`` set, and
+a call whose input was cut off is reported ``incomplete`` (never executed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ...ids import ascending
+from ...tools import ToolDefinition
+from ...tools._schema_normalize import provider_tool_name
+from .._events import ToolCallEvent
+from .._request import AssistantMessage, Message, ToolCallContent
+
+__all__ = ["CallIds", "ToolNames", "dump_arguments", "parse_tool_input", "tool_call_event"]
+
+_decode = json.JSONDecoder().decode
+
+
+def parse_tool_input(raw: str, *, empty: Any = None) -> tuple[Any, str | None]:
+    """Parse streamed tool arguments: ``(value, None)``, or ``(raw, why)`` when they are not a JSON object.
+
+    Empty (or whitespace-only) arguments mean "no arguments" and become ``{}`` (or ``empty`` when given).
+    """
+    if not raw or raw.isspace():
+        return ({} if empty is None else empty), None
+    try:
+        value = _decode(raw)
+    except ValueError as exc:
+        return raw, f"The arguments are not valid JSON ({exc}). Send the arguments as one JSON object."
+    if not isinstance(value, dict):
+        return raw, f"The arguments must be a JSON object, not {type(value).__name__}. Send one JSON object."
+    return value, None
+
+
+def tool_call_event(
+    *,
+    call_id: str,
+    name: str,
+    raw: str,
+    cut_off: bool,
+    empty: Any = None,
+    provider_metadata: Mapping[str, Mapping[str, Any]] | None = None,
+) -> ToolCallEvent:
+    """The :class:`ToolCallEvent` for a finished tool input; ``cut_off`` marks a stream that ended mid-input."""
+    value, invalid = parse_tool_input(raw, empty=empty)
+    if invalid is not None and cut_off:
+        return ToolCallEvent(
+            id=call_id,
+            name=name,
+            input=raw,
+            invalid="The output limit was reached while the arguments were being written; the call was not run.",
+            incomplete=True,
+            provider_metadata=provider_metadata,
+        )
+    return ToolCallEvent(id=call_id, name=name, input=value, invalid=invalid, provider_metadata=provider_metadata)
+
+
+def dump_arguments(value: Any) -> str:
+    """Tool-call arguments as the compact JSON text OpenAI sends (a raw string is passed through as is)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class CallIds:
+    """Assigns a unique call id when the server gives none or reuses one (in this step or in the history).
+
+    Local servers often number calls ``call_0``, ``call_1`` on every step; two calls with one id would collide in
+    the store and in the next request, so a repeat gets a fresh ``call_`` id.
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self, seen: Iterable[str] = ()) -> None:
+        self._seen: set[str] = set(seen)
+
+    def assign(self, server_id: str | None) -> str:
+        if server_id and server_id not in self._seen:
+            self._seen.add(server_id)
+            return server_id
+        fresh = ascending("call")
+        self._seen.add(fresh)
+        return fresh
+
+    @classmethod
+    def from_history(cls, messages: Sequence[Message]) -> CallIds:
+        seen: list[str] = []
+        for message in messages:
+            if isinstance(message, AssistantMessage):
+                seen.extend(part.call_id for part in message.content if isinstance(part, ToolCallContent))
+        return cls(seen)
+
+
+class ToolNames:
+    """Maps tether tool names to provider-legal names and back (identity for names that are already legal)."""
+
+    __slots__ = ("_back", "_out")
+
+    def __init__(self, tools: Sequence[ToolDefinition]) -> None:
+        self._out: dict[str, str] = {}
+        self._back: dict[str, str] = {}
+        for tool in tools:
+            wire = provider_tool_name(tool.name)
+            if wire != tool.name:
+                self._out[tool.name] = wire
+                self._back[wire] = tool.name
+
+    def wire(self, name: str) -> str:
+        return self._out.get(name, name) if self._out else name
+
+    def tether(self, wire_name: str) -> str:
+        return self._back.get(wire_name, wire_name) if self._back else wire_name

@@ -1,0 +1,228 @@
+"""Map provider SDK exceptions to tether's :class:`~tether.errors.ProviderError` subtree, in one place per SDK.
+
+Mapping goes from the most specific signal to the least: a context-overflow message, the error ``type``/``code`` in
+the body (streamed errors arrive with HTTP 200), the HTTP status, then the SDK exception class. Every exception class
+of both SDKs resolves through :data:`OPENAI_CLASSES` / :data:`ANTHROPIC_CLASSES` (a test walks the SDKs' class
+trees), and transport failures of the HTTP client (a reset mid-stream) become :class:`ProviderConnectionError`.
+
+SDK modules are imported inside the functions so that importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ...errors import (
+    ContextOverflowError,
+    ProviderAuthError,
+    ProviderBadRequestError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderNotFoundError,
+    ProviderRateLimitError,
+    ProviderServerError,
+)
+
+__all__ = [
+    "ANTHROPIC_CLASSES",
+    "OPENAI_CLASSES",
+    "error_from_code",
+    "error_from_status",
+    "is_context_overflow",
+    "map_anthropic_error",
+    "map_openai_error",
+    "mapped_class",
+]
+
+_STATUS = "status"  # resolve by HTTP status and body, not by class
+
+# Entries are class names along the SDK's hierarchy; the first name found in an exception's MRO wins.
+OPENAI_CLASSES: dict[str, type[ProviderError] | str] = {
+    "APIStatusError": _STATUS,
+    "APITimeoutError": ProviderConnectionError,
+    "APIConnectionError": ProviderConnectionError,
+    "APIResponseValidationError": ProviderServerError,
+    "APIError": ProviderError,  # errors streamed with HTTP 200 are refined by their body code
+    "SubjectTokenProviderError": ProviderAuthError,
+    "OAuthError": ProviderAuthError,
+    "MutuallyExclusiveAuthError": ProviderAuthError,
+    "LengthFinishReasonError": ProviderError,
+    "ContentFilterFinishReasonError": ProviderError,
+    "WebSocketConnectionClosedError": ProviderConnectionError,
+    "WebSocketQueueFullError": ProviderConnectionError,
+    # Misuse of the SDK is a defect in tether, reported as a non-retryable provider failure.
+    "StreamAlreadyConsumed": ProviderError,
+    "APIRemovedInV1": ProviderError,
+    "_AmbiguousModuleClientUsageError": ProviderError,
+}
+ANTHROPIC_CLASSES: dict[str, type[ProviderError] | str] = {
+    "APIStatusError": _STATUS,
+    "APITimeoutError": ProviderConnectionError,
+    "APIConnectionError": ProviderConnectionError,
+    "APIResponseValidationError": ProviderServerError,
+    "APIWebhookValidationError": ProviderBadRequestError,
+    "APIError": ProviderError,
+    "RetryableError": ProviderConnectionError,
+    "CredentialsError": ProviderAuthError,
+    "WorkloadIdentityError": ProviderAuthError,
+    "MutuallyExclusiveAuthError": ProviderAuthError,
+    "StreamAlreadyConsumed": ProviderError,
+    "MissingDependencyError": ProviderError,
+    "ToolsetClosedError": ProviderError,
+    "ToolsetConfigError": ProviderError,
+    "ToolsetContractError": ProviderError,
+    "ToolsetUsageError": ProviderError,
+    "ToolsetsFixedError": ProviderError,
+}
+
+_OVERFLOW = re.compile(
+    r"context[_ ]length[_ ]exceeded|maximum context length|context window|prompt is too long|input is too long"
+    r"|too many (input )?tokens|exceeds? (the )?(available |max(imum)? )?context|reduce the length of the"
+    r"|input length .{0,40}exceeds|requested \d+ tokens|token limit|context size|string_above_max_length",
+    re.IGNORECASE,
+)
+
+_BY_CODE: dict[str, type[ProviderError]] = {
+    "context_length_exceeded": ContextOverflowError,
+    "rate_limit_exceeded": ProviderRateLimitError,
+    "rate_limit_error": ProviderRateLimitError,
+    "overloaded_error": ProviderRateLimitError,
+    "server_error": ProviderServerError,
+    "api_error": ProviderServerError,
+    "internal_error": ProviderServerError,
+    "timeout_error": ProviderConnectionError,
+    "authentication_error": ProviderAuthError,
+    "invalid_api_key": ProviderAuthError,
+    "permission_error": ProviderAuthError,
+    "billing_error": ProviderError,
+    "insufficient_quota": ProviderError,  # retrying does not help; the account needs credit
+    "not_found_error": ProviderNotFoundError,
+    "model_not_found": ProviderNotFoundError,
+    "invalid_request_error": ProviderBadRequestError,
+    "request_too_large": ProviderBadRequestError,
+    "invalid_prompt": ProviderBadRequestError,
+}
+
+
+def is_context_overflow(message: str | None, code: str | None = None) -> bool:
+    """Whether an error says the request does not fit the model's context window."""
+    if code == "context_length_exceeded":
+        return True
+    return bool(message) and _OVERFLOW.search(message or "") is not None
+
+
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date), when present."""
+    if not headers:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(float(raw_ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
+        return None if parsed is None else max(parsed.timestamp() - time.time(), 0.0)
+
+
+def _body_error(body: Any) -> tuple[str | None, str | None]:
+    """``(code or type, message)`` from the error shapes OpenAI, Anthropic and compatible servers send."""
+    if not isinstance(body, Mapping):
+        return None, body if isinstance(body, str) else None
+    err: Any = body.get("error", body)
+    if isinstance(err, str):
+        return None, err
+    if not isinstance(err, Mapping):
+        return None, None
+    code = err.get("code") or err.get("type")
+    message = err.get("message")
+    return (str(code) if code is not None else None), (str(message) if message is not None else None)
+
+
+def error_from_code(code: str | None, message: str, *, body: Any = None, status: int | None = None) -> ProviderError:
+    """The mapped error for a streamed failure identified by an error ``code``/``type`` (no useful status)."""
+    if is_context_overflow(message, code):
+        return ContextOverflowError(message, status=status, body=body)
+    cls = _BY_CODE.get(code or "", ProviderError)
+    if cls is ProviderRateLimitError:
+        return ProviderRateLimitError(message, status=status, body=body)
+    return cls(message, status=status, body=body)
+
+
+def error_from_status(
+    status: int, message: str, *, body: Any = None, headers: Mapping[str, str] | None = None
+) -> ProviderError:
+    """The mapped error for an HTTP error response."""
+    code, body_message = _body_error(body)
+    text = body_message or message
+    if status < 400 or code in ("insufficient_quota", "billing_error"):
+        return error_from_code(code, text, body=body, status=status)
+    if is_context_overflow(text, code):
+        return ContextOverflowError(text, status=status, body=body)
+    if status in (429, 529):
+        return ProviderRateLimitError(text, status=status, body=body, retry_after=retry_after(headers))
+    if status in (401, 402, 403):
+        return ProviderAuthError(text, status=status, body=body)
+    if status == 404:
+        return ProviderNotFoundError(text, status=status, body=body)
+    if status in (408, 499):
+        return ProviderConnectionError(text, status=status, body=body)
+    if status == 409 or status >= 500:
+        return ProviderServerError(text, status=status, body=body)
+    return ProviderBadRequestError(text, status=status, body=body)
+
+
+def mapped_class(exc_type: type[BaseException], table: Mapping[str, type[ProviderError] | str]) -> Any:
+    """The table entry for ``exc_type`` (first match along its MRO), or ``None``."""
+    for klass in exc_type.__mro__:
+        entry = table.get(klass.__name__)
+        if entry is not None:
+            return entry
+    return None
+
+
+def _map(exc: BaseException, table: Mapping[str, type[ProviderError] | str]) -> ProviderError:
+    message = str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    body = getattr(exc, "body", None)
+    entry = mapped_class(type(exc), table)
+    if entry == _STATUS:
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+        status = int(getattr(exc, "status_code", 0) or 0)
+        return error_from_status(status, message, body=body, headers=headers)
+    if entry is ProviderError:
+        code, body_message = _body_error(body)
+        return error_from_code(code, body_message or message, body=body)
+    if isinstance(entry, type):
+        return entry(message, body=body)
+    return _map_transport(exc) or ProviderError(message, body=body)
+
+
+def _map_transport(exc: BaseException) -> ProviderError | None:
+    import httpx2  # the SDKs' HTTP client; imported late like the SDKs
+
+    if isinstance(exc, httpx2.TimeoutException):
+        return ProviderConnectionError(f"The provider timed out: {exc}")
+    if isinstance(exc, httpx2.TransportError | httpx2.StreamError):
+        return ProviderConnectionError(f"The connection to the provider failed: {exc or type(exc).__name__}")
+    return None
+
+
+def map_openai_error(exc: BaseException) -> ProviderError:
+    """Map an ``openai`` SDK exception (or a transport error under it) to a :class:`ProviderError`."""
+    return _map(exc, OPENAI_CLASSES)
+
+
+def map_anthropic_error(exc: BaseException) -> ProviderError:
+    """Map an ``anthropic`` SDK exception (or a transport error under it) to a :class:`ProviderError`."""
+    return _map(exc, ANTHROPIC_CLASSES)

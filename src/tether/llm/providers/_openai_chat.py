@@ -1,0 +1,367 @@
+"""OpenAI Chat Completions, also for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, ...).
+
+Streamed tool calls are assembled by their ``index``: a server may start at index 1, send the id and name only on
+the first delta, repeat the name as ``""``, send whole arguments in one delta or empty-string deltas. Reasoning
+arrives as ``reasoning_content`` (DeepSeek, vLLM) or ``reasoning`` (OpenRouter, Ollama); usage comes in the last
+chunk (or ``x_groq.usage``). Tool calls are reported when the stream finishes, with parsed input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...errors import ProviderError
+from ...tools import File, Text, ToolDefinition
+from .._events import (
+    Event,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    StepFinish,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolInputDelta,
+    ToolInputEnd,
+    ToolInputStart,
+    Usage,
+)
+from .._request import (
+    AssistantMessage,
+    ModelRequest,
+    ReasoningContent,
+    TextContent,
+    ToolCallContent,
+    UserMessage,
+)
+from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._common import CallIds, ToolNames, dump_arguments, tool_call_event
+from ._errors import map_openai_error
+from ._wire import FINISH_OPENAI_CHAT, as_int, openai_strict_ok, result_text, split_content
+
+__all__ = ["ChatAssembler", "OpenAIChatModel", "build_chat_body"]
+
+
+def _user_parts(parts: tuple[Text | File, ...]) -> str | list[dict[str, Any]]:
+    if len(parts) == 1 and isinstance(parts[0], Text):
+        return parts[0].text
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, Text):
+            out.append({"type": "text", "text": part.text})
+        elif part.mime.startswith("image/"):
+            out.append({"type": "image_url", "image_url": {"url": part.data_uri()}})
+        else:
+            out.append({"type": "file", "file": {"filename": part.name or "file", "file_data": part.data_uri()}})
+    return out
+
+
+def _tool(defn: ToolDefinition, names: ToolNames, strict: bool) -> dict[str, Any]:
+    function: dict[str, Any] = {
+        "name": names.wire(defn.name),
+        "description": defn.description,
+        "parameters": dict(defn.input_schema),
+    }
+    if strict:
+        function["strict"] = openai_strict_ok(defn.input_schema)
+    return {"type": "function", "function": function}
+
+
+def build_chat_body(
+    request: ModelRequest,
+    model_id: str,
+    *,
+    names: ToolNames,
+    strict_tools: bool = True,
+    include_usage: bool = True,
+    reasoning_field: str | None = None,
+    max_tokens_field: str = "max_completion_tokens",
+) -> dict[str, Any]:
+    """The ``/chat/completions`` body for ``request`` (pure; snapshot-tested).
+
+    Args:
+        strict_tools: send ``strict`` on each tool (true when the schema fits strict mode); off for servers that
+            reject the field.
+        include_usage: ask for usage in the last chunk (``stream_options``).
+        reasoning_field: send assistant reasoning back in this field (DeepSeek's ``reasoning_content``).
+        max_tokens_field: ``max_completion_tokens`` (OpenAI) or ``max_tokens`` (most compatible servers).
+    """
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": "\n\n".join(request.system)})
+    for message in request.messages:
+        if isinstance(message, UserMessage):
+            messages.append({"role": "user", "content": _user_parts(message.content)})
+        elif isinstance(message, AssistantMessage):
+            text: list[str] = []
+            reasoning: list[str] = []
+            calls: list[dict[str, Any]] = []
+            for part in message.content:
+                if isinstance(part, TextContent):
+                    text.append(part.text)
+                elif isinstance(part, ReasoningContent):
+                    reasoning.append(part.text)
+                else:
+                    calls.append(
+                        {
+                            "id": part.call_id,
+                            "type": "function",
+                            "function": {"name": names.wire(part.name), "arguments": dump_arguments(part.input)},
+                        }
+                    )
+            wire: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
+            if calls:
+                wire["tool_calls"] = calls
+            if reasoning_field and reasoning:
+                wire[reasoning_field] = "".join(reasoning)
+            messages.append(wire)
+        else:
+            attachments: list[dict[str, Any]] = []
+            for result in message.results:
+                messages.append(
+                    {"role": "tool", "tool_call_id": result.call_id, "content": result_text(result.content)}
+                )
+                _texts, files = split_content(result.content)
+                if files:
+                    # Tool messages take text only: files follow in one user message after all the results.
+                    attachments.append({"type": "text", "text": f"Files returned by tool call {result.call_id}:"})
+                    attachments.extend(p for p in _user_parts(tuple(files)) if isinstance(p, dict))
+            if attachments:
+                messages.append({"role": "user", "content": attachments})
+    body: dict[str, Any] = {"model": model_id, "messages": messages, "stream": True}
+    if include_usage:
+        body["stream_options"] = {"include_usage": True}
+    if request.tools:
+        body["tools"] = [_tool(t, names, strict_tools) for t in request.tools]
+        choice = request.tool_choice
+        if choice in ("auto", "none", "required"):
+            body["tool_choice"] = choice
+        else:
+            body["tool_choice"] = {"type": "function", "function": {"name": names.wire(choice)}}
+    _apply_options(body, request.options, max_tokens_field)
+    return body
+
+
+def _apply_options(body: dict[str, Any], options: Mapping[str, Any], max_tokens_field: str) -> None:
+    for key, value in options.items():
+        if value is None:
+            continue
+        if key == "max_tokens":
+            body[max_tokens_field] = value
+        elif key == "reasoning_effort":
+            body["reasoning_effort"] = value
+        elif key == "extra_body" and isinstance(value, Mapping):
+            body.update(value)
+        elif key in ("temperature", "top_p", "stop", "seed", "presence_penalty", "frequency_penalty", "user"):
+            body[key] = value
+
+
+class _Call:
+    __slots__ = ("args", "id", "name", "server_id")
+
+    def __init__(self, server_id: str | None, name: str) -> None:
+        self.server_id = server_id
+        self.name = name
+        self.id: str | None = None  # assigned when the call starts (its name is known)
+        self.args: list[str] = []
+
+
+def chat_usage(raw: Any) -> Usage:
+    """Usage from a Chat Completions ``usage`` object (or dict: Groq's ``x_groq.usage``)."""
+    get = raw.get if isinstance(raw, dict) else lambda k, d=None: getattr(raw, k, d)  # pyright: ignore
+    prompt = get("prompt_tokens") or 0
+    completion = get("completion_tokens") or 0
+    prompt_details = get("prompt_tokens_details")
+    completion_details = get("completion_tokens_details")
+    cached = _detail(prompt_details, "cached_tokens") or as_int(get("prompt_cache_hit_tokens"))
+    reasoning = _detail(completion_details, "reasoning_tokens")
+    return Usage(
+        input_tokens=prompt,
+        output_tokens=completion,
+        reasoning_tokens=reasoning,
+        cache_read_tokens=cached,
+        cost=get("cost") if isinstance(get("cost"), float | int) else None,
+    )
+
+
+def _detail(details: Any, key: str) -> int:
+    if details is None:
+        return 0
+    value = details.get(key) if isinstance(details, dict) else getattr(details, key, None)
+    return as_int(value)
+
+
+class ChatAssembler:
+    """Turns ``chat.completion.chunk`` objects into tether events (pure, synchronous)."""
+
+    def __init__(self, *, ids: CallIds, names: ToolNames) -> None:
+        self._ids = ids
+        self._names = names
+        self._text: str | None = None
+        self._reasoning: str | None = None
+        self._blocks = 0
+        self._calls: dict[int, _Call] = {}
+        self._last_index: int | None = None
+        self._finish: str | None = None
+        self._usage: Usage | None = None
+
+    def _close_reasoning(self, out: list[Event]) -> None:
+        if self._reasoning is not None:
+            out.append(ReasoningEnd(id=self._reasoning))
+            self._reasoning = None
+
+    def _close_text(self, out: list[Event]) -> None:
+        if self._text is not None:
+            out.append(TextEnd(id=self._text))
+            self._text = None
+
+    def feed(self, item: Any) -> list[Event]:
+        out: list[Event] = []
+        usage = item.usage
+        if usage is not None:
+            self._usage = chat_usage(usage)
+        else:
+            extra = getattr(item, "x_groq", None)
+            if isinstance(extra, dict) and isinstance(extra.get("usage"), dict):
+                self._usage = chat_usage(extra["usage"])
+        for choice in item.choices:
+            if choice.index:
+                continue  # n > 1 is never requested; ignore other choices
+            delta = choice.delta
+            if delta is not None:
+                self._delta(delta, out)
+            if choice.finish_reason:
+                self._finish = choice.finish_reason
+        return out
+
+    def _delta(self, delta: Any, out: list[Event]) -> None:
+        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        if reasoning and isinstance(reasoning, str):
+            if self._reasoning is None:
+                self._close_text(out)
+                self._reasoning = f"reasoning-{self._blocks}"
+                self._blocks += 1
+                out.append(ReasoningStart(id=self._reasoning))
+            out.append(ReasoningDelta(id=self._reasoning, text=reasoning))
+        content = delta.content
+        if content:
+            self._close_reasoning(out)
+            if self._text is None:
+                self._text = f"text-{self._blocks}"
+                self._blocks += 1
+                out.append(TextStart(id=self._text))
+            out.append(TextDelta(id=self._text, text=content))
+        tool_calls = delta.tool_calls
+        if tool_calls:
+            self._close_reasoning(out)
+            self._close_text(out)
+            for tc in tool_calls:
+                self._tool_delta(tc, out)
+
+    def _tool_delta(self, tc: Any, out: list[Event]) -> None:
+        fn = tc.function
+        name = fn.name if fn is not None else None
+        args = fn.arguments if fn is not None else None
+        index = tc.index
+        if index is None:  # servers that omit the index: a new id starts a call, otherwise continue the last
+            index = len(self._calls) if tc.id or self._last_index is None else self._last_index
+        call = self._calls.get(index)
+        if call is not None and tc.id and call.server_id and tc.id != call.server_id and call.args:
+            index = max(self._calls) + 1  # a second complete call reusing an index (some local servers)
+            call = None
+        if call is None:
+            call = _Call(tc.id, name or "")
+            self._calls[index] = call
+        else:
+            if tc.id and not call.server_id:
+                call.server_id = tc.id
+            if name and not call.name:
+                call.name = name
+        self._last_index = index
+        if call.id is None and call.name:
+            call.id = self._ids.assign(call.server_id)
+            tether_name = self._names.tether(call.name)
+            out.append(ToolInputStart(id=call.id, name=tether_name))
+            if call.args:
+                out.append(ToolInputDelta(id=call.id, name=tether_name, text="".join(call.args)))
+        if args:
+            call.args.append(args)
+            if call.id is not None:
+                out.append(ToolInputDelta(id=call.id, name=self._names.tether(call.name), text=args))
+
+    def finish(self) -> list[Event]:
+        out: list[Event] = []
+        self._close_reasoning(out)
+        self._close_text(out)
+        if self._finish is None:
+            out.append(stream_ended_early())
+            return out
+        cut_off = self._finish == "length"
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            name = self._names.tether(call.name or "unknown")
+            if call.id is None:
+                call.id = self._ids.assign(call.server_id)
+                out.append(ToolInputStart(id=call.id, name=name))
+            out.append(ToolInputEnd(id=call.id, name=name))
+            out.append(tool_call_event(call_id=call.id, name=name, raw="".join(call.args), cut_off=cut_off))
+        reason = FINISH_OPENAI_CHAT.get(self._finish, "unknown")
+        if reason == "stop" and self._calls:
+            reason = "tool-calls"  # some compatible servers say "stop" after tool calls
+        out.append(StepFinish(reason=reason, usage=self._usage))
+        return out
+
+
+class OpenAIChatModel(SDKModel):
+    """A model served over the Chat Completions API (OpenAI or any compatible server via ``base_url``)."""
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        provider: str = "openai",
+        settings: ClientSettings | None = None,
+        client: Any = None,
+        strict_tools: bool = True,
+        include_usage: bool = True,
+        reasoning_field: str | None = None,
+        max_tokens_field: str = "max_completion_tokens",
+    ) -> None:
+        super().__init__(model_id, provider=provider, settings=settings or ClientSettings(), client=client)
+        self.strict_tools = strict_tools
+        self.include_usage = include_usage
+        self.reasoning_field = reasoning_field
+        self.max_tokens_field = max_tokens_field
+
+    def _make_client(self) -> Any:
+        from ._clients import openai_client
+
+        return openai_client(self.settings)
+
+    def build_body(self, request: ModelRequest) -> tuple[dict[str, Any], Assembler]:
+        names = ToolNames(request.tools)
+        body = build_chat_body(
+            request,
+            self.model_id,
+            names=names,
+            strict_tools=self.strict_tools,
+            include_usage=self.include_usage,
+            reasoning_field=self.reasoning_field,
+            max_tokens_field=self.max_tokens_field,
+        )
+        return body, ChatAssembler(ids=CallIds.from_history(request.messages), names=names)
+
+    async def _open(self, body: dict[str, Any]) -> Any:
+        create: Any = self.client.chat.completions.create
+        return await create(**body)
+
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        from ._clients import openai_errors
+
+        return openai_errors()
+
+    def _map_error(self, exc: BaseException) -> ProviderError:
+        return map_openai_error(exc)
+
+
