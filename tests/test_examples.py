@@ -1,0 +1,18 @@
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_settle_tools_example_runs() -> None:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "settle_tools.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "'to' appears 2 time(s)" in result.stdout
+    assert "Unknown tool: count_words" in result.stdout
+    assert "- text: Field required" in result.stdout
