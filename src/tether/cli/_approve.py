@@ -1,0 +1,203 @@
+"""Answering permission requests from the command line, at the point of action.
+
+The permission service publishes ``permission.asked`` while a tool leaf waits (law 4). The :class:`Approver` takes
+those requests one at a time, in order, and replies:
+
+* ``ask`` (a terminal): show the tool, the resources, the diff of an edit or the command of bash, and which rule
+  asked; offer once / always (naming the exact patterns that will be saved) / reject / reject with feedback;
+* ``yes`` (``--yes``): approve once, and say so;
+* ``deny`` (``--deny-asks``, or no terminal): reject with feedback that tells the model no one can approve now, and
+  tell the person how to allow it next time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.text import Text
+
+from ..errors import NotFoundError
+from ..permissions import PendingRequest, PermissionAsked, PermissionService, Reply
+from ._format import subject
+
+__all__ = ["NO_TERMINAL_FEEDBACK", "ApprovalMode", "Approver", "read_line"]
+
+ApprovalMode = Literal["ask", "yes", "deny"]
+
+NO_TERMINAL_FEEDBACK = (
+    "This action needs the user's approval and no one can approve it in this run (tether runs without a terminal "
+    "or with --deny-asks). Do not retry it; finish what you can without it and tell the user what needs approval."
+)
+
+
+async def read_line(fd: int | None = None) -> str | None:
+    """Read one line from a terminal without blocking the event loop (cancellable); ``None`` at end of input."""
+    source = sys.stdin.fileno() if fd is None else fd
+    data = b""
+    while not data.endswith(b"\n"):
+        await anyio.wait_readable(source)
+        chunk = os.read(source, 1024)
+        if not chunk:
+            return data.decode(errors="replace") if data else None
+        data += chunk
+    return data.decode(errors="replace").rstrip("\r\n")
+
+
+def _describe(console: Console, pending: PendingRequest, tool: str | None, tool_input: Any) -> None:
+    request = pending.request
+    head = Text()
+    head.append("? ", style="yellow bold")
+    head.append("permission asked: ", style="yellow")
+    head.append(request.action, style="bold")
+    if tool:
+        head.append(f"  (tool {tool}: {subject(tool, tool_input)})", style="dim")
+    console.print(head)
+    metadata = request.metadata
+    command = metadata.get("command")
+    if isinstance(command, str):
+        console.print(Text("  command: ", style="bold") + Text(command))
+    console.print(Text("  resources: ", style="bold") + Text(", ".join(request.resources)))
+    diff = metadata.get("diff") or metadata.get("patch")
+    if isinstance(diff, str) and diff.strip():
+        console.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+    for verdict in pending.decision.verdicts:
+        if verdict.effect == "ask":
+            rule = verdict.rule
+            origin = (
+                "no rule matched (default)"
+                if verdict.source == "default"
+                else f'rule {rule.action} "{rule.resource}" -> ask ({verdict.source})'
+            )
+            console.print(Text(f"  asked by: {origin}", style="dim"))
+            break
+
+
+def _always_label(save: Sequence[str], action: str) -> str:
+    if not save:
+        return "always (nothing to save for this request: acts as once)"
+    patterns = ", ".join(f'{action} "{p}"' for p in save)
+    return f"always: saves {patterns} for this project"
+
+
+class Approver:
+    """Replies to the permission requests of one session.
+
+    Args:
+        mode: ``ask`` prompts on the terminal, ``yes`` approves once, ``deny`` rejects with feedback.
+        service: the permission service to reply to.
+        console: where prompts and notices go.
+        session_id: requests of other sessions are left alone.
+        call_info: ``call_id -> (tool name, input)`` for the prompt (the live view knows the calls).
+        pause: a context manager factory that stops the live region while prompting.
+        why_deny: the notice shown when rejecting in ``deny`` mode.
+    """
+
+    def __init__(
+        self,
+        *,
+        mode: ApprovalMode,
+        service: PermissionService,
+        console: Console,
+        session_id: str,
+        call_info: Callable[[str], tuple[str | None, Any]] = lambda _call_id: (None, None),
+        pause: Callable[[], Any] | None = None,
+        why_deny: str = "--deny-asks",
+    ) -> None:
+        self.mode = mode
+        self._service = service
+        self._console = console
+        self._session_id = session_id
+        self._call_info = call_info
+        self._pause = pause
+        self._why_deny = why_deny
+        self.decisions: list[tuple[PendingRequest, Reply, str | None]] = []
+        send, receive = anyio.create_memory_object_stream[PendingRequest](max_buffer_size=1000)
+        self._send: MemoryObjectSendStream[PendingRequest] = send
+        self._receive: MemoryObjectReceiveStream[PendingRequest] = receive
+
+    def on_event(self, event: Any) -> None:
+        """The bus subscriber for ``permission.asked``."""
+        if isinstance(event, PermissionAsked) and event.request.session_id == self._session_id:
+            self._send.send_nowait(event.request)
+
+    async def run(self) -> None:
+        """Answer requests until cancelled."""
+        async with self._receive:
+            async for pending in self._receive:
+                if not any(p.id == pending.id for p in self._service.pending(self._session_id)):
+                    continue  # already answered (an "always" approved it, or the session rejected it)
+                await self._answer(pending)
+
+    async def _answer(self, pending: PendingRequest) -> None:
+        request = pending.request
+        tool, tool_input = (None, None)
+        if request.source is not None:
+            tool, tool_input = self._call_info(request.source.call_id)
+        what = f"{request.action} {', '.join(request.resources)}"
+        if self.mode == "yes":
+            self._console.print(Text(f"✓ allowed once (--yes): {what}", style="yellow"))
+            await self._reply(pending, "once", None)
+            return
+        if self.mode == "deny":
+            self._console.print(
+                Text(
+                    f"✗ permission asked and rejected ({self._why_deny}): {what}\n"
+                    "  rerun in a terminal to be asked, pass --yes to allow asks, or save an approval with "
+                    f"`tether permissions add {request.action} PATTERN`",
+                    style="red",
+                )
+            )
+            await self._reply(pending, "reject", NO_TERMINAL_FEEDBACK)
+            return
+        if self._pause is not None:
+            with self._pause():
+                reply, message = await self._prompt(pending, tool, tool_input)
+        else:
+            reply, message = await self._prompt(pending, tool, tool_input)
+        await self._reply(pending, reply, message)
+
+    async def _prompt(
+        self, pending: PendingRequest, tool: str | None, tool_input: Any
+    ) -> tuple[Reply, str | None]:
+        console = self._console
+        _describe(console, pending, tool, tool_input)
+        request = pending.request
+        console.print(
+            f"  [bold]o[/] once   [bold]a[/] {_always_label(request.save, request.action)}\n"
+            "  [bold]r[/] reject   [bold]f[/] reject with feedback for the model"
+        )
+        while True:
+            console.print("  choice [o/a/r/f]: ", end="")
+            line = await read_line()
+            if line is None:
+                return "reject", None
+            choice = line.strip().lower()[:1]
+            if choice == "o":
+                return "once", None
+            if choice == "a":
+                return "always", None
+            if choice == "r":
+                return "reject", None
+            if choice == "f":
+                console.print("  feedback for the model: ", end="")
+                feedback = await read_line()
+                if feedback and feedback.strip():
+                    return "reject", feedback.strip()
+                return "reject", None
+
+    async def _reply(self, pending: PendingRequest, reply: Reply, message: str | None) -> None:
+        self.decisions.append((pending, reply, message))
+        try:
+            await self._service.reply(pending.id, reply, message)
+        except NotFoundError:  # the request vanished meanwhile (its waiter was cancelled): nothing to answer
+            return
+        if reply == "always" and pending.request.save:
+            saved = ", ".join(f'{pending.request.action} "{p}"' for p in pending.request.save)
+            self._console.print(Text(f"  saved approval: {saved}", style="green"))

@@ -1,0 +1,76 @@
+"""Small, pure formatting helpers shared by the live view and the timeline: a call's subject, its summary, times."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+__all__ = ["decision_lines", "duration", "first_line", "subject", "summary"]
+
+_SUBJECT_KEYS = ("command", "filePath", "file_path", "path", "pattern", "url", "query", "description")
+
+
+def first_line(text: str, width: int = 100) -> str:
+    """The first non-empty line of ``text``, cut to ``width`` characters."""
+    for line in text.splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= width else line[: width - 1] + "…"
+    return ""
+
+
+def subject(tool: str, value: Any, width: int = 80) -> str:
+    """What a call is about, in one short line: the command for bash, the path for file tools, else compact JSON."""
+    if isinstance(value, Mapping):
+        args = cast(Mapping[str, Any], value)
+        for key in _SUBJECT_KEYS:
+            item = args.get(key)
+            if isinstance(item, str) and item:
+                return first_line(item, width)
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def summary(text: str, title: str | None = None) -> str:
+    """A one-line summary of a tool's content: its title, or its first line and line count."""
+    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    head = title or first_line(text, 70)
+    if lines > 1:
+        return f"{head} ({lines} lines)"
+    return head
+
+
+def duration(start_ms: int | None, end_ms: int | None) -> str:
+    """``0.42s`` / ``12ms`` for a span in milliseconds, or ``""`` when a bound is missing."""
+    if start_ms is None or end_ms is None:
+        return ""
+    ms = max(0, end_ms - start_ms)
+    return f"{ms}ms" if ms < 1000 else f"{ms / 1000:.2f}s"
+
+
+def decision_lines(decision: Mapping[str, Any]) -> list[str]:
+    """Describe one recorded permission decision: the effect, who replied, and the deciding rule per resource."""
+    action = str(decision.get("action", "?"))
+    effect = str(decision.get("effect", "?"))
+    reply = decision.get("reply")
+    head = f"permission {action}: {effect}"
+    if reply:
+        head += f" (user replied {reply})"
+    lines = [head]
+    verdicts = cast(Sequence[Mapping[str, Any]], decision.get("verdicts") or ())
+    for verdict in verdicts:
+        rule = cast(Mapping[str, Any], verdict.get("rule") or {})
+        source = verdict.get("source", "?")
+        resource = verdict.get("resource", "?")
+        if source == "default":
+            lines.append(f"  {resource}: {verdict.get('effect')} (no rule matched; default ask)")
+        else:
+            lines.append(
+                f'  {resource}: {verdict.get("effect")} by rule {rule.get("action")} "{rule.get("resource")}" '
+                f"-> {rule.get('effect')} ({source})"
+            )
+    return lines

@@ -1,0 +1,252 @@
+"""The live view of a turn: text as it arrives, a spinner line per running tool call, a live bash tail, ✓/✗ lines.
+
+It subscribes to the bus (``message.part.delta``, ``message.part.updated``, ``tool.progress``, ``session.status``)
+and renders with rich. On a terminal, running calls sit in a ``Live`` region (spinner, elapsed time, the last lines
+of a command's output); everywhere else only settled lines are printed, so logs stay readable. Text is printed line
+by line: a partial line cannot be printed above a live region without tearing it.
+
+The view only renders: it never decides anything and never replies to a permission request (``_approve`` does).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Generator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from ..llm import Usage
+from ..session._model import StepFinishPart, TextPart, ToolPart
+from ..tools import text_of
+from ._format import duration, first_line, subject, summary
+
+__all__ = ["LiveView", "TurnStats"]
+
+_TAIL_LINES = 5
+
+
+@dataclass(kw_only=True, slots=True)
+class TurnStats:
+    """What the final summary reports."""
+
+    steps: int = 0
+    calls: int = 0
+    failed_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    started: float = field(default_factory=time.monotonic)
+
+
+@dataclass(kw_only=True, slots=True)
+class _Running:
+    part: ToolPart
+    since: float
+    tail: list[str] = field(default_factory=list[str])
+
+
+def _progress_text(update: Mapping[str, Any]) -> str | None:
+    for key in ("output", "tail", "stdout", "text", "chunk"):
+        value = update.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+class LiveView:
+    """Renders one session's live events on ``console``.
+
+    Args:
+        console: where to render (a terminal gets the live region).
+        session_id: events of other sessions are ignored.
+    """
+
+    def __init__(self, console: Console, session_id: str) -> None:
+        self.console = console
+        self.session_id = session_id
+        self.stats = TurnStats()
+        self.parts: dict[str, ToolPart] = {}
+        self._lock = threading.Lock()
+        self._running: dict[str, _Running] = {}
+        self._settled: set[str] = set()
+        self._lines: dict[str, str] = {}
+        self._printed: dict[str, int] = {}
+        self._live: Live | None = None
+        self._interactive = console.is_terminal
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------------
+
+    def __enter__(self) -> LiveView:
+        if self._interactive:
+            self._live = Live(
+                get_renderable=self._render,
+                console=self.console,
+                refresh_per_second=10,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush_text()
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    @contextmanager
+    def paused(self) -> Generator[None]:
+        """Stop the live region while a prompt owns the terminal, then resume it."""
+        self.flush_text()
+        live = self._live
+        if live is not None:
+            live.stop()
+        try:
+            yield
+        finally:
+            if live is not None and self._live is live:
+                live.start()
+
+    # -- events ------------------------------------------------------------------------------------------------------
+
+    def on_event(self, event: Any) -> None:
+        """The bus subscriber (``"*"``): route the events of this session."""
+        kind = getattr(event, "type", "")
+        if kind == "message.part.delta":
+            if event.session_id == self.session_id:
+                self._delta(event.part_id, event.delta)
+        elif kind == "message.part.updated":
+            part = event.part
+            if part.session_id != self.session_id:
+                return
+            if isinstance(part, ToolPart):
+                self._tool(part)
+            elif isinstance(part, TextPart):
+                self._text(part)
+            elif isinstance(part, StepFinishPart):
+                self.stats.steps += 1
+                if part.usage is not None:
+                    self.stats.usage = self.stats.usage + part.usage
+        elif kind == "tool.progress":
+            if event.session_id == self.session_id:
+                self._progress(event.call_id, event.update)
+        elif kind == "session.status":
+            if event.session_id == self.session_id and event.status == "retry":
+                wait = f" in {event.retry_in:.1f}s" if event.retry_in else ""
+                self.console.print(f"[yellow]↻ provider error, retrying{wait}:[/] {event.message or ''}")
+
+    def _delta(self, part_id: str, delta: str) -> None:
+        buffer = self._lines.get(part_id, "") + delta
+        if "\n" in buffer:
+            done, _, rest = buffer.rpartition("\n")
+            self._emit_text(done)
+            buffer = rest
+        self._lines[part_id] = buffer
+        self._printed[part_id] = self._printed.get(part_id, 0) + len(delta)
+
+    def _text(self, part: TextPart) -> None:
+        if part.ended is None:
+            return
+        printed = self._printed.pop(part.id, None)
+        pending = self._lines.pop(part.id, "")
+        if printed is None:  # no deltas were seen (a provider that sends whole text): print it all
+            if part.text.strip():
+                self._emit_text(part.text.rstrip("\n"))
+        elif pending:
+            self._emit_text(pending)
+
+    def flush_text(self) -> None:
+        """Print every buffered partial line."""
+        for part_id, pending in list(self._lines.items()):
+            if pending:
+                self._emit_text(pending)
+            self._lines[part_id] = ""
+
+    def _emit_text(self, text: str) -> None:
+        self.console.print(Text(text), soft_wrap=True)
+
+    def _tool(self, part: ToolPart) -> None:
+        self.parts[part.call_id] = part
+        if part.settled:
+            if part.call_id in self._settled:
+                return
+            self._settled.add(part.call_id)
+            with self._lock:
+                self._running.pop(part.call_id, None)
+            self.stats.calls += 1
+            if part.state == "error":
+                self.stats.failed_calls += 1
+            self.flush_text()
+            self.console.print(self.settled_line(part))
+            for path in part.output_paths:
+                self.console.print(Text(f"    full output: {path}", style="dim"))
+            return
+        with self._lock:
+            running = self._running.get(part.call_id)
+            if running is None:
+                self._running[part.call_id] = _Running(part=part, since=time.monotonic())
+            else:
+                running.part = part
+
+    def _progress(self, call_id: str, update: Mapping[str, Any]) -> None:
+        text = _progress_text(update)
+        if text is None:
+            return
+        with self._lock:
+            running = self._running.get(call_id)
+            if running is None:
+                return
+            lines = [*running.tail, *text.splitlines()]
+            running.tail = lines[-_TAIL_LINES:]
+
+    # -- rendering ---------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def settled_line(part: ToolPart) -> Text:
+        """``✓ read pricing/cart.py  12ms  summary`` or ``✗ edit ...  error``."""
+        line = Text()
+        took = duration(part.started, part.ended)
+        if part.state == "completed":
+            line.append("✓ ", style="green bold")
+        else:
+            line.append("✗ ", style="red bold")
+        line.append(part.tool, style="bold")
+        line.append(f" {subject(part.tool, part.input)}")
+        if took:
+            line.append(f"  {took}", style="dim")
+        if part.state == "completed":
+            text = summary(text_of(part.content, "\n"), part.title)
+            if text:
+                line.append(f"  {text}", style="dim")
+        else:
+            reason = "interrupted" if part.interrupted else first_line(part.error or "failed")
+            line.append(f"  {reason}", style="red")
+        return line
+
+    def _render(self) -> RenderableType:
+        with self._lock:
+            running = list(self._running.values())
+        if not running:
+            return Text("")
+        now = time.monotonic()
+        rows: list[RenderableType] = []
+        for item in running:
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column()
+            grid.add_column()
+            label = Text()
+            label.append(item.part.tool, style="bold")
+            label.append(f" {subject(item.part.tool, item.part.input)}")
+            label.append(f"  {now - item.since:.1f}s", style="dim")
+            grid.add_row(Spinner("dots", style="cyan"), label)
+            rows.append(grid)
+            for tail in item.tail:
+                rows.append(Text(f"    │ {tail[:160]}", style="dim"))
+        return Group(*rows)

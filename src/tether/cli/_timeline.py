@@ -1,0 +1,210 @@
+"""A session as a timeline: what a person reads with ``tether session show`` and what ``--json`` / export emit.
+
+The timeline is built from the durable records only (the store), never from live events, so it shows exactly what
+was persisted: user input, each step (model, finish reason, usage, duration), its text, and each tool call with its
+input, state, permission decisions and the rule that decided them, content or error, timings and output paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from ..session._model import (
+    AssistantInfo,
+    FilePart,
+    ReasoningPart,
+    SessionInfo,
+    StepFinishPart,
+    StepStartPart,
+    TextPart,
+    ToolPart,
+    UserInfo,
+    message_to_json,
+    part_to_json,
+    usage_to_json,
+)
+from ..session._store import StoredMessage
+from ..tools import content_to_json, text_of
+from ._format import decision_lines, duration, first_line, subject
+
+__all__ = ["EXPORT_FORMAT", "export_document", "print_timeline", "timeline_json"]
+
+EXPORT_FORMAT = "tether.session/1"
+_PREVIEW_LINES = 8
+
+
+def _session_json(info: SessionInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "title": info.title,
+        "project": info.project,
+        "directory": info.directory,
+        "agent": info.agent,
+        "parent_id": info.parent_id,
+        "rules": [list(rule) for rule in info.rules],
+        "created": info.created,
+        "updated": info.updated,
+    }
+
+
+def _tool_json(part: ToolPart) -> dict[str, Any]:
+    return {
+        "type": "tool",
+        "call_id": part.call_id,
+        "tool": part.tool,
+        "state": part.state,
+        "input": part.input,
+        "permissions": [dict(d) for d in part.permissions],
+        "content": content_to_json(part.content),
+        "error": part.error,
+        "error_kind": part.error_kind,
+        "interrupted": part.interrupted,
+        "title": part.title,
+        "metadata": dict(part.metadata) if part.metadata is not None else None,
+        "output_paths": list(part.output_paths),
+        "started": part.started,
+        "ended": part.ended,
+        "duration_ms": part.ended - part.started
+        if part.started is not None and part.ended is not None
+        else None,
+    }
+
+
+def timeline_json(info: SessionInfo, messages: Sequence[StoredMessage]) -> dict[str, Any]:
+    """The session and its timeline as plain JSON (the ``--json`` form of ``tether session show``)."""
+    items: list[dict[str, Any]] = []
+    step = 0
+    for message in messages:
+        msg = message.info
+        if isinstance(msg, UserInfo):
+            text = "".join(p.text for p in message.parts if isinstance(p, TextPart))
+            items.append({"type": "user", "message_id": msg.id, "created": msg.created, "text": text})
+            continue
+        step += 1
+        entry: dict[str, Any] = {
+            "type": "step",
+            "step": step,
+            "message_id": msg.id,
+            "model": msg.model,
+            "agent": msg.agent,
+            "created": msg.created,
+            "completed": msg.completed,
+            "duration_ms": msg.completed - msg.created if msg.completed is not None else None,
+            "finish": msg.finish,
+            "usage": usage_to_json(msg.usage),
+            "error": None
+            if msg.error is None
+            else {"kind": msg.error.kind, "message": msg.error.message, "retryable": msg.error.retryable},
+            "parts": [],
+        }
+        for part in message.parts:
+            if isinstance(part, TextPart) and part.text:
+                entry["parts"].append({"type": "text", "text": part.text})
+            elif isinstance(part, ReasoningPart) and part.text:
+                entry["parts"].append({"type": "reasoning", "text": part.text})
+            elif isinstance(part, ToolPart):
+                entry["parts"].append(_tool_json(part))
+        items.append(entry)
+    return {"session": _session_json(info), "timeline": items}
+
+
+def export_document(info: SessionInfo, messages: Sequence[StoredMessage]) -> dict[str, Any]:
+    """A self-contained JSON document: the session, every message and part as stored, and the timeline."""
+    return {
+        "format": EXPORT_FORMAT,
+        "session": _session_json(info),
+        "messages": [
+            {"info": message_to_json(m.info), "parts": [part_to_json(p) for p in m.parts]} for m in messages
+        ],
+        "timeline": timeline_json(info, messages)["timeline"],
+    }
+
+
+def _print_tool(console: Console, part: ToolPart) -> None:
+    head = Text("  ")
+    head.append("✓ " if part.state == "completed" else ("✗ " if part.state == "error" else "… "))
+    head.stylize("green bold" if part.state == "completed" else "red bold", 2, 4)
+    head.append(part.tool, style="bold")
+    head.append(f"  {part.call_id}", style="dim")
+    took = duration(part.started, part.ended)
+    head.append(f"  {part.state}" + (f" in {took}" if took else ""), style="dim")
+    if part.interrupted:
+        head.append("  interrupted", style="red")
+    console.print(head)
+    console.print(Text(f"    input: {subject(part.tool, part.input, 200)}"))
+    for decision in part.permissions:
+        for line in decision_lines(decision):
+            console.print(Text(f"    {line}", style="yellow"))
+    if part.state == "error":
+        console.print(Text(f"    error: {part.error or ''}", style="red"))
+    body = text_of(part.content, "\n")
+    if body:
+        lines = body.splitlines()
+        label = "output" if part.state == "completed" else "partial"
+        more = f" ({len(lines)} lines)" if len(lines) > _PREVIEW_LINES else ""
+        console.print(Text(f"    {label}{more}:", style="dim"))
+        for line in lines[:_PREVIEW_LINES]:
+            console.print(Text(f"      {line[:200]}", style="dim"))
+        if len(lines) > _PREVIEW_LINES:
+            console.print(Text("      …", style="dim"))
+    for path in part.output_paths:
+        console.print(Text(f"    full output: {path}"))
+
+
+def print_timeline(console: Console, info: SessionInfo, messages: Sequence[StoredMessage]) -> None:
+    """Render the timeline for a person."""
+    console.print(Text(f"session {info.id}", style="bold"))
+    console.print(
+        Text(f"  title: {info.title}\n  directory: {info.directory}\n  agent: {info.agent}", style="dim")
+    )
+    step = 0
+    for message in messages:
+        msg = message.info
+        if isinstance(msg, UserInfo):
+            text = "".join(p.text for p in message.parts if isinstance(p, TextPart))
+            console.print()
+            console.print(Text("user › ", style="cyan bold") + Text(text))
+            for part in message.parts:
+                if isinstance(part, FilePart):
+                    console.print(Text(f"  (file attached: {part.content.type})", style="dim"))
+            continue
+        assert isinstance(msg, AssistantInfo)
+        step += 1
+        usage = msg.usage
+        tokens = f"{usage.input_tokens} in / {usage.output_tokens} out" if usage is not None else "no usage"
+        took = duration(msg.created, msg.completed)
+        head = Text(f"step {step}", style="magenta bold")
+        head.append(
+            f"  {msg.model}  {msg.finish or 'unfinished'}  {tokens}" + (f"  {took}" if took else ""),
+            style="dim",
+        )
+        console.print(head)
+        if msg.error is not None:
+            console.print(Text(f"  error ({msg.error.kind}): {msg.error.message}", style="red"))
+        for part in message.parts:
+            if isinstance(part, TextPart) and part.text.strip():
+                for line in part.text.strip().splitlines():
+                    console.print(Text(f"  {line}"))
+            elif isinstance(part, ReasoningPart) and part.text.strip():
+                console.print(Text(f"  (reasoning) {first_line(part.text)}", style="dim italic"))
+            elif isinstance(part, ToolPart):
+                _print_tool(console, part)
+            elif isinstance(part, StepStartPart | StepFinishPart | FilePart):
+                continue
+
+
+def summarize_steps(messages: Sequence[StoredMessage]) -> Mapping[str, int]:
+    """Counts over a session: steps, tool calls, failed calls."""
+    steps = calls = failed = 0
+    for message in messages:
+        if isinstance(message.info, AssistantInfo):
+            steps += 1
+            for part in message.parts:
+                if isinstance(part, ToolPart):
+                    calls += 1
+                    failed += part.state == "error"
+    return {"steps": steps, "calls": calls, "failed": failed}
