@@ -1,0 +1,36 @@
+import tether.permissions as permissions
+
+EXPECTED = {
+    "DEFAULT_AGENT",
+    "Agent",
+    "AgentMode",
+    "AskResult",
+    "Decision",
+    "Effect",
+    "PendingRequest",
+    "PermissionAsked",
+    "PermissionReplied",
+    "PermissionRequest",
+    "PermissionService",
+    "PermissionSource",
+    "Reply",
+    "ResolvedRules",
+    "Rule",
+    "RulesResolver",
+    "Ruleset",
+    "SavedApproval",
+    "SavedApprovals",
+    "StaticRules",
+    "Verdict",
+    "builtin_agents",
+    "evaluate",
+    "evaluate_request",
+    "explain",
+    "wildcard_match",
+}
+
+
+def test_public_surface_is_pinned() -> None:
+    assert set(permissions.__all__) == EXPECTED
+    for name in permissions.__all__:
+        assert getattr(permissions, name) is not None, name

@@ -1,0 +1,88 @@
+"""Saved approvals in SQLite: add (deduplicated), list, remove, and surviving a new process."""
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tether.errors import NotFoundError
+from tether.permissions import Rule, SavedApprovals
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_add_list_remove(saved: SavedApprovals) -> None:
+    added = await saved.add("prj_1", "bash", ["git *", "ls *"])
+    assert [a.resource for a in added] == ["git *", "ls *"]
+    await saved.add("prj_2", "edit", ["*"])
+    assert [(a.project, a.action, a.resource) for a in await saved.list()] == [
+        ("prj_1", "bash", "git *"),
+        ("prj_1", "bash", "ls *"),
+        ("prj_2", "edit", "*"),
+    ]
+    assert [a.resource for a in await saved.list("prj_1")] == ["git *", "ls *"]
+    await saved.remove(added[0].id)
+    assert [a.resource for a in await saved.list("prj_1")] == ["ls *"]
+
+
+async def test_adding_the_same_approval_twice_keeps_one_row(saved: SavedApprovals) -> None:
+    await saved.add("prj_1", "bash", ["git *"])
+    assert await saved.add("prj_1", "bash", ["git *", "git *"]) == []
+    assert len(await saved.list()) == 1
+
+
+async def test_removing_an_unknown_id_is_not_found(saved: SavedApprovals) -> None:
+    with pytest.raises(NotFoundError):
+        await saved.remove("sav_nope")
+
+
+async def test_rules_are_allow_rules_and_reused_while_unchanged(saved: SavedApprovals) -> None:
+    await saved.add("prj_1", "bash", ["git *"])
+    first = await saved.rules("prj_1")
+    assert first.source == "saved"
+    assert first.rules == (Rule("bash", "git *", "allow"),)
+    assert await saved.rules("prj_1") is first
+    await saved.add("prj_1", "bash", ["ls"])
+    assert len(await saved.rules("prj_1")) == 2
+
+
+async def test_table_uses_its_own_name_and_wal_in_a_shared_file(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    with sqlite3.connect(path) as other:  # the session store's own table, created first
+        other.execute("CREATE TABLE session (id TEXT PRIMARY KEY)")
+    async with SavedApprovals(path) as approvals:
+        await approvals.add("prj_1", "edit", ["*"])
+    conn = sqlite3.connect(path)
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert {"session", "permission_saved"} <= tables
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+
+
+_CHILD = """
+import anyio, json, sys
+from tether.permissions import SavedApprovals
+
+async def main():
+    async with SavedApprovals(sys.argv[1]) as saved:
+        if sys.argv[2] == "add":
+            await saved.add("prj_1", "bash", ["npm test"])
+        print(json.dumps([[a.project, a.action, a.resource] for a in await saved.list()]))
+
+anyio.run(main)
+"""
+
+
+async def test_saved_approvals_survive_a_new_process(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    async with SavedApprovals(path) as approvals:
+        await approvals.add("prj_1", "bash", ["git *"])
+    child = await anyio.run_process([sys.executable, "-c", _CHILD, str(path), "add"])
+    assert json.loads(child.stdout) == [["prj_1", "bash", "git *"], ["prj_1", "bash", "npm test"]]
+    async with SavedApprovals(path) as approvals:
+        assert [a.resource for a in await approvals.list("prj_1")] == ["git *", "npm test"]
