@@ -7,6 +7,7 @@ resetting the connection after ``reset_after`` bytes. Every request body is reco
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import struct
@@ -59,7 +60,9 @@ class ReplayServer:
                 raw = self.rfile.read(length) if length else b""
                 outer.requests.append(
                     Recorded(
-                        "POST", self.path, {k.lower(): v for k, v in self.headers.items()},
+                        "POST",
+                        self.path,
+                        {k.lower(): v for k, v in self.headers.items()},
                         json.loads(raw) if raw else None,
                     )
                 )
@@ -79,7 +82,7 @@ class ReplayServer:
                     self.close_connection = True
                     return
                 cuts = [0, *sorted(c for c in reply.splits if 0 < c < len(body)), len(body)]
-                for start, end in zip(cuts, cuts[1:], strict=False):
+                for start, end in itertools.pairwise(cuts):
                     self._chunk(body[start:end])
                     if len(cuts) > 2:
                         # Pacing, not waiting for state: give the client a chance to read each piece on its own

@@ -18,7 +18,7 @@ from .._events import Event, ProviderErrorEvent, StepStart
 from .._model import Model
 from .._request import ModelRequest
 
-__all__ = ["Assembler", "ClientSettings", "SDKModel", "stream_ended_early"]
+__all__ = ["Assembler", "ClientSettings", "ModelLimits", "SDKModel", "stream_ended_early"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -30,6 +30,14 @@ class ClientSettings:
     headers: Mapping[str, str] = field(default_factory=dict[str, str])
     timeout: float | None = None
     max_retries: int = 2
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelLimits:
+    """A model's context window and output limit in tokens (``None`` when unknown)."""
+
+    context: int | None = None
+    output: int | None = None
 
 
 class Assembler(Protocol):
@@ -53,6 +61,7 @@ class SDKModel(Model):
         self.provider = provider
         self.settings = settings
         self._client = client
+        self.limits = ModelLimits()
 
     @property
     def client(self) -> Any:

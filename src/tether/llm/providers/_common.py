@@ -59,7 +59,9 @@ def tool_call_event(
             incomplete=True,
             provider_metadata=provider_metadata,
         )
-    return ToolCallEvent(id=call_id, name=name, input=value, invalid=invalid, provider_metadata=provider_metadata)
+    return ToolCallEvent(
+        id=call_id, name=name, input=value, invalid=invalid, provider_metadata=provider_metadata
+    )
 
 
 def dump_arguments(value: Any) -> str:

@@ -149,7 +149,9 @@ def _body_error(body: Any) -> tuple[str | None, str | None]:
     return (str(code) if code is not None else None), (str(message) if message is not None else None)
 
 
-def error_from_code(code: str | None, message: str, *, body: Any = None, status: int | None = None) -> ProviderError:
+def error_from_code(
+    code: str | None, message: str, *, body: Any = None, status: int | None = None
+) -> ProviderError:
     """The mapped error for a streamed failure identified by an error ``code``/``type`` (no useful status)."""
     if is_context_overflow(message, code):
         return ContextOverflowError(message, status=status, body=body)

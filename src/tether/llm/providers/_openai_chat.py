@@ -32,7 +32,6 @@ from .._request import (
     ModelRequest,
     ReasoningContent,
     TextContent,
-    ToolCallContent,
     UserMessage,
 )
 from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
@@ -53,7 +52,9 @@ def _user_parts(parts: tuple[Text | File, ...]) -> str | list[dict[str, Any]]:
         elif part.mime.startswith("image/"):
             out.append({"type": "image_url", "image_url": {"url": part.data_uri()}})
         else:
-            out.append({"type": "file", "file": {"filename": part.name or "file", "file_data": part.data_uri()}})
+            out.append(
+                {"type": "file", "file": {"filename": part.name or "file", "file_data": part.data_uri()}}
+            )
     return out
 
 
@@ -107,7 +108,10 @@ def build_chat_body(
                         {
                             "id": part.call_id,
                             "type": "function",
-                            "function": {"name": names.wire(part.name), "arguments": dump_arguments(part.input)},
+                            "function": {
+                                "name": names.wire(part.name),
+                                "arguments": dump_arguments(part.input),
+                            },
                         }
                     )
             wire: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
@@ -125,7 +129,9 @@ def build_chat_body(
                 _texts, files = split_content(result.content)
                 if files:
                     # Tool messages take text only: files follow in one user message after all the results.
-                    attachments.append({"type": "text", "text": f"Files returned by tool call {result.call_id}:"})
+                    attachments.append(
+                        {"type": "text", "text": f"Files returned by tool call {result.call_id}:"}
+                    )
                     attachments.extend(p for p in _user_parts(tuple(files)) if isinstance(p, dict))
             if attachments:
                 messages.append({"role": "user", "content": attachments})
@@ -363,5 +369,3 @@ class OpenAIChatModel(SDKModel):
 
     def _map_error(self, exc: BaseException) -> ProviderError:
         return map_openai_error(exc)
-
-

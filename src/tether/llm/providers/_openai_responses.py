@@ -30,7 +30,14 @@ from .._events import (
     ToolInputStart,
     Usage,
 )
-from .._request import AssistantMessage, ModelRequest, ReasoningContent, TextContent, ToolCallContent, UserMessage
+from .._request import (
+    AssistantMessage,
+    ModelRequest,
+    ReasoningContent,
+    TextContent,
+    ToolCallContent,
+    UserMessage,
+)
 from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
 from ._common import CallIds, ToolNames, dump_arguments, tool_call_event
 from ._errors import error_from_code, map_openai_error
@@ -126,7 +133,9 @@ def build_responses_body(
         body["tools"] = [_tool(t, names, strict_tools) for t in request.tools]
         choice = request.tool_choice
         body["tool_choice"] = (
-            choice if choice in ("auto", "none", "required") else {"type": "function", "name": names.wire(choice)}
+            choice
+            if choice in ("auto", "none", "required")
+            else {"type": "function", "name": names.wire(choice)}
         )
     _apply_options(body, request.options)
     return body
@@ -136,7 +145,12 @@ def _call_item(part: ToolCallContent, names: ToolNames, kinds: dict[str, str]) -
     kind = str(_meta(part.provider_metadata).get("type") or "function_call")
     kinds[part.call_id] = kind
     if kind == "custom_tool_call":
-        return {"type": kind, "call_id": part.call_id, "name": names.wire(part.name), "input": str(part.input)}
+        return {
+            "type": kind,
+            "call_id": part.call_id,
+            "name": names.wire(part.name),
+            "input": str(part.input),
+        }
     if kind == "apply_patch_call":
         return {"type": kind, "call_id": part.call_id, "operation": part.input, "status": "completed"}
     return {
@@ -191,13 +205,14 @@ def responses_usage(raw: Any) -> Usage:
 
 
 class _Item:
-    __slots__ = ("args", "call_id", "kind", "name")
+    __slots__ = ("args", "call_id", "done", "kind", "name")
 
     def __init__(self, kind: str, call_id: str = "", name: str = "") -> None:
         self.kind = kind
         self.call_id = call_id
         self.name = name
         self.args: list[str] = []
+        self.done = False
 
 
 _CALL_KINDS = frozenset({"function_call", "custom_tool_call", "apply_patch_call"})
@@ -308,6 +323,7 @@ class ResponsesAssembler:
             self._items[item_id] = state
             out.append(ToolInputStart(id=state.call_id, name=name))
         self._calls += 1
+        state.done = True
         out.append(ToolInputEnd(id=state.call_id, name=state.name))
         meta = {"item_id": item_id, "type": kind}
         if kind == "function_call":
@@ -324,13 +340,17 @@ class ResponsesAssembler:
         elif kind == "custom_tool_call":
             raw = _f(item, "input")
             text = raw if isinstance(raw, str) else "".join(state.args)
-            out.append(ToolCallEvent(id=state.call_id, name=state.name, input=text, provider_metadata={_META: meta}))
+            out.append(
+                ToolCallEvent(id=state.call_id, name=state.name, input=text, provider_metadata={_META: meta})
+            )
         else:
             operation = _f(item, "operation")
             if operation is not None and not isinstance(operation, dict):
                 operation = operation.model_dump(mode="json", exclude_none=True)
             out.append(
-                ToolCallEvent(id=state.call_id, name=state.name, input=operation, provider_metadata={_META: meta})
+                ToolCallEvent(
+                    id=state.call_id, name=state.name, input=operation, provider_metadata={_META: meta}
+                )
             )
         return out
 
@@ -345,20 +365,29 @@ class ResponsesAssembler:
             out.extend(self._cut_off_calls())
         self._done = True
         meta = {_META: {"response_id": self._response_id or _f(response, "id")}}
-        out.append(StepFinish(reason=reason, usage=None if usage is None else responses_usage(usage), provider_metadata=meta))
+        out.append(
+            StepFinish(
+                reason=reason, usage=None if usage is None else responses_usage(usage), provider_metadata=meta
+            )
+        )
         return out
 
     def _cut_off_calls(self) -> list[Event]:
         """Calls still streaming when the response stopped: reported incomplete, never run."""
         out: list[Event] = []
         for state in self._items.values():
-            if state.kind in _CALL_KINDS and state.name and state.call_id and state.args is not None:
-                if state.kind == "function_call" and state.args:
-                    out.append(ToolInputEnd(id=state.call_id, name=state.name))
-                    out.append(
-                        tool_call_event(call_id=state.call_id, name=state.name, raw="".join(state.args), cut_off=True)
+            if state.kind in _CALL_KINDS and not state.done:
+                state.done = True
+                out.append(ToolInputEnd(id=state.call_id, name=state.name))
+                out.append(
+                    ToolCallEvent(
+                        id=state.call_id,
+                        name=state.name,
+                        input="".join(state.args),
+                        invalid="The output limit was reached while the input was being written; the call was not run.",
+                        incomplete=True,
                     )
-                state.args = []
+                )
         return out
 
     def _response_failed(self, event: Any) -> list[Event]:
@@ -368,7 +397,9 @@ class ResponsesAssembler:
     def _error(self, event: Any) -> list[Event]:
         nested = _f(event, "error")
         source = nested if nested is not None else event
-        return self._fail(_f(source, "code") or _f(source, "type"), _f(source, "message") or "Stream error", source)
+        return self._fail(
+            _f(source, "code") or _f(source, "type"), _f(source, "message") or "Stream error", source
+        )
 
     def _fail(self, code: Any, message: str, body: Any) -> list[Event]:
         self._failed = True

@@ -13,9 +13,28 @@ __all__ = ["as_int", "openai_strict_ok", "result_text", "split_content"]
 # Keywords OpenAI's strict mode accepts (structured outputs subset). Anything else makes a schema non-strict.
 _STRICT_KEYWORDS = frozenset(
     {
-        "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$ref",
-        "$defs", "definitions", "description", "title", "pattern", "format", "minimum", "maximum",
-        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "$ref",
+        "$defs",
+        "definitions",
+        "description",
+        "title",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
     }
 )
 _STRICT_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})

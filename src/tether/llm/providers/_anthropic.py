@@ -1,0 +1,469 @@
+"""Anthropic Messages API.
+
+Content blocks stream by ``index``: text, thinking (its ``signature`` must travel back on the next step, or the
+API rejects the history), redacted thinking, and tool_use whose input JSON is split across ``input_json_delta``s at
+arbitrary points (inside escapes too), so it is parsed only at ``content_block_stop``. Empty input means ``{}``. When
+the output limit cuts a tool input, the call is reported ``incomplete`` and never runs. A repeated
+``message_start`` with the same id is ignored; one with a new id (a spliced stream) abandons the first message's
+unfinished blocks and continues with the second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...errors import ProviderError
+from ...tools import File, Text, ToolDefinition
+from .._events import (
+    Event,
+    FinishReason,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    StepFinish,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallEvent,
+    ToolInputDelta,
+    ToolInputEnd,
+    ToolInputStart,
+    ToolResultEvent,
+    Usage,
+)
+from .._request import AssistantMessage, ModelRequest, ReasoningContent, TextContent, UserMessage
+from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._common import CallIds, ToolNames, parse_tool_input, tool_call_event
+from ._errors import map_anthropic_error
+from ._wire import as_int, result_text
+
+__all__ = ["AnthropicAssembler", "AnthropicModel", "build_anthropic_body"]
+
+_META = "anthropic"
+DEFAULT_MAX_TOKENS = 8192
+
+_FINISH: Mapping[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool-calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content-filter",
+}
+
+
+def _blocks(parts: tuple[Text | File, ...]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, Text):
+            if part.text:
+                out.append({"type": "text", "text": part.text})
+            continue
+        kind = "image" if part.mime.startswith("image/") else "document"
+        if part.data is not None:
+            source = {"type": "base64", "media_type": part.mime, "data": part.data}
+        else:
+            source = {"type": "url", "url": part.uri}
+        out.append({"type": kind, "source": source})
+    return out
+
+
+def _meta(provider_metadata: Any) -> Mapping[str, Any]:
+    if provider_metadata is None:
+        return {}
+    found = provider_metadata.get(_META)
+    return found if isinstance(found, Mapping) else {}
+
+
+def _tool(defn: ToolDefinition, names: ToolNames) -> dict[str, Any]:
+    return {
+        "name": names.wire(defn.name),
+        "description": defn.description,
+        "input_schema": dict(defn.input_schema),
+    }
+
+
+def build_anthropic_body(
+    request: ModelRequest, model_id: str, *, names: ToolNames, max_tokens: int = DEFAULT_MAX_TOKENS
+) -> dict[str, Any]:
+    """The ``/v1/messages`` body for ``request`` (pure; snapshot-tested).
+
+    Tool results go back as ``tool_result`` blocks in one user message (``is_error`` for failures, images as image
+    blocks); thinking blocks go back with their signatures; consecutive same-role messages are merged.
+    """
+    messages: list[dict[str, Any]] = []
+
+    def add(role: str, content: list[dict[str, Any]]) -> None:
+        if not content:
+            return
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(content)
+        else:
+            messages.append({"role": role, "content": content})
+
+    for message in request.messages:
+        if isinstance(message, UserMessage):
+            add("user", _blocks(message.content))
+        elif isinstance(message, AssistantMessage):
+            blocks: list[dict[str, Any]] = []
+            for part in message.content:
+                if isinstance(part, TextContent):
+                    if part.text:
+                        blocks.append({"type": "text", "text": part.text})
+                elif isinstance(part, ReasoningContent):
+                    meta = _meta(part.provider_metadata)
+                    if meta.get("redacted_data"):
+                        blocks.append({"type": "redacted_thinking", "data": meta["redacted_data"]})
+                    elif meta.get("signature"):
+                        blocks.append(
+                            {"type": "thinking", "thinking": part.text, "signature": meta["signature"]}
+                        )
+                    # thinking without a signature (another provider's, or cut off) cannot be sent back
+                else:
+                    value = part.input if isinstance(part.input, dict) else {}
+                    blocks.append(
+                        {
+                            "type": "tool_use",
+                            "id": part.call_id,
+                            "name": names.wire(part.name),
+                            "input": value,
+                        }
+                    )
+            add("assistant", blocks)
+        else:
+            results: list[dict[str, Any]] = []
+            for result in message.results:
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.call_id}
+                if any(isinstance(p, File) for p in result.content):
+                    block["content"] = _blocks(result.content)
+                else:
+                    block["content"] = result_text(result.content)
+                if result.is_error:
+                    block["is_error"] = True
+                results.append(block)
+            add("user", results)
+    body: dict[str, Any] = {"model": model_id, "max_tokens": max_tokens, "messages": messages, "stream": True}
+    if request.system:
+        body["system"] = [{"type": "text", "text": s} for s in request.system]
+    if request.tools:
+        body["tools"] = [_tool(t, names) for t in request.tools]
+        choice = request.tool_choice
+        if choice == "none":
+            body["tool_choice"] = {"type": "none"}
+        elif choice == "required":
+            body["tool_choice"] = {"type": "any"}
+        elif choice != "auto":
+            body["tool_choice"] = {"type": "tool", "name": names.wire(choice)}
+    _apply_options(body, request.options)
+    return body
+
+
+def _apply_options(body: dict[str, Any], options: Mapping[str, Any]) -> None:
+    for key, value in options.items():
+        if value is None:
+            continue
+        if key == "max_tokens":
+            body["max_tokens"] = value
+        elif key == "thinking_budget":
+            body["thinking"] = {"type": "enabled", "budget_tokens": int(value)}
+        elif key == "extra_body" and isinstance(value, Mapping):
+            body.update(value)
+        elif key in ("temperature", "top_p", "top_k", "stop_sequences", "thinking", "metadata"):
+            body[key] = value
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+
+
+class _Block:
+    __slots__ = ("args", "data", "id", "initial", "kind", "name", "signature")
+
+    def __init__(self, kind: str, block_id: str, name: str = "") -> None:
+        self.kind = kind
+        self.id = block_id
+        self.name = name
+        self.args: list[str] = []
+        self.signature: str | None = None
+        self.data: str | None = None
+        self.initial: Any = None
+
+
+class AnthropicAssembler:
+    """Turns Messages stream events into tether events (pure, synchronous)."""
+
+    def __init__(self, *, ids: CallIds, names: ToolNames) -> None:
+        self._ids = ids
+        self._names = names
+        self._message_id: str | None = None
+        self._blocks: dict[int, _Block] = {}
+        self._held: list[
+            _Block
+        ] = []  # tool inputs that did not parse: complete or cut off? the stop reason says
+        self._counter = 0
+        self._server_tools: dict[str, str] = {}
+        self._stop_reason: str | None = None
+        self._stop_details: Any = None
+        self._finished = False
+        self._input = 0
+        self._cache_read = 0
+        self._cache_write = 0
+        self._output = 0
+        self._handlers = {
+            "message_start": self._message_start,
+            "content_block_start": self._block_start,
+            "content_block_delta": self._block_delta,
+            "content_block_stop": self._block_stop,
+            "message_delta": self._message_delta,
+            "message_stop": self._message_stop,
+        }
+
+    def feed(self, item: Any) -> list[Event]:
+        if self._finished:
+            return []
+        handler = self._handlers.get(item.type)
+        return handler(item) if handler is not None else []
+
+    def _usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        value = getattr(usage, "input_tokens", None)
+        if value is not None:
+            self._input = value
+        value = getattr(usage, "cache_read_input_tokens", None)
+        if value is not None:
+            self._cache_read = value
+        value = getattr(usage, "cache_creation_input_tokens", None)
+        if value is not None:
+            self._cache_write = value
+        value = getattr(usage, "output_tokens", None)
+        if value is not None:
+            self._output = value
+
+    def _message_start(self, event: Any) -> list[Event]:
+        message = event.message
+        out: list[Event] = []
+        if self._message_id is not None:
+            if message.id == self._message_id:
+                return out  # a duplicated message_start
+            out.extend(self._abandon())
+        self._message_id = message.id
+        self._usage(message.usage)
+        return out
+
+    def _abandon(self) -> list[Event]:
+        """A second message spliced into the stream: close the first one's unfinished blocks without content."""
+        out: list[Event] = []
+        for block in self._blocks.values():
+            if block.kind == "text":
+                out.append(TextEnd(id=block.id))
+            elif block.kind in ("thinking", "redacted_thinking"):
+                out.append(ReasoningEnd(id=block.id))  # no signature: it is not replayed
+            elif block.kind == "tool_use":
+                out.append(ToolInputEnd(id=block.id, name=block.name))
+                out.append(
+                    ToolCallEvent(
+                        id=block.id,
+                        name=block.name,
+                        input="".join(block.args),
+                        invalid="The response was restarted before these arguments were complete; the call was not run.",
+                        incomplete=True,
+                    )
+                )
+        self._blocks = {}
+        return out
+
+    def _next_id(self, prefix: str) -> str:
+        block_id = f"{prefix}-{self._counter}"
+        self._counter += 1
+        return block_id
+
+    def _block_start(self, event: Any) -> list[Event]:
+        block = event.content_block
+        kind = block.type
+        if kind == "text":
+            state = _Block(kind, self._next_id("text"))
+            self._blocks[event.index] = state
+            out: list[Event] = [TextStart(id=state.id)]
+            if block.text:
+                out.append(TextDelta(id=state.id, text=block.text))
+            return out
+        if kind in ("thinking", "redacted_thinking"):
+            state = _Block(kind, self._next_id("reasoning"))
+            state.data = getattr(block, "data", None)
+            state.signature = getattr(block, "signature", None) or None
+            self._blocks[event.index] = state
+            out = [ReasoningStart(id=state.id)]
+            if getattr(block, "thinking", None):
+                out.append(ReasoningDelta(id=state.id, text=block.thinking))
+            return out
+        if kind in ("tool_use", "server_tool_use"):
+            name = self._names.tether(block.name) if kind == "tool_use" else block.name
+            state = _Block(kind, self._ids.assign(block.id), name)
+            state.initial = block.input
+            self._blocks[event.index] = state
+            if kind == "server_tool_use":
+                self._server_tools[block.id] = name
+            return [ToolInputStart(id=state.id, name=name)]
+        if kind.endswith("_tool_result"):
+            tool_use_id = str(getattr(block, "tool_use_id", ""))
+            content: Any = getattr(block, "content", None)
+            if isinstance(content, list):
+                result: Any = [_plain(c) for c in content]
+            else:
+                result = _plain(content)
+            name = self._server_tools.get(tool_use_id) or kind.removesuffix("_tool_result")
+            return [ToolResultEvent(id=tool_use_id, name=name, result=result)]
+        return []
+
+    def _block_delta(self, event: Any) -> list[Event]:
+        state = self._blocks.get(event.index)
+        if state is None:
+            return []
+        delta = event.delta
+        kind = delta.type
+        if kind == "text_delta":
+            return [TextDelta(id=state.id, text=delta.text)]
+        if kind == "input_json_delta":
+            text = delta.partial_json
+            if not text:
+                return []
+            state.args.append(text)
+            return [ToolInputDelta(id=state.id, name=state.name, text=text)]
+        if kind == "thinking_delta":
+            return [ReasoningDelta(id=state.id, text=delta.thinking)]
+        if kind == "signature_delta":
+            state.signature = (state.signature or "") + delta.signature
+        return []
+
+    def _block_stop(self, event: Any) -> list[Event]:
+        state = self._blocks.pop(event.index, None)
+        if state is None:
+            return []
+        return self._close(state)
+
+    def _close(self, state: _Block, *, cut_off: bool = False) -> list[Event]:
+        if state.kind == "text":
+            return [TextEnd(id=state.id)]
+        if state.kind == "thinking":
+            meta = {_META: {"signature": state.signature}} if state.signature else None
+            return [ReasoningEnd(id=state.id, provider_metadata=meta)]
+        if state.kind == "redacted_thinking":
+            return [ReasoningEnd(id=state.id, provider_metadata={_META: {"redacted_data": state.data}})]
+        out: list[Event] = [ToolInputEnd(id=state.id, name=state.name)]
+        raw = "".join(state.args)
+        initial = state.initial if isinstance(state.initial, dict) and state.initial else None
+        if not cut_off and parse_tool_input(raw)[1] is not None:
+            self._held.append(state)  # invalid JSON: whether it was cut off is known only at message_delta
+            return out
+        event = tool_call_event(call_id=state.id, name=state.name, raw=raw, cut_off=cut_off, empty=initial)
+        if state.kind == "server_tool_use":
+            event = ToolCallEvent(id=event.id, name=event.name, input=event.input, provider_executed=True)
+        out.append(event)
+        return out
+
+    def _message_delta(self, event: Any) -> list[Event]:
+        delta = event.delta
+        if delta.stop_reason is not None:
+            self._stop_reason = delta.stop_reason
+        details = getattr(delta, "stop_details", None)
+        if details is not None:
+            self._stop_details = details
+        self._usage(event.usage)
+        return []
+
+    def _message_stop(self, event: Any) -> list[Event]:
+        return self._end()
+
+    def _end(self) -> list[Event]:
+        self._finished = True
+        cut_off = self._stop_reason in ("max_tokens", "model_context_window_exceeded")
+        out: list[Event] = []
+        for state in self._held:
+            out.append(
+                tool_call_event(call_id=state.id, name=state.name, raw="".join(state.args), cut_off=cut_off)
+            )
+        self._held = []
+        for index in sorted(self._blocks):
+            out.extend(self._close(self._blocks[index], cut_off=True))
+        self._blocks = {}
+        usage = Usage(
+            input_tokens=self._input + self._cache_read + self._cache_write,
+            output_tokens=self._output,
+            cache_read_tokens=self._cache_read,
+            cache_write_tokens=self._cache_write,
+        )
+        meta: dict[str, Any] = {"message_id": self._message_id, "stop_reason": self._stop_reason}
+        if self._stop_details is not None:
+            details = self._stop_details
+            meta["stop_details"] = (
+                details.model_dump(mode="json") if hasattr(details, "model_dump") else details
+            )
+        reason = _FINISH.get(self._stop_reason or "", "unknown")
+        out.append(StepFinish(reason=reason, usage=usage, provider_metadata={_META: meta}))
+        return out
+
+    def finish(self) -> list[Event]:
+        if self._finished:
+            return []
+        if self._stop_reason is not None:  # message_delta arrived, message_stop did not
+            return self._end()
+        out: list[Event] = []
+        for state in self._blocks.values():
+            if state.kind == "text":
+                out.append(TextEnd(id=state.id))
+            elif state.kind != "tool_use":
+                out.append(ReasoningEnd(id=state.id))
+        out.append(stream_ended_early())
+        return out
+
+
+def anthropic_usage(usage: Any) -> Usage:
+    read = as_int(getattr(usage, "cache_read_input_tokens", 0))
+    write = as_int(getattr(usage, "cache_creation_input_tokens", 0))
+    return Usage(
+        input_tokens=as_int(getattr(usage, "input_tokens", 0)) + read + write,
+        output_tokens=as_int(getattr(usage, "output_tokens", 0)),
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+class AnthropicModel(SDKModel):
+    """A model served over Anthropic's Messages API."""
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        provider: str = "anthropic",
+        settings: ClientSettings | None = None,
+        client: Any = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
+        super().__init__(model_id, provider=provider, settings=settings or ClientSettings(), client=client)
+        self.max_tokens = max_tokens
+
+    def _make_client(self) -> Any:
+        from ._clients import anthropic_client
+
+        return anthropic_client(self.settings)
+
+    def build_body(self, request: ModelRequest) -> tuple[dict[str, Any], Assembler]:
+        names = ToolNames(request.tools)
+        body = build_anthropic_body(request, self.model_id, names=names, max_tokens=self.max_tokens)
+        return body, AnthropicAssembler(ids=CallIds.from_history(request.messages), names=names)
+
+    async def _open(self, body: dict[str, Any]) -> Any:
+        create: Any = self.client.messages.create
+        return await create(**body)
+
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        from ._clients import anthropic_errors
+
+        return anthropic_errors()
+
+    def _map_error(self, exc: BaseException) -> ProviderError:
+        return map_anthropic_error(exc)
