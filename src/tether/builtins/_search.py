@@ -1,0 +1,46 @@
+"""What glob, grep and list share: the search directory checks and ripgrep's base flags."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import ToolFailure
+from ..location import Location, ResolvedPath
+from ._common import resolve_or_fail
+
+__all__ = ["BASE_FLAGS", "DEFAULT_LIMIT", "check_directory", "mtime", "search_root"]
+
+DEFAULT_LIMIT = 100
+# --no-require-git: .gitignore applies even when the project is not (yet) a git repository.
+BASE_FLAGS = ("--no-config", "--no-require-git")
+
+
+async def search_root(location: Location, path: str | None) -> ResolvedPath:
+    """Resolve a search path (default: the Location root) as a directory boundary.
+
+    Raises:
+        ToolFailure: the path cannot be resolved safely.
+    """
+    return await resolve_or_fail(location, path if path and path.strip() else ".", "directory")
+
+
+def mtime(path: Path) -> float:
+    """The modification time of ``path``, or 0 when it vanished meanwhile."""
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def check_directory(resolved: ResolvedPath, original: str | None) -> None:
+    """Fail unless the search path is an existing directory.
+
+    Raises:
+        ToolFailure: it does not exist or is not a directory.
+    """
+    shown = (original or ".").strip()
+    if not resolved.path.exists():
+        raise ToolFailure(f"Search path does not exist: {shown}")
+    if not resolved.path.is_dir():
+        raise ToolFailure(f"Search path is not a directory: {shown}")

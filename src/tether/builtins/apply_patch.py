@@ -1,0 +1,205 @@
+"""The ``apply_patch`` tool: add, delete, update and move files with one ``*** Begin Patch`` text.
+
+Order: parse (nothing touched on a format error) → resolve every target (sources and move destinations) → ask
+``external_directory`` once per directory, then one ``edit`` over all resources → only then read and write, one
+hunk after another. Each hunk is verified against the file as it is when its turn comes (a later hunk sees the
+earlier ones); a failure after earlier hunks reports what was applied, and those changes stay (there is no rollback,
+matching the upstream scenario suite). Adds and moves overwrite an existing destination, as upstream does.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio.to_thread
+from pydantic import BaseModel, Field
+
+from ..errors import ToolFailure
+from ..location import (
+    ResolvedPath,
+    authorize_edit,
+    decode_text,
+    encode_text,
+    write_bytes_sync,
+    write_if_unchanged_sync,
+)
+from ..tools import Text, Tool, ToolContext, ToolResponse
+from ._common import file_diff, resolve_or_fail
+from ._deps import BuiltinDeps
+from ._patch import Hunk, PatchError, apply_chunks, parse_patch
+
+__all__ = ["ApplyPatchInput", "make"]
+
+DESCRIPTION = """Apply a patch that adds, deletes, updates or moves files. The format:
+
+*** Begin Patch
+*** Add File: path/to/new.txt
++every line of the new file, prefixed with +
+*** Delete File: path/to/old.txt
+*** Update File: path/to/file.py
+*** Move to: path/to/renamed.py      (optional)
+@@ def some_function():              (optional context line to locate the change)
+ an unchanged line (prefixed with a space)
+-a removed line
++an added line
+*** End of File                      (optional: the change is at the end of the file)
+*** End Patch
+
+Paths are relative to the project directory (or absolute; paths outside the project need approval). Include about
+three lines of unchanged context around each change so it can be located. Hunks apply in order."""
+
+
+class ApplyPatchInput(BaseModel):
+    """Input of the apply_patch tool."""
+
+    patch_text: str = Field(description="The full patch text, from *** Begin Patch to *** End Patch")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Planned:
+    hunk: Hunk
+    target: ResolvedPath
+    move_to: ResolvedPath | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Applied:
+    kind: Literal["add", "update", "delete"]
+    resource: str
+    target: str
+    diff: dict[str, Any]
+
+    @property
+    def line(self) -> str:
+        return f"{'A' if self.kind == 'add' else 'D' if self.kind == 'delete' else 'M'} {self.resource}"
+
+
+class _HunkError(Exception):
+    pass
+
+
+def _apply_one(item: _Planned) -> _Applied:
+    hunk = item.hunk
+    target = item.target
+    path = target.path
+    if hunk.kind == "add":
+        old_text: str | None = None
+        if path.is_dir():
+            raise _HunkError("a directory exists at this path")
+        if path.is_file():
+            try:
+                old_text = decode_text(path.read_bytes()).text
+            except UnicodeDecodeError:
+                old_text = None
+        write_bytes_sync(path, encode_text(hunk.contents, bom=False))
+        return _Applied(
+            kind="add",
+            resource=target.resource,
+            target=str(path),
+            diff=file_diff(old_text, hunk.contents, target.resource),
+        )
+    if hunk.kind == "delete":
+        if not path.exists():
+            raise _HunkError("file does not exist")
+        if not path.is_file():
+            raise _HunkError("not a regular file")
+        try:
+            old_text = decode_text(path.read_bytes()).text
+        except UnicodeDecodeError:
+            old_text = ""
+        os.remove(path)
+        return _Applied(
+            kind="delete",
+            resource=target.resource,
+            target=str(path),
+            diff=file_diff(old_text, None, target.resource),
+        )
+    if not path.is_file():
+        raise _HunkError(f"Failed to read file to update: {target.resource}")
+    raw = path.read_bytes()
+    try:
+        decoded = decode_text(raw)
+    except UnicodeDecodeError:
+        raise _HunkError("file is not valid UTF-8") from None
+    try:
+        new_text = apply_chunks(decoded.text, hunk.chunks, target.resource)
+    except PatchError as exc:
+        raise _HunkError(str(exc)) from None
+    data = encode_text(new_text, bom=decoded.bom)
+    destination = item.move_to
+    if destination is None or destination.path == path:
+        write_if_unchanged_sync(path, raw, data)
+        resource = target.resource
+    else:
+        if destination.path.is_dir():
+            raise _HunkError(f"a directory exists at the move destination {destination.resource}")
+        write_bytes_sync(destination.path, data)
+        os.remove(path)
+        resource = destination.resource
+    return _Applied(
+        kind="update",
+        resource=resource,
+        target=str(destination.path if destination else path),
+        diff=file_diff(decoded.text, new_text, resource),
+    )
+
+
+def make(deps: BuiltinDeps) -> Tool[ApplyPatchInput, Any]:
+    """Build the apply_patch tool bound to ``deps`` (permission action ``edit``)."""
+    location = deps.location
+    permissions = deps.permissions
+
+    async def execute(input: ApplyPatchInput, ctx: ToolContext) -> ToolResponse[Any]:
+        text = input.patch_text
+        if not text.strip():
+            raise ToolFailure("patch_text is required")
+        try:
+            hunks = parse_patch(text)
+        except PatchError as exc:
+            raise ToolFailure(f"apply_patch verification failed: {exc}") from None
+        if not hunks:
+            raise ToolFailure("patch rejected: empty patch")
+        planned: list[_Planned] = []
+        for hunk in hunks:
+            target = await resolve_or_fail(location, hunk.path)
+            move_to = await resolve_or_fail(location, hunk.move_to) if hunk.move_to else None
+            planned.append(_Planned(hunk=hunk, target=target, move_to=move_to))
+        everything = [p for item in planned for p in (item.target, item.move_to) if p is not None]
+        await authorize_edit(
+            permissions,
+            ctx,
+            everything,
+            metadata={"filepath": ", ".join(dict.fromkeys(p.resource for p in everything))},
+        )
+        applied: list[_Applied] = []
+        for item in planned:
+            try:
+                applied.append(await anyio.to_thread.run_sync(_apply_one, item))
+            except (_HunkError, ToolFailure, OSError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                where = item.target.resource
+                metadata = {"applied": [_record(a) for a in applied], "files": [a.diff for a in applied]}
+                if not applied:
+                    raise ToolFailure(
+                        f"Unable to apply patch at {where}: {reason}", metadata=metadata
+                    ) from None
+                done = ", ".join(a.resource for a in applied)
+                summary = "Applied patch sequentially:\n" + "\n".join(a.line for a in applied)
+                raise ToolFailure(
+                    f"Patch partially applied before failing at {where}. Applied: {done}\n{reason}",
+                    partial=[Text(summary)],
+                    metadata=metadata,
+                ) from None
+        return ToolResponse(
+            content="Applied patch sequentially:\n" + "\n".join(a.line for a in applied),
+            metadata={"applied": [_record(a) for a in applied], "files": [a.diff for a in applied]},
+            title=", ".join(a.resource for a in applied),
+        )
+
+    return Tool(description=DESCRIPTION, input=ApplyPatchInput, execute=execute, permission="edit")
+
+
+def _record(applied: _Applied) -> dict[str, str]:
+    return {"type": applied.kind, "resource": applied.resource, "target": applied.target}

@@ -1,0 +1,118 @@
+"""The ``edit`` tool: replace one exact (or carefully fuzzy-matched) occurrence of a string in a file.
+
+Checks, in order: identical strings, empty ``old_string``, resolve, permissions (``external_directory`` then
+``edit``), then read. Nothing is read before approval, so a denied edit reveals neither the file nor whether
+``old_string`` matches. Matching runs on the text without its BOM, with ``old_string``/``new_string`` converted to the
+file's line-ending style; the result is written only if the file still holds the bytes read (write-if-unchanged).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..errors import ToolFailure
+from ..location import authorize_edit, decode_text, encode_text, line_ending, read_bytes, write_if_unchanged
+from ..tools import Tool, ToolContext, ToolResponse
+from ._common import file_diff, resolve_or_fail
+from ._deps import BuiltinDeps
+from ._replacers import AmbiguousMatch, NoMatch, SpanTooLarge, replace
+
+__all__ = ["EditInput", "make"]
+
+DESCRIPTION = """Replace text in an existing file.
+
+- `path` is relative to the project directory, or absolute (paths outside the project need approval).
+- `old_string` must match the file's text, including whitespace and indentation (read the file first; do not
+  include the `N: ` line-number prefixes of the read output). It must be unique in the file unless `replace_all`.
+- `new_string` replaces it; it must differ from `old_string`.
+- `replace_all` replaces every occurrence (for renames).
+- To create a file or replace all of its content, use `write`."""
+
+MAX_DIFF_LINES = 6
+MAX_DIFF_CHARS = 240
+
+
+class EditInput(BaseModel):
+    """Input of the edit tool."""
+
+    path: str = Field(description="The file to edit (relative to the project, or absolute)")
+    old_string: str = Field(description="The exact text to replace")
+    new_string: str = Field(description="The text to replace it with (must differ from old_string)")
+    replace_all: bool = Field(default=False, description="Replace every occurrence of old_string")
+
+
+def _short_diff(old: str, new: str) -> str:
+    def side(text: str, mark: str) -> list[str]:
+        lines = text.replace("\r\n", "\n").split("\n")
+        out = [
+            mark + (line[:MAX_DIFF_CHARS] + "..." if len(line) > MAX_DIFF_CHARS else line)
+            for line in lines[:MAX_DIFF_LINES]
+        ]
+        if len(lines) > MAX_DIFF_LINES:
+            out.append(mark + "...")
+        return out
+
+    return "```diff\n" + "\n".join([*side(old, "-"), *side(new, "+")]) + "\n```"
+
+
+def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
+    """Build the edit tool bound to ``deps`` (permission action ``edit``)."""
+    location = deps.location
+    permissions = deps.permissions
+
+    async def execute(input: EditInput, ctx: ToolContext) -> ToolResponse[Any]:
+        if input.old_string == input.new_string:
+            raise ToolFailure("No changes to apply: old_string and new_string are identical.")
+        if input.old_string == "":
+            raise ToolFailure("old_string must not be empty. Use write to create or overwrite a file.")
+        resolved = await resolve_or_fail(location, input.path)
+        await authorize_edit(permissions, ctx, resolved, metadata={"filepath": str(resolved.path)})
+        label = resolved.resource
+        try:
+            raw = await read_bytes(resolved.path)
+        except IsADirectoryError:
+            raise ToolFailure(f"Path is a directory, not a file: {label}") from None
+        except OSError as exc:
+            raise ToolFailure(f"Unable to edit {input.path.strip()}: {exc.strerror or exc}") from exc
+        if raw is None:
+            raise ToolFailure(f"File not found: {input.path.strip()}")
+        try:
+            decoded = decode_text(raw)
+        except UnicodeDecodeError:
+            raise ToolFailure(f"File is not valid UTF-8: {label}") from None
+        text = decoded.text
+        eol = line_ending(text)
+        old = input.old_string.replace("\r\n", "\n")
+        new = input.new_string.replace("\r\n", "\n")
+        if eol == "\r\n":
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        try:
+            updated, count = replace(text, old, new, replace_all=input.replace_all)
+        except NoMatch:
+            raise ToolFailure(
+                "Could not find old_string in the file. It must match exactly, including whitespace and "
+                "indentation. Read the file again and copy the text exactly."
+            ) from None
+        except AmbiguousMatch:
+            raise ToolFailure(
+                "Found multiple matches for old_string. Provide more surrounding context or set replace_all to true."
+            ) from None
+        except SpanTooLarge:
+            raise ToolFailure(
+                "Refusing replacement because the matched span is much larger than old_string. Re-read the file "
+                "and provide the full exact old_string for the intended replacement."
+            ) from None
+        try:
+            await write_if_unchanged(resolved.path, raw, encode_text(updated, bom=decoded.bom))
+        except OSError as exc:
+            raise ToolFailure(f"Unable to edit {input.path.strip()}: {exc.strerror or exc}") from exc
+        diff = file_diff(text, updated, label)
+        return ToolResponse(
+            content=f"Edited file successfully: {label}\nReplacements: {count}\n{_short_diff(input.old_string, input.new_string)}",
+            metadata={"files": [diff], "replacements": count, "resource": label},
+            title=label,
+        )
+
+    return Tool(description=DESCRIPTION, input=EditInput, execute=execute, permission="edit")

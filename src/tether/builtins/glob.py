@@ -1,0 +1,102 @@
+"""The ``glob`` tool: files whose path matches a glob pattern, newest first, via ripgrep's file listing.
+
+ripgrep respects ``.gitignore``/``.ignore``/``.rgignore`` and skips hidden files. The tool reads at most
+``limit + 1`` paths (the extra one only detects truncation), stops ripgrep, and sorts what it kept by modification
+time, newest first (so with truncation the order covers the files returned, as in the reference).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+from pydantic import BaseModel, Field
+
+from ..errors import ToolFailure
+from ..location import require_external
+from ..permissions import PermissionRequest
+from ..tools import Tool, ToolContext, ToolResponse
+from ._deps import BuiltinDeps
+from ._rg import rg_lines
+from ._search import BASE_FLAGS, DEFAULT_LIMIT, check_directory, mtime, search_root
+
+__all__ = ["GlobInput", "glob_args", "make"]
+
+DESCRIPTION = """Find files by name with a glob pattern such as `**/*.py` or `src/**/test_*.ts`.
+
+- `path` is the directory to search (default: the project directory).
+- Files ignored by .gitignore/.ignore and hidden files are skipped.
+- Returns absolute paths, most recently modified first, at most `limit` (default 100).
+- To search file contents, use `grep`."""
+
+
+class GlobInput(BaseModel):
+    """Input of the glob tool."""
+
+    pattern: str = Field(min_length=1, description="The glob pattern to match file paths against")
+    path: str | None = Field(
+        default=None, description="The directory to search (default: the project directory)"
+    )
+    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=10_000, description="The maximum number of results")
+
+
+def glob_args(pattern: str) -> list[str]:
+    """ripgrep's arguments for listing files that match ``pattern`` under the working directory."""
+    return [*BASE_FLAGS, "--files", f"--glob={pattern}", "--glob=!**/.git/**", "."]
+
+
+def _sorted(root: Path, names: list[str]) -> list[str]:
+    paths = [root / name.removeprefix("./") for name in names]
+    keyed = sorted((-mtime(p), str(p)) for p in paths)
+    return [p for _, p in keyed]
+
+
+def make(deps: BuiltinDeps) -> Tool[GlobInput, Any]:
+    """Build the glob tool bound to ``deps``."""
+    location = deps.location
+    permissions = deps.permissions
+
+    async def execute(input: GlobInput, ctx: ToolContext) -> ToolResponse[Any]:
+        resolved = await search_root(location, input.path)
+        await require_external(permissions, ctx, resolved)
+        await permissions.assert_(
+            PermissionRequest.from_context(
+                ctx,
+                action="glob",
+                resources=[input.pattern],
+                save=["*"],
+                metadata={"root": str(location.root), "path": resolved.resource, "limit": input.limit},
+            )
+        )
+        check_directory(resolved, input.path)
+        names: list[str] = []
+        want = input.limit + 1
+        async with rg_lines(glob_args(input.pattern), cwd=resolved.path) as rg:
+            async for batch in rg.batches():
+                names.extend(line.decode("utf-8", "surrogateescape") for line in batch if line)
+                if len(names) >= want:
+                    break
+            code = None if len(names) >= want else await rg.wait()
+            errors = rg.stderr
+        if code == 2 and not names:
+            message = errors.decode("utf-8", "replace").strip()
+            raise ToolFailure(f"Unable to find files matching {input.pattern}: {message}")
+        truncated = len(names) > input.limit
+        paths = await anyio.to_thread.run_sync(_sorted, resolved.path, names[: input.limit])
+        if not paths:
+            text = "No files found"
+        else:
+            text = "\n".join(paths)
+            if truncated:
+                text += (
+                    f"\n\n(Results are truncated: showing first {input.limit} results. "
+                    "Consider using a more specific path or pattern.)"
+                )
+        return ToolResponse(
+            content=text,
+            metadata={"count": len(paths), "truncated": truncated},
+            title=resolved.resource,
+        )
+
+    return Tool(description=DESCRIPTION, input=GlobInput, execute=execute)

@@ -1,0 +1,176 @@
+"""The ``grep`` tool: lines matching a regular expression, grouped per file, files newest first, via ripgrep.
+
+The tool reads at most ``limit + 1`` matching lines (the extra one only detects truncation), then stops ripgrep. A
+file path searches exactly that file. Hidden files are searched (as the reference does); ``.git`` never is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+from pydantic import BaseModel, Field
+
+from ..errors import ToolFailure
+from ..location import require_external
+from ..permissions import PermissionRequest
+from ..tools import Tool, ToolContext, ToolResponse
+from ._deps import BuiltinDeps
+from ._rg import rg_lines
+from ._search import BASE_FLAGS, DEFAULT_LIMIT, mtime, search_root
+
+__all__ = ["GrepInput", "grep_args", "make"]
+
+MAX_LINE_CHARS = 2000
+
+DESCRIPTION = """Search file contents with a regular expression (ripgrep syntax, e.g. `def \\w+\\(` or `TODO|FIXME`).
+
+- `path` is a directory to search (default: the project directory) or a single file.
+- `include` restricts the files searched with a glob, e.g. `*.py` or `*.{ts,tsx}`.
+- `literal: true` searches for the text as is; `case_sensitive: false` ignores case.
+- Returns matching lines with their line numbers, grouped per file, most recently modified files first, at most
+  `limit` lines (default 100). Files ignored by .gitignore/.ignore are skipped.
+- To find files by name, use `glob`."""
+
+
+class GrepInput(BaseModel):
+    """Input of the grep tool."""
+
+    pattern: str = Field(
+        min_length=1, description="The regular expression (or text, with literal) to search for"
+    )
+    path: str | None = Field(default=None, description="A directory or file to search (default: the project)")
+    include: str | None = Field(
+        default=None, description='A glob restricting the files searched, e.g. "*.py"'
+    )
+    literal: bool = Field(default=False, description="Treat the pattern as literal text, not a regex")
+    case_sensitive: bool = Field(default=True, description="Match case exactly (default true)")
+    limit: int = Field(
+        default=DEFAULT_LIMIT, ge=1, le=10_000, description="The maximum number of matching lines"
+    )
+
+
+def grep_args(
+    pattern: str,
+    *,
+    target: str = ".",
+    include: str | None = None,
+    literal: bool = False,
+    case_sensitive: bool = True,
+) -> list[str]:
+    """ripgrep's arguments for a grep call (output: ``path NUL line:text`` per matching line)."""
+    args = [
+        *BASE_FLAGS,
+        "--hidden",
+        "--no-messages",
+        "--null",
+        "--line-number",
+        "--with-filename",
+        "--no-heading",
+        "--color=never",
+        "--glob=!**/.git/**",
+    ]
+    if include:
+        args.append(f"--glob={include}")
+    if literal:
+        args.append("--fixed-strings")
+    args.append("--case-sensitive" if case_sensitive else "--ignore-case")
+    args += ["--regexp", pattern, "--", target]
+    return args
+
+
+def _group(root: Path, records: list[tuple[str, int, str]]) -> list[tuple[Path, list[tuple[int, str]]]]:
+    files: dict[str, list[tuple[int, str]]] = {}
+    for name, number, text in records:
+        files.setdefault(name, []).append((number, text))
+    grouped = [(root / name.removeprefix("./"), sorted(lines)) for name, lines in files.items()]
+    grouped.sort(key=lambda item: (-mtime(item[0]), str(item[0])))
+    return grouped
+
+
+def _parse(line: bytes) -> tuple[str, int, str] | None:
+    name, sep, rest = line.partition(b"\0")
+    if not sep:
+        return None
+    number, sep, text = rest.partition(b":")
+    if not sep or not number.isdigit():
+        return None
+    decoded = text.decode("utf-8", "replace").removesuffix("\r")
+    if len(decoded) > MAX_LINE_CHARS:
+        decoded = decoded[:MAX_LINE_CHARS] + "..."
+    return name.decode("utf-8", "surrogateescape"), int(number), decoded
+
+
+def make(deps: BuiltinDeps) -> Tool[GrepInput, Any]:
+    """Build the grep tool bound to ``deps``."""
+    location = deps.location
+    permissions = deps.permissions
+
+    async def execute(input: GrepInput, ctx: ToolContext) -> ToolResponse[Any]:
+        resolved = await search_root(location, input.path)
+        await require_external(permissions, ctx, resolved)
+        await permissions.assert_(
+            PermissionRequest.from_context(
+                ctx,
+                action="grep",
+                resources=[input.pattern],
+                save=["*"],
+                metadata={"pattern": input.pattern, "path": resolved.resource, "include": input.include},
+            )
+        )
+        path = resolved.path
+        if not path.exists():
+            raise ToolFailure(f"Search path not found: {(input.path or '.').strip()}")
+        if path.is_dir():
+            cwd, target = path, "."
+        else:
+            cwd, target = path.parent, path.name
+        args = grep_args(
+            input.pattern,
+            target=target,
+            include=input.include,
+            literal=input.literal,
+            case_sensitive=input.case_sensitive,
+        )
+        records: list[tuple[str, int, str]] = []
+        want = input.limit + 1
+        async with rg_lines(args, cwd=cwd) as rg:
+            async for batch in rg.batches():
+                for line in batch:
+                    parsed = _parse(line)
+                    if parsed is not None:
+                        records.append(parsed)
+                if len(records) >= want:
+                    break
+            code = None if len(records) >= want else await rg.wait()
+            errors = rg.stderr.decode("utf-8", "replace").strip()
+        if code == 2 and not records:
+            if "regex" in errors or "parse error" in errors:
+                raise ToolFailure(f"Invalid regex pattern: {errors}")
+            raise ToolFailure(f"Unable to grep for {input.pattern}: {errors or 'ripgrep failed'}")
+        truncated = len(records) > input.limit
+        kept = records[: input.limit]
+        if not kept:
+            return ToolResponse(
+                content="No matches found", metadata={"matches": 0, "truncated": False}, title=input.pattern
+            )
+        grouped = await anyio.to_thread.run_sync(_group, cwd, kept)
+        out = [f"Found {len(kept)} matches"]
+        for file, lines in grouped:
+            out.append("")
+            out.append(f"{file}:")
+            out.extend(f"  Line {number}: {text}" for number, text in lines)
+        if truncated:
+            out.append("")
+            out.append(
+                f"(Results truncated: showing first {input.limit} matches. "
+                "Consider using a more specific path or pattern.)"
+            )
+        return ToolResponse(
+            content="\n".join(out),
+            metadata={"matches": len(kept), "truncated": truncated},
+            title=input.pattern,
+        )
+
+    return Tool(description=DESCRIPTION, input=GrepInput, execute=execute)

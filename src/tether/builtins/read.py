@@ -1,0 +1,267 @@
+"""The ``read`` tool: a page of a text file with line numbers, a directory listing, or an image/PDF as a file part.
+
+Order: resolve → ``external_directory`` (outside paths) → ``read`` on the resource → only then look at the target,
+so a denied read reveals nothing (not even whether the file exists). Paging is this tool's domain (2,000 lines or
+50 KiB per page); the settle boundary bounds the content again independently (law 6).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+from pydantic import BaseModel, Field
+
+from ..errors import ToolFailure
+from ..location import Location, ResolvedPath, authorize
+from ..tools import File, Text, Tool, ToolContext, ToolResponse
+from ._common import resolve_or_fail
+from ._deps import BuiltinDeps
+
+__all__ = ["MAX_LINE_CHARS", "MAX_READ_BYTES", "MAX_READ_LINES", "ReadInput", "make"]
+
+MAX_READ_LINES = 2000
+MAX_READ_BYTES = 50 * 1024
+MAX_LINE_CHARS = 2000
+MAX_MEDIA_BYTES = 20 * 1024 * 1024
+LINE_SUFFIX = f"... (line truncated to {MAX_LINE_CHARS} chars)"
+_SAMPLE = 4096
+
+BINARY_EXTENSIONS = frozenset(
+    ".zip .tar .gz .exe .dll .so .class .jar .war .7z .doc .docx .xls .xlsx .ppt .pptx .odt .ods .odp .bin .dat "
+    ".obj .o .a .lib .wasm .pyc .pyo".split()
+)
+
+DESCRIPTION = """Read a file or list a directory in the project.
+
+- `path` is relative to the project directory, or absolute (paths outside the project need approval).
+- Text files are returned with line numbers (`N: line`), at most 2000 lines or 50 KiB per call. When the output
+  says it was truncated, call again with the `offset` it names. Lines longer than 2000 characters are cut.
+- `offset` is the 1-based first line (or directory entry) to return; `limit` the number of lines (max 2000).
+- Directories are listed one entry per line, subdirectories first with a trailing `/`.
+- Images (PNG, JPEG, GIF, WEBP) and PDFs are returned as attachments. Other binary files cannot be read.
+- Prefer reading a larger range once over many small reads."""
+
+
+class ReadInput(BaseModel):
+    """Input of the read tool."""
+
+    path: str = Field(description="The file or directory to read (relative to the project, or absolute)")
+    offset: int | None = Field(default=None, ge=1, description="The 1-based line (or entry) to start from")
+    limit: int | None = Field(
+        default=None, ge=1, le=MAX_READ_LINES, description="How many lines (or entries) to read (max 2000)"
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Page:
+    lines: list[str]
+    start: int
+    total: int | None
+    truncated: bool
+    next: int | None
+
+
+def _media_type(head: bytes) -> str | None:
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if len(head) >= 12 and head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head.startswith(b"%PDF-"):
+        return "application/pdf"
+    return None
+
+
+def _is_binary(path: Path, head: bytes) -> bool:
+    if path.suffix.lower() in BINARY_EXTENSIONS:
+        return True
+    if not head:
+        return False
+    if b"\0" in head:
+        return True
+    control = sum(1 for b in head if b < 9 or 14 <= b < 32)
+    return control / len(head) > 0.3
+
+
+def _cut(line: str) -> str:
+    return line[:MAX_LINE_CHARS] + LINE_SUFFIX if len(line) > MAX_LINE_CHARS else line
+
+
+def _read_text_page(path: Path, offset: int | None, limit: int | None, label: str) -> _Page:
+    """Stream the file's lines, keeping one page; counts lines to the end unless the byte cap stopped the page."""
+    start = offset or 1
+    max_lines = min(limit or MAX_READ_LINES, MAX_READ_LINES)
+    kept: list[str] = []
+    size = 0
+    total = 0
+    truncated = False
+    next_line: int | None = None
+    stopped = False
+    with path.open("rb") as handle:
+        if handle.read(3) != b"\xef\xbb\xbf":
+            handle.seek(0)
+        for raw in handle:
+            total += 1
+            if stopped or total < start:
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ToolFailure(f"File is not valid UTF-8: {label}") from None
+            line = line[:-1] if line.endswith("\n") else line
+            line = line[:-1] if line.endswith("\r") else line
+            if len(kept) >= max_lines:
+                truncated, next_line, stopped = True, total, True
+                continue
+            text = _cut(line)
+            cost = len(text.encode("utf-8")) + 1
+            if size + cost > MAX_READ_BYTES and kept:
+                truncated, next_line, stopped = True, total, True
+                continue
+            kept.append(text)
+            size += cost
+    if total < start and not (total == 0 and start == 1):
+        raise ToolFailure(f"Offset {start} is out of range for this file ({total} lines)")
+    return _Page(lines=kept, start=start, total=total, truncated=truncated, next=next_line)
+
+
+def _suggestions(path: Path, location: Location) -> tuple[Path | None, list[str]]:
+    """An exact alternate spelling (NFC, NBSP, curly quotes) or up to three similar sibling names."""
+    parent = path.parent
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return None, []
+
+    def fold(name: str) -> str:
+        name = unicodedata.normalize("NFC", name).replace("\u00a0", " ").replace("\u202f", " ")
+        return name.replace("\u2018", "'").replace("\u2019", "'")
+
+    wanted = fold(path.name)
+    alternates = [n for n in names if n != path.name and fold(n) == wanted]
+    if len(alternates) == 1:
+        return parent / alternates[0], []
+    base = path.name.lower()
+    similar = sorted(n for n in names if base in n.lower() or n.lower() in base)[:3]
+
+    def show(name: str) -> str:
+        full = parent / name
+        try:
+            rel = full.relative_to(location.root)
+        except ValueError:
+            return str(full)
+        return rel.as_posix()
+
+    return None, [show(n) for n in similar]
+
+
+def _list_directory(path: Path, offset: int | None, limit: int | None) -> _Page:
+    entries: list[tuple[int, str]] = []
+    with os.scandir(path) as it:
+        for entry in it:
+            try:
+                is_dir = entry.is_dir()
+                is_file = entry.is_file()
+            except OSError:
+                continue
+            if is_dir:
+                entries.append((0, entry.name + "/"))
+            elif is_file:
+                entries.append((1, entry.name))
+    entries.sort(key=lambda e: (e[0], e[1].casefold(), e[1]))
+    start = offset or 1
+    count = min(limit or MAX_READ_LINES, MAX_READ_LINES)
+    if entries and start > len(entries):
+        raise ToolFailure(f"Offset {start} is out of range for this directory ({len(entries)} entries)")
+    page = [name for _, name in entries[start - 1 : start - 1 + count]]
+    end = start - 1 + len(page)
+    truncated = end < len(entries)
+    return _Page(
+        lines=page, start=start, total=len(entries), truncated=truncated, next=end + 1 if truncated else None
+    )
+
+
+def make(deps: BuiltinDeps) -> Tool[ReadInput, Any]:
+    """Build the read tool bound to ``deps`` (Location and permission service)."""
+    location = deps.location
+    permissions = deps.permissions
+
+    async def execute(input: ReadInput, ctx: ToolContext) -> ToolResponse[Any]:
+        resolved = await resolve_or_fail(location, input.path, "directory")
+        await authorize(permissions, ctx, resolved, action="read", save=("*",))
+        return await anyio.to_thread.run_sync(_read, resolved, input, location)
+
+    return Tool(description=DESCRIPTION, input=ReadInput, execute=execute)
+
+
+def _read(resolved: ResolvedPath, input: ReadInput, location: Location) -> ToolResponse[Any]:
+    path = resolved.path
+    label = resolved.resource
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        alternate, similar = _suggestions(path, location)
+        if alternate is None:
+            message = f"File not found: {input.path.strip()}"
+            if similar:
+                message += "\n\nDid you mean one of these?\n" + "\n".join(similar)
+            raise ToolFailure(message) from None
+        path = alternate
+        label = str(Path(label).parent / alternate.name) if resolved.internal else str(alternate)
+        st = path.stat()
+    except OSError as exc:
+        raise ToolFailure(f"Unable to read {input.path.strip()}: {exc.strerror}") from exc
+    if stat.S_ISDIR(st.st_mode):
+        page = _list_directory(path, input.offset, input.limit)
+        if not page.lines:
+            header = f"Read directory {label}, 0 entries"
+        else:
+            header = f"Read directory {label}, entries {page.start}-{page.start + len(page.lines) - 1}"
+        return _page_response(header, page.lines, page, kind="directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolFailure(f"Path is not a file: {label}")
+    with path.open("rb") as handle:
+        head = handle.read(_SAMPLE)
+    media = _media_type(head)
+    if media is not None:
+        if st.st_size > MAX_MEDIA_BYTES:
+            raise ToolFailure(f"Media exceeds {MAX_MEDIA_BYTES} byte ingestion limit: {label}")
+        raw = path.read_bytes()
+        what = "PDF" if media == "application/pdf" else "Image"
+        return ToolResponse(
+            content=[
+                Text(f"{what} read successfully: {label}"),
+                File.from_bytes(raw, mime=media, name=input.path),
+            ],
+            metadata={"truncated": False, "mime": media},
+            title=label,
+        )
+    if _is_binary(path, head):
+        raise ToolFailure(f"Cannot read binary file: {label}")
+    page = _read_text_page(path, input.offset, input.limit, label)
+    if not page.lines:
+        header = f"Read file {label}, 0 lines"
+    else:
+        header = f"Read file {label}, lines {page.start}-{page.start + len(page.lines) - 1}"
+    numbered = [f"{page.start + i}: {line}" for i, line in enumerate(page.lines)]
+    return _page_response(header, numbered, page, kind="file")
+
+
+def _page_response(header: str, lines: list[str], page: _Page, *, kind: str) -> ToolResponse[Any]:
+    text = "\n".join([header, *lines])
+    if page.truncated:
+        text += f"\n\n[Output truncated. Continue reading with offset: {page.next}]"
+    return ToolResponse(
+        content=text,
+        metadata={"truncated": page.truncated, "type": kind, "total": page.total, "next": page.next},
+        title=header,
+    )

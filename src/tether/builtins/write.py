@@ -1,0 +1,86 @@
+"""The ``write`` tool: create or overwrite a file with the given content.
+
+Order: resolve → ``external_directory`` (if outside) → ``edit`` with save ``["*"]`` → only then read the old bytes
+(for the BOM, the line-ending style and the diff) → write-if-unchanged, atomically, keeping the file's mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..errors import ToolFailure
+from ..location import (
+    adapt_line_endings,
+    authorize_edit,
+    decode_text,
+    encode_text,
+    read_bytes,
+    write_if_unchanged,
+)
+from ..tools import Tool, ToolContext, ToolResponse
+from ._common import file_diff, resolve_or_fail
+from ._deps import BuiltinDeps
+
+__all__ = ["WriteInput", "make"]
+
+DESCRIPTION = """Write a file in the project, creating it (and its parent directories) or replacing its content.
+
+- `path` is relative to the project directory, or absolute (paths outside the project need approval).
+- `content` is the complete new content of the file.
+- Prefer `edit` or `apply_patch` to change part of an existing file; read a file before overwriting it.
+- An existing file keeps its byte-order mark, its CRLF line endings and its permissions."""
+
+
+class WriteInput(BaseModel):
+    """Input of the write tool."""
+
+    path: str = Field(description="The file to write (relative to the project, or absolute)")
+    content: str = Field(description="The complete content to write")
+
+
+def make(deps: BuiltinDeps) -> Tool[WriteInput, Any]:
+    """Build the write tool bound to ``deps`` (permission action ``edit``)."""
+    location = deps.location
+    permissions = deps.permissions
+
+    async def execute(input: WriteInput, ctx: ToolContext) -> ToolResponse[Any]:
+        resolved = await resolve_or_fail(location, input.path)
+        await authorize_edit(permissions, ctx, resolved, metadata={"filepath": str(resolved.path)})
+        try:
+            old_raw = await read_bytes(resolved.path)
+        except IsADirectoryError:
+            raise ToolFailure(f"Path is a directory, not a file: {resolved.resource}") from None
+        except OSError as exc:
+            raise ToolFailure(f"Unable to write {input.path.strip()}: {exc.strerror or exc}") from exc
+        old_text: str | None = None
+        bom = input.content.startswith("\ufeff")
+        if old_raw is not None:
+            try:
+                old = decode_text(old_raw)
+                old_text, bom = old.text, bom or old.bom
+            except UnicodeDecodeError:
+                old_text = None
+        content = input.content.removeprefix("\ufeff")
+        new_text = adapt_line_endings(content, old_text)
+        try:
+            await write_if_unchanged(resolved.path, old_raw, encode_text(new_text, bom=bom))
+        except OSError as exc:
+            raise ToolFailure(f"Unable to write {input.path.strip()}: {exc.strerror or exc}") from exc
+        existed = old_raw is not None
+        verb = "Wrote" if existed else "Created"
+        diff = file_diff(old_text if existed else None, new_text, resolved.resource)
+        return ToolResponse(
+            content=f"{verb} file successfully: {resolved.resource}",
+            metadata={
+                "operation": "write",
+                "target": str(resolved.path),
+                "resource": resolved.resource,
+                "existed": existed,
+                "files": [diff],
+            },
+            title=resolved.resource,
+        )
+
+    return Tool(description=DESCRIPTION, input=WriteInput, execute=execute, permission="edit")

@@ -1,0 +1,47 @@
+"""Location: one project directory, path resolution (escapes, symlinks, external directories), safe mutation.
+
+Public surface for tools that touch paths (the file tools, bash's workdir and path arguments):
+
+- :class:`Location` and :meth:`Location.resolve` → :class:`ResolvedPath`;
+- :func:`require_external` / :func:`authorize` / :func:`authorize_edit`: the permission order;
+- :func:`write_if_unchanged` and the text helpers: safe, atomic, BOM- and line-ending-preserving writes.
+"""
+
+from ._authorize import PermissionAsserter, authorize, authorize_edit, require_external
+from ._files import (
+    BOM,
+    FILE_CHANGED_MESSAGE,
+    TextFile,
+    adapt_line_endings,
+    decode_text,
+    encode_text,
+    line_ending,
+    read_bytes,
+    write_bytes_sync,
+    write_if_unchanged,
+    write_if_unchanged_sync,
+)
+from ._resolve import ExternalDirectory, Location, PathKind, ResolvedPath, sanitize_path
+
+__all__ = [
+    "BOM",
+    "FILE_CHANGED_MESSAGE",
+    "ExternalDirectory",
+    "Location",
+    "PathKind",
+    "PermissionAsserter",
+    "ResolvedPath",
+    "TextFile",
+    "adapt_line_endings",
+    "authorize",
+    "authorize_edit",
+    "decode_text",
+    "encode_text",
+    "line_ending",
+    "read_bytes",
+    "require_external",
+    "sanitize_path",
+    "write_bytes_sync",
+    "write_if_unchanged",
+    "write_if_unchanged_sync",
+]

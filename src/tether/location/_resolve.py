@@ -1,0 +1,204 @@
+"""Path resolution for one Location: canonical paths, resources, symlink escapes and external directories.
+
+This module decides *where* a path lands and *what* a permission request names. It never reads file content and
+never asks permissions (``_authorize`` does). It follows the canonical variant of the reference (b9a872b5, with the
+1339248e input sanitising and the 3edda282 ``~`` expansion):
+
+- the path is resolved against the Location and canonicalised with every symlink followed (also dangling ones, so
+  a dangling link cannot smuggle a write outside);
+- a lexically internal path whose canonical form leaves the real root is a ``location_escape``;
+- classification uses the canonical path: a path spelled from outside that lands inside the root is internal (the
+  write lands in the project, so no external approval is needed), and everything landing outside is external and
+  carries the ``external_directory`` request parts.
+
+Every file operation a tool performs afterwards must use :attr:`ResolvedPath.path` (the canonical path), never the
+string the model sent: that is what makes the check and the action agree.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import anyio.to_thread
+
+from ..errors import PathError, UsageError
+
+__all__ = ["ExternalDirectory", "Location", "PathKind", "ResolvedPath", "sanitize_path"]
+
+PathKind = Literal["file", "directory"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExternalDirectory:
+    """The parts of an ``external_directory`` request: the approved ``directory``, ``<dir>/*`` and the save pattern."""
+
+    directory: str
+    resource: str
+    save: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResolvedPath:
+    """A path resolved against a Location.
+
+    Attributes:
+        path: the canonical absolute path (every symlink followed); all file operations use it.
+        original: the string the model sent, unchanged (used in messages).
+        resource: the permission resource: the canonical path relative to the real root with ``/`` separators
+            (``"."`` for the root) when internal, else the canonical absolute path with ``/`` separators.
+        internal: whether the canonical path lies inside the real Location root.
+        external: the ``external_directory`` request parts, ``None`` for internal paths.
+    """
+
+    path: Path
+    original: str
+    resource: str
+    internal: bool
+    external: ExternalDirectory | None = None
+
+
+def sanitize_path(path: str) -> str:
+    """Strip the surrounding whitespace and trailing newlines some models add to paths."""
+    return path.strip()
+
+
+def _contains(parent: str, child: str) -> bool:
+    if child == parent:
+        return True
+    prefix = parent if parent.endswith(os.sep) else parent + os.sep
+    return child.startswith(prefix)
+
+
+def _expand_home(path: str) -> str:
+    # Only "~" and "~/..." expand; "~draft.md" and "~user" stay literal (a file may really be named like that).
+    if path == "~" or path.startswith("~/") or (os.sep != "/" and path.startswith("~" + os.sep)):
+        return str(Path.home()) + path[1:]
+    return path
+
+
+def _posix(path: str) -> str:
+    return path.replace(os.sep, "/") if os.sep != "/" else path
+
+
+class Location:
+    """One project directory: resolves the paths tools receive.
+
+    Args:
+        root: the project directory. It must exist and be a directory; symlinks in it are resolved.
+
+    Raises:
+        UsageError: ``root`` does not exist or is not a directory.
+    """
+
+    __slots__ = ("_directory", "_root", "_root_str")
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        directory = os.path.abspath(os.fspath(root))
+        real = os.path.realpath(directory)
+        if not os.path.isdir(real):
+            raise UsageError(f"Location root is not a directory: {directory}")
+        self._directory = directory
+        self._root = Path(real)
+        self._root_str = real
+
+    def __repr__(self) -> str:
+        return f"Location({self._root_str!r})"
+
+    @property
+    def root(self) -> Path:
+        """The real (symlink-free) root directory."""
+        return self._root
+
+    @property
+    def directory(self) -> Path:
+        """The root as given (absolute, possibly through symlinks); used for lexical containment."""
+        return Path(self._directory)
+
+    def display(self, path: Path) -> str:
+        """An absolute canonical path as shown to the model (absolute, ``/`` separators)."""
+        return _posix(str(path))
+
+    async def aresolve(self, path: str, kind: PathKind = "file") -> ResolvedPath:
+        """:meth:`resolve` in a worker thread (it stats the filesystem; law 9).
+
+        Raises:
+            PathError: as :meth:`resolve`.
+        """
+        return await anyio.to_thread.run_sync(self.resolve, path, kind)
+
+    def resolve(self, path: str, kind: PathKind = "file") -> ResolvedPath:
+        """Resolve ``path`` (relative to the Location, absolute, or ``~``-prefixed).
+
+        ``kind`` only selects the external approval boundary: for ``"directory"`` an existing directory is itself
+        the boundary; otherwise the containing directory is.
+
+        Raises:
+            PathError: ``invalid`` (empty path or NUL byte), ``location_escape`` (a path inside the Location whose
+                symlinks lead outside it) or ``non_directory_ancestor`` (a parent component is a file).
+        """
+        cleaned = sanitize_path(path)
+        if not cleaned or "\0" in cleaned:
+            raise PathError(f"Invalid path: {path!r}", reason="invalid", path=path)
+        expanded = _expand_home(cleaned)
+        absolute = os.path.normpath(os.path.join(self._directory, expanded))
+        lexically_internal = _contains(self._directory, absolute) or _contains(self._root_str, absolute)
+        # realpath (non-strict) follows every symlink it can, dangling ones included, and keeps the missing tail.
+        canonical = os.path.realpath(absolute)
+        existing = canonical
+        while not os.path.lexists(existing):
+            parent = os.path.dirname(existing)
+            if parent == existing:
+                raise PathError(
+                    f"No existing parent directory for {cleaned}", reason="non_directory_ancestor", path=path
+                )
+            existing = parent
+        is_missing = existing != canonical
+        if is_missing and not os.path.isdir(existing):
+            raise PathError(
+                f"A parent of {cleaned} is not a directory: {_posix(existing)}",
+                reason="non_directory_ancestor",
+                path=path,
+            )
+        internal = _contains(self._root_str, canonical)
+        if lexically_internal and not internal:
+            raise PathError(
+                f"{cleaned} resolves outside the project through a symlink ({_posix(canonical)}). "
+                "Use the real path instead.",
+                reason="location_escape",
+                path=path,
+            )
+        if internal:
+            rel = os.path.relpath(canonical, self._root_str)
+            return ResolvedPath(path=Path(canonical), original=path, resource=_posix(rel), internal=True)
+        if not is_missing and kind == "directory" and os.path.isdir(canonical):
+            boundary = canonical
+        elif is_missing:
+            boundary = existing
+        else:
+            boundary = os.path.dirname(canonical)
+        directory = _posix(boundary)
+        resource = directory.rstrip("/") + "/*"
+        project = _project_root(boundary)
+        save = _posix(project).rstrip("/") + "/*" if project is not None else resource
+        return ResolvedPath(
+            path=Path(canonical),
+            original=path,
+            resource=_posix(canonical),
+            internal=False,
+            external=ExternalDirectory(directory=directory, resource=resource, save=save),
+        )
+
+
+def _project_root(directory: str) -> str | None:
+    """The nearest ancestor of ``directory`` (itself included) holding a ``.git`` entry, if any."""
+    current = directory
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
