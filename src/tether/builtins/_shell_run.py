@@ -1,0 +1,374 @@
+"""Running one shell command: its own session, one pipe, a spill file, a deadline, and no orphans.
+
+- The shell (``/bin/bash`` if present, else ``/bin/sh``, or the configured one) runs ``-c <command>`` in a new
+  session (so a new process group whose id is the shell's pid), with stdin on ``/dev/null`` and the environment
+  inherited plus ``TETHER=1``.
+- stdout and stderr share one pipe, so the stream keeps arrival order. A worker thread moves the pipe into the
+  managed spill file as it arrives (``os.splice`` where the platform has it: the bytes never enter Python), so memory
+  stays flat for any output size. At the end at most ``capture_limit`` bytes are read back: the whole output, or its
+  head and tail around an explicit omission marker; the spill file is kept only when something was left out.
+- While it runs, the thread publishes the tail of the output through ``progress`` at most every 100 ms.
+- When the shell exits, times out or the call is cancelled, the whole group gets SIGTERM, then SIGKILL after the grace
+  period, and we wait until no member is alive: background jobs (``sleep 1000 &``) do not outlive the call. Only
+  processes that leave the session on purpose (``setsid``, daemons) escape a process group; containing those needs
+  cgroups, which this module does not use.
+
+This module knows nothing about permissions or the model: :mod:`tether.builtins.bash` owns those.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from ..errors import OutputStoreError
+
+__all__ = ["CAPTURE_LIMIT", "KILL_GRACE", "ShellRun", "default_shell", "run_shell"]
+
+CAPTURE_LIMIT = 1 << 20
+"""Bytes of output the producer keeps in memory (the rest stays in the spill file)."""
+KILL_GRACE = 3.0
+"""Seconds between SIGTERM and SIGKILL."""
+PROGRESS_INTERVAL = 0.1
+PROGRESS_TAIL = 30_000
+_CHUNK = 1 << 20
+_PIPE_SIZE = 1 << 20
+_DRAIN_WAIT = 2.0
+_POLL_MS = 100
+_F_SETPIPE_SZ = 1031
+
+Progress = Callable[[Mapping[str, Any]], None]
+Spill = Callable[[], tuple[Path, IO[bytes]]]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ShellRun:
+    """What one run produced.
+
+    Attributes:
+        exit_code: the shell's exit status (``128 + n`` when a signal ``n`` ended it), ``None`` when it timed out.
+        timed_out: the deadline passed and the group was killed.
+        output: the decoded capture (complete unless ``truncated``); invalid UTF-8 is replaced.
+        total_bytes: bytes the command wrote in all.
+        captured_bytes: bytes of it kept in ``output``.
+        output_path: the spill file with the full output, kept only when ``truncated``.
+        duration: seconds from spawn to the end of cleanup.
+    """
+
+    exit_code: int | None
+    timed_out: bool
+    output: str
+    total_bytes: int
+    captured_bytes: int
+    output_path: Path | None
+    duration: float
+
+    @property
+    def truncated(self) -> bool:
+        return self.captured_bytes < self.total_bytes
+
+
+def default_shell(configured: str | None = None) -> str:
+    """The configured shell, else ``/bin/bash`` if it exists, else ``/bin/sh``."""
+    if configured:
+        return configured
+    return "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
+
+
+async def run_shell(
+    command: str,
+    *,
+    cwd: Path,
+    time_limit: float,
+    spill: Spill,
+    shell: str | None = None,
+    env: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+    capture_limit: int = CAPTURE_LIMIT,
+    kill_grace: float = KILL_GRACE,
+) -> ShellRun:
+    """Run ``command`` through the shell in ``cwd`` until it exits or ``time_limit`` seconds pass.
+
+    Cancellation kills the process group and propagates; the spill file is removed then.
+
+    Raises:
+        OSError: the shell could not be started (``FileNotFoundError``/``NotADirectoryError`` for a missing ``cwd``).
+        OutputStoreError: the spill file could not be created or written.
+    """
+    environment = dict(os.environ if env is None else env)
+    environment["TETHER"] = "1"
+    environment["PWD"] = str(cwd)
+    path, handle = await anyio.to_thread.run_sync(spill)
+    reader = -1
+    source = -1
+    finished = False
+    try:
+        reader = os.open(path, os.O_RDONLY)
+        source, sink = os.pipe()
+        with contextlib.suppress(OSError):
+            if sys.platform == "linux":
+                import fcntl
+
+                fcntl.fcntl(source, _F_SETPIPE_SZ, _PIPE_SIZE)
+        os.set_blocking(source, False)
+        started = time.monotonic()
+        try:
+            process = await anyio.open_process(
+                [default_shell(shell), "-c", command],
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=sink,
+                cwd=cwd,
+                env=environment,
+                start_new_session=True,
+            )
+        finally:
+            os.close(sink)
+        pump = _Pump(source=source, sink=handle.fileno(), reader=reader, progress=progress)
+        thread = threading.Thread(target=pump.run, name="tether-bash-output", daemon=True)
+        thread.start()
+        try:
+            with anyio.move_on_after(time_limit) as deadline:
+                await process.wait()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _end_group(process, kill_grace)
+                await _end_pump(pump, thread)
+        timed_out = deadline.cancelled_caught
+        if pump.error is not None:
+            raise OutputStoreError(f"Failed to write tool output: {pump.error}") from pump.error
+        head, tail = await anyio.to_thread.run_sync(_read_capture, reader, pump.total, capture_limit)
+        duration = time.monotonic() - started
+        code = process.returncode
+        exit_code = None if timed_out or code is None else (128 - code if code < 0 else code)
+        captured = len(head) + len(tail)
+        if tail:
+            omitted = pump.total - captured
+            marker = f"\n\n[... {omitted} bytes omitted from the in-memory capture; full output saved to {path} ...]\n\n"
+            text = _decode(head) + marker + _decode(tail)
+        else:
+            text = _decode(head)
+            await anyio.to_thread.run_sync(_unlink, path)
+        finished = True
+        return ShellRun(
+            exit_code=exit_code,
+            timed_out=timed_out,
+            output=text,
+            total_bytes=pump.total,
+            captured_bytes=captured,
+            output_path=path if tail else None,
+            duration=duration,
+        )
+    finally:
+        for fd in (reader, source):
+            if fd >= 0:
+                os.close(fd)
+        handle.close()
+        if not finished:
+            _unlink(path)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+# --- the process group ---------------------------------------------------------------------------------------------
+
+
+async def _end_group(process: anyio.abc.Process, grace: float) -> None:
+    """Terminate what is left of the group (all of it on timeout/cancel, background jobs after a normal exit)."""
+    pgid = process.pid
+    if process.returncode is None or _group_alive(pgid):
+        await anyio.to_thread.run_sync(_terminate_group, pgid, grace)
+    await process.wait()
+
+
+def _terminate_group(pgid: int, grace: float) -> None:
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        except PermissionError:
+            pass
+        deadline = time.monotonic() + wait
+        while _group_alive(pgid):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.01)
+        else:
+            return
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (non-zombie) process is in group ``pgid``."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not os.path.isdir("/proc/self"):
+        return True
+    # killpg also succeeds for zombies nobody has reaped yet; /proc tells the living from the dead.
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                return True
+    return False
+
+
+# --- the output pump -----------------------------------------------------------------------------------------------
+
+
+class _Pump:
+    """Moves the pipe into the spill file in a worker thread and publishes throttled tails."""
+
+    def __init__(self, *, source: int, sink: int, reader: int, progress: Progress | None) -> None:
+        self.source = source
+        self.sink = sink
+        self.reader = reader
+        self.progress = progress
+        self.total = 0
+        self.error: OSError | None = None
+        self.done = threading.Event()
+        self.stop = threading.Event()
+        self._published = 0
+
+    def run(self) -> None:
+        try:
+            self._copy()
+        except OSError as exc:
+            self.error = exc
+            self._discard()
+        finally:
+            self.done.set()
+
+    def _copy(self) -> None:
+        splice = getattr(os, "splice", None)
+        poller = select.poll()
+        poller.register(self.source, select.POLLIN)
+        last = 0.0
+        while not self.stop.is_set():
+            try:
+                if splice is not None:
+                    try:
+                        moved = splice(
+                            self.source, self.sink, _CHUNK, flags=os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK
+                        )
+                    except OSError as exc:
+                        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+                            raise
+                        splice = None
+                        continue
+                else:
+                    data = os.read(self.source, _CHUNK)
+                    moved = len(data)
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(self.sink, view) :]
+            except BlockingIOError:
+                # Nothing to read: wait, but wake up in time to publish a tail that arrived too soon to publish.
+                pending = self.total != self._published
+                wait = (last + PROGRESS_INTERVAL - time.monotonic()) * 1000 if pending else _POLL_MS
+                poller.poll(max(0, min(_POLL_MS, int(wait) + 1)))
+                if pending and time.monotonic() - last >= PROGRESS_INTERVAL:
+                    last = time.monotonic()
+                    self._publish()
+                continue
+            if moved == 0:
+                return
+            self.total += moved
+            if time.monotonic() - last >= PROGRESS_INTERVAL:
+                last = time.monotonic()
+                self._publish()
+
+    def _discard(self) -> None:
+        # The spill write failed: keep draining so the command is not blocked on a full pipe; the call will fail.
+        while not self.stop.is_set():
+            try:
+                if not os.read(self.source, _CHUNK):
+                    return
+            except BlockingIOError:
+                select.select([self.source], [], [], _POLL_MS / 1000)
+            except OSError:
+                return
+
+    def _publish(self) -> None:
+        if self.progress is None or self.total == self._published:
+            return
+        self._published = total = self.total
+        size = min(total, PROGRESS_TAIL)
+        try:
+            tail = os.pread(self.reader, size, total - size)
+        except OSError:
+            return
+        if size < total:
+            tail = tail.lstrip(bytes(range(0x80, 0xC0)))
+        try:
+            self.progress({"output": _decode(tail), "bytes": total})
+        except Exception:  # a UI callback must not break the command's output stream
+            self.progress = None
+
+
+async def _end_pump(pump: _Pump, thread: threading.Thread) -> None:
+    # The group is gone, so EOF is near; a process that left the session may still hold the pipe: stop waiting then.
+    if not await anyio.to_thread.run_sync(pump.done.wait, _DRAIN_WAIT):
+        pump.stop.set()
+    await anyio.to_thread.run_sync(thread.join)
+
+
+def _read_capture(reader: int, total: int, limit: int) -> tuple[bytes, bytes]:
+    """``(whole, b"")`` when the output fits ``limit``, else ``(head, tail)`` cut at line boundaries."""
+    if total <= limit:
+        return _pread_all(reader, total, 0), b""
+    half = limit // 2
+    head = _pread_all(reader, half, 0)
+    tail = _pread_all(reader, half, total - half)
+    newline = head.rfind(b"\n", half // 2)
+    if newline >= 0:
+        head = head[: newline + 1]
+    newline = tail.find(b"\n", 0, half // 2)
+    if newline >= 0:
+        tail = tail[newline + 1 :]
+    return head, tail
+
+
+def _pread_all(fd: int, size: int, offset: int) -> bytes:
+    chunks: list[bytes] = []
+    while size > 0:
+        data = os.pread(fd, size, offset)
+        if not data:
+            break
+        chunks.append(data)
+        size -= len(data)
+        offset += len(data)
+    return b"".join(chunks)

@@ -1,0 +1,221 @@
+"""The ``bash`` tool: run a shell command in the project, behind the permission gate, bounded and cancellable.
+
+bash is not sandboxed: the shell runs with the host user's authority. Its safety is the permission gate and honest
+parsing (:mod:`._shell_parse`). Order of one call:
+
+1. resolve ``workdir`` (default: the Location root) as a directory;
+2. analyse the command (tree-sitter-bash) and resolve the path arguments of file commands and redirections;
+3. ask ``external_directory`` once for every directory outside the Location (the workdir first), then ask ``bash``
+   with one resource per simple command and the prefix-table "always" patterns (or the raw text when the command
+   cannot be parsed);
+4. re-check that the workdir is still a directory (approval may take a while), then run (:mod:`._shell_run`).
+
+The model reads the output (stdout and stderr interleaved), then ``Command exited with code N.`` or ``Command timed
+out after N ms.``. Bounding the content for the model is settle's job (law 6); this tool only reports the loss of its
+own 1 MiB in-memory capture, naming the spill file that holds everything. Cancellation kills the process group and
+propagates (law 3).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+from pydantic import BaseModel, Field
+
+from ..errors import PathError, ToolFailure
+from ..location import Location, ResolvedPath
+from ..permissions import PermissionRequest
+from ..tools import Tool, ToolContext, ToolResponse
+from ._common import resolve_or_fail
+from ._deps import BuiltinDeps
+from ._shell_parse import Analysis, PathArg, analyze
+from ._shell_run import CAPTURE_LIMIT, ShellRun, default_shell, run_shell
+
+__all__ = ["DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS", "BashInput", "make"]
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+
+DESCRIPTION = f"""Run a shell command in the project directory and return its output.
+
+- `command` runs with `{{shell}} -c`; stdin is empty, so interactive prompts cannot be answered: pass flags such as
+  `--yes` or `--no-edit` instead.
+- `workdir` is the directory to run in (relative to the project, or absolute); it defaults to the project directory.
+  Prefer it over `cd <dir> && ...`.
+- `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}. When it passes, the command
+  and everything it started are killed.
+- `description` is a few words saying what the command does, shown to the user.
+- stdout and stderr are combined in the order they were written. Long output is shortened in the middle and the full
+  output is saved to a file you can read. Background jobs (`cmd &`) are stopped when the command finishes.
+- Commands and paths outside the project may need the user's approval. Use the dedicated tools to read, search and
+  edit files rather than `cat`, `grep`, `sed` or `echo >`."""
+
+
+class BashInput(BaseModel):
+    """Input of the bash tool."""
+
+    command: str = Field(min_length=1, description="The command to run")
+    workdir: str | None = Field(
+        default=None,
+        description="The directory to run in (relative to the project, or absolute); default: project",
+    )
+    timeout: int | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TIMEOUT_MS,
+        description=f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS})",
+    )
+    description: str | None = Field(
+        default=None, description="What the command does in a few words, e.g. 'Run the unit tests'"
+    )
+
+
+def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
+    """Build the bash tool bound to ``deps`` (the shell is chosen once, here)."""
+    location = deps.location
+    permissions = deps.permissions
+    output = deps.output
+    shell = default_shell(deps.shell)
+
+    async def execute(input: BashInput, ctx: ToolContext) -> ToolResponse[Any]:
+        command = input.command
+        if input.workdir is None:
+            workdir = ResolvedPath(path=location.root, original=".", resource=".", internal=True)
+        else:
+            workdir = await resolve_or_fail(location, input.workdir, "directory")
+        cwd = workdir.path
+        if not await anyio.to_thread.run_sync(cwd.is_dir):
+            raise ToolFailure(f"Working directory is not a directory: {location.display(cwd)}")
+
+        analysis, outside = await anyio.to_thread.run_sync(_inspect, location, command, cwd)
+        directories = [workdir, *outside] if workdir.external is not None else outside
+        if directories:
+            await _ask_external(permissions, ctx, command, directories)
+        if analysis.resources:
+            metadata: dict[str, Any] = {"command": command}
+            if input.description:
+                metadata["description"] = input.description
+            if analysis.opaque is not None:
+                metadata["unparsed"] = analysis.opaque
+            await permissions.assert_(
+                PermissionRequest.from_context(
+                    ctx, action="bash", resources=analysis.resources, save=analysis.save, metadata=metadata
+                )
+            )
+
+        if not await anyio.to_thread.run_sync(cwd.is_dir):
+            raise ToolFailure(f"Working directory is not a directory: {location.display(cwd)}")
+        timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
+        try:
+            run = await run_shell(
+                command,
+                cwd=cwd,
+                time_limit=timeout_ms / 1000,
+                spill=output.open_managed,
+                shell=shell,
+                progress=ctx.progress,
+            )
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
+                raise ToolFailure(f"Working directory is not a directory: {location.display(cwd)}") from exc
+            raise ToolFailure(f"Unable to execute command: {exc.strerror or exc}") from exc
+        except OSError as exc:
+            raise ToolFailure(f"Unable to execute command: {exc.strerror or exc}") from exc
+        return ToolResponse(
+            content=_model_text(run, timeout_ms),
+            metadata=_metadata(run, input.description),
+            title=input.description or _title(command),
+        )
+
+    return Tool(
+        description=DESCRIPTION.replace("{shell}", os.path.basename(shell)),
+        input=BashInput,
+        execute=execute,
+        timeout=None,
+    )
+
+
+def _inspect(location: Location, command: str, cwd: Path) -> tuple[Analysis, list[ResolvedPath]]:
+    """Analyse ``command`` and resolve its path arguments; return the ones outside the Location. Blocking."""
+    home = os.environ.get("HOME") or str(Path.home())
+    analysis = analyze(command, cwd=str(cwd), home=home)
+    outside: list[ResolvedPath] = []
+    for arg in analysis.paths:
+        resolved = _resolve_arg(location, arg)
+        if resolved is not None and resolved.external is not None:
+            outside.append(resolved)
+    return analysis, outside
+
+
+def _resolve_arg(location: Location, arg: PathArg) -> ResolvedPath | None:
+    kind = "directory" if arg.role == "directory" or os.path.isdir(arg.path) else "file"
+    try:
+        return location.resolve(arg.path, kind)
+    except PathError as exc:
+        if exc.reason != "location_escape":
+            return None  # a file as an ancestor, a NUL: the command fails on it by itself
+    # Spelled inside the project but a symlink leads out: the shell follows it, so ask for where it lands.
+    try:
+        return location.resolve(os.path.realpath(arg.path), kind)
+    except PathError:
+        return None
+
+
+async def _ask_external(
+    permissions: Any, ctx: ToolContext, command: str, targets: list[ResolvedPath]
+) -> None:
+    resources: dict[str, None] = {}
+    save: dict[str, None] = {}
+    for target in targets:
+        assert target.external is not None
+        resources[target.external.resource] = None
+        save[target.external.save] = None
+    await permissions.assert_(
+        PermissionRequest.from_context(
+            ctx,
+            action="external_directory",
+            resources=list(resources),
+            save=list(save),
+            metadata={"command": command, "directories": [r.removesuffix("/*") or "/" for r in resources]},
+        )
+    )
+
+
+def _title(command: str) -> str:
+    lines = command.strip().splitlines()
+    return lines[0][:200] if lines else command
+
+
+def _model_text(run: ShellRun, timeout_ms: int) -> str:
+    body = run.output or "(no output)"
+    lines: list[str] = []
+    if run.truncated:
+        lines.append(
+            f"[Output capture truncated at the in-memory limit of {CAPTURE_LIMIT} bytes: kept {run.captured_bytes} of "
+            f"{run.total_bytes} bytes (head and tail). Full output saved to: {run.output_path}]"
+        )
+    if run.timed_out:
+        lines.append(
+            f"Command timed out after {timeout_ms} ms. If it is expected to take longer, retry with a larger "
+            f"timeout (at most {MAX_TIMEOUT_MS} ms)."
+        )
+    else:
+        lines.append(f"Command exited with code {run.exit_code}.")
+    return body + ("" if body.endswith("\n") else "\n") + "\n" + "\n".join(lines)
+
+
+def _metadata(run: ShellRun, description: str | None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "exit": run.exit_code,
+        "timedOut": run.timed_out,
+        "durationMs": round(run.duration * 1000),
+        "truncated": run.truncated,
+        "outputPath": None if run.output_path is None else str(run.output_path),
+        "bytes": run.total_bytes,
+    }
+    if description:
+        metadata["description"] = description
+    return metadata
