@@ -1,0 +1,137 @@
+"""Built-in agents and their default rules (reference §2.11), and config layered after them."""
+
+from pathlib import Path
+
+import pytest
+
+from tether.config import parse_config
+from tether.errors import UsageError
+from tether.permissions import Agent, Rule, Ruleset, builtin_agents, evaluate, evaluate_request
+
+DATA = Path("/home/u/.local/share/tether")
+TMP = Path("/tmp/tether")
+
+
+def effect(agent: Agent, action: str, resource: str) -> str:
+    return evaluate(action, resource, *agent.rulesets).effect
+
+
+def test_builtin_agents_and_modes() -> None:
+    agents = builtin_agents(DATA, TMP)
+    assert {name: (a.mode, a.hidden) for name, a in agents.items()} == {
+        "build": ("primary", False),
+        "plan": ("primary", False),
+        "general": ("subagent", False),
+        "explore": ("subagent", False),
+        "compaction": ("primary", True),
+        "title": ("primary", True),
+        "summary": ("primary", True),
+    }
+    assert agents["explore"].prompt
+
+
+@pytest.mark.parametrize("name", ["build", "plan", "general", "explore"])
+def test_defaults_guard_env_files_and_external_directories(name: str) -> None:
+    agent = builtin_agents(DATA, TMP)[name]
+    assert agent.rules[0] == Rule("*", "*", "allow")
+    assert effect(agent, "read", "src/app.py") == "allow"
+    assert effect(agent, "read", ".env") == "ask"
+    assert effect(agent, "read", "config/prod.env") == "ask"
+    assert effect(agent, "read", ".env.local") == "ask"
+    assert effect(agent, "read", ".env.example") == "allow"
+    assert effect(agent, "external_directory", "/etc/passwd") == "ask"
+    assert effect(agent, "external_directory", f"{DATA.as_posix()}/tool-output/tool_1") == "allow"
+    assert effect(agent, "external_directory", "/tmp/tether/scratch.txt") == "allow"
+
+
+def test_build_allows_edits_and_commands() -> None:
+    build = builtin_agents(DATA, TMP)["build"]
+    assert effect(build, "edit", "src/app.py") == "allow"
+    assert effect(build, "bash", "rm -rf build") == "allow"
+    assert effect(build, "question", "*") == "allow"
+    assert effect(build, "plan_exit", "*") == "deny"
+
+
+def test_plan_denies_edits_except_plan_files() -> None:
+    plan = builtin_agents(DATA, TMP)["plan"]
+    assert effect(plan, "edit", "src/app.py") == "deny"
+    assert effect(plan, "edit", ".tether/plans/feature.md") == "allow"
+    assert effect(plan, "edit", f"{DATA.as_posix()}/plans/feature.md") == "allow"
+    assert effect(plan, "plan_exit", "*") == "allow"
+
+
+def test_explore_is_read_only() -> None:
+    explore = builtin_agents(DATA, TMP)["explore"]
+    for action in ("read", "grep", "glob", "webfetch"):
+        assert effect(explore, action, "src/x") == "allow"
+    for action in ("edit", "bash", "task", "todowrite"):
+        assert effect(explore, action, "anything") == "deny"
+
+
+@pytest.mark.parametrize("name", ["compaction", "title", "summary"])
+def test_hidden_agents_deny_everything(name: str) -> None:
+    agent = builtin_agents(DATA, TMP)[name]
+    assert effect(agent, "read", "a.py") == "deny"
+    assert effect(agent, "bash", "ls") == "deny"
+
+
+def test_config_rules_come_after_the_defaults_then_the_agents_own() -> None:
+    config = parse_config(
+        {
+            "permission": {"bash": {"*": "ask", "git *": "allow"}, "read": {"*.env": "allow"}},
+            "agent": {"build": {"permission": {"bash": {"git push *": "deny"}}, "steps": 7}},
+        },
+        file="tether.json",
+    )
+    agents = builtin_agents(DATA, TMP, config)
+    build = agents["build"]
+    assert [r.source for r in build.rulesets] == ["agent", "config", "agent-config", "agent"]
+    assert build.steps == 7
+    assert effect(build, "bash", "ls") == "ask"
+    assert effect(build, "bash", "git status") == "allow"
+    assert effect(build, "bash", "git push origin") == "deny"
+    assert effect(build, "read", ".env") == "allow"
+    decision = evaluate_request("bash", ["git push origin"], build.rulesets)
+    assert decision.verdicts[0].source == "agent-config"
+    assert effect(agents["plan"], "bash", "git push origin") == "allow"  # only build's own rules deny it
+
+
+def test_config_cannot_hide_managed_output_unless_it_denies_it_exactly() -> None:
+    glob = f"{DATA.as_posix()}/tool-output/*"
+    config = parse_config({"permission": {"external_directory": "deny"}}, file="tether.json")
+    build = builtin_agents(DATA, TMP, config)["build"]
+    assert effect(build, "external_directory", "/etc/passwd") == "deny"
+    assert effect(build, "external_directory", f"{DATA.as_posix()}/tool-output/tool_1") == "allow"
+    config = parse_config({"permission": {"external_directory": {glob: "deny"}}}, file="tether.json")
+    build = builtin_agents(DATA, TMP, config)["build"]
+    assert effect(build, "external_directory", f"{DATA.as_posix()}/tool-output/tool_1") == "deny"
+
+
+def test_config_can_disable_agents_and_define_new_ones() -> None:
+    config = parse_config(
+        {
+            "agent": {
+                "plan": {"disable": True},
+                "review": {"mode": "subagent", "permission": {"edit": "deny"}},
+            }
+        },
+        file="tether.json",
+    )
+    agents = builtin_agents(DATA, TMP, config)
+    assert "plan" not in agents
+    review = agents["review"]
+    assert review.mode == "subagent"
+    assert effect(review, "edit", "a.py") == "deny"
+    assert effect(review, "read", ".env") == "ask"
+
+
+def test_agent_rules_and_rulesets_are_one_list() -> None:
+    rules = (Rule("*", "*", "allow"), Rule("bash", "*", "ask"))
+    agent = Agent(name="custom", rules=rules)
+    assert agent.rulesets == (Ruleset(source="agent", rules=rules),)
+    layered = Agent(
+        name="x", rulesets=(Ruleset(source="a", rules=rules[:1]), Ruleset(source="b", rules=rules[1:]))
+    )
+    assert layered.rules == rules
+    with pytest.raises(UsageError):
+        Agent(name="y", rules=rules[:1], rulesets=(Ruleset(source="a", rules=rules),))
