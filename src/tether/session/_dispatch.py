@@ -1,0 +1,174 @@
+"""Dispatch: settle each tool call as soon as its input is complete, concurrently, in the step's task group.
+
+A call runs the tool captured by its step's materialization (law 5). Outcomes are written to the call's part the
+moment they exist; the parts (and so the results the model reads) keep the model's order whatever order the calls
+finish in. One call's failure never affects a sibling.
+
+Before settling, two runner-level checks apply: an ``incomplete`` call (the response was cut off mid-arguments) fails
+without running, and the third identical call in a row (same tool, same input) asks the ``doom_loop`` permission.
+A ``declined`` outcome (the user rejected without feedback) marks the step so the runner stops after it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ..errors import BlockedError, CorrectedError, DeclinedError
+from ..llm import ToolCallEvent
+from ..permissions._types import PermissionRequest, PermissionSource
+from ..tools import Failed, Materialization, Outcome, ToolCall, ToolContext
+from ..tools._settle import DECLINED_ERROR
+from ._events import ToolProgress
+from ._processor import StepProcessor
+from ._prompts import DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
+
+__all__ = ["DOOM_LOOP_THRESHOLD", "Dispatcher", "DoomLoopDetector", "PermissionAsserter"]
+
+DOOM_LOOP_THRESHOLD = 3
+
+
+class PermissionAsserter(Protocol):
+    """What the runner needs from the permission service: ``assert_`` returns on allow, raises otherwise."""
+
+    async def assert_(self, request: PermissionRequest, /) -> None: ...
+
+
+def _signature(name: str, value: Any) -> tuple[str, str]:
+    try:
+        return name, json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return name, repr(value)
+
+
+class DoomLoopDetector:
+    """Counts identical consecutive calls (tool name and canonical input) across a session's steps."""
+
+    __slots__ = ("_count", "_last")
+
+    def __init__(self) -> None:
+        self._last: tuple[str, str] | None = None
+        self._count = 0
+
+    def check(self, name: str, value: Any) -> bool:
+        """Record a call; true when it is the third (or later) identical call in a row."""
+        signature = _signature(name, value)
+        if signature == self._last:
+            self._count += 1
+        else:
+            self._last = signature
+            self._count = 1
+        return self._count >= DOOM_LOOP_THRESHOLD
+
+
+class Dispatcher:
+    """Starts one task per local tool call in ``task_group`` and records each outcome on its part."""
+
+    __slots__ = (
+        "_agent",
+        "_doom",
+        "_limiter",
+        "_materialization",
+        "_permissions",
+        "_processor",
+        "_task_group",
+        "calls",
+        "declined",
+    )
+
+    def __init__(
+        self,
+        task_group: TaskGroup,
+        *,
+        materialization: Materialization,
+        processor: StepProcessor,
+        agent: str,
+        doom: DoomLoopDetector,
+        permissions: PermissionAsserter | None,
+        limiter: anyio.CapacityLimiter | None = None,
+    ) -> None:
+        self._task_group = task_group
+        self._materialization = materialization
+        self._processor = processor
+        self._agent = agent
+        self._doom = doom
+        self._permissions = permissions
+        self._limiter = limiter
+        self.calls = 0
+        self.declined = False
+
+    def start(self, event: ToolCallEvent) -> None:
+        """Begin settling ``event`` (the doom-loop check runs now, in the model's order)."""
+        self.calls += 1
+        doom = False
+        if not event.incomplete and not self._materialization.final_step:
+            doom = self._doom.check(event.name, event.input)
+        self._task_group.start_soon(self._run, event, doom)
+
+    async def _run(self, event: ToolCallEvent, doom: bool) -> None:
+        processor = self._processor
+        outcome: Outcome | None = None
+        if event.incomplete:
+            outcome = Failed(error=INCOMPLETE_CALL_ERROR, kind="invalid_input")
+        else:
+            ctx = ToolContext(
+                session_id=processor.session_id,
+                agent=self._agent,
+                message_id=processor.message_id,
+                call_id=event.id,
+                progress=self._progress(event.id),
+            )
+            if doom:
+                outcome = await self._doom_gate(event, ctx)
+            if outcome is None:
+                call = ToolCall(call_id=event.id, name=event.name, input=event.input)
+                if self._limiter is None:
+                    outcome = await self._materialization.settle(call, ctx)
+                else:
+                    async with self._limiter:
+                        outcome = await self._materialization.settle(call, ctx)
+        if isinstance(outcome, Failed) and outcome.kind == "declined":
+            self.declined = True
+        processor.settle(event.id, outcome)
+
+    def _progress(self, call_id: str) -> Any:
+        processor = self._processor
+        live = processor.emitter.live
+
+        def progress(update: Mapping[str, Any]) -> None:
+            live(
+                ToolProgress(
+                    session_id=processor.session_id,
+                    message_id=processor.message_id,
+                    call_id=call_id,
+                    update=update,
+                )
+            )
+
+        return progress
+
+    async def _doom_gate(self, event: ToolCallEvent, ctx: ToolContext) -> Failed | None:
+        if self._permissions is None:
+            return Failed(error=DOOM_LOOP_BLOCKED, kind="blocked")
+        request = PermissionRequest(
+            session_id=ctx.session_id,
+            action="doom_loop",
+            resources=(event.name,),
+            save=(event.name,),
+            metadata={"tool": event.name, "input": event.input},
+            source=PermissionSource(message_id=ctx.message_id, call_id=ctx.call_id),
+            agent=ctx.agent,
+        )
+        try:
+            await self._permissions.assert_(request)
+        except BlockedError as exc:
+            return Failed(error=exc.message, kind="blocked")
+        except CorrectedError as exc:
+            return Failed(error=exc.message, kind="corrected")
+        except DeclinedError:
+            return Failed(error=DECLINED_ERROR, kind="declined")
+        return None

@@ -1,0 +1,57 @@
+"""Numbered schema migrations of the SQLite session store (``PRAGMA user_version`` is the applied count).
+
+Append new migrations; never edit an applied one. Each runs in its own transaction.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: sessions, messages, parts (projections) and the append-only event log.
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        project TEXT NOT NULL,
+        directory TEXT NOT NULL,
+        title TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        parent_id TEXT,
+        rules TEXT NOT NULL DEFAULT '[]',
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL
+    );
+    CREATE INDEX sessions_project_updated ON sessions (project, updated);
+    CREATE INDEX sessions_updated ON sessions (updated);
+    CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        completed INTEGER,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX messages_session ON messages (session_id, id);
+    CREATE INDEX messages_unfinished ON messages (role) WHERE role = 'assistant' AND completed IS NULL;
+    CREATE TABLE parts (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        state TEXT,
+        call_id TEXT,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX parts_session ON parts (session_id, id);
+    CREATE INDEX parts_call ON parts (call_id) WHERE call_id IS NOT NULL;
+    CREATE INDEX parts_unfinished ON parts (state) WHERE state IN ('pending', 'running');
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        ref TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX events_session ON events (session_id, seq);
+    """,
+)

@@ -1,0 +1,346 @@
+"""The processor: turns one step's normalized stream into durable parts, and owns the tool-part state machine.
+
+Every state change is emitted at once (store + bus, law 7): a tool part is ``pending`` on ``tool-input-start``,
+``running`` on the complete ``tool-call``, then ``completed`` or ``error`` when its settle returns. Text and reasoning
+deltas go to the bus as they arrive and to the store coalesced (on block end, or every ``COALESCE_SECONDS``), so the
+runner never writes per token. Transitions only move forward: a settled part ignores later events.
+
+The processor does not run tools (``_dispatch`` does) and does not decide the loop (``_runner`` does).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from .. import ids
+from ..bus import Bus
+from ..errors import ProviderError
+from ..llm import (
+    Event,
+    ProviderErrorEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    StepFinish,
+    StepStart,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallEvent,
+    ToolErrorEvent,
+    ToolInputDelta,
+    ToolInputEnd,
+    ToolInputStart,
+    ToolResultEvent,
+    Usage,
+)
+from ..tools import Completed, Outcome, Text
+from ._events import DurableEvent, PartDelta, PartUpdated
+from ._model import Part, ReasoningPart, TextPart, ToolPart, now_ms
+from ._store import SessionStore
+
+__all__ = ["COALESCE_SECONDS", "Emitter", "StepProcessor"]
+
+COALESCE_SECONDS = 0.2
+"""Longest time streamed text stays only in memory before a coalesced store write."""
+
+
+class Emitter:
+    """Sends durable events to the store and the bus, and live events to the bus only."""
+
+    __slots__ = ("_append", "_publish")
+
+    def __init__(self, store: SessionStore, bus: Bus) -> None:
+        self._append = store.append
+        self._publish = bus.publish
+
+    def durable(self, event: DurableEvent) -> None:
+        self._append(event)
+        self._publish(event)
+
+    def live(self, event: Any) -> None:
+        self._publish(event)
+
+
+class _Block:
+    __slots__ = ("chunks", "flushed_at", "part_id")
+
+    def __init__(self, part_id: str) -> None:
+        self.part_id = part_id
+        self.chunks: list[str] = []
+        self.flushed_at = time.monotonic()
+
+
+class StepProcessor:
+    """The parts of one assistant message (one step), in creation order."""
+
+    __slots__ = (
+        "_blocks",
+        "_emit",
+        "_tools",
+        "emitter",
+        "finish_reason",
+        "message_id",
+        "parts",
+        "session_id",
+        "usage",
+    )
+
+    def __init__(self, emitter: Emitter, *, session_id: str, message_id: str) -> None:
+        self.emitter = emitter
+        self._emit = emitter.durable
+        self.session_id = session_id
+        self.message_id = message_id
+        self.parts: dict[str, Part] = {}
+        self._tools: dict[str, str] = {}
+        self._blocks: dict[str, _Block] = {}
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+
+    # -- writing -----------------------------------------------------------------------------------------------------
+
+    def put(self, part: Part) -> Part:
+        """Record a new or changed part and emit it."""
+        self.parts[part.id] = part
+        self._emit(PartUpdated(part))
+        return part
+
+    def tool(self, call_id: str) -> ToolPart | None:
+        part_id = self._tools.get(call_id)
+        if part_id is None:
+            return None
+        part = self.parts[part_id]
+        assert isinstance(part, ToolPart)
+        return part
+
+    def tool_parts(self) -> list[ToolPart]:
+        return [p for p in self.parts.values() if isinstance(p, ToolPart)]
+
+    # -- stream events -----------------------------------------------------------------------------------------------
+
+    def handle(self, event: Event) -> ToolCallEvent | None:
+        """Apply one stream event; return the call to dispatch when a local tool call is complete.
+
+        Raises:
+            ProviderError: the event is a provider error.
+        """
+        if isinstance(event, TextDelta | ReasoningDelta):
+            self._delta(event.id, event.text, reasoning=isinstance(event, ReasoningDelta))
+        elif isinstance(event, ToolCallEvent):
+            return self._call(event)
+        elif isinstance(event, ToolInputDelta | ToolInputEnd):
+            if self.tool(event.id) is None:
+                self._pending(event.id, event.name)
+        elif isinstance(event, TextStart | ReasoningStart):
+            self._start(
+                event.id, reasoning=isinstance(event, ReasoningStart), metadata=event.provider_metadata
+            )
+        elif isinstance(event, TextEnd | ReasoningEnd):
+            self._end(event.id, event.provider_metadata)
+        elif isinstance(event, ToolInputStart):
+            if self.tool(event.id) is None:
+                self._pending(event.id, event.name)
+        elif isinstance(event, StepFinish):
+            self.finish_reason = event.reason
+            self.usage = (
+                event.usage if self.usage is None or event.usage is None else self.usage + event.usage
+            )
+        elif isinstance(event, ToolResultEvent):
+            self._hosted_result(event)
+        elif isinstance(event, ToolErrorEvent):
+            self._hosted_error(event)
+        elif isinstance(event, ProviderErrorEvent):
+            if isinstance(event.error, ProviderError):
+                raise event.error
+            raise ProviderError(event.message)
+        elif isinstance(event, StepStart):
+            pass
+        return None
+
+    def _start(self, block_id: str, *, reasoning: bool, metadata: Mapping[str, Any] | None) -> _Block:
+        block = self._blocks.get(block_id)
+        if block is not None:
+            return block
+        part_id = ids.ascending("prt")
+        block = self._blocks[block_id] = _Block(part_id)
+        kind = ReasoningPart if reasoning else TextPart
+        self.put(
+            kind(
+                id=part_id,
+                session_id=self.session_id,
+                message_id=self.message_id,
+                text="",
+                started=now_ms(),
+                provider_metadata=metadata,
+            )
+        )
+        return block
+
+    def _delta(self, block_id: str, text: str, *, reasoning: bool) -> None:
+        block = self._blocks.get(block_id)
+        if block is None:
+            block = self._start(block_id, reasoning=reasoning, metadata=None)
+        block.chunks.append(text)
+        self.emitter.live(
+            PartDelta(
+                session_id=self.session_id,
+                message_id=self.message_id,
+                part_id=block.part_id,
+                field="text",
+                delta=text,
+            )
+        )
+        now = time.monotonic()
+        if now - block.flushed_at >= COALESCE_SECONDS:
+            block.flushed_at = now
+            self._flush(block)
+
+    def _flush(self, block: _Block, **changes: Any) -> None:
+        part = self.parts[block.part_id]
+        assert isinstance(part, TextPart | ReasoningPart)
+        text = part.text + "".join(block.chunks)
+        block.chunks.clear()
+        self.put(replace(part, text=text, **changes))
+
+    def _end(self, block_id: str, metadata: Mapping[str, Any] | None) -> None:
+        block = self._blocks.pop(block_id, None)
+        if block is None:
+            return
+        changes: dict[str, Any] = {"ended": now_ms()}
+        if metadata is not None:
+            changes["provider_metadata"] = metadata
+        self._flush(block, **changes)
+
+    def close_blocks(self) -> None:
+        """End every open text or reasoning block (at step end, also after errors and cancellation)."""
+        for block_id in list(self._blocks):
+            self._end(block_id, None)
+
+    # -- tool parts --------------------------------------------------------------------------------------------------
+
+    def _pending(self, call_id: str, name: str) -> ToolPart:
+        part = ToolPart(
+            id=ids.ascending("prt"),
+            session_id=self.session_id,
+            message_id=self.message_id,
+            call_id=call_id,
+            tool=name,
+            state="pending",
+        )
+        self._tools[call_id] = part.id
+        self.put(part)
+        return part
+
+    def _call(self, event: ToolCallEvent) -> ToolCallEvent | None:
+        part = self.tool(event.id)
+        if part is not None and part.settled:
+            return None
+        raw = event.input if event.invalid is not None and isinstance(event.input, str) else None
+        fields: dict[str, Any] = {
+            "tool": event.name,
+            "state": "running",
+            "input": None if raw is not None else event.input,
+            "raw": raw,
+            "started": now_ms(),
+            "provider_executed": event.provider_executed,
+            "provider_metadata": event.provider_metadata,
+        }
+        if part is None:
+            part = ToolPart(
+                id=ids.ascending("prt"),
+                session_id=self.session_id,
+                message_id=self.message_id,
+                call_id=event.id,
+                **fields,
+            )
+            self._tools[event.id] = part.id
+        else:
+            if part.state == "running":
+                fields.pop("started")
+            part = replace(part, **fields)
+        self.put(part)
+        return None if event.provider_executed else event
+
+    def settle(self, call_id: str, outcome: Outcome) -> ToolPart | None:
+        """Write the outcome of a call (only if its part is still unsettled)."""
+        part = self.tool(call_id)
+        if part is None or part.settled:
+            return None
+        if isinstance(outcome, Completed):
+            settled = replace(
+                part,
+                state="completed",
+                content=outcome.content,
+                metadata=outcome.metadata,
+                title=outcome.title,
+                output_paths=outcome.output_paths,
+                ended=now_ms(),
+            )
+        else:
+            settled = replace(
+                part,
+                state="error",
+                error=outcome.error,
+                error_kind=outcome.kind,
+                content=outcome.partial,
+                metadata=outcome.metadata if outcome.metadata is not None else part.metadata,
+                output_paths=outcome.output_paths,
+                started=part.started if part.started is not None else now_ms(),
+                ended=now_ms(),
+            )
+        self.put(settled)
+        return settled
+
+    def fail_unsettled(self, error: str, *, kind: str, interrupted: bool) -> int:
+        """Turn every unsettled tool part into ``error`` (cancellation, a failed stream). Returns how many."""
+        count = 0
+        now = now_ms()
+        for part in self.tool_parts():
+            if part.settled:
+                continue
+            count += 1
+            self.put(
+                replace(
+                    part,
+                    state="error",
+                    error=error,
+                    error_kind=kind,
+                    interrupted=interrupted,
+                    started=part.started if part.started is not None else now,
+                    ended=now,
+                )
+            )
+        return count
+
+    def record_permission(self, call_id: str, record: Mapping[str, Any]) -> None:
+        """Attach a permission record (a request, a decision, a reply) to the call's part."""
+        part = self.tool(call_id)
+        if part is None:
+            return
+        self.put(replace(part, permissions=(*part.permissions, dict(record))))
+
+    def _hosted_result(self, event: ToolResultEvent) -> None:
+        part = self.tool(event.id)
+        if part is None or part.settled:
+            return
+        result = event.result
+        text = result if isinstance(result, str) else _json(result)
+        self.put(replace(part, state="completed", content=(Text(text),), ended=now_ms()))
+
+    def _hosted_error(self, event: ToolErrorEvent) -> None:
+        part = self.tool(event.id)
+        if part is None or part.settled:
+            return
+        self.put(replace(part, state="error", error=event.message, error_kind="provider", ended=now_ms()))
+
+
+def _json(value: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)

@@ -1,0 +1,257 @@
+"""The run loop of one turn: append the user input, then run steps until the model stops calling tools.
+
+Per step: resolve the agent, decide whether this is the final step (the agent's ``steps`` limit), materialize the
+catalog (law 5), and run the step (``_step``). The loop stops when a step made no local tool call, when a call was
+declined (the user rejected without feedback), after the final step, or on a provider error that is not retryable
+(recorded on the assistant message, then raised). Retryable provider errors are retried with exponential backoff
+(``retry_after`` wins when the provider said).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol
+
+import anyio
+
+from .. import ids
+from ..errors import ProviderError, ProviderRateLimitError, UsageError
+from ..llm import Model, Usage
+from ..tools import Content, RuleLike, Text, ToolRegistry
+from ._dispatch import DoomLoopDetector, PermissionAsserter
+from ._events import MessageUpdated, PartUpdated, SessionStatus
+from ._history import History
+from ._model import FilePart, MessageError, SessionInfo, TextPart, UserInfo, now_ms
+from ._processor import Emitter, StepProcessor
+from ._step import run_step
+
+__all__ = [
+    "AgentLike",
+    "RetryPolicy",
+    "SessionRule",
+    "StopReason",
+    "TurnContext",
+    "TurnProgress",
+    "TurnResult",
+    "run_turn",
+]
+
+StopReason = Literal["done", "declined", "max_steps", "cancelled"]
+
+
+class AgentLike(Protocol):
+    """What the runner needs from an agent (``tether.permissions.Agent`` satisfies it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def rules(self) -> Sequence[RuleLike]: ...
+    @property
+    def steps(self) -> int | None: ...
+    @property
+    def prompt(self) -> str | None: ...
+
+
+class SessionRule(NamedTuple):
+    """A session-level rule as stored with the session (``RuleLike`` for catalog visibility)."""
+
+    action: str
+    resource: str
+    effect: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RetryPolicy:
+    """Retries of retryable provider errors: ``attempts`` tries per step, delay ``base * 2**(n-1)`` capped at ``cap``."""
+
+    attempts: int = 4
+    base: float = 2.0
+    cap: float = 30.0
+
+    def delay(self, attempt: int, error: ProviderError) -> float:
+        if isinstance(error, ProviderRateLimitError) and error.retry_after is not None:
+            return max(0.0, error.retry_after)
+        return min(self.cap, self.base * 2 ** (attempt - 1))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnResult:
+    """What a turn did: why it stopped, how many steps and tool calls, the final text, total usage."""
+
+    session_id: str
+    stop: StopReason
+    steps: int
+    tool_calls: int
+    text: str
+    usage: Usage
+    message_ids: tuple[str, ...] = field(default=())
+
+
+@dataclass(kw_only=True, slots=True)
+class TurnContext:
+    """Everything a turn needs, gathered by the session."""
+
+    info: SessionInfo
+    tools: ToolRegistry
+    agents: Mapping[str, AgentLike]
+    emitter: Emitter
+    history: History
+    doom: DoomLoopDetector
+    permissions: PermissionAsserter | None
+    retry: RetryPolicy
+    concurrency: int | None
+    live_calls: dict[str, StepProcessor]
+
+
+def resolve_agent(agents: Mapping[str, AgentLike], name: str) -> AgentLike:
+    """The agent called ``name``.
+
+    Raises:
+        UsageError: no such agent.
+    """
+    agent = agents.get(name)
+    if agent is None:
+        available = ", ".join(sorted(agents)) or "(none)"
+        raise UsageError(f'Agent not found: "{name}". Available agents: {available}')
+    return agent
+
+
+def _user_parts(content: str | Sequence[Content]) -> tuple[Content, ...]:
+    if isinstance(content, str):
+        return (Text(content),)
+    parts = tuple(content)
+    if not parts:
+        raise UsageError("A prompt needs at least one text or file part")
+    return parts
+
+
+@dataclass(kw_only=True, slots=True)
+class TurnProgress:
+    """What a turn has done so far (kept up to date step by step, so a cancelled turn can still report it)."""
+
+    steps: int = 0
+    tool_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    text: str = ""
+    message_ids: list[str] = field(default_factory=list[str])
+    stop: StopReason = "done"
+
+    def result(self, session_id: str) -> TurnResult:
+        return TurnResult(
+            session_id=session_id,
+            stop=self.stop,
+            steps=self.steps,
+            tool_calls=self.tool_calls,
+            text=self.text,
+            usage=self.usage,
+            message_ids=tuple(self.message_ids),
+        )
+
+
+async def run_turn(
+    ctx: TurnContext,
+    progress: TurnProgress,
+    content: str | Sequence[Content],
+    *,
+    model: Model,
+    system: Sequence[str] = (),
+    options: Mapping[str, Any] | None = None,
+) -> None:
+    """Run one turn to completion (see the module docstring), recording what happened in ``progress``.
+
+    Raises:
+        UsageError: the session's agent does not exist, or the prompt is empty.
+        ProviderError: the model failed with an error that is not retryable (or retries ran out).
+    """
+    info = ctx.info
+    emitter = ctx.emitter
+    parts = _user_parts(content)
+    agent = resolve_agent(ctx.agents, info.agent)
+    user = UserInfo(id=ids.ascending("msg"), session_id=info.id, agent=agent.name, created=now_ms())
+    emitter.durable(MessageUpdated(user))
+    for part in parts:
+        pid = ids.ascending("prt")
+        if isinstance(part, Text):
+            emitter.durable(
+                PartUpdated(TextPart(id=pid, session_id=info.id, message_id=user.id, text=part.text))
+            )
+        else:
+            emitter.durable(
+                PartUpdated(FilePart(id=pid, session_id=info.id, message_id=user.id, content=part))
+            )
+    ctx.history.add_user(parts)
+
+    session_rules = [SessionRule(*r) for r in info.rules]
+    opts: Mapping[str, Any] = options or {}
+    step = 0
+    attempt = 0
+    cached_agent: AgentLike | None = None
+    rules: Sequence[RuleLike] = ()
+    while True:
+        agent = resolve_agent(ctx.agents, info.agent)
+        if agent is not cached_agent:
+            cached_agent = agent
+            rules = [*agent.rules, *session_rules] if session_rules else agent.rules
+        step += 1
+        final = agent.steps is not None and step >= agent.steps
+        materialization = ctx.tools.materialize(rules, final_step=final)
+        prompts = [agent.prompt] if agent.prompt else []
+        result = await run_step(
+            emitter=emitter,
+            session_id=info.id,
+            parent_id=user.id,
+            agent=agent.name,
+            model=model,
+            materialization=materialization,
+            history=ctx.history,
+            step=step,
+            system=(*prompts, *system),
+            options=opts,
+            doom=ctx.doom,
+            permissions=ctx.permissions,
+            limiter=None if ctx.concurrency is None else anyio.CapacityLimiter(ctx.concurrency),
+            live_calls=ctx.live_calls,
+        )
+        progress.message_ids.append(result.info.id)
+        ctx.history.add_step(result.processor.parts.values())
+        progress.steps = step
+        progress.tool_calls += result.calls
+        if result.info.usage is not None:
+            progress.usage = progress.usage + result.info.usage
+        step_text = "\n".join(
+            p.text for p in result.processor.parts.values() if isinstance(p, TextPart) and p.text
+        )
+        if step_text:
+            progress.text = step_text
+        error = result.error
+        if error is not None:
+            attempt += 1
+            if not error.retryable or attempt >= ctx.retry.attempts:
+                raise error
+            delay = ctx.retry.delay(attempt, error)
+            emitter.live(
+                SessionStatus(
+                    session_id=info.id, status="retry", attempt=attempt, message=error.message, retry_in=delay
+                )
+            )
+            step -= 1
+            await anyio.sleep(delay)
+            emitter.live(SessionStatus(session_id=info.id, status="busy"))
+            continue
+        attempt = 0
+        if result.declined:
+            progress.stop = "declined"
+            return
+        if final:
+            progress.stop = "max_steps"
+            return
+        if result.calls == 0:
+            return
+
+
+def message_error(error: BaseException) -> MessageError:
+    """The ``MessageError`` recorded for an exception that ended a turn."""
+    if isinstance(error, ProviderError):
+        return MessageError(kind="provider", message=error.message, retryable=error.retryable)
+    return MessageError(kind="error", message=str(error))

@@ -1,0 +1,292 @@
+"""Sessions: the handle a caller prompts and cancels, and the service that creates, finds and lists them.
+
+A :class:`Session` runs one turn at a time (``prompt`` while busy is a usage error). ``cancel()`` cancels the running
+turn: the turn ends with ``stop == "cancelled"``; an outer cancel scope cancels it too, and then the cancellation
+propagates. A live session keeps its model-facing history in memory and only appends to it; reopening a stored
+session replays it once.
+
+The service also records permission decisions on tool parts: the permission service publishes its events on the bus
+with the request's ``source.call_id``; the event is attached to that call's part while the call is live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+
+from .. import ids
+from ..bus import Bus, Subscription
+from ..errors import UsageError
+from ..llm import Model
+from ..tools import Content, ToolRegistry
+from ._dispatch import DoomLoopDetector, PermissionAsserter
+from ._events import SessionStatus, SessionUpdated
+from ._history import History
+from ._model import SessionInfo, now_ms, session_rules
+from ._processor import Emitter, StepProcessor
+from ._runner import AgentLike, RetryPolicy, TurnContext, TurnProgress, TurnResult, resolve_agent, run_turn
+from ._store import SessionStore, StoredMessage
+
+__all__ = ["PERMISSION_EVENTS", "Session", "SessionLocation", "Sessions"]
+
+PERMISSION_EVENTS = ("permission.asked", "permission.replied", "permission.decided")
+"""Bus event types recorded on the tool part named by the event's ``request.source.call_id``."""
+
+_TITLE_CHARS = 50
+
+
+class SessionLocation(Protocol):
+    """Where a session runs: the Location's registry, its project root and its directory."""
+
+    @property
+    def tools(self) -> ToolRegistry: ...
+    @property
+    def root(self) -> Path: ...
+    @property
+    def directory(self) -> Path: ...
+
+
+def _title(content: str | Sequence[Content]) -> str:
+    text = content if isinstance(content, str) else " ".join(getattr(p, "text", "") for p in content)
+    line = " ".join(text.split())
+    return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
+
+
+class Session:
+    """One session: prompt it, cancel it, read its messages."""
+
+    def __init__(
+        self, service: Sessions, info: SessionInfo, location: SessionLocation, history: History
+    ) -> None:
+        self._service = service
+        self._info = info
+        self.location = location
+        self._history = history
+        self._doom = DoomLoopDetector()
+        self._scope: anyio.CancelScope | None = None
+
+    def __repr__(self) -> str:
+        return f"<Session {self._info.id} agent={self._info.agent!r}>"
+
+    @property
+    def id(self) -> str:
+        return self._info.id
+
+    @property
+    def info(self) -> SessionInfo:
+        return self._info
+
+    @property
+    def busy(self) -> bool:
+        return self._scope is not None
+
+    async def prompt(
+        self,
+        content: str | Sequence[Content],
+        *,
+        model: Model,
+        system: Sequence[str] = (),
+        options: Mapping[str, Any] | None = None,
+    ) -> TurnResult:
+        """Append the user input and run steps until the model stops calling tools (one turn).
+
+        Args:
+            content: the user's text, or text and file parts.
+            model: the model for every step of this turn.
+            system: extra system prompt texts (after the agent's prompt).
+            options: provider-neutral request options (temperature, max_tokens, ...).
+
+        Raises:
+            UsageError: the session is busy, its agent does not exist, or ``content`` is empty.
+            ProviderError: the model failed and retrying did not help (recorded on the assistant message first).
+            StoreError: the store failed to write.
+        """
+        if self._scope is not None:
+            raise UsageError(f"Session {self.id} is busy: wait for its turn to finish or cancel it")
+        service = self._service
+        if self._info.title == "" and content:
+            self._info = replace(self._info, title=_title(content), updated=now_ms())
+            service.emitter.durable(SessionUpdated(self._info))
+        ctx = TurnContext(
+            info=self._info,
+            tools=self.location.tools,
+            agents=service.agents,
+            emitter=service.emitter,
+            history=self._history,
+            doom=self._doom,
+            permissions=service.permissions,
+            retry=service.retry,
+            concurrency=service.concurrency,
+            live_calls=service.live_calls,
+        )
+        progress = TurnProgress()
+        service.emitter.live(SessionStatus(session_id=self.id, status="busy"))
+        scope = self._scope = anyio.CancelScope()
+        try:
+            with scope:
+                await run_turn(ctx, progress, content, model=model, system=system, options=options)
+        finally:
+            self._scope = None
+            with anyio.CancelScope(shield=True):
+                service.emitter.live(SessionStatus(session_id=self.id, status="idle"))
+                with anyio.move_on_after(10):
+                    await service.store.flush()
+        if scope.cancelled_caught:
+            progress.stop = "cancelled"
+        return progress.result(self.id)
+
+    def cancel(self) -> None:
+        """Cancel the running turn, if any (running tools are cancelled; their parts become interrupted errors)."""
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def messages(self) -> Sequence[StoredMessage]:
+        """Every stored message of this session with its parts (reads the store)."""
+        return await self._service.store.load_messages(self.id)
+
+
+class Sessions:
+    """Creates, finds and lists sessions; owns what their turns share.
+
+    Args:
+        store: where sessions are persisted.
+        bus: where live events are published (and permission events are heard).
+        agents: agents by name (read at every step, so a live mapping may change between steps).
+        permissions: the permission service, asked for ``doom_loop``; ``None`` fails doom-loop calls.
+        locate: turns a stored session's directory back into its Location (needed by :meth:`get`).
+        retry: the provider retry policy.
+        concurrency: the most tool calls of one step that settle at the same time (``None``: no cap).
+    """
+
+    def __init__(
+        self,
+        *,
+        store: SessionStore,
+        bus: Bus,
+        agents: Mapping[str, AgentLike],
+        permissions: PermissionAsserter | None = None,
+        locate: Callable[[str], Awaitable[SessionLocation]] | None = None,
+        retry: RetryPolicy | None = None,
+        concurrency: int | None = None,
+    ) -> None:
+        self.store = store
+        self.bus = bus
+        self.agents = agents
+        self.permissions = permissions
+        self.retry = retry or RetryPolicy()
+        self.concurrency = concurrency
+        self.emitter = Emitter(store, bus)
+        self.live_calls: dict[str, StepProcessor] = {}
+        self._locate = locate
+        self._live: dict[str, Session] = {}
+        self._subscriptions: list[Subscription] = [
+            bus.subscribe(kind, self._on_permission) for kind in PERMISSION_EVENTS
+        ]
+
+    def close(self) -> None:
+        """Stop listening to the bus (sessions stay readable through the store)."""
+        for subscription in self._subscriptions:
+            subscription.close()
+        self._subscriptions.clear()
+
+    async def create(
+        self,
+        location: SessionLocation,
+        *,
+        agent: str = "build",
+        title: str = "",
+        rules: Sequence[Sequence[str]] = (),
+        parent_id: str | None = None,
+    ) -> Session:
+        """Create a session in ``location`` for ``agent``.
+
+        Args:
+            rules: extra ``(action, resource, effect)`` rules for this session only.
+
+        Raises:
+            UsageError: no such agent.
+        """
+        resolve_agent(self.agents, agent)
+        now = now_ms()
+        info = SessionInfo(
+            id=ids.ascending("ses"),
+            project=str(location.root),
+            directory=str(location.directory),
+            title=title,
+            agent=agent,
+            parent_id=parent_id,
+            rules=session_rules(rules),
+            created=now,
+            updated=now,
+        )
+        self.emitter.durable(SessionUpdated(info))
+        session = self._live[info.id] = Session(self, info, location, History())
+        return session
+
+    async def get(self, session_id: str) -> Session:
+        """The session ``session_id`` (live, or reopened from the store with its history replayed once).
+
+        Raises:
+            NotFoundError: no such session.
+            UsageError: the session is stored but no ``locate`` was given to reopen it.
+        """
+        live = self._live.get(session_id)
+        if live is not None:
+            return live
+        info = await self.store.get_session(session_id)
+        if self._locate is None:
+            raise UsageError("Sessions(locate=...) is needed to reopen a stored session")
+        location = await self._locate(info.directory)
+        history = History.from_stored(await self.store.load_messages(session_id))
+        live = self._live.get(session_id)
+        if live is not None:
+            return live
+        session = self._live[session_id] = Session(self, info, location, history)
+        return session
+
+    async def list(self, *, project: str | None = None, limit: int = 100) -> Sequence[SessionInfo]:
+        """Stored sessions, most recently updated first."""
+        return await self.store.list_sessions(project=project, limit=limit)
+
+    def info(self, session_id: str) -> SessionInfo | None:
+        """The session's record if it is open in this process (sync; used to resolve permission rules)."""
+        live = self._live.get(session_id)
+        return live.info if live is not None else None
+
+    def _on_permission(self, event: Any) -> None:
+        request = getattr(event, "request", None) or event
+        source = getattr(request, "source", None)
+        call_id = getattr(source, "call_id", None)
+        if not isinstance(call_id, str):
+            return
+        processor = self.live_calls.get(call_id)
+        if processor is None:
+            return
+        processor.record_permission(call_id, permission_record(event, request))
+
+
+def permission_record(event: Any, request: Any) -> dict[str, Any]:
+    """A compact JSON record of a permission event for the tool part (which rule decided, who replied)."""
+    record: dict[str, Any] = {"event": str(getattr(event, "type", "permission"))}
+    for key, owner in (
+        ("id", event),
+        ("id", request),
+        ("action", request),
+        ("reply", event),
+        ("message", event),
+    ):
+        value = getattr(owner, key, None)
+        if isinstance(value, str) and key not in record:
+            record[key] = value
+    resources = getattr(request, "resources", None)
+    if resources is not None:
+        record["resources"] = [str(r) for r in resources]
+    decision = getattr(event, "decision", None)
+    to_json = getattr(decision, "to_json", None)
+    if callable(to_json):
+        record["decision"] = to_json()
+    return record

@@ -1,0 +1,455 @@
+"""The default session store: one SQLite file, WAL, a single writer thread, numbered migrations.
+
+Every operation goes through one queue served by one worker thread that owns the connection (law 9). Appended
+events are not awaited: the writer drains whatever is queued and commits it as one transaction, so a burst of tool
+state changes costs one commit, and ``synchronous=NORMAL`` in WAL mode means a commit never waits on fsync (a
+process crash loses nothing committed; a power loss may lose the last transactions). Reads are queued behind the
+writes, so they see every event appended before them.
+
+Each durable event is appended to the ``events`` log and projected into ``sessions``, ``messages`` and ``parts``
+in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio.to_thread
+
+from ..errors import NotFoundError, StoreError
+from ._events import DurableEvent, MessageUpdated, PartUpdated
+from ._migrations import MIGRATIONS
+from ._model import (
+    AssistantInfo,
+    MessageError,
+    MessageInfo,
+    Part,
+    SessionInfo,
+    ToolPart,
+    message_from_json,
+    message_to_json,
+    now_ms,
+    part_from_json,
+    part_to_json,
+    session_rules,
+)
+from ._store import INTERRUPTED_ERROR, StoredMessage
+
+__all__ = ["SQLiteStore"]
+
+log = logging.getLogger("tether.session")
+
+T = TypeVar("T")
+
+_MAX_BATCH = 4096
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
+
+
+class _Call:
+    __slots__ = ("fn", "future")
+
+    def __init__(self, fn: Callable[[sqlite3.Connection], Any]) -> None:
+        self.fn = fn
+        self.future: Future[Any] = Future()
+
+
+class _Stop:
+    __slots__ = ()
+
+
+_STOP = _Stop()
+
+
+def _session_row(s: SessionInfo) -> tuple[Any, ...]:
+    return (
+        s.id,
+        s.project,
+        s.directory,
+        s.title,
+        s.agent,
+        s.parent_id,
+        _dumps([list(r) for r in s.rules]),
+        s.created,
+        s.updated,
+    )
+
+
+def _session_from_row(row: Sequence[Any]) -> SessionInfo:
+    return SessionInfo(
+        id=row[0],
+        project=row[1],
+        directory=row[2],
+        title=row[3],
+        agent=row[4],
+        parent_id=row[5],
+        rules=session_rules(json.loads(row[6])),
+        created=row[7],
+        updated=row[8],
+    )
+
+
+_SESSION_COLUMNS = "id, project, directory, title, agent, parent_id, rules, created, updated"
+
+
+class SQLiteStore:
+    """A :class:`~tether.session.SessionStore` in one SQLite file.
+
+    Use as an async context manager (or call :meth:`open` / :meth:`aclose`). Opening applies pending migrations and,
+    unless ``recover=False``, runs :meth:`recover`.
+
+    Args:
+        path: the database file (its directory is created).
+        recover: mark unfinished tool parts interrupted on open.
+    """
+
+    def __init__(self, path: str | Path, *, recover: bool = True) -> None:
+        self.path = Path(path)
+        self._recover_on_open = recover
+        self._queue: queue.SimpleQueue[DurableEvent | _Call | _Stop] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._error: StoreError | None = None
+        self.recovered = 0
+        """How many tool parts the last :meth:`recover` marked interrupted."""
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------------
+
+    async def open(self) -> SQLiteStore:
+        """Start the writer thread, migrate, and recover.
+
+        Raises:
+            StoreError: the file cannot be opened or migrated.
+        """
+        if self._thread is not None:
+            return self
+        started: Future[None] = Future()
+        self._thread = threading.Thread(target=self._serve, args=(started,), name="tether-store", daemon=True)
+        self._thread.start()
+        await anyio.to_thread.run_sync(started.result)
+        if self._recover_on_open:
+            await self.recover()
+        return self
+
+    async def __aenter__(self) -> SQLiteStore:
+        return await self.open()
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Write what is queued, then close the connection. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        thread = self._thread
+        if thread is None:
+            return
+        self._queue.put(_STOP)
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(thread.join)
+
+    # -- writes ------------------------------------------------------------------------------------------------------
+
+    def append(self, event: DurableEvent) -> None:
+        """Queue a durable event (never blocks).
+
+        Raises:
+            StoreError: the store is closed or not open, or an earlier write failed.
+        """
+        if self._error is not None:
+            raise self._error
+        if self._closed or self._thread is None:
+            raise StoreError("The session store is closed")
+        self._queue.put(event)
+
+    async def flush(self) -> None:
+        """Wait until everything appended so far is committed.
+
+        Raises:
+            StoreError: a write failed.
+        """
+        await self._run(lambda conn: None)
+        if self._error is not None:
+            raise self._error
+
+    @property
+    def error(self) -> StoreError | None:
+        """The first write failure, if any (every later append raises it)."""
+        return self._error
+
+    # -- reads -------------------------------------------------------------------------------------------------------
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._closed or self._thread is None:
+            raise StoreError("The session store is closed")
+        call = _Call(fn)
+        self._queue.put(call)
+        result: T = await anyio.to_thread.run_sync(call.future.result, abandon_on_cancel=True)
+        return result
+
+    async def get_session(self, session_id: str) -> SessionInfo:
+        """The session ``session_id``.
+
+        Raises:
+            NotFoundError: no such session.
+        """
+
+        def read(conn: sqlite3.Connection) -> SessionInfo | None:
+            row = conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            return None if row is None else _session_from_row(row)
+
+        found = await self._run(read)
+        if found is None:
+            raise NotFoundError(f"Session not found: {session_id}")
+        return found
+
+    async def list_sessions(self, *, project: str | None = None, limit: int = 100) -> Sequence[SessionInfo]:
+        """Sessions, most recently updated first."""
+
+        def read(conn: sqlite3.Connection) -> list[SessionInfo]:
+            if project is None:
+                rows = conn.execute(
+                    f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY updated DESC, id DESC LIMIT ?",
+                    (limit,),
+                )
+            else:
+                rows = conn.execute(
+                    f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE project = ? "
+                    "ORDER BY updated DESC, id DESC LIMIT ?",
+                    (project, limit),
+                )
+            return [_session_from_row(r) for r in rows]
+
+        return await self._run(read)
+
+    async def load_messages(self, session_id: str) -> Sequence[StoredMessage]:
+        """Every message of the session with its parts, oldest first."""
+
+        def read(conn: sqlite3.Connection) -> list[StoredMessage]:
+            infos: list[MessageInfo] = [
+                message_from_json(session_id, json.loads(data))
+                for (data,) in conn.execute(
+                    "SELECT data FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+                )
+            ]
+            parts: dict[str, list[Part]] = {info.id: [] for info in infos}
+            for message_id, data in conn.execute(
+                "SELECT message_id, data FROM parts WHERE session_id = ? ORDER BY id", (session_id,)
+            ):
+                bucket = parts.get(message_id)
+                if bucket is not None:
+                    bucket.append(part_from_json(session_id, message_id, json.loads(data)))
+            return [StoredMessage(info=info, parts=tuple(parts[info.id])) for info in infos]
+
+        return await self._run(read)
+
+    async def events(self, session_id: str, *, after: int = 0) -> Sequence[tuple[int, str, dict[str, Any]]]:
+        """The session's event log after sequence number ``after``: ``(seq, type, data)`` in order."""
+
+        def read(conn: sqlite3.Connection) -> list[tuple[int, str, dict[str, Any]]]:
+            return [
+                (seq, kind, json.loads(data))
+                for seq, kind, data in conn.execute(
+                    "SELECT seq, type, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
+                    (session_id, after),
+                )
+            ]
+
+        return await self._run(read)
+
+    async def recover(self) -> int:
+        """Mark unfinished tool parts interrupted and unfinished assistant messages failed; return the part count."""
+        self.recovered = await self._run(_recover)
+        return self.recovered
+
+    # -- the writer thread -------------------------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=5000")
+        conn.execute("PRAGMA temp_store=MEMORY")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise StoreError(
+                f"{self.path} has schema version {version}; this tether knows {len(MIGRATIONS)}. Upgrade tether."
+            )
+        for number in range(version, len(MIGRATIONS)):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number + 1}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return conn
+
+    def _serve(self, started: Future[None]) -> None:
+        try:
+            conn = self._connect()
+        except (sqlite3.Error, OSError, StoreError) as exc:
+            error = (
+                exc
+                if isinstance(exc, StoreError)
+                else StoreError(f"Cannot open session store {self.path}: {exc}")
+            )
+            self._error = error
+            started.set_exception(error)
+            return
+        started.set_result(None)
+        q = self._queue
+        try:
+            while True:
+                batch = [q.get()]
+                while len(batch) < _MAX_BATCH:
+                    try:
+                        batch.append(q.get_nowait())
+                    except queue.Empty:
+                        break
+                if not self._apply(conn, batch):
+                    return
+        finally:
+            conn.close()
+
+    def _apply(self, conn: sqlite3.Connection, batch: list[DurableEvent | _Call | _Stop]) -> bool:
+        done: list[tuple[_Call, Any, BaseException | None]] = []
+        keep_going = True
+        try:
+            conn.execute("BEGIN")
+        except sqlite3.Error as exc:
+            self._fail(exc)
+            for item in batch:
+                if isinstance(item, _Call):
+                    item.future.set_exception(self._error or StoreError(str(exc)))
+            return not any(isinstance(item, _Stop) for item in batch)
+        now = now_ms()
+        for item in batch:
+            if isinstance(item, _Call):
+                try:
+                    done.append((item, item.fn(conn), None))
+                except Exception as exc:
+                    done.append((item, None, exc))
+            elif isinstance(item, _Stop):
+                keep_going = False
+            else:
+                try:
+                    _write(conn, item, now)
+                except (sqlite3.Error, TypeError, ValueError) as exc:
+                    self._fail(exc)
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._fail(exc)
+        for call, result, error in done:
+            if error is None:
+                call.future.set_result(result)
+            elif isinstance(error, sqlite3.Error):
+                call.future.set_exception(StoreError(f"Session store read failed: {error}"))
+            else:
+                call.future.set_exception(error)
+        return keep_going
+
+    def _fail(self, exc: BaseException) -> None:
+        log.error("session store write failed: %s", exc)
+        if self._error is None:
+            self._error = StoreError(f"Session store write failed ({self.path}): {exc}")
+
+
+def _write(conn: sqlite3.Connection, event: DurableEvent, now: int) -> None:
+    if isinstance(event, PartUpdated):
+        part = event.part
+        data = _dumps(part_to_json(part))
+        state = part.state if isinstance(part, ToolPart) else None
+        call_id = part.call_id if isinstance(part, ToolPart) else None
+        conn.execute(
+            "INSERT INTO parts (id, session_id, message_id, type, state, call_id, data) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET state = excluded.state, data = excluded.data",
+            (part.id, part.session_id, part.message_id, part.type, state, call_id, data),
+        )
+        conn.execute(
+            "INSERT INTO events (session_id, type, ref, time, data) VALUES (?, ?, ?, ?, ?)",
+            (part.session_id, event.type, part.id, now, data),
+        )
+    elif isinstance(event, MessageUpdated):
+        info = event.message
+        data = _dumps(message_to_json(info))
+        completed = info.completed if isinstance(info, AssistantInfo) else info.created
+        conn.execute(
+            "INSERT INTO messages (id, session_id, role, completed, data) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET completed = excluded.completed, data = excluded.data",
+            (info.id, info.session_id, info.role, completed, data),
+        )
+        conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, info.session_id))
+        conn.execute(
+            "INSERT INTO events (session_id, type, ref, time, data) VALUES (?, ?, ?, ?, ?)",
+            (info.session_id, event.type, info.id, now, data),
+        )
+    else:
+        row = _session_row(event.session)
+        conn.execute(
+            f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET title = excluded.title, agent = excluded.agent, "
+            "rules = excluded.rules, updated = excluded.updated",
+            row,
+        )
+        conn.execute(
+            "INSERT INTO events (session_id, type, ref, time, data) VALUES (?, ?, ?, ?, ?)",
+            (
+                event.session.id,
+                event.type,
+                event.session.id,
+                now,
+                _dumps(dict(zip(_SESSION_COLUMNS.split(", "), row, strict=True))),
+            ),
+        )
+
+
+def _recover(conn: sqlite3.Connection) -> int:
+    now = now_ms()
+    rows = conn.execute(
+        "SELECT session_id, message_id, data FROM parts WHERE state IN ('pending', 'running')"
+    ).fetchall()
+    for session_id, message_id, data in rows:
+        part = part_from_json(session_id, message_id, json.loads(data))
+        assert isinstance(part, ToolPart)
+        fixed = replace(
+            part,
+            state="error",
+            error=INTERRUPTED_ERROR,
+            error_kind="interrupted",
+            interrupted=True,
+            started=part.started if part.started is not None else now,
+            ended=now,
+        )
+        _write(conn, PartUpdated(fixed), now)
+    for session_id, data in conn.execute(
+        "SELECT session_id, data FROM messages WHERE role = 'assistant' AND completed IS NULL"
+    ).fetchall():
+        info = message_from_json(session_id, json.loads(data))
+        assert isinstance(info, AssistantInfo)
+        error = info.error or MessageError(
+            kind="interrupted", message="The step was interrupted (process exited)"
+        )
+        _write(conn, MessageUpdated(replace(info, completed=now, error=error)), now)
+    if rows:
+        log.warning("recovered %d interrupted tool call(s)", len(rows))
+    return len(rows)
