@@ -35,7 +35,7 @@ DOOM_LOOP_THRESHOLD = 3
 class PermissionAsserter(Protocol):
     """What the runner needs from the permission service: ``assert_`` returns on allow, raises otherwise."""
 
-    async def assert_(self, request: PermissionRequest, /) -> None: ...
+    async def assert_(self, request: PermissionRequest, /) -> object: ...
 
 
 def _signature(name: str, value: Any) -> tuple[str, str]:

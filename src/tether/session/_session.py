@@ -183,6 +183,7 @@ class Sessions:
         self.live_calls: dict[str, StepProcessor] = {}
         self._locate = locate
         self._live: dict[str, Session] = {}
+        self._asked: dict[str, str] = {}
         self._subscriptions: list[Subscription] = [
             bus.subscribe(kind, self._on_permission) for kind in PERMISSION_EVENTS
         ]
@@ -258,34 +259,39 @@ class Sessions:
         return live.info if live is not None else None
 
     def _on_permission(self, event: Any) -> None:
-        request = getattr(event, "request", None) or event
-        source = getattr(request, "source", None)
-        call_id = getattr(source, "call_id", None)
-        if not isinstance(call_id, str):
+        # permission.asked carries the pending request (with the call's source); permission.replied only carries the
+        # pending id, so the asked events seen here map ids back to calls.
+        pending = getattr(event, "request", None)
+        request = getattr(pending, "request", pending)
+        call_id = getattr(getattr(request, "source", None), "call_id", None)
+        pending_id = getattr(pending, "id", None) or getattr(event, "request_id", None)
+        if isinstance(call_id, str):
+            if isinstance(pending_id, str) and getattr(event, "type", "") == "permission.asked":
+                self._asked[pending_id] = call_id
+        elif isinstance(pending_id, str):
+            call_id = self._asked.pop(pending_id, None)
+        if call_id is None:
             return
         processor = self.live_calls.get(call_id)
         if processor is None:
             return
-        processor.record_permission(call_id, permission_record(event, request))
+        processor.record_permission(call_id, permission_record(event, pending, request))
 
 
-def permission_record(event: Any, request: Any) -> dict[str, Any]:
+def permission_record(event: Any, pending: Any, request: Any) -> dict[str, Any]:
     """A compact JSON record of a permission event for the tool part (which rule decided, who replied)."""
     record: dict[str, Any] = {"event": str(getattr(event, "type", "permission"))}
-    for key, owner in (
-        ("id", event),
-        ("id", request),
-        ("action", request),
-        ("reply", event),
-        ("message", event),
-    ):
+    request_id = getattr(pending, "id", None) or getattr(event, "request_id", None)
+    if isinstance(request_id, str):
+        record["id"] = request_id
+    for key, owner in (("action", request), ("reply", event), ("message", event)):
         value = getattr(owner, key, None)
-        if isinstance(value, str) and key not in record:
+        if isinstance(value, str):
             record[key] = value
     resources = getattr(request, "resources", None)
-    if resources is not None:
+    if resources is not None and not isinstance(resources, str):
         record["resources"] = [str(r) for r in resources]
-    decision = getattr(event, "decision", None)
+    decision = getattr(event, "decision", None) or getattr(pending, "decision", None)
     to_json = getattr(decision, "to_json", None)
     if callable(to_json):
         record["decision"] = to_json()

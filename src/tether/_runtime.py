@@ -1,0 +1,266 @@
+"""The process scope: ``Runtime`` wires the bus, the stores, the application registry, permissions and sessions.
+
+``async with Runtime(data_dir=...) as rt`` opens, under the data directory: the session store (``tether.db``; the
+saved approvals use their own table in the same file), the managed tool-output store (``tool-output/``, cleaned once
+at start and hourly), the permission service and the built-in agents. ``await rt.location(path)`` returns the
+Location scope for a project directory: its own registry (Location placement, parent ``rt.tools``) with the built-in
+tools registered. Everything is closed on exit.
+
+Imports here stay light (the CLI imports ``tether`` and must start fast): the heavy packages load in ``__aenter__``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from .errors import UsageError
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from .bus import Bus
+    from .config import Config
+    from .llm import Model
+    from .location import Location
+    from .output import OutputStore
+    from .permissions import Agent, PermissionService, ResolvedRules, Ruleset, SavedApprovals
+    from .session import Session, SessionInfo, Sessions, SQLiteStore, TurnResult
+    from .tools import ToolRegistry
+
+__all__ = ["Runtime", "RuntimeLocation", "RuntimeSessions"]
+
+_CLEANUP_INTERVAL = 3600.0
+
+
+class RuntimeLocation:
+    """One project directory in a runtime: path resolution (``location``) and its registry (``tools``).
+
+    ``tools`` is the Location placement: its registrations win over the application's (``rt.tools``); the built-in
+    tools are registered in it.
+    """
+
+    __slots__ = ("builtins", "location", "tools")
+
+    def __init__(self, location: Location, tools: ToolRegistry) -> None:
+        self.location = location
+        self.tools = tools
+        self.builtins: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"<RuntimeLocation {self.location.root}>"
+
+    @property
+    def root(self) -> Path:
+        """The project's real root directory (also the project key of saved approvals)."""
+        return self.location.root
+
+    @property
+    def directory(self) -> Path:
+        return self.location.directory
+
+
+class RuntimeSessions:
+    """``rt.sessions``: create, get and list sessions (wraps :class:`~tether.session.Sessions`)."""
+
+    __slots__ = ("_runtime", "service")
+
+    def __init__(self, runtime: Runtime, service: Sessions) -> None:
+        self._runtime = runtime
+        self.service = service
+
+    async def create(
+        self,
+        location: RuntimeLocation | str | os.PathLike[str],
+        *,
+        agent: str | None = None,
+        title: str = "",
+        rules: Sequence[Sequence[str]] = (),
+        parent_id: str | None = None,
+    ) -> Session:
+        """Create a session in ``location`` (a Location scope or a directory) for ``agent`` (default ``build``).
+
+        Raises:
+            UsageError: no such agent, or the directory does not exist.
+        """
+        if not isinstance(location, RuntimeLocation):
+            location = await self._runtime.location(location)
+        from .permissions import DEFAULT_AGENT
+
+        return await self.service.create(
+            location, agent=agent or DEFAULT_AGENT, title=title, rules=rules, parent_id=parent_id
+        )
+
+    async def get(self, session_id: str) -> Session:
+        """The session ``session_id`` (reopened from the store if it is not live).
+
+        Raises:
+            NotFoundError: no such session.
+        """
+        return await self.service.get(session_id)
+
+    async def list(self, *, project: str | None = None, limit: int = 100) -> Sequence[SessionInfo]:
+        """Stored sessions, most recently updated first (of one project root if given)."""
+        return await self.service.list(project=project, limit=limit)
+
+
+class Runtime:
+    """The process scope of tether (see the module docstring).
+
+    Args:
+        data_dir: where the store and tool outputs live (default ``$TETHER_DATA_DIR`` or the user data dir).
+        config: the merged configuration (``tether.config.load_config``); ``None`` uses an empty one.
+        concurrency: the most tool calls of one step that settle at once (``None``: no cap).
+    """
+
+    def __init__(
+        self,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        config: Config | None = None,
+        concurrency: int | None = None,
+    ) -> None:
+        self._data_dir = Path(data_dir) if data_dir is not None else None
+        self._config = config
+        self._concurrency = concurrency
+        self._stack: AsyncExitStack | None = None
+        self._locations: dict[str, RuntimeLocation] = {}
+        self._rules_cache: dict[tuple[int, tuple[tuple[str, str, str], ...]], tuple[Ruleset, ...]] = {}
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Runtime:
+        if self._stack is not None:
+            raise UsageError("A Runtime can be entered only once")
+        from .bus import Bus
+        from .config import Config
+        from .output import OutputStore
+        from .paths import default_data_dir
+        from .permissions import PermissionService, SavedApprovals, builtin_agents
+        from .session import Sessions, SQLiteStore
+        from .tools import ToolRegistry
+
+        data_dir = self._data_dir or default_data_dir()
+        await anyio.to_thread.run_sync(lambda: data_dir.mkdir(parents=True, exist_ok=True))
+        self.data_dir: Path = data_dir
+        config = self._config if self._config is not None else Config()
+        self.config: Config = config
+        stack = self._stack = AsyncExitStack()
+        try:
+            self.bus: Bus = Bus()
+            limits: Mapping[str, Any] = config.get("tool_output") or {}
+            output_options: dict[str, Any] = {}
+            if isinstance(limits.get("max_lines"), int):
+                output_options["max_lines"] = limits["max_lines"]
+            if isinstance(limits.get("max_bytes"), int):
+                output_options["max_bytes"] = limits["max_bytes"]
+            self.output: OutputStore = OutputStore(data_dir / "tool-output", **output_options)
+            self.tools: ToolRegistry = ToolRegistry(output=self.output)
+            self.store: SQLiteStore = await stack.enter_async_context(SQLiteStore(data_dir / "tether.db"))
+            self.saved: SavedApprovals = await stack.enter_async_context(
+                SavedApprovals(data_dir / "tether.db")
+            )
+            self.agents: dict[str, Agent] = builtin_agents(data_dir, Path(tempfile.gettempdir()), config)
+            self.permissions: PermissionService = await stack.enter_async_context(
+                PermissionService(bus=self.bus, saved=self.saved, resolve=self._resolve_rules)
+            )
+            service = Sessions(
+                store=self.store,
+                bus=self.bus,
+                agents=self.agents,
+                permissions=self.permissions,
+                locate=self._locate,
+                concurrency=self._concurrency,
+            )
+            stack.callback(service.close)
+            self.sessions: RuntimeSessions = RuntimeSessions(self, service)
+            task_group: TaskGroup = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(task_group.cancel_scope.cancel)
+            task_group.start_soon(self.output.run_cleanup, _CLEANUP_INTERVAL)
+        except BaseException:
+            await stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stack = self._stack
+        if stack is not None:
+            await stack.__aexit__(t, e, tb)
+
+    # -- Locations ---------------------------------------------------------------------------------------------------
+
+    async def location(self, path: str | os.PathLike[str]) -> RuntimeLocation:
+        """The Location scope of the project directory ``path`` (one per real directory, built-ins registered).
+
+        Raises:
+            UsageError: ``path`` is not a directory, or the runtime is not open.
+        """
+        if self._stack is None:
+            raise UsageError("Use the Runtime inside `async with Runtime(...) as rt`")
+        from .builtins import BuiltinDeps, builtin_tools
+        from .location import Location
+        from .tools import ToolRegistry
+
+        location = await anyio.to_thread.run_sync(Location, path)
+        key = str(location.root)
+        found = self._locations.get(key)
+        if found is not None:
+            return found
+        registry = ToolRegistry(parent=self.tools)
+        shell = self.config.get("shell")
+        tools = builtin_tools(
+            BuiltinDeps(
+                location=location,
+                permissions=self.permissions,
+                output=self.output,
+                shell=shell if isinstance(shell, str) else None,
+            )
+        )
+        scope = RuntimeLocation(location, registry)
+        self._stack.callback(registry.register(tools).close)
+        scope.builtins = tuple(tools)
+        return self._locations.setdefault(key, scope)
+
+    async def _locate(self, directory: str) -> RuntimeLocation:
+        return await self.location(directory)
+
+    # -- permissions -------------------------------------------------------------------------------------------------
+
+    def _resolve_rules(self, session_id: str, agent: str | None) -> ResolvedRules | None:
+        """The permission service's view of a session: its agent's rulesets, then the session's own rules."""
+        from .permissions import ResolvedRules, Rule, Ruleset
+
+        info = self.sessions.service.info(session_id)
+        if info is None:
+            return None
+        found = self.agents.get(agent or info.agent)
+        if found is None:
+            return None
+        key = (id(found), info.rules)
+        rulesets = self._rules_cache.get(key)
+        if rulesets is None:
+            extra: tuple[Ruleset, ...] = ()
+            if info.rules:
+                rules = tuple(Rule(a, r, e) for a, r, e in info.rules if e in ("allow", "ask", "deny"))  # type: ignore[arg-type]
+                extra = (Ruleset(source="session", rules=rules),)
+            rulesets = self._rules_cache[key] = (*found.rulesets, *extra)
+        return ResolvedRules(project=info.project, rulesets=rulesets)
+
+    # -- convenience -------------------------------------------------------------------------------------------------
+
+    async def prompt(
+        self, directory: str | os.PathLike[str], text: str, *, model: Model, agent: str | None = None
+    ) -> TurnResult:
+        """Create a session in ``directory`` and run one turn (a shortcut for scripts)."""
+        session = await self.sessions.create(directory, agent=agent)
+        return await session.prompt(text, model=model)
