@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, cast
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -50,6 +50,28 @@ async def read_line(fd: int | None = None) -> str | None:
     return data.decode(errors="replace").rstrip("\r\n")
 
 
+def _input_diff(tool: str | None, tool_input: Any) -> str | None:
+    """A diff preview from the call's own input (edit: old/new strings; write: content; apply_patch: the patch)."""
+    if not isinstance(tool_input, Mapping):
+        return None
+    args = cast(Mapping[str, Any], tool_input)
+    old, new = args.get("old_string", args.get("oldString")), args.get("new_string", args.get("newString"))
+    path = args.get("path", args.get("filePath", ""))
+    if isinstance(old, str) and isinstance(new, str):
+        lines = [f"--- {path}", f"+++ {path}"]
+        lines += [f"-{line}" for line in old.splitlines()] + [f"+{line}" for line in new.splitlines()]
+        return "\n".join(lines)
+    content = args.get("content")
+    if tool == "write" and isinstance(content, str):
+        body = content.splitlines()
+        shown = [f"+{line}" for line in body[:40]] + (
+            [f"+… ({len(body) - 40} more lines)"] if len(body) > 40 else []
+        )
+        return "\n".join([f"+++ {path} (whole file)", *shown])
+    patch = args.get("patch", args.get("patchText"))
+    return patch if isinstance(patch, str) else None
+
+
 def _describe(console: Console, pending: PendingRequest, tool: str | None, tool_input: Any) -> None:
     request = pending.request
     head = Text()
@@ -64,7 +86,7 @@ def _describe(console: Console, pending: PendingRequest, tool: str | None, tool_
     if isinstance(command, str):
         console.print(Text("  command: ", style="bold") + Text(command))
     console.print(Text("  resources: ", style="bold") + Text(", ".join(request.resources)))
-    diff = metadata.get("diff") or metadata.get("patch")
+    diff = metadata.get("diff") or metadata.get("patch") or _input_diff(tool, tool_input)
     if isinstance(diff, str) and diff.strip():
         console.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
     for verdict in pending.decision.verdicts:

@@ -52,14 +52,26 @@ def duration(start_ms: int | None, end_ms: int | None) -> str:
     return f"{ms}ms" if ms < 1000 else f"{ms / 1000:.2f}s"
 
 
-def decision_lines(decision: Mapping[str, Any]) -> list[str]:
-    """Describe one recorded permission decision: the effect, who replied, and the deciding rule per resource."""
-    action = str(decision.get("action", "?"))
+def decision_lines(record: Mapping[str, Any]) -> list[str]:
+    """Describe one recorded permission event or decision: the effect, who replied, the deciding rule per resource.
+
+    Accepts a tool part's permission record (``{"event": "permission.asked", "decision": {...}}``,
+    ``{"event": "permission.replied", "reply": "once"}``) or a bare decision (``Decision.to_json()``).
+    """
+    nested = record.get("decision")
+    decision = cast(Mapping[str, Any], nested) if isinstance(nested, Mapping) else record
+    event = str(record.get("event", "")).removeprefix("permission.")
+    if nested is None and "verdicts" not in record:
+        reply = record.get("reply", "?")
+        message = record.get("message")
+        head = f"permission {record.get('action', '')} {event or 'replied'}: {reply}".replace("  ", " ")
+        return [head + (f" ({message})" if message else "")]
+    action = str(decision.get("action", record.get("action", "?")))
     effect = str(decision.get("effect", "?"))
-    reply = decision.get("reply")
-    head = f"permission {action}: {effect}"
+    reply = decision.get("reply") or record.get("reply")
+    head = f"permission {action}: {effect}" + (f" ({event})" if event and event != "decided" else "")
     if reply:
-        head += f" (user replied {reply})"
+        head += f", user replied {reply}"
     lines = [head]
     verdicts = cast(Sequence[Mapping[str, Any]], decision.get("verdicts") or ())
     for verdict in verdicts:

@@ -1,0 +1,88 @@
+"""What every command shares: exit codes, error reporting, consoles, and the async entry point.
+
+Errors a person can fix (a broken config file, an unknown session id, a bad flag) are printed as one precise line on
+stderr and exit with code 2; they are never tracebacks. Anything else is a defect and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from typing import NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+
+from ..errors import ConfigError, NotFoundError, TetherError, UsageError
+
+__all__ = [
+    "CANCELLED",
+    "OK",
+    "TURN_FAILED",
+    "USAGE",
+    "err_console",
+    "fail",
+    "out_console",
+    "run_async",
+]
+
+OK = 0
+TURN_FAILED = 1
+USAGE = 2
+CANCELLED = 130
+
+T = TypeVar("T")
+
+
+def out_console() -> Console:
+    """The console for results (stdout)."""
+    console = Console(highlight=False)
+    if not console.is_terminal:  # logs and pipes: never hard-wrap at a guessed width
+        console.soft_wrap = True
+    return console
+
+
+def err_console() -> Console:
+    """The console for notices and errors (stderr)."""
+    console = Console(stderr=True, highlight=False)
+    if not console.is_terminal:
+        console.soft_wrap = True
+    return console
+
+
+def fail(message: str, code: int = USAGE) -> NoReturn:
+    """Print ``error: message`` on stderr and exit with ``code``."""
+    err_console().print(f"[red bold]error:[/] {message}", soft_wrap=True, markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def run_async(main: Callable[[], Awaitable[T]]) -> T:
+    """Run ``main`` on anyio (asyncio), turning the errors a person can fix into exit code 2."""
+    import anyio
+
+    try:
+        try:
+            return anyio.run(main)
+        except BaseExceptionGroup as group:
+            raise _single(group) from None
+    except ConfigError as exc:
+        fail(f"configuration: {exc.message}")
+    except (NotFoundError, UsageError) as exc:
+        fail(exc.message)
+    except TetherError as exc:
+        fail(f"{type(exc).__name__}: {exc.message}", TURN_FAILED)
+
+
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception inside nested task-group wrappers, or the group itself."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+def stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,54 @@
+"""Choosing the model for a turn: ``--model``, else the config's ``model``; two offline names for demos and tests.
+
+* ``replay`` (or ``replay/demo``): the demo's recorded transcript (:class:`tether.demo.ReplayModel`);
+* ``scripted:<path>``: a JSON script in the OpenCode peer's format (:class:`tether.demo.ScriptModel`), the test hook;
+* anything else is ``provider/model`` for :func:`tether.llm.providers.resolve_model`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ConfigError, UsageError
+from ..llm import Model
+
+__all__ = ["NO_MODEL", "choose_model"]
+
+NO_MODEL = (
+    "no model chosen: pass --model provider/model (e.g. --model openai/gpt-5 with OPENAI_API_KEY set, or "
+    '--model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY) or set "model" in .tether/tether.json. '
+    "To try tether offline, run `tether demo`."
+)
+
+
+def choose_model(name: str | None, config: Any) -> Model:
+    """The model for ``name`` (or the config's ``model``).
+
+    Raises:
+        UsageError: no model was chosen, or the name is malformed.
+        ConfigError: the provider configuration is broken (a script file, a provider entry).
+    """
+    chosen = name or (config.get("model") if config is not None else None)
+    if not chosen:
+        raise UsageError(NO_MODEL)
+    if not isinstance(chosen, str):
+        raise ConfigError('expected a "provider/model" string', key="model")
+    if chosen.startswith("scripted:"):
+        from ..demo import ScriptModel
+
+        return ScriptModel(chosen.removeprefix("scripted:"))
+    if chosen in ("replay", "replay/demo"):
+        from ..demo import ReplayModel
+
+        return ReplayModel()
+    if "/" not in chosen:
+        raise UsageError(f'model "{chosen}" is not provider/model (e.g. openai/gpt-5)')
+    from ..llm import providers
+
+    resolve = getattr(providers, "resolve_model", None)
+    if resolve is None:
+        raise UsageError(
+            "provider adapters are not available in this build (tether.llm.providers.resolve_model)"
+        )
+    model: Model = resolve(chosen, config)
+    return model

@@ -1,0 +1,112 @@
+"""``tether run``: open or continue a session in a project and run one turn with the built-in tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import typer
+
+from ..errors import ProviderAuthError
+from ._approve import ApprovalMode
+from ._common import err_console, fail, out_console, run_async, stdin_is_terminal
+
+__all__ = ["approval_mode", "open_session", "run_command"]
+
+
+def approval_mode(*, yes: bool, deny_asks: bool) -> tuple[ApprovalMode, str]:
+    """The approval mode and, for ``deny``, why (shown when a request is rejected)."""
+    if yes and deny_asks:
+        fail("--yes and --deny-asks contradict each other; pass one of them")
+    if yes:
+        return "yes", ""
+    if deny_asks:
+        return "deny", "--deny-asks"
+    if stdin_is_terminal():
+        return "ask", ""
+    return "deny", "no terminal to ask"
+
+
+def project_dir(directory: Path | None) -> Path:
+    path = (directory or Path.cwd()).expanduser().resolve()
+    if not path.is_dir():
+        fail(f"--dir {path} is not a directory")
+    return path
+
+
+async def open_session(rt: Any, location: Any, *, session_id: str | None, continue_: bool, agent: str) -> Any:
+    """The session to prompt: ``--session ID``, the latest one in the directory for ``--continue``, or a new one.
+
+    Raises:
+        NotFoundError: ``--session`` names no session.
+        UsageError: ``--continue`` found no session in this directory.
+    """
+    if session_id is not None:
+        return await rt.sessions.get(session_id)
+    if continue_:
+        from ..errors import UsageError
+
+        infos = await rt.sessions.list(project=str(location.root), limit=100)
+        directory = str(location.directory)
+        latest = next((i for i in infos if i.directory == directory), None)
+        if latest is None:
+            raise UsageError(f'no session to continue in {directory}: start one with `tether run "..."`')
+        return await rt.sessions.get(latest.id)
+    return await rt.sessions.create(location, agent=agent)
+
+
+def run_command(
+    *,
+    data_dir: Path,
+    prompt: str,
+    model: str | None,
+    agent: str | None,
+    directory: Path | None,
+    continue_: bool,
+    session_id: str | None,
+    yes: bool,
+    deny_asks: bool,
+) -> None:
+    """The body of ``tether run`` (exits with the turn's code)."""
+    if continue_ and session_id:
+        fail("--continue and --session contradict each other; pass one of them")
+    mode, why = approval_mode(yes=yes, deny_asks=deny_asks)
+    path = project_dir(directory)
+
+    async def main() -> int:
+        from .. import Runtime
+        from ..config import load_config
+        from ._instructions import load_instructions
+        from ._models import choose_model
+        from ._turn import drive_turn, print_summary
+
+        config = await anyio.to_thread.run_sync(load_config, path)
+        try:
+            chosen = choose_model(model, config.data)
+        except ProviderAuthError as exc:
+            fail(exc.message)
+        console = out_console()
+        async with Runtime(data_dir=data_dir, config=config) as rt:
+            location = await rt.location(path)
+            name = agent or config.get("default_agent") or "build"
+            session = await open_session(rt, location, session_id=session_id, continue_=continue_, agent=name)
+            system = await anyio.to_thread.run_sync(
+                load_instructions, location.root, location.directory, config.data
+            )
+            outcome = await drive_turn(
+                session=session,
+                bus=rt.bus,
+                permissions=rt.permissions,
+                prompt=prompt,
+                model=chosen,
+                approval=mode,
+                why_deny=why,
+                console=console,
+                system=system,
+            )
+        print_summary(err_console() if not console.is_terminal else console, outcome, session.id)
+        return outcome.code
+
+    raise typer.Exit(run_async(main))

@@ -1,0 +1,154 @@
+"""``tether tools`` (the catalog an agent sees, and why a tool is hidden) and ``tether tool call`` (settle one call).
+
+``tool call`` goes through the same path as a model's call: a real session (so permission rules resolve and the
+approval prompt can name it), ``materialize`` with the agent's rules, then ``settle`` (decode, permissions at the
+point of action, execute, encode, bound). The content the model would read goes to stdout; retained output paths and
+errors go to stderr. Exit code 1 when the call failed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from ._common import TURN_FAILED, err_console, fail, out_console, run_async
+
+__all__ = ["call_command", "hidden_reason", "tools_command"]
+
+
+def hidden_reason(action: str, agent: Any) -> str | None:
+    """Why ``action`` is hidden from ``agent``'s catalog (the deciding deny rule and its source), or ``None``."""
+    from .._wildcard import match
+
+    for ruleset in reversed(agent.rulesets):
+        for rule in reversed(ruleset.rules):
+            if match(action, rule.action):
+                if rule.resource == "*" and rule.effect == "deny":
+                    return f'denied by rule {rule.action} "*" -> deny ({ruleset.source})'
+                return None
+    return None
+
+
+def _agent(rt: Any, name: str | None) -> Any:
+    from ..errors import UsageError
+
+    chosen = name or "build"
+    agent = rt.agents.get(chosen)
+    if agent is None:
+        raise UsageError(f'no agent "{chosen}"; agents: {", ".join(sorted(rt.agents))}')
+    return agent
+
+
+def tools_command(*, data_dir: Path, agent: str | None, directory: Path | None) -> None:
+    """The body of ``tether tools``."""
+
+    async def main() -> tuple[str, list[tuple[str, str, str | None]]]:
+        from .. import Runtime
+
+        async with Runtime(data_dir=data_dir) as rt:
+            location = await rt.location((directory or Path.cwd()).resolve())
+            chosen = _agent(rt, agent)
+            rows: list[tuple[str, str, str | None]] = []
+            for name, entry in sorted(location.tools.effective().items()):
+                summary = (
+                    entry.tool.description.strip().splitlines()[0] if entry.tool.description.strip() else ""
+                )
+                rows.append((name, summary, hidden_reason(entry.action, chosen)))
+            return chosen.name, rows
+
+    agent_name, rows = run_async(main)
+    console = out_console()
+    table = Table(box=None, pad_edge=False, header_style="bold", title=f"catalog of agent {agent_name}")
+    table.add_column("tool", no_wrap=True)
+    table.add_column("visible", no_wrap=True)
+    table.add_column("description / why hidden")
+    for name, summary, reason in rows:
+        if reason is None:
+            table.add_row(name, Text("yes", style="green"), summary[:100])
+        else:
+            table.add_row(name, Text("hidden", style="red"), Text(reason, style="red"))
+    console.print(table)
+    console.print(
+        Text(
+            "Visibility only hides tools; a visible tool still asks permission at the point of action "
+            "(see `tether permissions --explain ACTION RESOURCE`).",
+            style="dim",
+        )
+    )
+
+
+def call_command(
+    *,
+    data_dir: Path,
+    name: str,
+    input_json: str,
+    agent: str | None,
+    directory: Path | None,
+    yes: bool,
+    deny_asks: bool,
+) -> None:
+    """The body of ``tether tool call``."""
+    from ._run import approval_mode, project_dir
+
+    try:
+        value = json.loads(input_json)
+    except json.JSONDecodeError as exc:
+        fail(f"the tool input is not JSON: {exc.msg} (column {exc.colno})")
+    mode, why = approval_mode(yes=yes, deny_asks=deny_asks)
+    path = project_dir(directory)
+
+    async def main() -> Any:
+        import anyio
+
+        from .. import Runtime, ids
+        from ..permissions import PermissionAsked
+        from ..tools import ToolCall, ToolContext
+        from ._approve import Approver
+
+        console = err_console()
+        async with Runtime(data_dir=data_dir) as rt:
+            location = await rt.location(path)
+            chosen = _agent(rt, agent)
+            session = await rt.sessions.create(location, agent=chosen.name, title=f"tether tool call {name}")
+            step = location.tools.materialize(chosen.rules)
+            call_id = ids.ascending("call")
+            approver = Approver(
+                mode=mode,
+                service=rt.permissions,
+                console=console,
+                session_id=session.id,
+                call_info=lambda _cid: (name, value),
+                why_deny=why,
+            )
+            ctx = ToolContext(
+                session_id=session.id, agent=chosen.name, message_id=ids.ascending("msg"), call_id=call_id
+            )
+            outcome: Any = None
+            with rt.bus.subscribe(PermissionAsked, approver.on_event):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(approver.run)
+                    try:
+                        outcome = await step.settle(ToolCall(call_id=call_id, name=name, input=value), ctx)
+                    finally:
+                        tg.cancel_scope.cancel()
+            return outcome
+
+    outcome = run_async(main)
+    from ..tools import Completed, text_of
+
+    console = err_console()
+    if isinstance(outcome, Completed):
+        typer.echo(text_of(outcome.content, "\n"))
+        for saved in outcome.output_paths:
+            console.print(Text(f"full output: {saved}", style="dim"))
+        return
+    partial = text_of(outcome.partial, "\n")
+    if partial:
+        typer.echo(partial)
+    console.print(Text(f"✗ {name} failed ({outcome.kind}): {outcome.error}", style="red"))
+    raise typer.Exit(TURN_FAILED)

@@ -1,0 +1,146 @@
+"""Driving one turn from the terminal: live view, approvals, Ctrl-C, and the final summary. Shared by run and demo.
+
+Ctrl-C (SIGINT) cancels the turn through ``session.cancel()`` (law 3): the runner stops the stream, cancels running
+tools and marks their parts interrupted; the session stays usable (``tether run --continue``). A second Ctrl-C
+exits at once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from rich.console import Console
+from rich.text import Text
+
+from ..errors import ProviderError
+from ..llm import Model
+from ..permissions import PermissionAsked, PermissionService
+from ._approve import ApprovalMode, Approver
+from ._common import CANCELLED, OK, TURN_FAILED
+from ._live import LiveView
+
+__all__ = ["TurnOutcome", "drive_turn"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnOutcome:
+    """How a turn ended, for the summary and the exit code."""
+
+    code: int
+    stop: str
+    steps: int
+    calls: int
+    failed_calls: int
+    input_tokens: int
+    output_tokens: int
+    seconds: float
+    error: str | None = None
+
+
+async def _watch_interrupt(session: Any, console: Console, flags: dict[str, bool]) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        async for _ in signals:
+            if flags.get("interrupted"):
+                os._exit(CANCELLED)  # a second Ctrl-C: the person wants out now
+            flags["interrupted"] = True
+            console.print(Text("\n^C cancelling the turn… (Ctrl-C again to exit at once)", style="yellow"))
+            session.cancel()
+
+
+async def drive_turn(
+    *,
+    session: Any,
+    bus: Any,
+    permissions: PermissionService,
+    prompt: str,
+    model: Model,
+    approval: ApprovalMode,
+    why_deny: str,
+    console: Console,
+    system: Sequence[str] = (),
+) -> TurnOutcome:
+    """Run one turn of ``session`` with the live view and approvals; never raises for a failed turn."""
+    view = LiveView(console, session.id)
+
+    def call_info(call_id: str) -> tuple[str | None, Any]:
+        part = view.parts.get(call_id)
+        return (part.tool, part.input) if part is not None else (None, None)
+
+    approver = Approver(
+        mode=approval,
+        service=permissions,
+        console=console,
+        session_id=session.id,
+        call_info=call_info,
+        pause=view.paused,
+        why_deny=why_deny,
+    )
+    flags: dict[str, bool] = {}
+    started = time.monotonic()
+    result: Any = None
+    error: ProviderError | None = None
+    subscriptions = [bus.subscribe("*", view.on_event), bus.subscribe(PermissionAsked, approver.on_event)]
+    try:
+        with view:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(approver.run)
+                tg.start_soon(_watch_interrupt, session, console, flags)
+                try:
+                    result = await session.prompt(prompt, model=model, system=system)
+                except ProviderError as exc:
+                    error = exc
+                finally:
+                    tg.cancel_scope.cancel()
+    finally:
+        for subscription in subscriptions:
+            subscription.close()
+    stats = view.stats
+    usage = result.usage if result is not None else stats.usage
+    stop = "failed" if error is not None else str(result.stop) if result is not None else "done"
+    if stop == "cancelled" or flags.get("interrupted"):
+        code, stop = CANCELLED, "cancelled"
+    elif error is not None or stop == "declined":
+        code = TURN_FAILED
+    else:
+        code = OK
+    return TurnOutcome(
+        code=code,
+        stop=stop,
+        steps=result.steps if result is not None else stats.steps,
+        calls=result.tool_calls if result is not None else stats.calls,
+        failed_calls=stats.failed_calls,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        seconds=time.monotonic() - started,
+        error=error.message if error is not None else None,
+    )
+
+
+def print_summary(console: Console, outcome: TurnOutcome, session_id: str) -> None:
+    """The final line(s): steps, tool calls, tokens, duration, session id, and what to do next."""
+    if outcome.error is not None:
+        console.print(Text(f"✗ the turn failed: {outcome.error}", style="red bold"))
+    failed = f", {outcome.failed_calls} failed" if outcome.failed_calls else ""
+    line = (
+        f"{outcome.steps} step{'s' if outcome.steps != 1 else ''} · {outcome.calls} tool call"
+        f"{'s' if outcome.calls != 1 else ''}{failed} · {outcome.input_tokens:,} tokens in / "
+        f"{outcome.output_tokens:,} out · {outcome.seconds:.1f}s · session {session_id}"
+    )
+    label = {
+        "done": ("done", "green"),
+        "max_steps": ("stopped at the step limit", "yellow"),
+        "declined": ("stopped: a permission request was rejected", "yellow"),
+        "cancelled": ("cancelled", "yellow"),
+        "failed": ("failed", "red"),
+    }.get(outcome.stop, (outcome.stop, "white"))
+    console.print(Text(f"── {label[0]}: ", style=f"{label[1]} bold") + Text(line, style="dim"))
+    if outcome.stop == "cancelled":
+        console.print(
+            Text('   the session is intact: continue it with `tether run --continue "..."`', style="dim")
+        )
