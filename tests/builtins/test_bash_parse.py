@@ -1,0 +1,247 @@
+"""The bash tool's command analysis: simple commands, path arguments, cwd tracking, "always" patterns, fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from tether.builtins._shell_parse import ARITY, Analysis, always_pattern, analyze, arity_prefix
+
+CWD = "/p/w"
+HOME = "/home/u"
+
+
+def run(command: str, cwd: str = CWD) -> Analysis:
+    return analyze(command, cwd=cwd, home=HOME)
+
+
+def paths(command: str, cwd: str = CWD) -> set[tuple[str, str]]:
+    return {(p.path, p.role) for p in run(command, cwd).paths}
+
+
+# --- simple commands and resources -----------------------------------------------------------------------------------
+
+RESOURCES = [
+    ("ls -la", ("ls -la",), ("ls *",)),
+    ("cat a.txt | grep x | wc -l", ("cat a.txt", "grep x", "wc -l"), ("cat *", "grep *", "wc *")),
+    (
+        'git add . && git commit -m "msg; not a separator" || echo failed; npm test',
+        ("git add .", 'git commit -m "msg; not a separator"', "echo failed", "npm test"),
+        ("git add *", "git commit *", "echo *", "npm test *"),
+    ),
+    ("(cd sub && make build)", ("make build",), ("make build *",)),
+    (
+        "echo $(git rev-parse HEAD)",
+        ("git rev-parse HEAD", "echo $(git rev-parse HEAD)"),
+        ("git rev-parse *", "echo *"),
+    ),
+    ("echo `date`", ("date", "echo `date`"), ("date *", "echo *")),
+    ("x=$(ls src)", ("ls src",), ("ls *",)),
+    ("if test -f a; then rm a; fi", ("test -f a", "rm a"), ("test *", "rm *")),
+    ("for f in *.py; do black $f; done", ("black $f",), ("black *",)),
+    ("f() { rm -rf build; }; f", ("rm -rf build", "f"), ("rm *", "f *")),
+    ("echo hi > out.txt", ("echo hi > out.txt",), ("echo *",)),
+    ("FOO=1 npm run dev", ("FOO=1 npm run dev",), ("npm run dev *",)),
+    ("sudo rm -rf /opt/x", ("sudo rm -rf /opt/x",), ("sudo rm *",)),
+    ("env A=1 git push origin", ("env A=1 git push origin",), ("env A=1 git push *",)),
+    ("cd ..", (), ()),
+    ("x=1", (), ()),
+    ("", (), ()),
+    ("# just a comment", (), ()),
+]
+
+
+@pytest.mark.parametrize(("command", "resources", "save"), RESOURCES)
+def test_one_resource_per_simple_command_with_prefix_patterns(
+    command: str, resources: tuple[str, ...], save: tuple[str, ...]
+) -> None:
+    analysis = run(command)
+    assert analysis.opaque is None
+    assert analysis.resources == resources
+    assert analysis.save == save
+
+
+def test_quoted_operators_do_not_split_commands() -> None:
+    analysis = run("echo 'a && b' \"c | d\" e\\;f")
+    assert analysis.resources == ("echo 'a && b' \"c | d\" e\\;f",)
+
+
+def test_heredoc_statement_is_one_resource_and_its_substitutions_are_commands() -> None:
+    analysis = run("cat <<EOF > /etc/motd\nhello $(whoami)\nEOF")
+    assert analysis.resources == ("cat <<EOF > /etc/motd\nhello $(whoami)\nEOF", "whoami")
+    assert paths("cat <<EOF > /etc/motd\nhello $(whoami)\nEOF") == {("/etc/motd", "path")}
+
+
+def test_quoted_heredoc_body_is_not_a_command() -> None:
+    analysis = run("cat <<'EOF'\nrm -rf /\nEOF")
+    assert analysis.resources == ("cat <<'EOF'\nrm -rf /\nEOF",)
+    assert analysis.paths == ()
+
+
+# --- path arguments ------------------------------------------------------------------------------------------------
+
+PATHS = [
+    ("rm -rf build /tmp/x", {("/p/w/build", "path"), ("/tmp/x", "path")}),
+    ("cp -r src/ ../backup", {("/p/w/src", "path"), ("/p/backup", "path")}),
+    ("cp -- -weird /srv/b", {("/p/w/-weird", "path"), ("/srv/b", "path")}),
+    ("chmod +x /usr/local/bin/tool", {("/usr/local/bin/tool", "path")}),
+    ("mkdir -p /opt/app/logs", {("/opt/app/logs", "path")}),
+    ("ln -s /etc/hosts link", {("/etc/hosts", "path"), ("/p/w/link", "path")}),
+    ("touch a && mv a /var/tmp/", {("/p/w/a", "path"), ("/var/tmp", "path")}),
+    (
+        "rm \"my file\" 'other file' with\\ space",
+        {("/p/w/my file", "path"), ("/p/w/other file", "path"), ("/p/w/with space", "path")},
+    ),
+    (
+        'rm ~/x "$HOME/y" ${HOME}/z ~',
+        {("/home/u/x", "path"), ("/home/u/y", "path"), ("/home/u/z", "path"), ("/home/u", "path")},
+    ),
+    ("rm /var/log/*.log", {("/var/log", "path")}),
+    ("rm *", {("/p/w", "path")}),
+    ("cp /etc/{passwd,group} .", {("/etc/passwd", "path"), ("/etc/group", "path"), ("/p/w", "path")}),
+    ("rm $TARGET $(cat list) `x`", {("/p/w/list", "path")}),  # only the inner cat is static
+    ("ls /etc", set[tuple[str, str]]()),
+    ("echo hi > /tmp/out 2>/dev/null", {("/tmp/out", "path")}),
+    ("echo hi >> ../log.txt", {("/p/log.txt", "path")}),
+    ("make &> /tmp/build.log", {("/tmp/build.log", "path")}),
+    ("sort < /etc/passwd", {("/etc/passwd", "path")}),
+    ("echo x 2>&1 >&2", set[tuple[str, str]]()),
+    ("sudo rm /opt/x", {("/opt/x", "path")}),
+    ("command cat /etc/shadow", {("/etc/shadow", "path")}),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), PATHS)
+def test_file_command_and_redirection_paths_are_resolved(
+    command: str, expected: set[tuple[str, str]]
+) -> None:
+    assert paths(command) == expected
+
+
+def test_cd_chain_moves_the_working_directory() -> None:
+    assert paths("cd .. && cd .. && rm x", cwd="/a/b/c") == {
+        ("/a/b", "directory"),
+        ("/a", "directory"),
+        ("/a/x", "path"),
+    }
+
+
+def test_cd_that_may_fail_keeps_the_old_directory_possible() -> None:
+    # With ";" the rm runs even when the cd failed, so both places are checked.
+    assert paths("cd /tmp; rm y") == {("/tmp", "directory"), ("/tmp/y", "path"), ("/p/w/y", "path")}
+    assert paths("cd /tmp && rm y") == {("/tmp", "directory"), ("/tmp/y", "path")}
+    assert paths("cd /a || cd /b; touch z") >= {("/a/z", "path"), ("/b/z", "path"), ("/p/w/z", "path")}
+
+
+def test_cd_inside_a_subshell_or_pipeline_does_not_leak() -> None:
+    assert paths("(cd /; rm a); rm b") == {
+        ("/", "directory"),
+        ("/a", "path"),
+        ("/p/w/a", "path"),
+        ("/p/w/b", "path"),
+    }
+    assert ("/p/w/b", "path") in paths("cd / | true; rm b")
+    assert paths("x=$(cd /etc && cat passwd); rm y") == {
+        ("/etc", "directory"),
+        ("/etc/passwd", "path"),
+        ("/p/w/y", "path"),
+    }
+
+
+def test_cd_home_and_tilde() -> None:
+    assert paths("cd && rm x") == {("/home/u", "directory"), ("/home/u/x", "path")}
+    assert paths("cd ~/proj && rm x") == {("/home/u/proj", "directory"), ("/home/u/proj/x", "path")}
+
+
+def test_loop_with_cd_considers_every_iteration() -> None:
+    found = paths("for i in 1 2 3; do cd ..; done; rm q", cwd="/a/b/c/d")
+    assert {("/a/b/c/q", "path"), ("/a/b/q", "path"), ("/a/q", "path"), ("/a/b/c/d/q", "path")} <= found
+
+
+def test_unknown_directory_after_dynamic_cd_skips_relative_but_keeps_absolute_paths() -> None:
+    assert paths("cd $X && rm rel /abs") == {("/abs", "path")}
+
+
+def test_trailing_redirect_on_a_list_considers_directories_the_list_moved_through() -> None:
+    assert {("/p/w/out.txt", "path"), ("/tmp/out.txt", "path")} <= paths("cd /tmp && ls > out.txt")
+
+
+def test_device_redirects_are_not_paths() -> None:
+    assert paths("cmd > /dev/null 2> /dev/stderr < /dev/null") == set()
+
+
+# --- unparseable input: ask for the raw text ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo $(", "cat <<EOF\nunterminated", "if then fi", "echo 'open", "ls )", "for; do"],
+)
+def test_unparseable_command_asks_for_the_raw_text(command: str) -> None:
+    analysis = run(command)
+    assert analysis.opaque == "syntax"
+    assert analysis.resources == (command.strip(),)
+    assert analysis.save == (command.strip(),)
+    assert analysis.paths == ()
+
+
+@pytest.mark.parametrize(
+    "command", ['eval "rm -rf /"', "bash -c 'rm -rf /'", "sh -ec 'x'", "sudo zsh -c y", "command eval z"]
+)
+def test_eval_and_shell_c_are_approved_only_by_their_exact_text(command: str) -> None:
+    analysis = run(command)
+    assert analysis.resources == (command,)
+    assert analysis.save == (command,)
+
+
+def test_odd_input_never_raises() -> None:
+    for command in ["\0", "\udcff", "\ud800", "é" * 10, "a" * 100_000, "$((1+", "<<<", "|", "&&"]:
+        analysis = run(command)
+        assert analysis.resources or analysis.opaque is None
+
+
+# --- the "always" prefix table ---------------------------------------------------------------------------------------
+
+ALWAYS = [
+    ("git checkout main", "git checkout *"),
+    ("git push origin main", "git push *"),
+    ("git -C x status", "git -C *"),
+    ("git config user.name x", "git config user.name *"),
+    ("git stash pop", "git stash pop *"),
+    ("npm run dev x", "npm run dev *"),
+    ("npm install left-pad", "npm install *"),
+    ("docker compose up svc", "docker compose up *"),
+    ("docker ps -a", "docker ps *"),
+    ("aws s3 cp a b", "aws s3 cp *"),
+    ("gh pr create --fill", "gh pr create *"),
+    ("kubectl rollout status deploy/x", "kubectl rollout status *"),
+    ("cargo run --release", "cargo run --release *"),
+    ("cargo build", "cargo build *"),
+    ("python -m pytest", "python -m *"),
+    ("pnpm dlx create-app x", "pnpm dlx create-app *"),
+    ("terraform workspace select prod", "terraform workspace select *"),
+    ("ls -la", "ls *"),
+    ("rm -rf build", "rm *"),
+    ("pytest -x", "pytest *"),
+    ("git", "git *"),
+    ("npm run", "npm run *"),
+]
+
+
+@pytest.mark.parametrize(("command", "pattern"), ALWAYS)
+def test_always_pattern_from_the_prefix_table(command: str, pattern: str) -> None:
+    assert always_pattern(command.split()) == pattern
+    assert run(command).save == (pattern,)
+
+
+def test_prefix_table_matches_the_reference() -> None:
+    assert len(ARITY) == 25 + 64 + 6 + 41
+    assert {k for k, v in ARITY.items() if v == 3 and " " not in k} == {
+        "aws",
+        "az",
+        "doctl",
+        "gcloud",
+        "gh",
+        "sfdx",
+    }
+    assert arity_prefix([]) == ()
+    assert always_pattern([]) is None

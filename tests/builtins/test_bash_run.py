@@ -1,0 +1,245 @@
+"""Running shell commands: exit codes, interleaving, the process group on timeout and cancellation, capture, memory."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tether.builtins._shell_run import CAPTURE_LIMIT, ShellRun, run_shell
+from tether.output import OutputStore
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> OutputStore:
+    return OutputStore(tmp_path / "tool-output")
+
+
+@pytest.fixture
+def cwd(tmp_path: Path) -> Path:
+    path = tmp_path / "w"
+    path.mkdir()
+    return path
+
+
+def gone(pid: int) -> bool:
+    """Whether ``pid`` no longer runs (absent, or a zombie waiting for a reaper outside our control)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except FileNotFoundError:
+        return True
+    return stat[stat.rfind(b")") + 2 :].split()[0] in (b"Z", b"X")
+
+
+class Tail:
+    """A progress sink that lets a test wait, without sleeping, until the output matches a pattern."""
+
+    def __init__(self) -> None:
+        self.updates: list[Mapping[str, Any]] = []
+        self._changed = anyio.Event()
+        self._token = anyio.lowlevel.current_token()
+
+    def __call__(self, update: Mapping[str, Any]) -> None:
+        # Called from the runner's worker thread.
+        self.updates.append(update)
+        anyio.from_thread.run_sync(self._changed.set, token=self._token)
+
+    async def wait_for(self, pattern: str) -> re.Match[str]:
+        with anyio.fail_after(5):
+            while True:
+                for update in reversed(self.updates):
+                    found = re.search(pattern, update["output"])
+                    if found:
+                        return found
+                await self._changed.wait()
+                self._changed = anyio.Event()
+
+
+async def run(command: str, store: OutputStore, cwd: Path, **kwargs: Any) -> ShellRun:
+    kwargs.setdefault("time_limit", 10)
+    return await run_shell(command, cwd=cwd, spill=store.open_managed, **kwargs)
+
+
+def managed_files(store: OutputStore) -> list[str]:
+    return sorted(os.listdir(store.directory)) if store.directory.exists() else []
+
+
+async def test_exit_codes_and_signals(store: OutputStore, cwd: Path) -> None:
+    assert (await run("true", store, cwd)).exit_code == 0
+    assert (await run("exit 7", store, cwd)).exit_code == 7
+    killed = await run("kill -9 $$", store, cwd)
+    assert killed.exit_code == 137
+    assert not killed.timed_out
+
+
+async def test_stdout_and_stderr_interleave_in_arrival_order(store: OutputStore, cwd: Path) -> None:
+    result = await run("echo one; echo two >&2; echo three; echo four >&2", store, cwd)
+    assert result.output == "one\ntwo\nthree\nfour\n"
+    assert result.total_bytes == result.captured_bytes == len(result.output)
+    assert result.output_path is None
+    assert managed_files(store) == []
+
+
+async def test_environment_stdin_and_working_directory(store: OutputStore, cwd: Path) -> None:
+    result = await run('echo "$TETHER"; cat; pwd; echo "$PWD"', store, cwd)
+    assert result.output == f"1\n{cwd}\n{cwd}\n"
+
+
+async def test_non_utf8_bytes_are_replaced(store: OutputStore, cwd: Path) -> None:
+    result = await run(r"printf 'ok \xff\xfe end \xc3\xa9\n'", store, cwd)
+    assert result.output == "ok \ufffd\ufffd end é\n"
+
+
+async def test_empty_output(store: OutputStore, cwd: Path) -> None:
+    result = await run(":", store, cwd)
+    assert (result.output, result.total_bytes, result.truncated) == ("", 0, False)
+
+
+async def test_timeout_kills_the_whole_group_including_background_jobs(store: OutputStore, cwd: Path) -> None:
+    result = await run("sleep 1000 & echo bg=$!; echo sh=$$; sleep 1000", store, cwd, time_limit=0.5)
+    assert result.timed_out
+    assert result.exit_code is None
+    pids = [int(p) for p in re.findall(r"=(\d+)", result.output)]
+    assert len(pids) == 2
+    assert all(gone(pid) for pid in pids)
+
+
+async def test_background_job_does_not_outlive_a_finished_command(store: OutputStore, cwd: Path) -> None:
+    result = await run("sleep 1000 & echo $!", store, cwd)
+    assert result.exit_code == 0
+    assert not result.timed_out
+    assert gone(int(result.output))
+
+
+async def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(
+    store: OutputStore, cwd: Path
+) -> None:
+    command = "trap '' TERM; (trap '' TERM; while :; do :; done) & echo child=$!; while :; do :; done"
+    result = await run(command, store, cwd, time_limit=0.3, kill_grace=0.2)
+    assert result.timed_out
+    assert gone(int(re.findall(r"child=(\d+)", result.output)[0]))
+
+
+async def test_cancellation_kills_the_group_and_propagates(store: OutputStore, cwd: Path) -> None:
+    tail = Tail()
+    pids: list[int] = []
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                found = await tail.wait_for(r"sh=(\d+) bg=(\d+)")
+                pids.extend(int(p) for p in found.groups())
+                scope.cancel()
+
+            tg.start_soon(watch)
+            await run("sleep 1000 & echo sh=$$ bg=$!; sleep 1000", store, cwd, progress=tail)
+            pytest.fail("the run should have been cancelled")
+    assert scope.cancelled_caught
+    assert len(pids) == 2
+    assert all(gone(pid) for pid in pids)
+    assert managed_files(store) == []
+
+
+async def test_progress_streams_the_tail_at_most_ten_times_a_second(store: OutputStore, cwd: Path) -> None:
+    tail = Tail()
+    result = await run("for i in $(seq 1 40); do echo line $i; sleep 0.01; done", store, cwd, progress=tail)
+    assert result.exit_code == 0
+    assert 1 <= len(tail.updates) <= result.duration * 10 + 2
+    last = tail.updates[-1]
+    assert last["output"].endswith("\n")
+    assert last["bytes"] <= result.total_bytes
+    assert all(u["output"] for u in tail.updates)
+
+
+async def test_output_up_to_the_capture_limit_is_kept_whole(store: OutputStore, cwd: Path) -> None:
+    result = await run(f"head -c {CAPTURE_LIMIT} /dev/zero | tr '\\0' x", store, cwd)
+    assert result.total_bytes == CAPTURE_LIMIT
+    assert not result.truncated
+    assert result.output == "x" * CAPTURE_LIMIT
+    assert result.output_path is None
+    assert managed_files(store) == []
+
+
+async def test_output_over_the_capture_limit_keeps_head_and_tail_and_the_full_file(
+    store: OutputStore, cwd: Path
+) -> None:
+    total = CAPTURE_LIMIT + 1
+    result = await run(f"seq 1 200000 | head -c {total}", store, cwd)
+    assert result.total_bytes == total
+    assert result.truncated
+    assert result.captured_bytes <= CAPTURE_LIMIT
+    assert result.output.startswith("1\n2\n3\n")
+    assert result.output_path is not None
+    assert result.output_path.stat().st_size == total
+    assert f"full output saved to {result.output_path}" in result.output
+    full = result.output_path.read_text()
+    head, _, tail = result.output.partition("\n\n[... ")
+    assert full.startswith(head)
+    assert full.endswith(tail.split(" ...]\n\n", 1)[1])
+
+
+async def test_a_missing_working_directory_fails_to_start(store: OutputStore, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        await run("true", store, tmp_path / "missing")
+    assert managed_files(store) == []
+
+
+async def test_a_command_may_remove_its_own_working_directory(store: OutputStore, cwd: Path) -> None:
+    result = await run('rm -rf "$PWD" && echo still here', store, cwd)
+    assert (result.exit_code, result.output) == (0, "still here\n")
+    assert not cwd.exists()
+
+
+def _rss_kib(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise AssertionError(field)
+
+
+@pytest.fixture
+def big_store(tmp_path: Path) -> Iterator[OutputStore]:
+    """A store for gigabytes: on tmpfs when there is room (the test is about our memory, not the disk's speed)."""
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK) and shutil.disk_usage(shm).free > 4 << 30:
+        directory = Path(tempfile.mkdtemp(prefix="tether-bash-", dir=shm))
+        try:
+            yield OutputStore(directory)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    else:
+        yield OutputStore(tmp_path / "big-output")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux /proc")
+async def test_gigabytes_of_output_use_bounded_memory(big_store: OutputStore, cwd: Path) -> None:
+    size = 2 << 30
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # reset the peak RSS (VmHWM) to the current RSS
+    before = _rss_kib("VmRSS")
+    result = await run(f"yes | head -c {size}", big_store, cwd, time_limit=120)
+    growth_mib = (_rss_kib("VmHWM") - before) / 1024
+    try:
+        assert result.exit_code == 0
+        assert result.total_bytes == size
+        assert result.truncated
+        assert result.output_path is not None
+        assert result.output_path.stat().st_size == size
+        assert result.output.startswith("y\ny\n")
+        assert growth_mib < 64, f"peak memory grew by {growth_mib:.1f} MiB"
+        print(f"2 GiB of output: peak memory growth {growth_mib:.1f} MiB")
+    finally:
+        if result.output_path is not None:
+            result.output_path.unlink()
