@@ -214,7 +214,6 @@ async def run_turn(
             live_calls=ctx.live_calls,
         )
         progress.message_ids.append(result.info.id)
-        ctx.history.add_step(result.processor.parts.values())
         progress.steps = step
         progress.tool_calls += result.calls
         if result.info.usage is not None:

@@ -56,7 +56,7 @@ async def run_step(
     limiter: anyio.CapacityLimiter | None,
     live_calls: dict[str, StepProcessor],
 ) -> StepResult:
-    """Run one step against ``model`` and return what happened; the parts are durable when it returns.
+    """Run one step against ``model``; its parts are emitted and appended to ``history`` (also when cancelled).
 
     Raises:
         Cancelled: the step was cancelled (after the parts were marked aborted).
@@ -126,6 +126,7 @@ async def run_step(
                 )
             )
         )
+        history.add_step(processor.parts.values())
         raise
     _close(processor, live_calls)
     # Parts still pending never received a complete call (the stream ended mid-input).
@@ -145,6 +146,7 @@ async def run_step(
     )
     info = replace(info, completed=now_ms(), finish=finish, usage=processor.usage, error=message_error)
     emitter.durable(MessageUpdated(info))
+    history.add_step(processor.parts.values())
     assert dispatcher is not None
     return StepResult(
         info=info, processor=processor, calls=dispatcher.calls, declined=dispatcher.declined, error=error

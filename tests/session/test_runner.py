@@ -1,0 +1,532 @@
+"""The runner against a real SQLite store and scripted models."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from tether.errors import DeclinedError, ProviderBadRequestError, ProviderServerError, ToolFailure
+from tether.llm import ModelRequest, TextDelta, ToolMessage
+from tether.session import (
+    ABORTED_ERROR,
+    INCOMPLETE_CALL_ERROR,
+    MAX_STEPS_PROMPT,
+    AssistantInfo,
+    PartDelta,
+    PartUpdated,
+    StoredMessage,
+    TextPart,
+    ToolPart,
+    ToolProgress,
+)
+from tether.testing import FunctionModel, ScriptedModel, Step, incomplete_call, invalid_call, tool_call
+from tether.tools import FINAL_STEP_ERROR, File, Text, Tool, ToolContext, ToolResponse
+
+from .conftest import Agent, Harness
+
+
+class Echo(BaseModel):
+    text: str
+
+
+def echo_tool() -> Tool[Any, Any]:
+    return Tool(description="Echo text back", input=Echo, execute=lambda i, c: ToolResponse(content=i.text))
+
+
+def tool_parts(messages: Sequence[StoredMessage]) -> list[ToolPart]:
+    return [p for m in messages for p in m.parts if isinstance(p, ToolPart)]
+
+
+def results(request: ModelRequest) -> list[tuple[str, str, bool]]:
+    last = request.messages[-1]
+    assert isinstance(last, ToolMessage)
+    return [(r.call_id, "".join(getattr(c, "text", "") for c in r.content), r.is_error) for r in last.results]
+
+
+@pytest.mark.anyio
+async def test_parallel_calls_finishing_out_of_order_keep_the_models_order(harness: Harness) -> None:
+    second_done = anyio.Event()
+
+    async def slow(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        await second_done.wait()
+        return ToolResponse(content="slow:" + i.text)
+
+    async def fast(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        second_done.set()
+        return ToolResponse(content="fast:" + i.text)
+
+    harness.tools.register(
+        {
+            "slow": Tool(description="slow", input=Echo, execute=slow),
+            "fast": Tool(description="fast", input=Echo, execute=fast),
+        }
+    )
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel(
+        [[tool_call("slow", {"text": "a"}, id="c1"), tool_call("fast", {"text": "b"}, id="c2")], "done"]
+    )
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.stop == "done" and result.tool_calls == 2 and result.text == "done"
+    assert results(model.requests[1]) == [("c1", "slow:a", False), ("c2", "fast:b", False)]
+    parts = tool_parts(await session.messages())
+    assert [(p.call_id, p.state) for p in parts] == [("c1", "completed"), ("c2", "completed")]
+    assert parts[0].ended is not None and parts[0].started is not None
+
+
+@pytest.mark.anyio
+async def test_a_failing_sibling_does_not_affect_the_other_call(harness: Harness) -> None:
+    def broken(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        raise ToolFailure("no such file: " + i.text)
+
+    def defect(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        raise RuntimeError("boom")
+
+    harness.tools.register(
+        {
+            "echo": echo_tool(),
+            "broken": Tool(description="broken", input=Echo, execute=broken),
+            "defect": Tool(description="defect", input=Echo, execute=defect),
+        }
+    )
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel(
+        [
+            [
+                tool_call("broken", {"text": "x"}, id="c1"),
+                tool_call("echo", {"text": "ok"}, id="c2"),
+                tool_call("defect", {"text": "y"}, id="c3"),
+            ],
+            "done",
+        ]
+    )
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.stop == "done"
+    got = results(model.requests[1])
+    assert got[0] == ("c1", "no such file: x", True)
+    assert got[1] == ("c2", "ok", False)
+    assert got[2] == ("c3", "Tool execution failed: boom", True)
+    kinds = [p.error_kind for p in tool_parts(await session.messages())]
+    assert kinds == ["tool", None, "defect"]
+
+
+@pytest.mark.anyio
+async def test_unknown_and_stale_calls_fail_without_running_anything(harness: Harness) -> None:
+    ran: list[str] = []
+
+    def make(label: str) -> Tool[Any, Any]:
+        def run(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+            ran.append(label)
+            return ToolResponse(content=label)
+
+        return Tool(description=label, input=Echo, execute=run)
+
+    registration = harness.tools.register({"echo": make("original")})
+
+    def step(request: ModelRequest) -> Any:
+        if len(request.messages) == 1:
+            # The registration is replaced after the step materialized its catalog: the call is stale.
+            registration.close()
+            harness.tools.register({"echo": make("replacement")})
+            return [tool_call("echo", {"text": "x"}, id="c1"), tool_call("nope", {}, id="c2")]
+        return "done"
+
+    session = await harness.sessions.create(harness.loc)
+    model = FunctionModel(step)
+    with anyio.fail_after(5):
+        await session.prompt("go", model=model)
+    assert results(model.requests[1]) == [
+        ("c1", "Stale tool call: echo", True),
+        ("c2", "Unknown tool: nope", True),
+    ]
+    assert ran == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("agents", [{"build": Agent(steps=2)}])
+async def test_final_step_keeps_definitions_disables_tools_and_stops(harness: Harness) -> None:
+    harness.tools.register({"echo": echo_tool()})
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel(
+        [
+            [tool_call("echo", {"text": "1"})],
+            [tool_call("echo", {"text": "2"}, id="late")],
+        ]
+    )
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.stop == "max_steps" and result.steps == 2
+    first, final = model.requests
+    assert first.tool_choice == "auto" and final.tool_choice == "none"
+    assert [d.name for d in final.tools] == ["echo"]
+    last = final.messages[-1]
+    assert last.role == "assistant" and getattr(last.content[0], "text", "") == MAX_STEPS_PROMPT
+    late = tool_parts(await session.messages())[-1]
+    assert (late.call_id, late.state, late.error, late.error_kind) == (
+        "late",
+        "error",
+        FINAL_STEP_ERROR,
+        "final_step",
+    )
+
+
+class Asker:
+    """A permission service double: records requests and answers with ``answer``."""
+
+    def __init__(self, answer: BaseException | None = None) -> None:
+        self.answer = answer
+        self.requests: list[Any] = []
+
+    async def assert_(self, request: Any) -> None:
+        self.requests.append(request)
+        if self.answer is not None:
+            raise self.answer
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("permissions", [Asker()])
+async def test_third_identical_call_in_a_row_asks_doom_loop(harness: Harness, permissions: Asker) -> None:
+    harness.tools.register({"echo": echo_tool()})
+    session = await harness.sessions.create(harness.loc)
+    same = {"text": "again"}
+    model = ScriptedModel(
+        [
+            [tool_call("echo", same)],
+            [tool_call("echo", same)],
+            [tool_call("echo", {"text": "different"})],
+            [tool_call("echo", same)],
+            [tool_call("echo", same)],
+            [tool_call("echo", same, id="third")],
+            "done",
+        ]
+    )
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.stop == "done"
+    assert len(permissions.requests) == 1
+    request = permissions.requests[0]
+    assert request.action == "doom_loop" and list(request.resources) == ["echo"]
+    assert request.source.call_id == "third"
+    assert tool_parts(await session.messages())[-1].state == "completed"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("permissions", [Asker(DeclinedError("no"))])
+async def test_declined_doom_loop_fails_the_call_and_stops(harness: Harness) -> None:
+    harness.tools.register({"echo": echo_tool()})
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel([[tool_call("echo", {"text": "x"})] for _ in range(3)])
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.stop == "declined"
+    last = tool_parts(await session.messages())[-1]
+    assert last.state == "error" and last.error_kind == "declined"
+
+
+@pytest.mark.anyio
+async def test_declined_permission_fails_the_call_and_stops_after_the_step(harness: Harness) -> None:
+    def ask(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        raise DeclinedError("rejected")
+
+    harness.tools.register({"echo": echo_tool(), "ask": Tool(description="ask", input=Echo, execute=ask)})
+    session = await harness.sessions.create(harness.loc)
+    # One step only: a second request would fail the script.
+    model = ScriptedModel([[tool_call("ask", {"text": "x"}), tool_call("echo", {"text": "sibling"})]])
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.stop == "declined" and result.steps == 1
+    declined, sibling = tool_parts(await session.messages())
+    assert declined.state == "error" and declined.error_kind == "declined"
+    assert "rejected permission" in (declined.error or "")
+    assert sibling.state == "completed"
+
+
+@pytest.mark.anyio
+async def test_session_cancel_mid_tool_marks_it_aborted_and_interrupted(harness: Harness) -> None:
+    started = anyio.Event()
+    echoed = anyio.Event()
+    finished_cleanly = False
+
+    async def quick(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        echoed.set()
+        return ToolResponse(content=i.text)
+
+    async def hang(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        nonlocal finished_cleanly
+        await echoed.wait()
+        await anyio.lowlevel.checkpoint()
+        started.set()
+        await anyio.sleep_forever()
+        finished_cleanly = True
+        raise AssertionError("unreachable")
+
+    harness.tools.register(
+        {
+            "hang": Tool(description="hang", input=Echo, execute=hang),
+            "echo": Tool(description="e", input=Echo, execute=quick),
+        }
+    )
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel([[tool_call("echo", {"text": "done first"}), tool_call("hang", {"text": "x"})]])
+    result = None
+    with model, anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+
+            async def run() -> None:
+                nonlocal result
+                result = await session.prompt("go", model=model)
+
+            tg.start_soon(run)
+            await started.wait()
+            assert session.busy
+            session.cancel()
+    assert result is not None and result.stop == "cancelled"
+    assert not session.busy and not finished_cleanly
+    messages = await session.messages()
+    done, hung = tool_parts(messages)
+    assert done.state == "completed"
+    assert (hung.state, hung.error, hung.interrupted, hung.error_kind) == (
+        "error",
+        ABORTED_ERROR,
+        True,
+        "aborted",
+    )
+    assistant = messages[-1].info
+    assert isinstance(assistant, AssistantInfo) and assistant.error is not None
+    assert assistant.error.kind == "aborted" and assistant.completed is not None
+
+    # The session stays usable and the next step's history is consistent (every call has a result).
+    follow = ScriptedModel(["ok"])
+    with follow, anyio.fail_after(5):
+        await session.prompt("again", model=follow)
+    replayed = follow.requests[0].messages
+    tool_message = replayed[2]
+    assert isinstance(tool_message, ToolMessage)
+    assert [(r.is_error, r.content) for r in tool_message.results] == [
+        (False, (Text("done first"),)),
+        (True, (Text(ABORTED_ERROR),)),
+    ]
+
+
+@pytest.mark.anyio
+async def test_outer_cancel_scope_propagates_and_still_marks_parts(harness: Harness) -> None:
+    started = anyio.Event()
+
+    async def hang(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        started.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    harness.tools.register({"hang": Tool(description="hang", input=Echo, execute=hang)})
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel([[tool_call("hang", {"text": "x"})]])
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(functools.partial(session.prompt, "go", model=model))
+            await started.wait()
+            tg.cancel_scope.cancel()
+    await harness.store.flush()
+    (part,) = tool_parts(await session.messages())
+    assert part.state == "error" and part.interrupted and part.error == ABORTED_ERROR
+
+
+@pytest.mark.anyio
+async def test_invalid_and_incomplete_calls(harness: Harness) -> None:
+    ran: list[str] = []
+
+    def run(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        ran.append(i.text)
+        return ToolResponse(content=i.text)
+
+    harness.tools.register({"echo": Tool(description="echo", input=Echo, execute=run)})
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel(
+        [
+            [invalid_call("echo", '{"text": "unterminated', id="bad"), incomplete_call("echo", id="cut")],
+            "done",
+        ]
+    )
+    with model, anyio.fail_after(5):
+        await session.prompt("go", model=model)
+    bad, cut = results(model.requests[1])
+    assert bad[2] and "not valid JSON" in bad[1] and '{"text": "unterminated' in bad[1]
+    assert cut == ("cut", INCOMPLETE_CALL_ERROR, True)
+    assert ran == []
+    parts = tool_parts(await session.messages())
+    assert parts[0].raw == '{"text": "unterminated' and parts[0].input is None
+
+
+@pytest.mark.anyio
+async def test_retryable_provider_error_is_retried(harness: Harness) -> None:
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel([Step("partial", ProviderServerError("overloaded", status=503)), "recovered"])
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.text == "recovered" and result.steps == 1
+    messages = await session.messages()
+    failed = messages[1].info
+    assert isinstance(failed, AssistantInfo) and failed.error is not None and failed.error.retryable
+
+
+@pytest.mark.anyio
+async def test_non_retryable_provider_error_is_recorded_and_raised(harness: Harness) -> None:
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel([Step(ProviderBadRequestError("bad request", status=400))])
+    with model, anyio.fail_after(5), pytest.raises(ProviderBadRequestError):
+        await session.prompt("go", model=model)
+    assert not session.busy
+    info = (await session.messages())[-1].info
+    assert isinstance(info, AssistantInfo)
+    assert info.error is not None and info.error.kind == "provider" and info.error.message == "bad request"
+
+
+@pytest.mark.anyio
+async def test_events_reach_the_bus_and_text_is_coalesced_in_the_store(harness: Harness) -> None:
+    seen: list[Any] = []
+    harness.bus.subscribe("*", seen.append)
+
+    async def report(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        ctx.progress({"tail": "working"})
+        return ToolResponse(content="ok")
+
+    harness.tools.register({"echo": Tool(description="echo", input=Echo, execute=report)})
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel(
+        [
+            [tool_call("echo", {"text": "x"})],
+            Step(TextDelta(id="t", text="Hel"), TextDelta(id="t", text="lo")),
+        ]
+    )
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.text == "Hello"
+    deltas = [e.delta for e in seen if isinstance(e, PartDelta)]
+    assert deltas == ["Hel", "lo"]
+    assert any(isinstance(e, ToolProgress) and e.update == {"tail": "working"} for e in seen)
+    states = [e.part.state for e in seen if isinstance(e, PartUpdated) and isinstance(e.part, ToolPart)]
+    assert states == ["pending", "running", "completed"]
+    texts = [p for m in await session.messages() for p in m.parts if isinstance(p, TextPart)]
+    assert [t.text for t in texts] == ["go", "Hello"]
+    logged = await harness.store.events(session.id)
+    assert not any(kind == "message.part.delta" for _, kind, _ in logged)
+
+
+@pytest.mark.anyio
+async def test_reopened_session_replays_history_with_images_and_errors(harness: Harness) -> None:
+    image = File(mime="image/png", data="aGVsbG8=")
+
+    def shot(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        return ToolResponse(content=[Text("screenshot"), image])
+
+    def broken(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        raise ToolFailure("nope")
+
+    harness.tools.register(
+        {
+            "shot": Tool(description="shot", input=Echo, execute=shot),
+            "broken": Tool(description="b", input=Echo, execute=broken),
+        }
+    )
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel(
+        [[tool_call("shot", {"text": "x"}, id="s"), tool_call("broken", {"text": "y"}, id="b")], "done"]
+    )
+    with model, anyio.fail_after(5):
+        await session.prompt("go", model=model)
+    live_history = list(model.requests[1].messages)
+
+    # A fresh service over the same store rebuilds the same history from the stored parts.
+    from tether.session import Sessions
+
+    async def locate(directory: str) -> Any:
+        return harness.loc
+
+    other = Sessions(store=harness.store, bus=harness.bus, agents=harness.agents, locate=locate)
+    reopened = await other.get(session.id)
+    follow = ScriptedModel(["again"])
+    with follow, anyio.fail_after(5):
+        await reopened.prompt("more", model=follow)
+    replay = list(follow.requests[0].messages)
+    assert replay[: len(live_history)] == live_history
+    tool_message = live_history[2]
+    assert isinstance(tool_message, ToolMessage)
+    assert tool_message.results[0].content == (Text("screenshot"), image)
+    assert tool_message.results[1].is_error and tool_message.results[1].content == (Text("nope"),)
+    other.close()
+
+
+@pytest.mark.anyio
+async def test_concurrency_cap_limits_parallel_settles(harness: Harness) -> None:
+    harness.sessions.concurrency = 2
+    running = 0
+    peak = 0
+
+    async def work(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await anyio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
+        running -= 1
+        return ToolResponse(content="ok")
+
+    harness.tools.register({"work": Tool(description="work", input=Echo, execute=work)})
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel([[tool_call("work", {"text": str(n)}) for n in range(6)], "done"])
+    with model, anyio.fail_after(5):
+        await session.prompt("go", model=model)
+    assert peak == 2
+
+
+@pytest.mark.anyio
+async def test_busy_session_rejects_a_second_prompt(harness: Harness) -> None:
+    from tether.errors import UsageError
+
+    started = anyio.Event()
+
+    async def hang(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        started.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    harness.tools.register({"hang": Tool(description="hang", input=Echo, execute=hang)})
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel([[tool_call("hang", {"text": "x"})]])
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(functools.partial(session.prompt, "go", model=model))
+            await started.wait()
+            with pytest.raises(UsageError, match="busy"):
+                await session.prompt("again", model=model)
+            session.cancel()
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_ten_thousand_sequential_tool_calls(harness: Harness) -> None:
+    harness.tools.register({"echo": echo_tool()})
+    session = await harness.sessions.create(harness.loc)
+    total = 10_000
+    steps = 0
+
+    def step(request: ModelRequest) -> Any:
+        nonlocal steps
+        steps += 1
+        if steps <= total:
+            return [tool_call("echo", {"text": str(steps)})]
+        return "finished"
+
+    model = FunctionModel(step)
+    with anyio.fail_after(120):
+        result = await session.prompt("go", model=model)
+    assert result.tool_calls == total and result.text == "finished"
+    assert len(model.requests[-1].messages) == 1 + 2 * total
+    parts = tool_parts(await session.messages())
+    assert len(parts) == total and all(p.state == "completed" for p in parts)
+    assert parts[-1].content == (Text(str(total)),)
