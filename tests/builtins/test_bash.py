@@ -1,0 +1,320 @@
+"""The bash tool through settle: permission order and resources, model text, metadata, workdir, cancellation."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tether.builtins import BuiltinDeps
+from tether.builtins.bash import make
+from tether.bus import Bus
+from tether.location import Location
+from tether.output import OutputStore
+from tether.permissions import Agent, PermissionRequest, PermissionService, Rule, SavedApprovals, StaticRules
+from tether.tools import Completed, Failed, ToolCall, ToolContext, ToolRegistry, text_of
+
+pytestmark = pytest.mark.anyio
+
+Project = Any
+MakeProject = Callable[..., Any]
+
+
+def gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except FileNotFoundError:
+        return True
+    return stat[stat.rfind(b")") + 2 :].split()[0] in (b"Z", b"X")
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    path = tmp_path / "outside"
+    path.mkdir()
+    return path
+
+
+# --- model text and metadata ---------------------------------------------------------------------------------------
+
+
+async def test_output_then_exit_code(project: Project) -> None:
+    outcome = await project.ok("bash", command="echo hello; echo oops >&2; exit 3", description="Say hello")
+    assert text_of(outcome.content) == "hello\noops\n\nCommand exited with code 3."
+    metadata = outcome.metadata
+    assert metadata["exit"] == 3
+    assert metadata["timedOut"] is False
+    assert metadata["truncated"] is False
+    assert metadata["outputPath"] is None
+    assert isinstance(metadata["durationMs"], int)
+    assert outcome.title == "Say hello"
+
+
+async def test_empty_output_is_shown_as_no_output(project: Project) -> None:
+    assert await project.text("bash", command="true") == "(no output)\n\nCommand exited with code 0."
+
+
+async def test_output_without_trailing_newline(project: Project) -> None:
+    assert await project.text("bash", command="printf abc") == "abc\n\nCommand exited with code 0."
+
+
+async def test_timeout_is_reported_with_the_limit(project: Project) -> None:
+    outcome = await project.ok("bash", command="echo started; sleep 1000", timeout=300)
+    text = text_of(outcome.content)
+    assert text.startswith("started\n\nCommand timed out after 300 ms.")
+    assert outcome.metadata["timedOut"] is True
+    assert outcome.metadata["exit"] is None
+
+
+@pytest.mark.parametrize("timeout", [0, -1, 600_001])
+async def test_timeout_out_of_range_is_invalid_input(project: Project, timeout: int) -> None:
+    outcome = await project.fail("bash", command="true", timeout=timeout)
+    assert outcome.kind == "invalid_input"
+    assert project.permissions.requests == []
+
+
+async def test_long_output_is_bounded_once_by_settle(project: Project) -> None:
+    outcome = await project.ok("bash", command="seq 1 100000")
+    text = text_of(outcome.content)
+    assert "output truncated; full content saved to" in text
+    assert text.endswith("100000\n\nCommand exited with code 0.")
+    assert outcome.metadata["truncated"] is False
+    assert len(outcome.output_paths) == 1
+    assert Path(outcome.output_paths[0]).read_text().startswith("1\n2\n")
+
+
+async def test_output_over_the_capture_limit_names_the_full_output_file(project: Project) -> None:
+    outcome = await project.ok("bash", command="seq 1 400000")
+    text = text_of(outcome.content)
+    path = outcome.metadata["outputPath"]
+    assert outcome.metadata["truncated"] is True
+    assert Path(path).read_text() == "".join(f"{i}\n" for i in range(1, 400001))
+    total = outcome.metadata["bytes"]
+    assert total == Path(path).stat().st_size
+    kept = int(re.findall(r"kept (\d+) of", text)[0])
+    assert kept <= 1 << 20
+    # The tail of the stream, our notice naming the full file, then the status survive settle's own bounding.
+    assert text.endswith(
+        f"400000\n\n[Output capture truncated at the in-memory limit of 1048576 bytes: kept {kept} of {total} "
+        f"bytes (head and tail). Full output saved to: {path}]\nCommand exited with code 0."
+    )
+
+
+# --- permissions ---------------------------------------------------------------------------------------------------
+
+
+async def test_asks_bash_with_one_resource_per_command_and_prefix_patterns(project: Project) -> None:
+    await project.ok("bash", command="git status && npm run build -- --prod | tee log.txt")
+    [request] = project.permissions.requests
+    assert request.action == "bash"
+    assert tuple(request.resources) == ("git status", "npm run build -- --prod", "tee log.txt")
+    assert tuple(request.save) == ("git status *", "npm run build *", "tee *")
+    assert request.metadata["command"] == "git status && npm run build -- --prod | tee log.txt"
+    assert request.source is not None and request.source.call_id == "call_test"
+
+
+async def test_external_paths_ask_external_directory_before_bash(project: Project, outside: Path) -> None:
+    target = outside / "file.txt"
+    target.write_text("x")
+    await project.ok("bash", command=f"cat {target} > copy.txt && rm -rf {outside}/sub")
+    asked = project.permissions.asked
+    assert asked[0] == ("external_directory", (f"{outside}/*",))
+    assert asked[1][0] == "bash"
+    assert len(asked) == 2
+
+
+async def test_cd_out_of_the_project_asks_for_the_parent(project: Project) -> None:
+    await project.ok("bash", command="cd .. && ls")
+    parent = project.location.root.parent
+    assert project.permissions.asked == [("external_directory", (f"{parent}/*",)), ("bash", ("ls",))]
+
+
+async def test_pure_cd_inside_the_project_asks_nothing(project: Project) -> None:
+    (project.root / "sub").mkdir()
+    await project.ok("bash", command="cd sub")
+    assert project.permissions.asked == []
+
+
+async def test_workdir_outside_the_project_needs_external_directory(project: Project, outside: Path) -> None:
+    outcome = await project.ok("bash", command="pwd", workdir=str(outside))
+    assert text_of(outcome.content).startswith(f"{outside}\n")
+    assert project.permissions.asked[0] == ("external_directory", (f"{outside}/*",))
+
+
+async def test_workdir_relative_to_the_project(project: Project) -> None:
+    (project.root / "sub").mkdir()
+    outcome = await project.ok("bash", command="pwd", workdir="sub")
+    assert text_of(outcome.content).startswith(f"{project.location.root / 'sub'}\n")
+    assert [a for a, _ in project.permissions.asked] == ["bash"]
+
+
+async def test_home_paths_are_expanded(
+    project: Project, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(outside))
+    await project.ok("bash", command="touch ~/a.txt")
+    assert project.permissions.asked[0] == ("external_directory", (f"{outside}/*",))
+    assert (outside / "a.txt").exists()
+
+
+async def test_symlink_leading_out_asks_for_where_it_lands(project: Project, outside: Path) -> None:
+    (project.root / "link").symlink_to(outside)
+    await project.ok("bash", command="touch link/x")
+    assert project.permissions.asked[0] == ("external_directory", (f"{outside}/*",))
+
+
+async def test_unparseable_command_asks_for_the_raw_text(project: Project) -> None:
+    outcome = await project.ok("bash", command="echo 'unterminated")
+    assert project.permissions.asked == [("bash", ("echo 'unterminated",))]
+    assert project.permissions.requests[0].save == ("echo 'unterminated",)
+    assert "Command exited with code 2." in text_of(outcome.content)
+
+
+async def test_denied_bash_runs_nothing(make_project: MakeProject, kit: Any) -> None:
+    project = make_project(kit.Recorder(decide=lambda r: "deny" if r.action == "bash" else "allow"))
+    outcome = await project.fail("bash", command="touch marker")
+    assert outcome.kind == "blocked"
+    assert not (project.root / "marker").exists()
+
+
+async def test_denied_external_directory_never_asks_bash(
+    make_project: MakeProject, kit: Any, outside: Path
+) -> None:
+    project = make_project(
+        kit.Recorder(decide=lambda r: "deny" if r.action == "external_directory" else "allow")
+    )
+    outcome = await project.fail("bash", command=f"touch {outside}/marker")
+    assert outcome.kind == "blocked"
+    assert [a for a, _ in project.permissions.asked] == ["external_directory"]
+    assert not (outside / "marker").exists()
+
+
+async def test_real_permission_service_allows_and_blocks(root: Path, tmp_path: Path) -> None:
+    agent = Agent(
+        name="build",
+        rules=(Rule("*", "*", "allow"), Rule("bash", "*", "ask"), Rule("bash", "echo *", "allow")),
+    )
+    async with SavedApprovals(tmp_path / "approvals.db") as saved:
+        service = PermissionService(bus=Bus(), saved=saved, resolve=StaticRules(project="prj", agent=agent))
+        project_deps = BuiltinDeps(
+            location=Location(root), permissions=service, output=OutputStore(tmp_path / "out")
+        )
+        registry = ToolRegistry(output=OutputStore(tmp_path / "out"))
+        registry.register({"bash": make(project_deps)})
+        ctx = ToolContext(session_id="ses_1", agent="build", message_id="msg_1", call_id="call_1")
+        step = registry.materialize(rules=[])
+        ok = await step.settle(ToolCall(call_id="call_1", name="bash", input={"command": "echo hi"}), ctx)
+        assert isinstance(ok, Completed)
+        assert text_of(ok.content) == "hi\n\nCommand exited with code 0."
+        agent_deny = Agent(name="build", rules=(Rule("*", "*", "allow"), Rule("bash", "rm *", "deny")))
+        deny_service = PermissionService(
+            bus=Bus(), saved=saved, resolve=StaticRules(project="prj", agent=agent_deny)
+        )
+        registry2 = ToolRegistry(output=OutputStore(tmp_path / "out"))
+        registry2.register(
+            {
+                "bash": make(
+                    BuiltinDeps(
+                        location=Location(root), permissions=deny_service, output=OutputStore(tmp_path)
+                    )
+                )
+            }
+        )
+        (root / "keep").write_text("x")
+        blocked = await registry2.materialize(rules=[]).settle(
+            ToolCall(call_id="call_2", name="bash", input={"command": "ls && rm keep"}), ctx
+        )
+        assert isinstance(blocked, Failed)
+        assert blocked.kind == "blocked"
+        assert "rm keep" in blocked.error
+        assert (root / "keep").exists()
+
+
+# --- workdir -------------------------------------------------------------------------------------------------------
+
+
+async def test_missing_workdir_fails_before_asking(project: Project) -> None:
+    outcome = await project.fail("bash", command="true", workdir="nope")
+    assert outcome.kind == "tool"
+    assert outcome.error == f"Working directory is not a directory: {project.location.root / 'nope'}"
+    assert project.permissions.requests == []
+
+
+async def test_workdir_that_disappears_during_approval_runs_nothing(
+    make_project: MakeProject, kit: Any
+) -> None:
+    def remove_then_allow(request: PermissionRequest) -> str:
+        (workdir / "keep").unlink()
+        workdir.rmdir()
+        return "allow"
+
+    project = make_project(kit.Recorder(decide=remove_then_allow))
+    workdir = project.root / "w"
+    workdir.mkdir()
+    (workdir / "keep").write_text("x")
+    outcome = await project.fail("bash", command="touch created", workdir="w")
+    assert outcome.error == f"Working directory is not a directory: {project.location.root / 'w'}"
+    assert not workdir.exists()
+
+
+async def test_a_file_as_workdir_fails(project: Project) -> None:
+    (project.root / "f").write_text("x")
+    outcome = await project.fail("bash", command="true", workdir="f")
+    assert outcome.error.startswith("Working directory is not a directory:")
+
+
+# --- progress and cancellation -------------------------------------------------------------------------------------
+
+
+class Tail:
+    def __init__(self) -> None:
+        self.updates: list[Mapping[str, Any]] = []
+        self._changed = anyio.Event()
+        self._token = anyio.lowlevel.current_token()
+
+    def __call__(self, update: Mapping[str, Any]) -> None:
+        self.updates.append(update)
+        anyio.from_thread.run_sync(self._changed.set, token=self._token)
+
+    async def wait_for(self, pattern: str) -> re.Match[str]:
+        with anyio.fail_after(5):
+            while True:
+                for update in reversed(self.updates):
+                    if found := re.search(pattern, update["output"]):
+                        return found
+                await self._changed.wait()
+                self._changed = anyio.Event()
+
+
+async def test_cancelling_the_call_kills_the_command_and_propagates(project: Project) -> None:
+    tail = Tail()
+    ctx = ToolContext(session_id="ses_1", agent="build", message_id="msg_1", call_id="call_c", progress=tail)
+    step = project.registry.materialize(rules=[])
+    call = ToolCall(
+        call_id="call_c", name="bash", input={"command": "echo sh=$$; sleep 1000 & echo bg=$!; wait"}
+    )
+    pids: list[int] = []
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+
+            async def cancel_when_running() -> None:
+                found = await tail.wait_for(r"sh=(\d+)\nbg=(\d+)")
+                pids.extend(int(p) for p in found.groups())
+                scope.cancel()
+
+            tg.start_soon(cancel_when_running)
+            await step.settle(call, ctx)
+            pytest.fail("settle should not return a result for a cancelled call")
+    assert scope.cancelled_caught
+    assert pids and all(gone(pid) for pid in pids)
+
+
+async def test_environment_marks_tether(project: Project) -> None:
+    assert (await project.text("bash", command="echo $TETHER")).startswith("1\n")
+    assert "TETHER" not in os.environ
