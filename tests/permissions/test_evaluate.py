@@ -108,11 +108,51 @@ def test_explain_says_when_nothing_matched() -> None:
 # --- properties -----------------------------------------------------------------------------------------------
 
 ACTIONS = st.sampled_from(["read", "edit", "bash", "*", "ba*", "?ead"])
-PATTERNS = st.sampled_from(["*", "a", "a/*", "*.env", "a/b", "b*", "?", "git *", "git", "a\\b", "*/b", "a?b"])
+PATTERNS = st.sampled_from(
+    [
+        *(
+            "*",
+            "a",
+            "?",
+            "a/*",
+            "*.env",
+            "a/b",
+            "b*",
+            "git *",
+            "git",
+            "a\\b",
+            "*/b",
+            "a?b",
+            "a*b",
+            "*a*",
+            " *",
+        ),
+        *("?*", "g *", "a\\*", "git  *", "*.env.*", "a/*/b", "*b"),
+    ]
+)
 EFFECTS = st.sampled_from(["allow", "ask", "deny"])
 RULES = st.lists(st.builds(Rule, ACTIONS, PATTERNS, EFFECTS), max_size=25)
 REQUEST_ACTIONS = st.sampled_from(["read", "edit", "bash"])
-RESOURCES = st.sampled_from(["a", "a/b", "a\\b", "x.env", "b", "git", "git push", "gits", "azb", "", "q/b"])
+RESOURCES = st.sampled_from(
+    [
+        "a",
+        "a/b",
+        "a\\b",
+        "x.env",
+        "b",
+        "git",
+        "git push",
+        "gits",
+        "azb",
+        "",
+        "q/b",
+        "git ",
+        "g",
+        "a/c/b",
+        ".env.x",
+        " ",
+    ]
+)
 
 
 @given(rules=RULES, action=REQUEST_ACTIONS, resource=RESOURCES)

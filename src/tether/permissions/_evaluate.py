@@ -28,6 +28,9 @@ __all__ = [
 DEFAULT_SOURCE = "default"
 """The source reported when no rule matched and the fallback ``ask`` decided."""
 
+SAVED_SOURCE = "saved"
+"""The source reported for saved approvals passed as a plain sequence."""
+
 _PLAIN_SOURCE = "config"
 """The source reported for rules passed as a plain sequence rather than a labelled :class:`Ruleset`."""
 
@@ -158,31 +161,27 @@ def evaluate_request(
         if rule.effect != "allow":
             raise UsageError(f"Saved approvals are allow rules; got {rule}")
     rulesets = _configured_rulesets(configured)
-    saved_source = saved.source if isinstance(saved, Ruleset) else "saved"
-
-    verdicts: list[Verdict] = []
-    denied = False
-    for resource in resources:
-        normalized = resource.replace("\\", "/")
-        found = _find(action, normalized, rulesets)
-        if found is None:
-            verdicts.append(Verdict(resource=resource, rule=Rule(action, "*", "ask"), source=DEFAULT_SOURCE))
-        else:
-            verdicts.append(Verdict(resource=resource, rule=found[0], source=found[1]))
-            denied = denied or found[0].effect == "deny"
-    if denied:
-        return Decision(action=action, effect="deny", verdicts=tuple(verdicts))
-
-    if saved:
-        for n, verdict in enumerate(verdicts):
-            found = _find(action, verdict.resource.replace("\\", "/"), (saved,))
-            if found is not None:
-                verdicts[n] = Verdict(resource=verdict.resource, rule=found[0], source=saved_source)
+    normalized = [r.replace("\\", "/") if "\\" in r else r for r in resources]
+    found = [_find(action, r, rulesets) for r in normalized]
+    denied = any(hit is not None and hit[0].effect == "deny" for hit in found)
+    if saved and not denied:
+        saved_source = saved.source if isinstance(saved, Ruleset) else SAVED_SOURCE
+        for n, resource in enumerate(normalized):
+            hit = _find(action, resource, (saved,))
+            if hit is not None:
+                found[n] = (hit[0], saved_source)
+    verdicts = tuple(
+        Verdict(resource=resource, rule=hit[0], source=hit[1])
+        if hit is not None
+        else Verdict(resource=resource, rule=Rule(action, "*", "ask"), source=DEFAULT_SOURCE)
+        for resource, hit in zip(resources, found, strict=True)
+    )
     effect: Effect = "allow"
-    for verdict in verdicts:
-        if verdict.rule.effect == "ask":
-            effect = "ask"
-    return Decision(action=action, effect=effect, verdicts=tuple(verdicts))
+    if denied:
+        effect = "deny"
+    elif any(v.rule.effect == "ask" for v in verdicts):
+        effect = "ask"
+    return Decision(action=action, effect=effect, verdicts=verdicts)
 
 
 def explain(decision: Decision) -> str:

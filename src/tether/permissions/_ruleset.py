@@ -7,8 +7,11 @@ once per action it is asked about and keeps that index for its lifetime:
 * only rules whose action pattern matches the action are kept, in order;
 * rules before the last ``*`` resource rule can never be the last match, so they are dropped;
 * a resource pattern repeated later shadows its earlier copies;
-* literal patterns go into a dict; wildcard patterns become one alternation, newest rule first, so the regex engine
-  (in C) returns the newest matching rule and ``lastindex`` names it.
+* literal patterns go into a dict;
+* wildcard patterns go into buckets keyed by their literal prefix (or, without one, their literal suffix), newest
+  first, so a resource only tries the few patterns that could match it, and stops at the first match per bucket;
+* the rare patterns with neither (``*x*``, ``?``) become one alternation, newest first, so the regex engine returns
+  the newest matching rule and ``lastindex`` names it.
 
 The index is a cache in the strict sense: :func:`last_match_naive` gives the same answers and the property tests hold
 the two together.
@@ -32,61 +35,113 @@ __all__ = ["Ruleset", "last_match_naive"]
 _MAX_ACTIONS = 512
 
 _Finder = Callable[[str], int]
+_Match = Callable[[str], "re.Match[str] | None"]
 
 
 def _never(_resource: str) -> int:
     return -1
 
 
-def _is_literal(pattern: str) -> bool:
-    return "*" not in pattern and "?" not in pattern
+_WILD = re.compile(r"[*?]")
+
+
+def _affixes(pattern: str) -> tuple[str, str]:
+    """The literal text before the first and after the last wildcard: every match starts and ends with them."""
+    first = _WILD.search(pattern)
+    assert first is not None
+    prefix = pattern[: first.start()]
+    if pattern.endswith(" *") and prefix.endswith(" "):  # "git *" also matches the bare "git"
+        prefix = prefix[:-1]
+    last = max(pattern.rfind("*"), pattern.rfind("?"))
+    return prefix, pattern[last + 1 :]
 
 
 def _build(rules: tuple[Rule, ...], action: str) -> _Finder:
-    """Return ``resource -> index of the last rule matching (action, resource)``, or -1."""
+    """Return ``resource -> index of the last rule matching (action, resource)``, or -1.
+
+    Literal patterns are found by one dict lookup. A wildcard pattern is only tried when the resource starts with its
+    literal prefix (or, with no prefix, ends with its literal suffix); buckets are newest first, so the first full
+    match in a bucket is that bucket's answer and older candidates than the best so far are never tried. Patterns with
+    neither (``*x*``, ``?``) share one alternation, newest first.
+    """
     candidates = [i for i, rule in enumerate(rules) if wildcard_match(action, rule.action)]
-    floor = -1
+    floor = -1  # the last "*" resource: every older rule is shadowed by it
     for i in reversed(candidates):
         if rules[i].resource == "*":
             floor = i
             break
-    newest_first: list[int] = []
+    literals: dict[str, int] = {}
+    by_prefix: dict[str, list[tuple[int, _Match]]] = {}
+    by_suffix: dict[str, list[tuple[int, _Match]]] = {}
+    rest: list[int] = []
     seen: set[str] = set()
-    for i in reversed(candidates):
+    for i in reversed(candidates):  # newest first
         if i <= floor:
             break
         pattern = rules[i].resource.replace("\\", "/")
-        if pattern not in seen:
-            seen.add(pattern)
-            newest_first.append(i)
-    if not newest_first:
-        return (lambda _resource: floor) if floor >= 0 else _never
-
-    literals: dict[str, int] = {}
-    wildcards: list[int] = []
-    for i in newest_first:
-        pattern = rules[i].resource.replace("\\", "/")
-        if _is_literal(pattern):
+        if pattern in seen:  # an older copy of a pattern can never be the last match
+            continue
+        seen.add(pattern)
+        if "*" not in pattern and "?" not in pattern:
             literals[pattern] = i
+            continue
+        prefix, suffix = _affixes(pattern)
+        if prefix or suffix:
+            fullmatch = _compile_wildcard(pattern).fullmatch
+            bucket = by_prefix.setdefault(prefix, []) if prefix else by_suffix.setdefault(suffix, [])
+            bucket.append((i, fullmatch))
         else:
-            wildcards.append(i)
+            rest.append(i)
 
-    if not wildcards:
+    if not (by_prefix or by_suffix or rest):
+        if not literals:
+            return (lambda _resource: floor) if floor >= 0 else _never
+        return lambda resource: literals.get(resource, floor)
 
-        def find_literal(resource: str) -> int:
-            return literals.get(resource, floor)
-
-        return find_literal
-
-    source = "|".join(f"({_compile_wildcard(rules[i].resource).pattern})" for i in wildcards)
-    fullmatch = re.compile(source, re.DOTALL).fullmatch
-    by_group = [-1, *wildcards]
+    prefix_lengths = sorted({len(p) for p in by_prefix})
+    suffix_lengths = sorted({len(s) for s in by_suffix})
+    prefix_get = by_prefix.get
+    suffix_get = by_suffix.get
+    literal_get = literals.get
+    rest_match: _Match | None = None
+    if rest:
+        rest_match = re.compile(
+            "|".join(f"({_compile_wildcard(rules[i].resource).pattern})" for i in rest), re.DOTALL
+        ).fullmatch
+    by_group = [-1, *rest]
 
     def find(resource: str) -> int:
-        m = fullmatch(resource)
-        best = by_group[m.lastindex or 0] if m is not None else floor
-        hit = literals.get(resource, -1)
-        return hit if hit > best else best
+        best = literal_get(resource, floor)
+        size = len(resource)
+        for length in prefix_lengths:
+            if length > size:
+                break
+            bucket = prefix_get(resource[:length])
+            if bucket is not None:
+                for i, fullmatch in bucket:
+                    if i <= best:
+                        break
+                    if fullmatch(resource) is not None:
+                        best = i
+                        break
+        for length in suffix_lengths:
+            if length > size:
+                break
+            bucket = suffix_get(resource[size - length :])
+            if bucket is not None:
+                for i, fullmatch in bucket:
+                    if i <= best:
+                        break
+                    if fullmatch(resource) is not None:
+                        best = i
+                        break
+        if rest_match is not None:
+            m = rest_match(resource)
+            if m is not None:
+                i = by_group[m.lastindex or 0]
+                if i > best:
+                    best = i
+        return best
 
     return find
 
