@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from ...errors import ProviderConnectionError, ProviderError
 from .._events import Event, ProviderErrorEvent, StepStart
@@ -61,6 +61,7 @@ class SDKModel(Model):
         self.provider = provider
         self.settings = settings
         self._client = client
+        self._owns_client = client is None
         self.limits = ModelLimits()
 
     @property
@@ -72,6 +73,18 @@ class SDKModel(Model):
 
     @abstractmethod
     def _make_client(self) -> Any: ...
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections (only a client this model built; a given client is the caller's)."""
+        client, self._client = self._client, None
+        if client is not None and self._owns_client:
+            await client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     @abstractmethod
     def build_body(self, request: ModelRequest) -> tuple[dict[str, Any], Assembler]:
