@@ -1,7 +1,8 @@
 """The ``glob`` tool: files whose path matches a glob pattern, newest first, via ripgrep's file listing.
 
-ripgrep respects ``.gitignore``/``.ignore``/``.rgignore`` and skips hidden files. The tool reads at most
-``limit + 1`` paths (the extra one only detects truncation), stops ripgrep, and sorts what it kept by modification
+ripgrep lists the files (respecting ``.gitignore``/``.ignore``/``.rgignore``, skipping hidden files); the pattern is
+matched here with ripgrep's glob semantics. The tool keeps at most ``limit + 1`` matches (the extra one only detects
+truncation), stops ripgrep, and sorts what it kept by modification
 time, newest first (so with truncation the order covers the files returned, as in the reference).
 """
 
@@ -18,6 +19,7 @@ from ..location import require_external
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
+from ._globset import GlobError, path_matcher
 from ._rg import rg_lines
 from ._search import BASE_FLAGS, DEFAULT_LIMIT, check_directory, mtime, search_root
 
@@ -41,13 +43,17 @@ class GlobInput(BaseModel):
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=10_000, description="The maximum number of results")
 
 
-def glob_args(pattern: str) -> list[str]:
-    """ripgrep's arguments for listing files that match ``pattern`` under the working directory."""
-    return [*BASE_FLAGS, "--files", f"--glob={pattern}", "--glob=!**/.git/**", "."]
+def glob_args() -> list[str]:
+    """ripgrep's arguments for listing the (not ignored, not hidden) files under the working directory.
+
+    The pattern is not passed as ``--glob``: a ripgrep whitelist glob overrides the ignore files and hidden-file
+    filtering. It is matched here, with ripgrep's glob semantics (``_globset.path_matcher``).
+    """
+    return [*BASE_FLAGS, "--files", "--glob=!**/.git/**", "."]
 
 
 def _sorted(root: Path, names: list[str]) -> list[str]:
-    paths = [root / name.removeprefix("./") for name in names]
+    paths = [root / name for name in names]
     keyed = sorted((-mtime(p), str(p)) for p in paths)
     return [p for _, p in keyed]
 
@@ -70,11 +76,18 @@ def make(deps: BuiltinDeps) -> Tool[GlobInput, Any]:
             )
         )
         check_directory(resolved, input.path)
+        try:
+            match = path_matcher(input.pattern).match
+        except GlobError as exc:
+            raise ToolFailure(f"Invalid glob pattern: {input.pattern} ({exc})") from None
         names: list[str] = []
         want = input.limit + 1
-        async with rg_lines(glob_args(input.pattern), cwd=resolved.path) as rg:
+        async with rg_lines(glob_args(), cwd=resolved.path) as rg:
             async for batch in rg.batches():
-                names.extend(line.decode("utf-8", "surrogateescape") for line in batch if line)
+                for line in batch:
+                    name = line.decode("utf-8", "surrogateescape").removeprefix("./")
+                    if name and match(name):
+                        names.append(name)
                 if len(names) >= want:
                     break
             code = None if len(names) >= want else await rg.wait()
