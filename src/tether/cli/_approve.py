@@ -196,7 +196,7 @@ class Approver:
             "  [bold]r[/] reject   [bold]f[/] reject with feedback for the model"
         )
         while True:
-            console.print("  choice [o/a/r/f]: ", end="")
+            console.print("  choice \\[o/a/r/f]: ", end="")
             line = await read_line()
             if line is None:
                 return "reject", None

@@ -37,8 +37,8 @@ T = TypeVar("T")
 def out_console() -> Console:
     """The console for results (stdout)."""
     console = Console(highlight=False)
-    if not console.is_terminal:  # logs and pipes: never hard-wrap at a guessed width
-        console.soft_wrap = True
+    if not console.is_terminal:  # logs and pipes: never hard-wrap text at a guessed width; tables get room
+        console = Console(highlight=False, soft_wrap=True, width=200)
     return console
 
 
@@ -46,7 +46,7 @@ def err_console() -> Console:
     """The console for notices and errors (stderr)."""
     console = Console(stderr=True, highlight=False)
     if not console.is_terminal:
-        console.soft_wrap = True
+        console = Console(stderr=True, highlight=False, soft_wrap=True, width=200)
     return console
 
 

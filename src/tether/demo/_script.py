@@ -1,7 +1,8 @@
 """A model that plays a JSON script: the format of the OpenCode peer's scripted server, so one script drives both.
 
 A script is a JSON list of steps, each ``{"text": "..."}`` or ``{"tool_calls": [{"name": ..., "arguments": {...}}]}``
-(a step may carry both), or ``{"error": "..."}`` for a provider failure. Step *k* answers the request that already
+(a step may carry both), ``{"error": "..."}`` for a provider failure, or ``{"echo": "system"}`` / ``{"echo": "tools"}``
+to answer with the request's system texts or advertised tool names (how tests see what reached the model). Step *k* answers the request that already
 holds *k* assistant messages (across the whole session, like the peer server); past the end it says ``done``.
 
 This is the hidden ``--model scripted:<path>`` test hook of the ``tether`` command (documented in ``docs/cli.md``).
@@ -28,13 +29,15 @@ def _step(raw: object, where: str) -> PlannedStep | str:
     item = cast(Mapping[str, Any], raw)
     if "error" in item:
         return str(item["error"])
+    if item.get("echo") not in (None, "system", "tools"):
+        raise ConfigError('"echo" is "system" or "tools"', file=where, key="echo")
     calls: list[PlannedCall] = []
     for call in cast(Sequence[Any], item.get("tool_calls", ())):
         if not isinstance(call, Mapping) or "name" not in call:
             raise ConfigError("a tool call needs a name and arguments", file=where, key="tool_calls")
         spec = cast(Mapping[str, Any], call)
         calls.append(PlannedCall(name=str(spec["name"]), input=dict(spec.get("arguments", {}))))
-    return PlannedStep(text=str(item.get("text", "")), calls=calls)
+    return PlannedStep(text=str(item.get("text", "")), calls=calls, echo=item.get("echo"))
 
 
 class ScriptModel(Model):
@@ -66,5 +69,9 @@ class ScriptModel(Model):
             yield StepStart()
             yield ProviderErrorEvent(message=step)
             return
+        if step.echo == "system":
+            step = PlannedStep(text="\n".join(request.system) or "(no system text)")
+        elif step.echo == "tools":
+            step = PlannedStep(text=" ".join(d.name for d in request.tools) or "(no tools)")
         for event in stream_step(request, step, call_prefix=ids.ascending("call")):
             yield event

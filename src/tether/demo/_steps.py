@@ -50,6 +50,7 @@ class PlannedStep:
 
     text: str = ""
     calls: Sequence[PlannedCall] = field(default_factory=tuple[PlannedCall, ...])
+    echo: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -1,0 +1,5 @@
+"""``python -m tether.cli``: the same command as ``tether``."""
+
+from . import main
+
+main()

@@ -1,0 +1,152 @@
+"""``tether run`` in a subprocess: streaming, approvals without a terminal, exit codes, config errors, --continue."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+EDIT = {"name": "edit", "arguments": {"path": "notes.txt", "old_string": "beta", "new_string": "gamma"}}
+
+
+def _tool_parts(timeline: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        p
+        for item in timeline["timeline"]
+        if item["type"] == "step"
+        for p in item["parts"]
+        if p["type"] == "tool"
+    ]
+
+
+def test_run_streams_text_and_settled_tool_lines(cli: Any, project: Path) -> None:
+    model = cli.script(
+        [
+            {
+                "text": "Reading the notes.",
+                "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}],
+            },
+            {"text": "The notes say alpha and beta."},
+        ]
+    )
+    result = cli.run("run", "what do the notes say?", "--model", model, "--dir", str(project))
+    assert result.code == 0, result.output
+    assert "Reading the notes." in result.stdout
+    assert "✓ read notes.txt" in result.stdout
+    assert "The notes say alpha and beta." in result.stdout
+    assert "2 steps · 1 tool call" in result.stderr
+    assert "session ses_" in result.stderr
+
+
+def test_run_without_terminal_rejects_asks_and_says_how_to_allow(cli: Any, project: Path) -> None:
+    cli.configure(project, {"permission": {"edit": "ask"}})
+    model = cli.script([{"tool_calls": [EDIT]}, {"text": "I could not edit."}])
+    result = cli.run("run", "edit the notes", "--model", model, "--dir", str(project))
+    assert result.code == 0, result.output
+    assert "rejected (no terminal to ask): edit notes.txt" in result.stdout
+    assert "pass --yes" in result.stdout
+    assert "✗ edit notes.txt" in result.stdout
+    assert (project / "notes.txt").read_text() == "alpha\nbeta\n"
+
+
+def test_run_yes_allows_asks_once(cli: Any, project: Path) -> None:
+    cli.configure(project, {"permission": {"edit": "ask"}})
+    model = cli.script([{"tool_calls": [EDIT]}, {"text": "Edited."}])
+    result = cli.run("run", "edit the notes", "--model", model, "--dir", str(project), "--yes")
+    assert result.code == 0, result.output
+    assert "allowed once (--yes): edit notes.txt" in result.stdout
+    assert (project / "notes.txt").read_text() == "alpha\ngamma\n"
+
+
+def test_deny_asks_rejects_even_a_request_a_terminal_could_answer(cli: Any, project: Path) -> None:
+    cli.configure(project, {"permission": {"edit": "ask"}})
+    model = cli.script([{"tool_calls": [EDIT]}, {"text": "ok"}])
+    result = cli.run("run", "edit", "--model", model, "--dir", str(project), "--deny-asks")
+    assert result.code == 0, result.output
+    assert "rejected (--deny-asks)" in result.stdout
+
+
+def test_contradicting_flags_are_a_usage_error(cli: Any, project: Path) -> None:
+    result = cli.run("run", "x", "--model", "replay", "--dir", str(project), "--yes", "--deny-asks")
+    assert result.code == 2
+    assert "--yes and --deny-asks" in result.stderr
+
+
+def test_broken_config_names_file_line_and_key_and_exits_2(cli: Any, project: Path) -> None:
+    config = project / ".tether" / "tether.json"
+    config.parent.mkdir()
+    config.write_text('{\n  "permission": {\n    "edit": "sometimes"\n  }\n}\n', encoding="utf-8")
+    result = cli.run("run", "x", "--model", "replay", "--dir", str(project))
+    assert result.code == 2, result.output
+    assert f"{config}:3" in result.stderr
+    assert "permission.edit" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_no_model_is_a_usage_error_that_says_what_to_do(cli: Any, project: Path) -> None:
+    result = cli.run("run", "x", "--dir", str(project))
+    assert result.code == 2
+    assert "--model provider/model" in result.stderr
+    assert "tether demo" in result.stderr
+
+
+def test_a_provider_failure_fails_the_turn_with_exit_1(cli: Any, project: Path) -> None:
+    model = cli.script([{"error": "the scripted provider is down"}])
+    result = cli.run("run", "x", "--model", model, "--dir", str(project))
+    assert result.code == 1, result.output
+    assert "the scripted provider is down" in result.output
+
+
+def test_unknown_session_is_a_usage_error(cli: Any, project: Path) -> None:
+    result = cli.run("run", "x", "--model", "replay", "--dir", str(project), "--session", "ses_nope")
+    assert result.code == 2
+    assert "ses_nope" in result.stderr
+
+
+def test_continue_appends_a_turn_to_the_latest_session(cli: Any, project: Path) -> None:
+    model = cli.script([{"text": "first answer"}, {"text": "second answer"}])
+    first = cli.run("run", "first question", "--model", model, "--dir", str(project))
+    assert first.code == 0, first.output
+    second = cli.run("run", "second question", "--model", model, "--dir", str(project), "--continue")
+    assert second.code == 0, second.output
+    assert "second answer" in second.stdout
+    listed = cli.run("sessions", "--dir", str(project))
+    assert listed.stdout.count("ses_") == 1, listed.stdout
+    session_id = listed.stdout.split("ses_", 1)[1].split()[0]
+    timeline = cli.json("session", "show", f"ses_{session_id}", "--json")
+    users = [item["text"] for item in timeline["timeline"] if item["type"] == "user"]
+    assert users == ["first question", "second question"]
+
+
+def test_continue_without_a_session_is_a_usage_error(cli: Any, project: Path) -> None:
+    result = cli.run("run", "x", "--model", "replay", "--dir", str(project), "--continue")
+    assert result.code == 2
+    assert "no session to continue" in result.stderr
+
+
+def test_agents_md_and_config_instructions_reach_the_model(cli: Any, project: Path) -> None:
+    (project / "AGENTS.md").write_text("Always answer in French.\n", encoding="utf-8")
+    (project / "STYLE.md").write_text("Prefer short functions.\n", encoding="utf-8")
+    cli.configure(project, {"instructions": ["STYLE.md"]})
+    model = cli.script([{"echo": "system"}])
+    result = cli.run("run", "hello", "--model", model, "--dir", str(project))
+    assert result.code == 0, result.output
+    assert f"Instructions from: {project.resolve() / 'AGENTS.md'}" in result.stdout
+    assert "Always answer in French." in result.stdout
+    assert "Prefer short functions." in result.stdout
+
+
+def test_session_show_records_the_rejected_ask_and_its_rule(cli: Any, project: Path) -> None:
+    cli.configure(project, {"permission": {"edit": "ask"}})
+    model = cli.script([{"tool_calls": [EDIT]}, {"text": "ok"}])
+    result = cli.run("run", "edit", "--model", model, "--dir", str(project))
+    session_id = result.stderr.split("session ", 1)[1].split()[0]
+    timeline = cli.json("session", "show", session_id, "--json")
+    (edit,) = _tool_parts(timeline)
+    assert edit["state"] == "error"
+    assert "no one can approve" in edit["error"]
+    shown = cli.run("session", "show", session_id)
+    assert 'by rule edit "*" -> ask (config)' in shown.stdout, shown.stdout
+    exported = json.loads(cli.run("session", "export", session_id).stdout)
+    assert exported["format"] == "tether.session/1"
+    assert [m["info"]["role"] for m in exported["messages"]] == ["user", "assistant", "assistant"]
