@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
-import anyio.abc
 import anyio.to_thread
 
 from ..errors import OutputStoreError
@@ -113,13 +112,10 @@ async def run_shell(
     environment = dict(os.environ if env is None else env)
     environment["TETHER"] = "1"
     environment["PWD"] = str(cwd)
-    path, handle = await anyio.to_thread.run_sync(spill)
-    reader = -1
-    source = -1
+    source, sink = os.pipe()
+    pump = _Pump(source=source, spill=spill, progress=progress, limit=capture_limit)
     finished = False
     try:
-        reader = os.open(path, os.O_RDONLY)
-        source, sink = os.pipe()
         with contextlib.suppress(OSError):
             if sys.platform == "linux":
                 import fcntl
@@ -127,9 +123,11 @@ async def run_shell(
                 fcntl.fcntl(source, _F_SETPIPE_SZ, _PIPE_SIZE)
         os.set_blocking(source, False)
         started = time.monotonic()
-        try:
-            process = await anyio.open_process(
-                [default_shell(shell), "-c", command],
+        argv = [default_shell(shell), "-c", command]
+
+        def spawn() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=sink,
                 stderr=sink,
@@ -137,33 +135,56 @@ async def run_shell(
                 env=environment,
                 start_new_session=True,
             )
+
+        process: subprocess.Popen[bytes] | None = None
+        try:
+            # Shielded: a process started by a worker thread whose result is lost would be an orphan.
+            with anyio.CancelScope(shield=True):
+                process = await anyio.to_thread.run_sync(spawn)
         finally:
             os.close(sink)
-        pump = _Pump(source=source, sink=handle.fileno(), reader=reader, progress=progress)
-        thread = threading.Thread(target=pump.run, name="tether-bash-output", daemon=True)
-        thread.start()
+        assert process is not None
+        timed_out = False
+        exited = _Exit(process)
         try:
-            with anyio.move_on_after(time_limit) as deadline:
-                await process.wait()
+            async with anyio.create_task_group() as tg:
+                drained = anyio.Event()
+
+                async def run_pump() -> None:
+                    try:
+                        await anyio.to_thread.run_sync(pump.run, limiter=anyio.CapacityLimiter(1))
+                    finally:
+                        drained.set()
+
+                tg.start_soon(run_pump)
+                try:
+                    with anyio.move_on_after(time_limit) as deadline:
+                        await exited.wait()
+                    timed_out = deadline.cancelled_caught
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await _end_group(exited, kill_grace)
+                        # The group is gone, so EOF is near; a process that left the session may still hold the
+                        # pipe: stop waiting for it then.
+                        with anyio.move_on_after(_DRAIN_WAIT):
+                            await drained.wait()
+                        pump.stop.set()
         finally:
-            with anyio.CancelScope(shield=True):
-                await _end_group(process, kill_grace)
-                await _end_pump(pump, thread)
-        timed_out = deadline.cancelled_caught
+            exited.close()
         if pump.error is not None:
             raise OutputStoreError(f"Failed to write tool output: {pump.error}") from pump.error
-        head, tail = await anyio.to_thread.run_sync(_read_capture, reader, pump.total, capture_limit)
+        head, tail = await pump.capture()
         duration = time.monotonic() - started
         code = process.returncode
         exit_code = None if timed_out or code is None else (128 - code if code < 0 else code)
+        path = pump.path
         captured = len(head) + len(tail)
-        if tail:
+        if path is not None and captured < pump.total:
             omitted = pump.total - captured
             marker = f"\n\n[... {omitted} bytes omitted from the in-memory capture; full output saved to {path} ...]\n\n"
             text = _decode(head) + marker + _decode(tail)
         else:
-            text = _decode(head)
-            await anyio.to_thread.run_sync(_unlink, path)
+            text = _decode(head + tail)
         finished = True
         return ShellRun(
             exit_code=exit_code,
@@ -171,36 +192,53 @@ async def run_shell(
             output=text,
             total_bytes=pump.total,
             captured_bytes=captured,
-            output_path=path if tail else None,
+            output_path=path if captured < pump.total else None,
             duration=duration,
         )
     finally:
-        for fd in (reader, source):
-            if fd >= 0:
-                os.close(fd)
-        handle.close()
-        if not finished:
-            _unlink(path)
+        os.close(source)
+        pump.close(remove=not finished)
 
 
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _unlink(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        path.unlink()
+class _Exit:
+    """Waits for the shell to exit without a thread: on a pidfd where the platform has one."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.pid = process.pid
+        self._fd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self._fd = os.pidfd_open(process.pid)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.poll()
+
+    async def wait(self) -> int:
+        if self._fd is None:
+            return await anyio.to_thread.run_sync(self.process.wait, abandon_on_cancel=True)
+        while (code := self.process.poll()) is None:
+            await anyio.wait_readable(self._fd)
+        return code
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 # --- the process group ---------------------------------------------------------------------------------------------
 
 
-async def _end_group(process: anyio.abc.Process, grace: float) -> None:
+async def _end_group(exited: _Exit, grace: float) -> None:
     """Terminate what is left of the group (all of it on timeout/cancel, background jobs after a normal exit)."""
-    pgid = process.pid
-    if process.returncode is None or _group_alive(pgid):
-        await anyio.to_thread.run_sync(_terminate_group, pgid, grace)
-    await process.wait()
+    if exited.returncode is None or _group_alive(exited.pid):
+        await anyio.to_thread.run_sync(_terminate_group, exited.pid, grace)
+    await exited.wait()
 
 
 def _terminate_group(pgid: int, grace: float) -> None:
@@ -250,27 +288,32 @@ def _group_alive(pgid: int) -> bool:
 
 
 class _Pump:
-    """Moves the pipe into the spill file in a worker thread and publishes throttled tails."""
+    """Moves the pipe's bytes, in a worker thread: into memory up to the limit, then into the spill file.
 
-    def __init__(self, *, source: int, sink: int, reader: int, progress: Progress | None) -> None:
+    Below the limit nothing touches the disk. Past it, the spill file is created, the buffered bytes are written,
+    and the rest of the stream moves straight from the pipe into the file (``os.splice``), so memory stays flat.
+    """
+
+    def __init__(self, *, source: int, spill: Spill, progress: Progress | None, limit: int) -> None:
         self.source = source
-        self.sink = sink
-        self.reader = reader
+        self.spill = spill
         self.progress = progress
+        self.limit = limit
+        self.buffer = bytearray()
+        self.path: Path | None = None
+        self.handle: IO[bytes] | None = None
+        self.reader = -1
         self.total = 0
-        self.error: OSError | None = None
-        self.done = threading.Event()
+        self.error: Exception | None = None
         self.stop = threading.Event()
         self._published = 0
 
     def run(self) -> None:
         try:
             self._copy()
-        except OSError as exc:
+        except (OSError, OutputStoreError) as exc:
             self.error = exc
             self._discard()
-        finally:
-            self.done.set()
 
     def _copy(self) -> None:
         splice = getattr(os, "splice", None)
@@ -279,10 +322,19 @@ class _Pump:
         last = 0.0
         while not self.stop.is_set():
             try:
-                if splice is not None:
+                if self.handle is None:
+                    data = os.read(self.source, self.limit + 1 - len(self.buffer))
+                    moved = len(data)
+                    self.buffer += data
+                    if len(self.buffer) > self.limit:
+                        self._open_spill()
+                elif splice is not None:
                     try:
                         moved = splice(
-                            self.source, self.sink, _CHUNK, flags=os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK
+                            self.source,
+                            self.handle.fileno(),
+                            _CHUNK,
+                            flags=os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK,
                         )
                     except OSError as exc:
                         if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
@@ -292,9 +344,7 @@ class _Pump:
                 else:
                     data = os.read(self.source, _CHUNK)
                     moved = len(data)
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(self.sink, view) :]
+                    _write_all(self.handle.fileno(), data)
             except BlockingIOError:
                 # Nothing to read: wait, but wake up in time to publish a tail that arrived too soon to publish.
                 pending = self.total != self._published
@@ -311,8 +361,15 @@ class _Pump:
                 last = time.monotonic()
                 self._publish()
 
+    def _open_spill(self) -> None:
+        self.path, self.handle = self.spill()
+        self.reader = os.open(self.path, os.O_RDONLY)
+        _write_all(self.handle.fileno(), self.buffer)
+        self.buffer = bytearray()
+
     def _discard(self) -> None:
-        # The spill write failed: keep draining so the command is not blocked on a full pipe; the call will fail.
+        # The spill failed: keep draining so the command is not blocked on a full pipe; the call will fail.
+        self.buffer = bytearray()
         while not self.stop.is_set():
             try:
                 if not os.read(self.source, _CHUNK):
@@ -322,13 +379,18 @@ class _Pump:
             except OSError:
                 return
 
+    def _tail(self, size: int) -> bytes:
+        if self.handle is None:
+            return bytes(self.buffer[-size:])
+        return os.pread(self.reader, size, self.total - size)
+
     def _publish(self) -> None:
         if self.progress is None or self.total == self._published:
             return
         self._published = total = self.total
         size = min(total, PROGRESS_TAIL)
         try:
-            tail = os.pread(self.reader, size, total - size)
+            tail = self._tail(size)
         except OSError:
             return
         if size < total:
@@ -338,18 +400,31 @@ class _Pump:
         except Exception:  # a UI callback must not break the command's output stream
             self.progress = None
 
+    async def capture(self) -> tuple[bytes, bytes]:
+        """``(whole, b"")`` when the output fit in memory, else ``(head, tail)`` read back from the spill file."""
+        if self.handle is None:
+            return bytes(self.buffer), b""
+        return await anyio.to_thread.run_sync(_read_capture, self.reader, self.total, self.limit)
 
-async def _end_pump(pump: _Pump, thread: threading.Thread) -> None:
-    # The group is gone, so EOF is near; a process that left the session may still hold the pipe: stop waiting then.
-    if not await anyio.to_thread.run_sync(pump.done.wait, _DRAIN_WAIT):
-        pump.stop.set()
-    await anyio.to_thread.run_sync(thread.join)
+    def close(self, *, remove: bool) -> None:
+        if self.reader >= 0:
+            os.close(self.reader)
+            self.reader = -1
+        if self.handle is not None:
+            self.handle.close()
+            if remove and self.path is not None:
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
+
+
+def _write_all(fd: int, data: bytes | bytearray) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _read_capture(reader: int, total: int, limit: int) -> tuple[bytes, bytes]:
-    """``(whole, b"")`` when the output fits ``limit``, else ``(head, tail)`` cut at line boundaries."""
-    if total <= limit:
-        return _pread_all(reader, total, 0), b""
+    """``(head, tail)`` of a spilled stream, cut at line boundaries, ``limit`` bytes at most together."""
     half = limit // 2
     head = _pread_all(reader, half, 0)
     tail = _pread_all(reader, half, total - half)

@@ -87,10 +87,10 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
         else:
             workdir = await resolve_or_fail(location, input.workdir, "directory")
         cwd = workdir.path
-        if not await anyio.to_thread.run_sync(cwd.is_dir):
+        inspected = await anyio.to_thread.run_sync(_inspect, location, command, cwd)
+        if inspected is None:
             raise ToolFailure(f"Working directory is not a directory: {location.display(cwd)}")
-
-        analysis, outside = await anyio.to_thread.run_sync(_inspect, location, command, cwd)
+        analysis, outside = inspected
         directories = [workdir, *outside] if workdir.external is not None else outside
         if directories:
             await _ask_external(permissions, ctx, command, directories)
@@ -106,8 +106,7 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
                 )
             )
 
-        if not await anyio.to_thread.run_sync(cwd.is_dir):
-            raise ToolFailure(f"Working directory is not a directory: {location.display(cwd)}")
+        # The workdir may have gone while approval was pending: starting the shell there then fails (checked below).
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
         try:
             run = await run_shell(
@@ -138,8 +137,13 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
     )
 
 
-def _inspect(location: Location, command: str, cwd: Path) -> tuple[Analysis, list[ResolvedPath]]:
-    """Analyse ``command`` and resolve its path arguments; return the ones outside the Location. Blocking."""
+def _inspect(location: Location, command: str, cwd: Path) -> tuple[Analysis, list[ResolvedPath]] | None:
+    """Analyse ``command`` and resolve its path arguments; return the ones outside the Location. Blocking.
+
+    ``None`` when ``cwd`` is not a directory.
+    """
+    if not cwd.is_dir():
+        return None
     home = os.environ.get("HOME") or str(Path.home())
     analysis = analyze(command, cwd=str(cwd), home=home)
     outside: list[ResolvedPath] = []
