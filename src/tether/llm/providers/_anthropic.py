@@ -33,7 +33,7 @@ from .._events import (
     Usage,
 )
 from .._request import AssistantMessage, ModelRequest, ReasoningContent, TextContent, UserMessage
-from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._base import Assembler, ClientSettings, SDKModel, call_create, stream_ended_early
 from ._common import CallIds, ToolNames, parse_tool_input, tool_call_event
 from ._errors import map_anthropic_error
 from ._wire import as_int, result_text
@@ -457,8 +457,7 @@ class AnthropicModel(SDKModel):
         return body, AnthropicAssembler(ids=CallIds.from_history(request.messages), names=names)
 
     async def _open(self, body: dict[str, Any]) -> Any:
-        create: Any = self.client.messages.create
-        return await create(**body)
+        return await call_create(self.client.messages.create, body)
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         from ._clients import anthropic_errors

@@ -8,6 +8,7 @@ tool calls whose input was still streaming are never reported complete, so they 
 
 from __future__ import annotations
 
+import inspect
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from .._events import Event, ProviderErrorEvent, StepStart
 from .._model import Model
 from .._request import ModelRequest
 
-__all__ = ["Assembler", "ClientSettings", "ModelLimits", "SDKModel", "stream_ended_early"]
+__all__ = ["Assembler", "ClientSettings", "ModelLimits", "SDKModel", "call_create", "stream_ended_early"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -44,6 +45,30 @@ class Assembler(Protocol):
     def feed(self, item: Any) -> list[Event]: ...
 
     def finish(self) -> list[Event]: ...
+
+
+_PARAMS: dict[Any, frozenset[str]] = {}
+
+
+async def call_create(create: Any, body: dict[str, Any]) -> Any:
+    """Call an SDK ``create`` with ``body``: keys it names as parameters directly, the rest via ``extra_body``.
+
+    The SDKs' typed signatures lag behind the APIs (and differ between versions); the wire body is ours.
+    """
+    func = getattr(create, "__func__", create)
+    params = _PARAMS.get(func)
+    if params is None:
+        params = frozenset(inspect.signature(create).parameters) - {
+            "extra_body",
+            "extra_headers",
+            "extra_query",
+        }
+        _PARAMS[func] = params
+    kwargs = {k: v for k, v in body.items() if k in params}
+    extra = {k: v for k, v in body.items() if k not in params}
+    if extra:
+        kwargs["extra_body"] = extra
+    return await create(**kwargs)
 
 
 def stream_ended_early() -> ProviderErrorEvent:

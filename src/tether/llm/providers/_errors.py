@@ -56,8 +56,14 @@ OPENAI_CLASSES: dict[str, type[ProviderError] | str] = {
     "WebSocketQueueFullError": ProviderConnectionError,
     # Misuse of the SDK is a defect in tether, reported as a non-retryable provider failure.
     "StreamAlreadyConsumed": ProviderError,
+    "MissingDependencyError": ProviderError,
     "APIRemovedInV1": ProviderError,
     "_AmbiguousModuleClientUsageError": ProviderError,
+    # Beta agent helpers tether does not use.
+    "AgentFilePreparationError": ProviderError,
+    "AgentFileStagingError": ProviderError,
+    "AgentTurnResultError": ProviderError,
+    "AgentOutputParseError": ProviderError,
 }
 ANTHROPIC_CLASSES: dict[str, type[ProviderError] | str] = {
     "APIStatusError": _STATUS,

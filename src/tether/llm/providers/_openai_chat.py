@@ -34,7 +34,7 @@ from .._request import (
     TextContent,
     UserMessage,
 )
-from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._base import Assembler, ClientSettings, SDKModel, call_create, stream_ended_early
 from ._common import CallIds, ToolNames, dump_arguments, tool_call_event
 from ._errors import map_openai_error
 from ._wire import FINISH_OPENAI_CHAT, as_int, openai_strict_ok, result_text, split_content
@@ -359,8 +359,7 @@ class OpenAIChatModel(SDKModel):
         return body, ChatAssembler(ids=CallIds.from_history(request.messages), names=names)
 
     async def _open(self, body: dict[str, Any]) -> Any:
-        create: Any = self.client.chat.completions.create
-        return await create(**body)
+        return await call_create(self.client.chat.completions.create, body)
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         from ._clients import openai_errors

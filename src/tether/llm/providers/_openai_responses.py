@@ -38,7 +38,7 @@ from .._request import (
     ToolCallContent,
     UserMessage,
 )
-from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._base import Assembler, ClientSettings, SDKModel, call_create, stream_ended_early
 from ._common import CallIds, ToolNames, dump_arguments, tool_call_event
 from ._errors import error_from_code, map_openai_error
 from ._wire import as_int, openai_strict_ok, result_text
@@ -440,8 +440,7 @@ class OpenAIResponsesModel(SDKModel):
         return body, ResponsesAssembler(ids=CallIds.from_history(request.messages), names=names)
 
     async def _open(self, body: dict[str, Any]) -> Any:
-        create: Any = self.client.responses.create
-        return await create(**body)
+        return await call_create(self.client.responses.create, body)
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         from ._clients import openai_errors
