@@ -167,7 +167,7 @@ async def test_http_error_responses_raise_mapped_errors(
 
 # (stream, a marker inside a tool call's streamed arguments: the connection is reset right there)
 RESET_STREAMS = {
-    "openai_chat": ("openai_chat/openai-python__parallel_tool_calls_gpt-4o.sse", b"Edinburgh"),
+    "openai_chat": ("openai_chat/openai-python__parallel_tool_calls_gpt-4o.sse", b"urgh"),
     "openai_responses": (
         "openai_responses/pydantic-ai__test_openai_responses_streaming_usage.cassette.json#0",
         b'"delta":"666"',
