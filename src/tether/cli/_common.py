@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable
-from typing import NoReturn, TypeVar
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -24,6 +25,7 @@ __all__ = [
     "fail",
     "out_console",
     "run_async",
+    "runtime",
 ]
 
 OK = 0
@@ -71,6 +73,21 @@ def run_async(main: Callable[[], Awaitable[T]]) -> T:
         fail(exc.message)
     except TetherError as exc:
         fail(f"{type(exc).__name__}: {exc.message}", TURN_FAILED)
+
+
+async def runtime(data_dir: Path, directory: Path | None = None) -> Any:
+    """An unopened ``Runtime`` over ``data_dir``, configured with the project's merged ``tether.json``.
+
+    Raises:
+        ConfigError: a config file is broken (reported with file, line and key; exit code 2).
+    """
+    import anyio.to_thread
+
+    from .. import Runtime
+    from ..config import load_config
+
+    config = await anyio.to_thread.run_sync(load_config, (directory or Path.cwd()).resolve())
+    return Runtime(data_dir=data_dir, config=config)
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:

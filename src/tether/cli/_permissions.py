@@ -13,7 +13,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from ._common import out_console, run_async
+from ._common import out_console, run_async, runtime
 
 __all__ = ["add_command", "explain_command", "list_command", "remove_command"]
 
@@ -27,9 +27,8 @@ def list_command(*, data_dir: Path, directory: Path | None) -> None:
     """List the saved approvals of the project."""
 
     async def main() -> tuple[str, list[Any]]:
-        from .. import Runtime
 
-        async with Runtime(data_dir=data_dir) as rt:
+        async with await runtime(data_dir, directory) as rt:
             project = await _project(rt, directory)
             return project, await rt.saved.list(project)
 
@@ -50,9 +49,8 @@ def add_command(*, data_dir: Path, action: str, pattern: str, directory: Path | 
     """Save ``action`` on ``pattern`` for the project."""
 
     async def main() -> tuple[str, list[Any]]:
-        from .. import Runtime
 
-        async with Runtime(data_dir=data_dir) as rt:
+        async with await runtime(data_dir, directory) as rt:
             project = await _project(rt, directory)
             return project, await rt.saved.add(project, action, [pattern])
 
@@ -68,9 +66,8 @@ def remove_command(*, data_dir: Path, approval_id: str, directory: Path | None) 
     """Remove one saved approval by id."""
 
     async def main() -> None:
-        from .. import Runtime
 
-        async with Runtime(data_dir=data_dir) as rt:
+        async with await runtime(data_dir, directory) as rt:
             await rt.saved.remove(approval_id)
 
     run_async(main)
@@ -83,11 +80,10 @@ def explain_command(
     """Print which rule decides ``action`` on ``resource`` for the agent in the project."""
 
     async def main() -> Any:
-        from .. import Runtime
         from ..permissions import evaluate_request
         from ._tools import _agent  # pyright: ignore[reportPrivateUsage]
 
-        async with Runtime(data_dir=data_dir) as rt:
+        async with await runtime(data_dir, directory) as rt:
             project = await _project(rt, directory)
             chosen = _agent(rt, agent)
             saved = await rt.saved.rules(project)

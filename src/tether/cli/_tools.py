@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ._common import TURN_FAILED, err_console, fail, out_console, run_async
+from ._common import TURN_FAILED, err_console, fail, out_console, run_async, runtime
 
 __all__ = ["call_command", "hidden_reason", "tools_command"]
 
@@ -48,9 +48,8 @@ def tools_command(*, data_dir: Path, agent: str | None, directory: Path | None) 
     """The body of ``tether tools``."""
 
     async def main() -> tuple[str, list[tuple[str, str, str | None]]]:
-        from .. import Runtime
 
-        async with Runtime(data_dir=data_dir) as rt:
+        async with await runtime(data_dir, directory) as rt:
             location = await rt.location((directory or Path.cwd()).resolve())
             chosen = _agent(rt, agent)
             rows: list[tuple[str, str, str | None]] = []
@@ -105,13 +104,13 @@ def call_command(
     async def main() -> Any:
         import anyio
 
-        from .. import Runtime, ids
+        from .. import ids
         from ..permissions import PermissionAsked
         from ..tools import ToolCall, ToolContext
         from ._approve import Approver
 
         console = err_console()
-        async with Runtime(data_dir=data_dir) as rt:
+        async with await runtime(data_dir, path) as rt:
             location = await rt.location(path)
             chosen = _agent(rt, agent)
             session = await rt.sessions.create(location, agent=chosen.name, title=f"tether tool call {name}")
