@@ -32,10 +32,11 @@ _REPLIES: tuple[Reply, ...] = ("once", "always", "reject")
 class _Entry:
     """A pending request and the one-shot outcome its waiter reads."""
 
-    __slots__ = ("done", "error", "outcome", "pending")
+    __slots__ = ("done", "error", "outcome", "pending", "withdrawn")
 
     def __init__(self, pending: PendingRequest) -> None:
         self.pending = pending
+        self.withdrawn = False  # its waiter is gone (cancelled): never hold it pending again
         self.done = anyio.Event()
         self.outcome: Decision | None = None
         self.error: PermissionOutcome | None = None
@@ -165,6 +166,7 @@ class PermissionService:
         try:
             await entry.done.wait()
         finally:
+            entry.withdrawn = True
             if self._entries.get(entry.pending.id) is entry:
                 del self._entries[entry.pending.id]
         if entry.error is not None:
@@ -198,7 +200,7 @@ class PermissionService:
                 try:
                     await self._saved.add(pending.project, pending.request.action, save)
                 except Exception:
-                    if not entry.done.is_set():  # still pending: the person can reply again
+                    if not entry.withdrawn:  # still pending: the person can reply again
                         self._entries[request_id] = entry
                     raise
             self._replied(entry, reply)
