@@ -1,6 +1,9 @@
 """Numbered schema migrations of the SQLite session store (``PRAGMA user_version`` is the applied count).
 
 Append new migrations; never edit an applied one. Each runs in its own transaction.
+
+Messages and parts are keyed by ``(session_id, id)`` in ``WITHOUT ROWID`` tables: ids are ascending, so one B-tree
+serves both the upsert by id and loading a session in order, with no second index to maintain per write.
 """
 
 from __future__ import annotations
@@ -24,25 +27,24 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX sessions_project_updated ON sessions (project, updated);
     CREATE INDEX sessions_updated ON sessions (updated);
     CREATE TABLE messages (
-        id TEXT PRIMARY KEY,
         session_id TEXT NOT NULL,
+        id TEXT NOT NULL,
         role TEXT NOT NULL,
         completed INTEGER,
-        data TEXT NOT NULL
-    );
-    CREATE INDEX messages_session ON messages (session_id, id);
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_id, id)
+    ) WITHOUT ROWID;
     CREATE INDEX messages_unfinished ON messages (role) WHERE role = 'assistant' AND completed IS NULL;
     CREATE TABLE parts (
-        id TEXT PRIMARY KEY,
         session_id TEXT NOT NULL,
+        id TEXT NOT NULL,
         message_id TEXT NOT NULL,
         type TEXT NOT NULL,
         state TEXT,
         call_id TEXT,
-        data TEXT NOT NULL
-    );
-    CREATE INDEX parts_session ON parts (session_id, id);
-    CREATE INDEX parts_call ON parts (call_id) WHERE call_id IS NOT NULL;
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_id, id)
+    ) WITHOUT ROWID;
     CREATE INDEX parts_unfinished ON parts (state) WHERE state IN ('pending', 'running');
     CREATE TABLE events (
         seq INTEGER PRIMARY KEY,

@@ -110,10 +110,13 @@ class SQLiteStore:
     Args:
         path: the database file (its directory is created).
         recover: mark unfinished tool parts interrupted on open.
+        window: seconds the writer lets events accumulate before a commit (bounds how stale the file may be).
     """
 
-    def __init__(self, path: str | Path, *, recover: bool = True) -> None:
+    def __init__(self, path: str | Path, *, recover: bool = True, window: float = 0.002) -> None:
         self.path = Path(path)
+        self._window = window
+        self._wake = threading.Event()
         self._recover_on_open = recover
         self._queue: queue.SimpleQueue[DurableEvent | _Call | _Stop] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -157,6 +160,7 @@ class SQLiteStore:
         if thread is None:
             return
         self._queue.put(_STOP)
+        self._wake.set()
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(thread.join)
 
@@ -196,6 +200,7 @@ class SQLiteStore:
             raise StoreError("The session store is closed")
         call = _Call(fn)
         self._queue.put(call)
+        self._wake.set()
         result: T = await anyio.to_thread.run_sync(call.future.result, abandon_on_cancel=True)
         return result
 
@@ -317,9 +322,15 @@ class SQLiteStore:
             return
         started.set_result(None)
         q = self._queue
+        window = self._window
         try:
             while True:
                 batch = [q.get()]
+                if window and not isinstance(batch[0], _Call | _Stop):
+                    # Let a burst of events accumulate: one transaction, and fewer GIL hand-offs with the loop.
+                    # A read or a flush cuts the wait short.
+                    self._wake.wait(window)
+                    self._wake.clear()
                 while len(batch) < _MAX_BATCH:
                     try:
                         batch.append(q.get_nowait())
@@ -333,6 +344,7 @@ class SQLiteStore:
     def _apply(self, conn: sqlite3.Connection, batch: list[DurableEvent | _Call | _Stop]) -> bool:
         done: list[tuple[_Call, Any, BaseException | None]] = []
         keep_going = True
+        writes = _Writes()
         try:
             conn.execute("BEGIN")
         except sqlite3.Error as exc:
@@ -344,6 +356,8 @@ class SQLiteStore:
         now = now_ms()
         for item in batch:
             if isinstance(item, _Call):
+                # A read sees every write queued before it.
+                self._flush_writes(conn, writes)
                 try:
                     done.append((item, item.fn(conn), None))
                 except Exception as exc:
@@ -352,9 +366,10 @@ class SQLiteStore:
                 keep_going = False
             else:
                 try:
-                    _write(conn, item, now)
-                except (sqlite3.Error, TypeError, ValueError) as exc:
+                    writes.add(item, now)
+                except (TypeError, ValueError) as exc:
                     self._fail(exc)
+        self._flush_writes(conn, writes)
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -368,59 +383,97 @@ class SQLiteStore:
                 call.future.set_exception(error)
         return keep_going
 
+    def _flush_writes(self, conn: sqlite3.Connection, writes: _Writes) -> None:
+        try:
+            writes.execute(conn)
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
     def _fail(self, exc: BaseException) -> None:
         log.error("session store write failed: %s", exc)
         if self._error is None:
             self._error = StoreError(f"Session store write failed ({self.path}): {exc}")
 
 
+_UPSERT_PART = (
+    "INSERT INTO parts (id, session_id, message_id, type, state, call_id, data) VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (session_id, id) DO UPDATE SET state = excluded.state, data = excluded.data"
+)
+_UPSERT_MESSAGE = (
+    "INSERT INTO messages (id, session_id, role, completed, data) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (session_id, id) DO UPDATE SET completed = excluded.completed, data = excluded.data"
+)
+_UPSERT_SESSION = (
+    f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET title = excluded.title, agent = excluded.agent, "
+    "rules = excluded.rules, updated = excluded.updated"
+)
+_TOUCH_SESSION = "UPDATE sessions SET updated = ? WHERE id = ?"
+_INSERT_EVENT = "INSERT INTO events (session_id, type, ref, time, data) VALUES (?, ?, ?, ?, ?)"
+
+
+class _Writes:
+    """Rows of one batch, grouped by statement so each statement runs once with ``executemany``.
+
+    The event log keeps every event in append order. The projections keep only the last version of each record in
+    the batch (a tool part that went pending → running → completed within one batch is written once); rows of
+    different records are independent, so grouping by table preserves the outcome.
+    """
+
+    __slots__ = ("events", "messages", "parts", "sessions", "touched")
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, tuple[Any, ...]] = {}
+        self.messages: dict[str, tuple[Any, ...]] = {}
+        self.parts: dict[str, tuple[Any, ...]] = {}
+        self.events: list[tuple[Any, ...]] = []
+        self.touched: dict[str, int] = {}
+
+    def add(self, event: DurableEvent, now: int) -> None:
+        if isinstance(event, PartUpdated):
+            part = event.part
+            data = _dumps(part_to_json(part))
+            if isinstance(part, ToolPart):
+                row = (part.id, part.session_id, part.message_id, "tool", part.state, part.call_id, data)
+            else:
+                row = (part.id, part.session_id, part.message_id, part.type, None, None, data)
+            self.parts[part.id] = row
+            self.events.append((part.session_id, event.type, part.id, now, data))
+        elif isinstance(event, MessageUpdated):
+            info = event.message
+            data = _dumps(message_to_json(info))
+            completed = info.completed if isinstance(info, AssistantInfo) else info.created
+            self.messages[info.id] = (info.id, info.session_id, info.role, completed, data)
+            self.touched[info.session_id] = now
+            self.events.append((info.session_id, event.type, info.id, now, data))
+        else:
+            row = _session_row(event.session)
+            self.sessions[event.session.id] = row
+            data = _dumps(dict(zip(_SESSION_COLUMNS.split(", "), row, strict=True)))
+            self.events.append((event.session.id, event.type, event.session.id, now, data))
+
+    def execute(self, conn: sqlite3.Connection) -> None:
+        if self.sessions:
+            conn.executemany(_UPSERT_SESSION, self.sessions.values())
+            self.sessions.clear()
+        if self.messages:
+            conn.executemany(_UPSERT_MESSAGE, self.messages.values())
+            self.messages.clear()
+        if self.touched:
+            conn.executemany(_TOUCH_SESSION, [(t, sid) for sid, t in self.touched.items()])
+            self.touched.clear()
+        if self.parts:
+            conn.executemany(_UPSERT_PART, self.parts.values())
+            self.parts.clear()
+        if self.events:
+            conn.executemany(_INSERT_EVENT, self.events)
+            self.events.clear()
+
+
 def _write(conn: sqlite3.Connection, event: DurableEvent, now: int) -> None:
-    if isinstance(event, PartUpdated):
-        part = event.part
-        data = _dumps(part_to_json(part))
-        state = part.state if isinstance(part, ToolPart) else None
-        call_id = part.call_id if isinstance(part, ToolPart) else None
-        conn.execute(
-            "INSERT INTO parts (id, session_id, message_id, type, state, call_id, data) VALUES (?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET state = excluded.state, data = excluded.data",
-            (part.id, part.session_id, part.message_id, part.type, state, call_id, data),
-        )
-        conn.execute(
-            "INSERT INTO events (session_id, type, ref, time, data) VALUES (?, ?, ?, ?, ?)",
-            (part.session_id, event.type, part.id, now, data),
-        )
-    elif isinstance(event, MessageUpdated):
-        info = event.message
-        data = _dumps(message_to_json(info))
-        completed = info.completed if isinstance(info, AssistantInfo) else info.created
-        conn.execute(
-            "INSERT INTO messages (id, session_id, role, completed, data) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET completed = excluded.completed, data = excluded.data",
-            (info.id, info.session_id, info.role, completed, data),
-        )
-        conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, info.session_id))
-        conn.execute(
-            "INSERT INTO events (session_id, type, ref, time, data) VALUES (?, ?, ?, ?, ?)",
-            (info.session_id, event.type, info.id, now, data),
-        )
-    else:
-        row = _session_row(event.session)
-        conn.execute(
-            f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET title = excluded.title, agent = excluded.agent, "
-            "rules = excluded.rules, updated = excluded.updated",
-            row,
-        )
-        conn.execute(
-            "INSERT INTO events (session_id, type, ref, time, data) VALUES (?, ?, ?, ?, ?)",
-            (
-                event.session.id,
-                event.type,
-                event.session.id,
-                now,
-                _dumps(dict(zip(_SESSION_COLUMNS.split(", "), row, strict=True))),
-            ),
-        )
+    writes = _Writes()
+    writes.add(event, now)
+    writes.execute(conn)
 
 
 def _recover(conn: sqlite3.Connection) -> int:

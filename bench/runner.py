@@ -1,0 +1,239 @@
+"""Framework overhead per tool call: tether (SQLite store on) vs pydantic-ai and openai-agents, side by side.
+
+Workloads, each with a scripted model and a no-op tool, so what is measured is the framework:
+
+- ``seq10``: 10 sequential calls (one call per step), then a final text step;
+- ``seq1000``: the same with 1,000 calls;
+- ``par100``: one step with 100 parallel calls, then a final text step.
+
+Per-call figure = wall time of the whole run / number of calls (best of several repeats). The baselines are skipped
+with a message when not installed (``.venv/bin/pip install pydantic-ai-slim openai-agents``; they are not runtime
+dependencies). Run: ``.venv/bin/python bench/runner.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import BaseModel
+
+WORKLOADS: dict[str, tuple[int, bool]] = {
+    "seq10": (10, False),
+    "seq1000": (1000, False),
+    "par100": (100, True),
+}
+TARGETS_MS = {"seq10": 0.2, "seq1000": 0.2, "par100": 0.1}
+
+Runner = Callable[[int, bool], Awaitable[float]]
+
+
+# -- tether ----------------------------------------------------------------------------------------------------------
+
+
+class NoopInput(BaseModel):
+    text: str
+
+
+@dataclass(frozen=True)
+class _Agent:
+    name: str = "build"
+    rules: tuple[Any, ...] = ()
+    steps: int | None = None
+    prompt: str | None = None
+
+
+@dataclass
+class _Loc:
+    tools: Any
+    root: Path
+    directory: Path
+
+
+def _steps(n: int, parallel: bool) -> list[Any]:
+    from tether.testing import Step, tool_call
+
+    if parallel:
+        return [Step(*[tool_call("noop", {"text": "x"}) for _ in range(n)]), Step("done")]
+    return [*(Step(tool_call("noop", {"text": "x"})) for _ in range(n)), Step("done")]
+
+
+async def run_tether(n: int, parallel: bool) -> float:
+    from tether.bus import Bus
+    from tether.output import OutputStore
+    from tether.session import Sessions, SQLiteStore
+    from tether.testing import ScriptedModel
+    from tether.tools import Tool, ToolRegistry, ToolResponse
+
+    async def noop(value: NoopInput, ctx: Any) -> ToolResponse[Any]:
+        return ToolResponse(content="ok")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        async with SQLiteStore(root / "tether.db") as store:
+            registry = ToolRegistry(output=OutputStore(root / "tool-output"))
+            registry.register({"noop": Tool(description="Do nothing", input=NoopInput, execute=noop)})
+            sessions = Sessions(store=store, bus=Bus(), agents={"build": _Agent()})
+            session = await sessions.create(_Loc(registry, root, root))
+            model = ScriptedModel(_steps(n, parallel))
+            start = time.perf_counter()
+            result = await session.prompt("go", model=model)  # returns after the store has committed
+            elapsed = time.perf_counter() - start
+            assert result.tool_calls == n, result
+            model.assert_done()
+            sessions.close()
+    return elapsed
+
+
+# -- pydantic-ai -----------------------------------------------------------------------------------------------------
+
+
+async def run_pydantic_ai(n: int, parallel: bool) -> float:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.usage import UsageLimits
+
+    calls = 0
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        nonlocal calls
+        if calls >= n:
+            return ModelResponse(parts=[TextPart("done")])
+        if parallel:
+            calls = n
+            return ModelResponse(
+                parts=[ToolCallPart("noop", {"text": "x"}, tool_call_id=f"c{i}") for i in range(n)]
+            )
+        calls += 1
+        return ModelResponse(parts=[ToolCallPart("noop", {"text": "x"}, tool_call_id=f"c{calls}")])
+
+    agent = Agent(FunctionModel(respond))
+
+    @agent.tool_plain
+    async def noop(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        return "ok"
+
+    start = time.perf_counter()
+    await agent.run("go", usage_limits=UsageLimits(request_limit=None, tool_calls_limit=None))
+    return time.perf_counter() - start
+
+
+# -- openai-agents ---------------------------------------------------------------------------------------------------
+
+
+async def run_openai_agents(n: int, parallel: bool) -> float:
+    from agents import Agent, ModelSettings, Runner, function_tool, set_tracing_disabled
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    set_tracing_disabled(True)
+    calls = 0
+
+    def call(i: int) -> ResponseFunctionToolCall:
+        return ResponseFunctionToolCall(
+            type="function_call",
+            call_id=f"c{i}",
+            name="noop",
+            arguments='{"text":"x"}',
+            id=f"fc{i}",
+            status="completed",
+        )
+
+    class FakeModel(Model):
+        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            nonlocal calls
+            if calls >= n:
+                text = ResponseOutputText(type="output_text", text="done", annotations=[])
+                out: list[Any] = [
+                    ResponseOutputMessage(
+                        type="message", id="m", role="assistant", status="completed", content=[text]
+                    )
+                ]
+            elif parallel:
+                out = [call(i) for i in range(n)]
+                calls = n
+            else:
+                calls += 1
+                out = [call(calls)]
+            return ModelResponse(output=out, usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    @function_tool
+    async def noop(text: str) -> str:
+        return "ok"
+
+    agent = Agent(name="bench", model=FakeModel(), tools=[noop], model_settings=ModelSettings())
+    start = time.perf_counter()
+    await Runner.run(agent, "go", max_turns=n + 5)
+    return time.perf_counter() - start
+
+
+# -- harness ---------------------------------------------------------------------------------------------------------
+
+
+def _available(module: str) -> bool:
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+def _best(runner: Runner, n: int, parallel: bool, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        gc.collect()
+        best = min(best, anyio.run(runner, n, parallel))
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--only", choices=sorted(WORKLOADS), action="append", help="run only these workloads")
+    args = parser.parse_args()
+    frameworks: dict[str, Runner] = {"tether": run_tether}
+    for name, module, runner in (
+        ("pydantic-ai", "pydantic_ai", run_pydantic_ai),
+        ("openai-agents", "agents", run_openai_agents),
+    ):
+        if _available(module):
+            frameworks[name] = runner
+        else:
+            print(f"skipping {name}: not installed (.venv/bin/pip install pydantic-ai-slim openai-agents)")
+    results: dict[tuple[str, str], float] = {}
+    for workload in args.only or list(WORKLOADS):
+        n, parallel = WORKLOADS[workload]
+        repeats = (3 if args.quick else 7) if n <= 100 else (1 if args.quick else 3)
+        for name, runner in frameworks.items():
+            anyio.run(runner, min(n, 10), parallel)  # warm imports and caches
+            results[(name, workload)] = _best(runner, n, parallel, repeats) / n * 1000
+    names = list(frameworks)
+    header = f"{'workload':<10}" + "".join(f"{name + ' ms/call':>24}" for name in names)
+    header += "".join(f"{name + ' / tether':>24}" for name in names[1:]) + f"{'target':>10}"
+    print(header)
+    for workload in args.only or list(WORKLOADS):
+        ours = results[("tether", workload)]
+        row = f"{workload:<10}" + "".join(f"{results[(name, workload)]:>24.4f}" for name in names)
+        row += "".join(f"{results[(name, workload)] / ours:>23.1f}x" for name in names[1:])
+        ok = "ok" if ours <= TARGETS_MS[workload] else "MISSED"
+        row += f"{'≤ ' + str(TARGETS_MS[workload]):>8} {ok}"
+        print(row)
+
+
+if __name__ == "__main__":
+    main()
