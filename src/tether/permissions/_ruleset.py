@@ -164,14 +164,21 @@ class Ruleset(Sequence[Rule]):
         if not isinstance(self.rules, tuple):  # a list passed in by a caller
             object.__setattr__(self, "rules", tuple(self.rules))
 
-    def last_match(self, action: str, resource: str) -> int:
-        """Return the index of the last rule matching ``action`` and ``resource`` (``\\`` already ``/``), or -1."""
+    def finder(self, action: str) -> Callable[[str], int]:
+        """Return ``resource -> index of the last rule matching (action, resource)``, or -1 (``\\`` already ``/``).
+
+        Fetch it once per request and call it per resource; it is compiled on first use for each action.
+        """
         finder = self._index.get(action)
         if finder is None:
             if len(self._index) >= _MAX_ACTIONS:
                 self._index.clear()
             finder = self._index[action] = _build(self.rules, action)
-        return finder(resource)
+        return finder
+
+    def last_match(self, action: str, resource: str) -> int:
+        """Return the index of the last rule matching ``action`` and ``resource`` (``\\`` already ``/``), or -1."""
+        return self.finder(action)(resource)
 
     def __len__(self) -> int:
         return len(self.rules)
