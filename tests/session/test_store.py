@@ -1,0 +1,153 @@
+"""The SQLite store: migrations, projections, the event log, listing, recovery, closing."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tether.errors import NotFoundError, StoreError
+from tether.session import (
+    INTERRUPTED_ERROR,
+    AssistantInfo,
+    MessageUpdated,
+    PartUpdated,
+    SessionInfo,
+    SessionUpdated,
+    SQLiteStore,
+    StepStartPart,
+    ToolPart,
+    UserInfo,
+    part_from_json,
+    part_to_json,
+)
+from tether.session._migrations import MIGRATIONS
+from tether.tools import File, Text
+
+
+def session(sid: str, project: str = "/p", updated: int = 1) -> SessionInfo:
+    return SessionInfo(
+        id=sid, project=project, directory=project, title="t", agent="build", created=1, updated=updated
+    )
+
+
+@pytest.mark.anyio
+async def test_migrations_set_the_schema_version(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "db.sqlite"):
+        pass
+    conn = sqlite3.connect(tmp_path / "db.sqlite")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+@pytest.mark.anyio
+async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "db.sqlite")
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    conn.close()
+    with pytest.raises(StoreError, match="schema version"):
+        await SQLiteStore(tmp_path / "db.sqlite").open()
+
+
+@pytest.mark.anyio
+async def test_events_are_logged_and_projected_last_version_wins(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "db.sqlite") as store:
+        store.append(SessionUpdated(session("ses_1")))
+        store.append(MessageUpdated(UserInfo(id="msg_1", session_id="ses_1", agent="build", created=1)))
+        running = ToolPart(
+            id="prt_1",
+            session_id="ses_1",
+            message_id="msg_1",
+            call_id="c",
+            tool="t",
+            state="running",
+            input={"a": 1},
+        )
+        store.append(PartUpdated(running))
+        done = ToolPart(
+            id="prt_1",
+            session_id="ses_1",
+            message_id="msg_1",
+            call_id="c",
+            tool="t",
+            state="completed",
+            input={"a": 1},
+            content=(Text("ok"), File(mime="image/png", data="aGk=")),
+            permissions=({"event": "permission.asked", "action": "t"},),
+        )
+        store.append(PartUpdated(done))
+        (message,) = await store.load_messages("ses_1")
+        assert message.parts == (done,)
+        kinds = [kind for _, kind, _ in await store.events("ses_1")]
+        assert kinds == ["session.updated", "message.updated", "message.part.updated", "message.part.updated"]
+        assert [data["state"] for _, kind, data in await store.events("ses_1", after=2)] == [
+            "running",
+            "completed",
+        ]
+
+
+@pytest.mark.anyio
+async def test_sessions_are_listed_newest_first_and_by_project(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "db.sqlite") as store:
+        store.append(SessionUpdated(session("ses_a", "/one", updated=1)))
+        store.append(SessionUpdated(session("ses_b", "/two", updated=3)))
+        store.append(SessionUpdated(session("ses_c", "/one", updated=2)))
+        assert [s.id for s in await store.list_sessions()] == ["ses_b", "ses_c", "ses_a"]
+        assert [s.id for s in await store.list_sessions(project="/one", limit=1)] == ["ses_c"]
+        assert (await store.get_session("ses_a")).project == "/one"
+        with pytest.raises(NotFoundError):
+            await store.get_session("ses_missing")
+
+
+@pytest.mark.anyio
+async def test_recovery_marks_unfinished_parts_and_messages(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "db.sqlite") as store:
+        store.append(SessionUpdated(session("ses_1")))
+        store.append(
+            MessageUpdated(
+                AssistantInfo(
+                    id="msg_2", session_id="ses_1", parent_id="msg_1", agent="build", model="m", created=5
+                )
+            )
+        )
+        for n, state in enumerate(("pending", "running", "completed")):
+            store.append(
+                PartUpdated(
+                    ToolPart(
+                        id=f"prt_{n}",
+                        session_id="ses_1",
+                        message_id="msg_2",
+                        call_id=f"c{n}",
+                        tool="t",
+                        state=state,
+                    )
+                )
+            )
+    async with SQLiteStore(tmp_path / "db.sqlite") as store:
+        assert store.recovered == 2
+        (message,) = await store.load_messages("ses_1")
+        states = [(p.state, p.error, p.interrupted) for p in message.parts if isinstance(p, ToolPart)]
+        assert states == [
+            ("error", INTERRUPTED_ERROR, True),
+            ("error", INTERRUPTED_ERROR, True),
+            ("completed", None, False),
+        ]
+        assert isinstance(message.info, AssistantInfo) and message.info.error is not None
+
+
+@pytest.mark.anyio
+async def test_a_closed_store_refuses_writes_and_reads(tmp_path: Path) -> None:
+    store = await SQLiteStore(tmp_path / "db.sqlite").open()
+    await store.aclose()
+    await store.aclose()
+    with pytest.raises(StoreError):
+        store.append(SessionUpdated(session("ses_1")))
+    with pytest.raises(StoreError):
+        await store.list_sessions()
+
+
+def test_parts_round_trip_through_json() -> None:
+    part = StepStartPart(id="prt_1", session_id="s", message_id="m", step=3, final=True)
+    assert part_from_json("s", "m", part_to_json(part)) == part
