@@ -1,0 +1,72 @@
+"""Pin the public surface of ``tether.session`` and ``tether.testing``."""
+
+import importlib
+
+import pytest
+
+SURFACES = {
+    "tether.session": {
+        "INTERRUPTED_ERROR",
+        "SQLiteStore",
+        "ReasoningPart",
+        "StoredMessage",
+        "PartDelta",
+        "Sessions",
+        "MAX_STEPS_MARKERS",
+        "SessionInfo",
+        "DOOM_LOOP_THRESHOLD",
+        "PermissionAsserter",
+        "Session",
+        "History",
+        "TextPart",
+        "FilePart",
+        "UserInfo",
+        "AssistantInfo",
+        "part_from_json",
+        "StopReason",
+        "DurableEvent",
+        "SessionLocation",
+        "StepFinishPart",
+        "MessageUpdated",
+        "SessionStatus",
+        "TurnResult",
+        "MessageInfo",
+        "Part",
+        "DoomLoopDetector",
+        "PERMISSION_EVENTS",
+        "ToolPart",
+        "PartUpdated",
+        "StepStartPart",
+        "AgentLike",
+        "INCOMPLETE_CALL_ERROR",
+        "part_to_json",
+        "ToolState",
+        "SessionStore",
+        "MAX_STEPS_PROMPT",
+        "MessageError",
+        "ToolProgress",
+        "SessionUpdated",
+        "ABORTED_ERROR",
+        "RetryPolicy",
+    },
+    "tether.testing": {
+        "Reasoning",
+        "Step",
+        "incomplete_call",
+        "tool_call",
+        "ScriptError",
+        "StepItem",
+        "FunctionModel",
+        "invalid_call",
+        "ScriptedModel",
+        "MemoryStore",
+    },
+}
+
+
+@pytest.mark.parametrize("module", sorted(SURFACES))
+def test_public_surface_is_pinned(module: str) -> None:
+    mod = importlib.import_module(module)
+    assert set(mod.__all__) == SURFACES[module]
+    for name in mod.__all__:
+        assert hasattr(mod, name)
