@@ -22,26 +22,88 @@ __all__ = ["normalize_schema", "provider_tool_name"]
 
 _TYPE_ALIASES: dict[str, str | None] = {
     # None means "any type": the ``type`` keyword is dropped.
-    "string": "string", "str": "string", "text": "string", "char": "string", "character": "string",
-    "date": "string", "datetime": "string", "time": "string", "uuid": "string", "uri": "string", "url": "string",
-    "bytes": "string", "path": "string",
-    "number": "number", "float": "number", "double": "number", "decimal": "number", "bigdecimal": "number",
-    "real": "number", "numeric": "number", "float32": "number", "float64": "number",
-    "integer": "integer", "int": "integer", "long": "integer", "short": "integer", "byte": "integer",
-    "biginteger": "integer", "int32": "integer", "int64": "integer", "uint": "integer",
-    "boolean": "boolean", "bool": "boolean",
-    "object": "object", "dict": "object", "map": "object", "hashmap": "object", "mapping": "object",
-    "record": "object", "json": "object", "struct": "object",
-    "array": "array", "list": "array", "tuple": "array", "set": "array", "arraylist": "array",
-    "sequence": "array", "collection": "array", "iterable": "array", "frozenset": "array",
-    "null": "null", "none": "null", "nonetype": "null", "void": "null", "nil": "null",
-    "any": None, "unknown": None, "mixed": None, "anytype": None,
+    "string": "string",
+    "str": "string",
+    "text": "string",
+    "char": "string",
+    "character": "string",
+    "date": "string",
+    "datetime": "string",
+    "time": "string",
+    "uuid": "string",
+    "uri": "string",
+    "url": "string",
+    "bytes": "string",
+    "path": "string",
+    "number": "number",
+    "float": "number",
+    "double": "number",
+    "decimal": "number",
+    "bigdecimal": "number",
+    "real": "number",
+    "numeric": "number",
+    "float32": "number",
+    "float64": "number",
+    "integer": "integer",
+    "int": "integer",
+    "long": "integer",
+    "short": "integer",
+    "byte": "integer",
+    "biginteger": "integer",
+    "int32": "integer",
+    "int64": "integer",
+    "uint": "integer",
+    "boolean": "boolean",
+    "bool": "boolean",
+    "object": "object",
+    "dict": "object",
+    "map": "object",
+    "hashmap": "object",
+    "mapping": "object",
+    "record": "object",
+    "json": "object",
+    "struct": "object",
+    "array": "array",
+    "list": "array",
+    "tuple": "array",
+    "set": "array",
+    "arraylist": "array",
+    "sequence": "array",
+    "collection": "array",
+    "iterable": "array",
+    "frozenset": "array",
+    "null": "null",
+    "none": "null",
+    "nonetype": "null",
+    "void": "null",
+    "nil": "null",
+    "any": None,
+    "unknown": None,
+    "mixed": None,
+    "anytype": None,
 }
-_FORMATS = {"date": "date", "datetime": "date-time", "time": "time", "uuid": "uuid", "uri": "uri", "url": "uri"}
+_FORMATS = {
+    "date": "date",
+    "datetime": "date-time",
+    "time": "time",
+    "uuid": "uuid",
+    "uri": "uri",
+    "url": "uri",
+}
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_ONE = ("additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-               "unevaluatedProperties", "unevaluatedItems", "additionalItems")
+_SCHEMA_ONE = (
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+)
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME = 64
 
@@ -49,7 +111,7 @@ _MAX_NAME = 64
 def normalize_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Return a valid JSON Schema for a tool's input, repairing the common real-world mistakes.
 
-    The root always becomes an object schema with ``properties`` (providers require one). The input is not
+    A root without a type becomes an object schema with ``properties`` (providers require one). The input is not
     modified.
     """
     root = _node(schema)
@@ -75,7 +137,7 @@ def _type_name(raw: str) -> tuple[str | None, str | None]:
     return None, None  # an unknown type name: accept any value rather than make the whole tool unusable
 
 
-def _node(value: Any) -> Any:
+def _node(value: Any, *, in_properties: bool = False) -> Any:
     if isinstance(value, bool):
         return value
     if not isinstance(value, Mapping):
@@ -83,7 +145,7 @@ def _node(value: Any) -> Any:
     node: dict[str, Any] = {}
     for key, sub in value.items():
         if key in _SCHEMA_MAPS and isinstance(sub, Mapping):
-            node[key] = {str(k): _node(v) for k, v in sub.items()}
+            node[key] = {str(k): _node(v, in_properties=key == "properties") for k, v in sub.items()}
         elif key in _SCHEMA_LISTS and isinstance(sub, list):
             node[key] = [_node(v) for v in sub]
         elif key in _SCHEMA_ONE and isinstance(sub, Mapping | bool):
@@ -95,6 +157,9 @@ def _node(value: Any) -> Any:
                 node["items"] = _node(sub)
         else:
             node[str(key)] = sub
+    _drop_malformed(node)
+    if not in_properties and isinstance(node.get("required"), bool):
+        node.pop("required")  # a draft-3 flag outside an object's properties means nothing
     _fix_type(node)
     if node.get("nullable") is True:
         node.pop("nullable")
@@ -103,8 +168,69 @@ def _node(value: Any) -> Any:
         node.pop("nullable")
     if "properties" in node or node.get("type") == "object":
         _fix_object(node)
-    node.pop("optional", None)
     return node
+
+
+_NON_NEGATIVE = (
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "minContains",
+    "maxContains",
+)
+_NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+_STRINGS = ("pattern", "format", "title", "description", "$ref", "$id", "$schema", "$comment")
+
+
+def _drop_malformed(node: dict[str, Any]) -> None:
+    """Drop keyword values of the wrong JSON type (they would make the whole schema invalid)."""
+    for key in _NON_NEGATIVE:
+        value = node.get(key)
+        if key in node and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            node.pop(key)
+    for key in _NUMBERS:
+        if key in node and (isinstance(node[key], bool) or not isinstance(node[key], int | float)):
+            node.pop(key)
+    multiple = node.get("multipleOf")
+    if "multipleOf" in node and (
+        isinstance(multiple, bool) or not isinstance(multiple, int | float) or multiple <= 0
+    ):
+        node.pop("multipleOf")
+    for key in _STRINGS:
+        if key in node and not isinstance(node[key], str):
+            node.pop(key)
+    if "pattern" in node:
+        try:
+            re.compile(node["pattern"])
+        except re.error:
+            node.pop("pattern")
+    for key in ("uniqueItems",):
+        if key in node and not isinstance(node[key], bool):
+            node.pop(key)
+    if "enum" in node and not isinstance(node["enum"], list):
+        node.pop("enum")
+    for key in _SCHEMA_LISTS:
+        if key in node and (not isinstance(node[key], list) or not node[key]):
+            node.pop(key)
+    for key in (*_SCHEMA_MAPS, *_SCHEMA_ONE, "items"):
+        if (
+            key in node
+            and not isinstance(node[key], dict | bool)
+            or key in _SCHEMA_MAPS
+            and isinstance(node.get(key), bool)
+        ):
+            node.pop(key, None)
+    required = node.get("required")
+    if "required" in node and not (isinstance(required, list) and all(isinstance(r, str) for r in required)):
+        if isinstance(required, str):
+            node["required"] = [required]
+        elif not isinstance(required, bool):  # draft-3 booleans are read by the parent object
+            node.pop("required")
+    elif isinstance(required, list):
+        node["required"] = list(dict.fromkeys(required))
 
 
 def _fix_type(node: dict[str, Any]) -> None:
