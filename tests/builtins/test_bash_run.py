@@ -243,3 +243,14 @@ async def test_gigabytes_of_output_use_bounded_memory(big_store: OutputStore, cw
     finally:
         if result.output_path is not None:
             result.output_path.unlink()
+
+
+async def test_progress_tail_comes_from_the_spill_file_past_the_capture_limit(
+    store: OutputStore, cwd: Path
+) -> None:
+    tail = Tail()
+    # The pause after the output leaves time for the trailing progress update (it is due 100 ms after the last).
+    result = await run("head -c 2000000 /dev/zero | tr '\\0' x; sleep 0.5", store, cwd, progress=tail)
+    assert result.truncated
+    final = [u for u in tail.updates if u["bytes"] == 2_000_000]
+    assert final and final[-1]["output"] == "x" * 30_000
