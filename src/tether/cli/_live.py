@@ -77,6 +77,7 @@ class LiveView:
         self._settled: set[str] = set()
         self._lines: dict[str, str] = {}
         self._printed: dict[str, int] = {}
+        self._ended: set[str] = set()
         self._live: Live | None = None
         self._interactive = console.is_terminal
 
@@ -152,8 +153,9 @@ class LiveView:
         self._printed[part_id] = self._printed.get(part_id, 0) + len(delta)
 
     def _text(self, part: TextPart) -> None:
-        if part.ended is None:
+        if part.ended is None or part.id in self._ended:
             return
+        self._ended.add(part.id)
         printed = self._printed.pop(part.id, None)
         pending = self._lines.pop(part.id, "")
         if printed is None:  # no deltas were seen (a provider that sends whole text): print it all

@@ -50,5 +50,7 @@ def choose_model(name: str | None, config: Any) -> Model:
         raise UsageError(
             "provider adapters are not available in this build (tether.llm.providers.resolve_model)"
         )
-    model: Model = resolve(chosen, config)
+    # Only the "provider" mapping: resolve_model reads a mapping without that key as the mapping itself.
+    providers = config.get("provider") if config is not None else None
+    model: Model = resolve(chosen, {"provider": providers or {}})
     return model
