@@ -71,6 +71,7 @@ def _blocked(request: PermissionRequest, decision: Decision, configured: tuple[R
         action=request.action,
         resources=request.resources,
         rules=rules_for_action(request.action, configured),
+        decision=decision,
     )
 
 
