@@ -128,15 +128,26 @@ class PermissionOutcome(TetherError):
 
 
 class BlockedError(PermissionOutcome):
-    """A configured rule denies the request. ``rules`` are the rules whose action matched the request."""
+    """A configured rule denies the request.
+
+    ``rules`` are the rules whose action matched the request; ``decision`` is the permission decision (with the
+    deciding rule per resource) so the session can record why the call was denied.
+    """
 
     def __init__(
-        self, message: str, *, action: str, resources: Sequence[str], rules: Sequence[Any] = ()
+        self,
+        message: str,
+        *,
+        action: str,
+        resources: Sequence[str],
+        rules: Sequence[Any] = (),
+        decision: Any = None,
     ) -> None:
         super().__init__(message)
         self.action = action
         self.resources = tuple(resources)
         self.rules = tuple(rules)
+        self.decision = decision
 
 
 class DeclinedError(PermissionOutcome):
