@@ -7,6 +7,7 @@ The property test drives the real SDK ``Stream`` classes over an in-memory body 
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -86,7 +87,7 @@ def decode(name: str, chunks: list[bytes]) -> list[Event]:
 
 def _cut(body: bytes, points: list[int]) -> list[bytes]:
     cuts = sorted({p % (len(body) + 1) for p in points} | {0, len(body)})
-    return [body[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+    return [body[a:b] for a, b in itertools.pairwise(cuts)]
 
 
 REPLAYABLE = [n for n in stream_names() if "openai-error" not in n]
