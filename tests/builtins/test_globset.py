@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.builtins._globset import GlobError, GlobOptions, compile_glob, path_matcher
+from tether.builtins._globset import GlobError, GlobOptions, compile_glob, path_matcher, required_literal
 
 CASES = json.loads(
     (Path(__file__).parent / "fixtures" / "glob_grep" / "globset_match_cases.json").read_text()
@@ -43,3 +43,25 @@ def test_malformed_globs(bad: str) -> None:
 )
 def test_ripgrep_glob_semantics(pattern: str, path: str, expected: bool) -> None:
     assert bool(path_matcher(pattern).match(path)) is expected
+    assert bool(path_matcher(pattern).match("./" + path)) is expected
+
+
+def test_path_matcher_scans_a_block_of_lines() -> None:
+    block = "./a.py\n./b.txt\n./src/c.py\n./d.pyc"
+    assert [m.group(1) for m in path_matcher("*.py").finditer(block)] == ["a.py", "src/c.py"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        ("**/*.py", ".py"),
+        ("src/**/test_*.ts", "test_"),
+        ("**/test_*.py", "test_"),
+        ("*.{ts,tsx}", "."),
+        ("[abc]def*", "def"),
+        ("*", ""),
+        ("/top.txt", "top.txt"),
+    ],
+)
+def test_required_literal(pattern: str, literal: str) -> None:
+    assert required_literal(pattern) == literal

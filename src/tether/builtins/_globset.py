@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["GlobError", "GlobOptions", "compile_glob", "path_matcher"]
+__all__ = ["GlobError", "GlobOptions", "compile_glob", "glob_regex", "path_matcher", "required_literal"]
 
 
 class GlobError(ValueError):
@@ -29,9 +29,10 @@ class GlobOptions:
     empty_alternates: bool = False
 
 
-_RECURSIVE_PREFIX = "(?:/?|.*/)"
-_RECURSIVE_SUFFIX = "/.*"
-_RECURSIVE_MIDDLE = "(?:/|/.*/)"
+# No pattern ever matches a newline: that lets one multi-line regex scan a whole batch of listed paths at once.
+_RECURSIVE_PREFIX = "(?:/?|[^\n]*/)"
+_RECURSIVE_SUFFIX = "/[^\n]*"
+_RECURSIVE_MIDDLE = "(?:/|/[^\n]*/)"
 
 
 class _Parser:
@@ -61,10 +62,10 @@ class _Parser:
         return self.stack[-1][-1]
 
     def any_char(self) -> str:
-        return "[^/]" if self.opts.literal_separator else "."
+        return "[^/\n]" if self.opts.literal_separator else "[^\n]"
 
     def star(self) -> str:
-        return "[^/]*" if self.opts.literal_separator else ".*"
+        return "[^/\n]*" if self.opts.literal_separator else "[^\n]*"
 
     def parse(self) -> str:
         while (c := self.bump()) is not None:
@@ -130,7 +131,7 @@ class _Parser:
             # "{**": the "**" follows an alternates opener, not a separator: keep what preceded.
             if last:
                 self.tokens.append(last)
-            self.tokens.append(_RECURSIVE_PREFIX if not is_suffix else ".*")
+            self.tokens.append(_RECURSIVE_PREFIX if not is_suffix else "[^\n]*")
         else:
             self.tokens.append(_RECURSIVE_SUFFIX if is_suffix else _RECURSIVE_MIDDLE)
 
@@ -169,7 +170,7 @@ class _Parser:
         if in_range:
             ranges.append(("-", "-"))
         body = "".join(re.escape(a) if a == b else f"{re.escape(a)}-{re.escape(b)}" for a, b in ranges)
-        self.tokens.append("[" + ("^" if negated else "") + body + "]")
+        self.tokens.append("[^\n" + body + "]" if negated else "[" + body + "]")
 
     def _extend(self, ranges: list[tuple[str, str]], end: str) -> None:
         start = ranges[-1][0]
@@ -178,22 +179,31 @@ class _Parser:
         ranges[-1] = (start, end)
 
 
+def glob_regex(glob: str, options: GlobOptions | None = None) -> str:
+    """The unanchored regular expression for ``glob`` (it never matches a newline).
+
+    Raises:
+        GlobError: the glob is malformed.
+    """
+    opts = options or GlobOptions()
+    body = "[^\n]*" if glob == "**" else _Parser(glob, opts).parse()
+    return f"(?i:{body})" if opts.case_insensitive else body
+
+
 def compile_glob(glob: str, options: GlobOptions | None = None) -> re.Pattern[str]:
     """Compile ``glob`` to an anchored regular expression with globset's semantics.
 
     Raises:
         GlobError: the glob is malformed.
     """
-    opts = options or GlobOptions()
-    body = ".*" if glob == "**" else _Parser(glob, opts).parse()
-    flags = re.DOTALL | (re.IGNORECASE if opts.case_insensitive else 0)
-    return re.compile(f"^{body}$", flags)
+    return re.compile(f"^{glob_regex(glob, options)}$")
 
 
 def path_matcher(pattern: str) -> re.Pattern[str]:
-    """A matcher for ripgrep ``--glob`` semantics on a ``/``-separated path relative to the search root.
+    """A matcher for ripgrep ``--glob`` semantics over ripgrep's ``--files`` output, one path per line.
 
-    A pattern without ``/`` matches the file name at any depth; with ``/`` it matches the whole relative path (a
+    Use ``finditer`` on a block of lines: group 1 of each match is a matching path (a leading ``./`` is not part of
+    it). A pattern without ``/`` matches the file name at any depth; with ``/`` it matches the whole relative path (a
     leading ``/`` anchors it at the search root, as in gitignore). ``*`` and ``?`` never cross ``/``.
 
     Raises:
@@ -201,6 +211,35 @@ def path_matcher(pattern: str) -> re.Pattern[str]:
     """
     opts = GlobOptions(literal_separator=True)
     stripped = pattern.removeprefix("/")
-    if "/" not in pattern.rstrip("/"):
-        return compile_glob("**/" + stripped, opts)
-    return compile_glob(stripped, opts)
+    glob = "**/" + stripped if "/" not in pattern.rstrip("/") else stripped
+    return re.compile(rf"^(?:\./)?({glob_regex(glob, opts)})\r?$", re.MULTILINE)
+
+
+def required_literal(pattern: str) -> str:
+    """The longest run of plain characters every path matching ``pattern`` must contain ("" if none).
+
+    Text inside ``[...]`` and ``{...}`` is optional or variable, so it is never part of the result; an escaped
+    character ends a run. Used to skip listed paths cheaply before running the regular expression.
+    """
+    runs: list[str] = []
+    run: list[str] = []
+    depth = 0
+    in_class = False
+    for c in pattern:
+        if in_class:
+            in_class = c != "]"
+            continue
+        if c == "[":
+            in_class = True
+        elif c == "{":
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+        elif depth == 0 and c not in "*?\\":
+            run.append(c)
+            continue
+        runs.append("".join(run))
+        run = []
+    runs.append("".join(run))
+    # A "/" next to "**" may match nothing ("**/x" matches "x"), so runs never keep their edge slashes.
+    return max((r.strip("/") for r in runs), key=len, default="")

@@ -83,6 +83,7 @@ class RgProcess:
     def __init__(self, process: Process) -> None:
         self._process = process
         self._stderr = bytearray()
+        self._drained = anyio.Event()
 
     @property
     def stderr(self) -> bytes:
@@ -94,9 +95,12 @@ class RgProcess:
 
     async def _drain_stderr(self) -> None:
         assert self._process.stderr is not None
-        async for chunk in self._process.stderr:
-            if len(self._stderr) < _MAX_LINE:
-                self._stderr += chunk
+        try:
+            async for chunk in self._process.stderr:
+                if len(self._stderr) < _MAX_LINE:
+                    self._stderr += chunk
+        finally:
+            self._drained.set()
 
     async def batches(self) -> AsyncIterator[list[bytes]]:
         """Yield lists of complete stdout lines (without ``\\n``); a final unterminated line comes last."""
@@ -114,8 +118,10 @@ class RgProcess:
             yield [rest]
 
     async def wait(self) -> int:
-        """Wait for the exit code (after stdout was read to its end)."""
-        return await self._process.wait()
+        """Wait for the exit code (after stdout was read to its end) and for stderr to be read completely."""
+        code = await self._process.wait()
+        await self._drained.wait()
+        return code
 
 
 @asynccontextmanager

@@ -8,6 +8,7 @@ time, newest first (so with truncation the order covers the files returned, as i
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..location import require_external
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
-from ._globset import GlobError, path_matcher
+from ._globset import GlobError, path_matcher, required_literal
 from ._rg import rg_lines
 from ._search import BASE_FLAGS, DEFAULT_LIMIT, check_directory, mtime, search_root
 
@@ -52,6 +53,25 @@ def glob_args() -> list[str]:
     return [*BASE_FLAGS, "--files", "--glob=!**/.git/**", "."]
 
 
+def _matches(matcher: re.Pattern[str], literal: str, block: str) -> list[str]:
+    """The paths in ``block`` (one per line) that match; lines without ``literal`` are skipped cheaply."""
+    if not literal:
+        return [m.group(1) for m in matcher.finditer(block)]
+    out: list[str] = []
+    find = block.find
+    pos = find(literal)
+    while pos >= 0:
+        start = block.rfind("\n", 0, pos) + 1
+        end = find("\n", pos)
+        if end < 0:
+            end = len(block)
+        match = matcher.match(block, start, end)
+        if match is not None and match.end() == end:
+            out.append(match.group(1))
+        pos = find(literal, end)
+    return out
+
+
 def _sorted(root: Path, names: list[str]) -> list[str]:
     paths = [root / name for name in names]
     keyed = sorted((-mtime(p), str(p)) for p in paths)
@@ -77,17 +97,15 @@ def make(deps: BuiltinDeps) -> Tool[GlobInput, Any]:
         )
         check_directory(resolved, input.path)
         try:
-            match = path_matcher(input.pattern).match
+            matcher = path_matcher(input.pattern)
+            literal = required_literal(input.pattern)
         except GlobError as exc:
             raise ToolFailure(f"Invalid glob pattern: {input.pattern} ({exc})") from None
         names: list[str] = []
         want = input.limit + 1
         async with rg_lines(glob_args(), cwd=resolved.path) as rg:
             async for batch in rg.batches():
-                for line in batch:
-                    name = line.decode("utf-8", "surrogateescape").removeprefix("./")
-                    if name and match(name):
-                        names.append(name)
+                names.extend(_matches(matcher, literal, b"\n".join(batch).decode("utf-8", "surrogateescape")))
                 if len(names) >= want:
                     break
             code = None if len(names) >= want else await rg.wait()
