@@ -1,0 +1,28 @@
+import tether.location
+
+
+def test_public_surface_is_pinned() -> None:
+    assert tether.location.__all__ == [
+        "BOM",
+        "FILE_CHANGED_MESSAGE",
+        "ExternalDirectory",
+        "Location",
+        "PathKind",
+        "PermissionAsserter",
+        "ResolvedPath",
+        "TextFile",
+        "adapt_line_endings",
+        "authorize",
+        "authorize_edit",
+        "decode_text",
+        "encode_text",
+        "line_ending",
+        "read_bytes",
+        "require_external",
+        "sanitize_path",
+        "write_bytes_sync",
+        "write_if_unchanged",
+        "write_if_unchanged_sync",
+    ]
+    for name in tether.location.__all__:
+        assert hasattr(tether.location, name)
