@@ -58,7 +58,9 @@ def anthropic_body(deltas: int) -> bytes:
 
 def responses_body(deltas: int) -> bytes:
     """Responses recording (pydantic-ai, 2nd turn): its output_text deltas repeated."""
-    cassette = json.loads((FIXTURES / "openai_responses/pydantic-ai__test_openai_responses_stream.cassette.json").read_text())
+    cassette = json.loads(
+        (FIXTURES / "openai_responses/pydantic-ai__test_openai_responses_stream.cassette.json").read_text()
+    )
     raw = cassette["interactions"][1]["response"]["body"]
     events = [json.loads(block.split("data: ", 1)[1]) for block in raw.split("\n\n") if "data: " in block]
     text = [e for e in events if e["type"] == "response.output_text.delta"]
@@ -134,7 +136,9 @@ async def main(deltas: int, runs: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--deltas", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
