@@ -216,11 +216,8 @@ def _drop_malformed(node: dict[str, Any]) -> None:
         if key in node and (not isinstance(node[key], list) or not node[key]):
             node.pop(key)
     for key in (*_SCHEMA_MAPS, *_SCHEMA_ONE, "items"):
-        if (
-            key in node
-            and not isinstance(node[key], dict | bool)
-            or key in _SCHEMA_MAPS
-            and isinstance(node.get(key), bool)
+        if (key in node and not isinstance(node[key], dict | bool)) or (
+            key in _SCHEMA_MAPS and isinstance(node.get(key), bool)
         ):
             node.pop(key, None)
     required = node.get("required")
