@@ -4,7 +4,7 @@ import pytest
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from tether.tools import Tool, ToolContext, ToolResponse
+from tether.tools import DecodeError, Tool, ToolContext, ToolResponse
 
 
 class Node(BaseModel):
@@ -76,8 +76,23 @@ def test_invalid_declarations_fail_at_construction() -> None:
         Tool(description="", input=Point, execute=_noop)
     with pytest.raises(TypeError):
         Tool(description="d", input=Point, execute="nope")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
-        Tool(description="d", input={"type": "no-such-type"}, execute=_noop)
+    with pytest.raises(ValueError, match="invalid JSON Schema"):
+        Tool(description="d", input={"$ref": "#/nowhere"}, execute=_noop)
+
+
+def test_messy_raw_schemas_are_normalized_and_validated_as_shown() -> None:
+    tool = Tool(
+        description="d",
+        input={"type": "dict", "properties": {"n": {"type": "float"}, "tags": {"type": "tuple"}}},
+        execute=_noop,
+    )
+    schema = tool.definition("t").input_schema
+    assert schema["type"] == "object"
+    assert schema["properties"]["n"]["type"] == "number"
+    assert schema["properties"]["tags"]["type"] == "array"
+    tool.input_codec.decode({"n": 1.5, "tags": [1, "a"]})
+    with pytest.raises(DecodeError):
+        tool.input_codec.decode({"n": "not a number"})
 
 
 def test_with_permission_returns_a_new_tool() -> None:

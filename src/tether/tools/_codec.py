@@ -23,6 +23,8 @@ from typing import Any
 import jsonschema_rs
 from pydantic import TypeAdapter, ValidationError
 
+from ._schema_normalize import normalize_schema
+
 __all__ = [
     "Codec",
     "DecodeError",
@@ -98,7 +100,9 @@ class JsonSchemaCodec(Codec):
     __slots__ = ("_validator", "schema")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
-        self.schema = simplify_schema(dict(schema))
+        # Real-world catalogs (MCP, manifests) carry non-standard types and flags: normalize before validating, so
+        # the model is validated against exactly the schema it is shown.
+        self.schema = simplify_schema(normalize_schema(schema))
         try:
             self._validator = jsonschema_rs.validator_for(self.schema)
         except (ValueError, jsonschema_rs.ValidationError) as exc:
