@@ -105,6 +105,25 @@ def _project(root: Path) -> Path:
     return project
 
 
+def run_tether_local(kind: str, workdir: Path) -> float:
+    """tether with the same script played in-process (``--model scripted:``): no HTTP, no provider SDK."""
+    project = _project(workdir / f"local-{kind}-{time.monotonic_ns()}")
+    script = workdir / f"local-{kind}.json"
+    script.write_text(json.dumps(_script(kind, "path", str(project / "notes.txt"))))
+    (project / ".tether").mkdir()
+    (project / ".tether" / "tether.json").write_text(json.dumps({"permission": {"*": "allow"}}))
+    tether = Path(sys.executable).with_name("tether")
+    argv = [str(tether)] if tether.exists() else [sys.executable, "-m", "tether.cli"]
+    argv += ["--data-dir", str(workdir / "tether-data"), "run", "go", "--dir", str(project), "--yes"]
+    argv += ["--model", f"scripted:{script}"]
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"tether run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return wall
+
+
 def run_tether(kind: str, workdir: Path) -> float:
     project = _project(workdir / f"tether-{kind}-{time.monotonic_ns()}")
     server = Server(_script(kind, "path", str(project / "notes.txt")), workdir)
@@ -168,6 +187,7 @@ def run_opencode(kind: str, workdir: Path) -> float:
         env = {
             **os.environ,
             "PATH": f"{RG_BIN}:{os.environ.get('PATH', '')}",
+            "PWD": str(project),  # OpenCode takes its directory from $PWD, not from the process's cwd
             "HOME": str(home),
             "XDG_DATA_HOME": str(home / "data"),
             "XDG_CONFIG_HOME": str(home / "config"),
@@ -236,6 +256,7 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="tether-peer-"))
     try:
         tether = _per_call(_measure(run_tether, kinds, args.repeat, workdir))
+        local = _per_call(_measure(run_tether_local, kinds, args.repeat, workdir))
         why_not = "skipped (--no-opencode)" if args.no_opencode else _opencode_available()
         opencode: dict[str, float] | None = None
         if why_not is None:
@@ -263,6 +284,11 @@ def main() -> None:
         ours, theirs = tether[key] * scale, peer[key] * scale
         ratio = f"{theirs / ours:.1f}x" if ours > 0 else "inf"
         print(f"{title:42} {ours:8.2f}{unit:>2} {theirs:24.2f}{unit:>2} {ratio:>8}")
+    print("tether without HTTP (the same script played in-process by --model scripted:, no provider SDK):")
+    print(
+        f"  per sequential call {local['seq30'] * 1000:.2f} ms, per parallel call {local['par100'] * 1000:.2f} ms, "
+        f"no-tool run {local['none']:.2f} s"
+    )
     seq_ok = tether["seq30"] <= 0 or peer["seq30"] / tether["seq30"] >= 20
     par_ok = tether["par100"] <= 0 or peer["par100"] / tether["par100"] >= 20
     print(

@@ -25,17 +25,16 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 session_app = typer.Typer(
-    help="Inspect one session: its timeline, or a self-contained JSON export.",
+    help="Show or export one session.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
 tool_app = typer.Typer(
-    help="Call one tool through the full settle path (permissions, bounding).",
+    help="Call one tool through the full path.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
 permissions_app = typer.Typer(
-    help="Saved approvals: list, add, remove; --explain shows which rule decides.",
     invoke_without_command=True,
     rich_markup_mode=None,
 )
@@ -97,7 +96,9 @@ def run(
     yes: YesOption = False,
     deny_asks: DenyOption = False,
 ) -> None:
-    """Run one turn in a project, streaming text, tool calls and approvals.
+    """Run one turn of an agent in a project.
+
+    Streams text, tool calls (live, with a bash tail) and approval prompts, then a summary.
 
     \b
     Examples:
@@ -128,7 +129,10 @@ def demo(
     ] = False,
     keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary project directory.")] = False,
 ) -> None:
-    """Fix a bug in a sample project with a recorded model, offline, through the real runtime.
+    """Offline demo: a recorded model fixes a bug.
+
+    Copies a sample project to a temporary directory and runs a real session on it (real tools, permissions,
+    store) with a recorded model, then prints the timeline.
 
     \b
     Examples:
@@ -147,7 +151,9 @@ def sessions(
     all_: Annotated[bool, typer.Option("--all", help="Sessions of every directory.")] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many to list.")] = 20,
 ) -> None:
-    """List sessions (id, title, directory, updated, status), newest first.
+    """List sessions, newest first.
+
+    Shows id, title, directory, last update and status.
 
     \b
     Examples:
@@ -165,7 +171,10 @@ def session_show(
     session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...).")],
     as_json: Annotated[bool, typer.Option("--json", help="The timeline as JSON, for machines.")] = False,
 ) -> None:
-    """The timeline: input, steps, text, tool calls with permission decisions, outputs, timings.
+    """Show the timeline of one session.
+
+    User input, steps, text, tool calls with their permission decisions and deciding rules, outputs or errors,
+    timings and retained output paths.
 
     \b
     Examples:
@@ -198,7 +207,7 @@ def session_export(
 
 @app.command()
 def tools(ctx: typer.Context, agent: AgentOption = None, directory: DirOption = None) -> None:
-    """The catalog an agent would see, and why each hidden tool is hidden.
+    """Show an agent's tools, and why any is hidden.
 
     \b
     Examples:
@@ -222,7 +231,9 @@ def tool_call(
     yes: YesOption = False,
     deny_asks: DenyOption = False,
 ) -> None:
-    """Settle one call: decode, permissions, execute, bound. Prints the content the model would read.
+    """Call one tool through the full settle path.
+
+    Decode, permissions at the point of action, execute, bound; prints the content the model would read.
 
     \b
     Examples:
@@ -254,7 +265,9 @@ def permissions(
     agent: AgentOption = None,
     directory: DirOption = None,
 ) -> None:
-    """Saved approvals ("always" replies) for a project; --explain shows the deciding rule.
+    """Saved approvals, and which rule decides.
+
+    Lists a project's saved approvals ("always" replies); --explain shows the rule that decides a request.
 
     \b
     Examples:

@@ -30,7 +30,9 @@ async def _status(store: Any, session_id: str) -> str:
                 return info.error.kind
             if any(isinstance(p, ToolPart) and p.interrupted for p in message.parts):
                 return "interrupted"
-            return info.finish or "running"
+            if info.completed is None:
+                return "running"
+            return "done" if info.finish == "stop" else info.finish or "done"
     return "new"
 
 
