@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio.to_thread
 import typer
+from rich.constrain import Constrain
 from rich.rule import Rule
 from rich.text import Text
 
@@ -30,6 +31,10 @@ To use a real model:
   export ANTHROPIC_API_KEY=...  && tether run --model anthropic/claude-sonnet-4-5 "fix the failing test"
   a local OpenAI-compatible server (Ollama):  tether run --model ollama/qwen3:8b "fix the failing test"
 Set a default with {"model": "openai/gpt-5"} in .tether/tether.json."""
+
+
+def _rule(title: str = "") -> Constrain:
+    return Constrain(Rule(title), width=100)
 
 
 def demo_command(*, data_dir: Path, yes: bool, keep: bool) -> None:
@@ -52,7 +57,7 @@ def demo_command(*, data_dir: Path, yes: bool, keep: bool) -> None:
             "no terminal: the demo approves its edit once by itself (run in a terminal to be asked)",
         )
 
-    console.print(Rule("tether demo"))
+    console.print(_rule("tether demo"))
     console.print(Text(RECORDING_NOTICE, style="yellow"))
     console.print(Text(f"project: {project} (a copy of the sample project)", style="dim"))
     console.print(Text(f"approvals: {note}", style="dim"))
@@ -93,10 +98,10 @@ def demo_command(*, data_dir: Path, yes: bool, keep: bool) -> None:
         from ._timeline import print_timeline
 
         console.print()
-        console.print(Rule("timeline (tether session show " + session_id + ")"))
+        console.print(_rule(f"timeline (tether session show {session_id})"))
         print_timeline(console, info, messages)  # pyright: ignore[reportArgumentType]
         console.print()
-        console.print(Rule())
+        console.print(_rule())
         console.print(Text(RECORDING_NOTICE, style="yellow"))
         console.print(REAL_MODEL_HINT)
         console.print(
