@@ -11,7 +11,6 @@ A ``declined`` outcome (the user rejected without feedback) marks the step so th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -38,31 +37,36 @@ class PermissionAsserter(Protocol):
     async def assert_(self, request: PermissionRequest, /) -> object: ...
 
 
-def _signature(name: str, value: Any) -> tuple[str, str]:
-    try:
-        return name, json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        return name, repr(value)
-
-
 class DoomLoopDetector:
-    """Counts identical consecutive calls (tool name and canonical input) across a session's steps."""
+    """Counts identical consecutive calls (same tool name, equal input) across a session's steps.
 
-    __slots__ = ("_count", "_last")
+    Inputs are compared with ``==`` (JSON values: key order does not matter), holding a reference to the last input;
+    nothing here mutates inputs.
+    """
+
+    __slots__ = ("_count", "_input", "_name")
 
     def __init__(self) -> None:
-        self._last: tuple[str, str] | None = None
+        self._name: str | None = None
+        self._input: Any = None
         self._count = 0
 
     def check(self, name: str, value: Any) -> bool:
         """Record a call; true when it is the third (or later) identical call in a row."""
-        signature = _signature(name, value)
-        if signature == self._last:
+        if name == self._name and _same(value, self._input):
             self._count += 1
         else:
-            self._last = signature
+            self._name = name
+            self._input = value
             self._count = 1
         return self._count >= DOOM_LOOP_THRESHOLD
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # an exotic input whose __eq__ fails is simply not a repeat
+        return False
 
 
 class Dispatcher:

@@ -130,11 +130,10 @@ class Session:
             with scope:
                 await run_turn(ctx, progress, content, model=model, system=system, options=options)
         finally:
+            # No flush here: the store commits within its short window, and closing it drains the queue. A write
+            # failure surfaces from the next append (or from ``store.flush()`` for callers that need a barrier).
             self._scope = None
-            with anyio.CancelScope(shield=True):
-                service.emitter.live(SessionStatus(session_id=self.id, status="idle"))
-                with anyio.move_on_after(10):
-                    await service.store.flush()
+            service.emitter.live(SessionStatus(session_id=self.id, status="idle"))
         if scope.cancelled_caught:
             progress.stop = "cancelled"
         return progress.result(self.id)
