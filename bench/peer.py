@@ -207,6 +207,34 @@ def run_opencode(kind: str, workdir: Path) -> float:
         shutil.rmtree(home, ignore_errors=True)
 
 
+def server_latency(workdir: Path, n: int = 30) -> float:
+    """The scripted server's own time per request: a raw HTTP client (no runtime) replaying a growing history.
+
+    Each sequential call is one request, so this is the floor under both runtimes' sequential per-call figure.
+    """
+    import http.client
+
+    server = Server(_script("seq30", "path", "notes.txt"), workdir)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+        result = "".join(f"{k}: line {k}\n" for k in range(200))
+        start = time.perf_counter()
+        for i in range(n):
+            body = json.dumps({"model": "scripted", "messages": messages, "stream": True})
+            conn.request("POST", "/v1/chat/completions", body, {"content-type": "application/json"})
+            conn.getresponse().read()
+            call = {"id": f"c{i}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+            messages += [
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": f"c{i}", "content": result},
+            ]
+        conn.close()
+        return (time.perf_counter() - start) / n
+    finally:
+        server.close()
+
+
 def _opencode_available() -> str | None:
     """``None`` when OpenCode can run here, else why not (after trying the peer tool's installer once)."""
     if not OPENCODE.exists():
@@ -257,6 +285,7 @@ def main() -> None:
     try:
         tether = _per_call(_measure(run_tether, kinds, args.repeat, workdir))
         local = _per_call(_measure(run_tether_local, kinds, args.repeat, workdir))
+        floor = statistics.median(server_latency(workdir) for _ in range(args.repeat))
         why_not = "skipped (--no-opencode)" if args.no_opencode else _opencode_available()
         opencode: dict[str, float] | None = None
         if why_not is None:
@@ -284,6 +313,12 @@ def main() -> None:
         ours, theirs = tether[key] * scale, peer[key] * scale
         ratio = f"{theirs / ours:.1f}x" if ours > 0 else "inf"
         print(f"{title:42} {ours:8.2f}{unit:>2} {theirs:24.2f}{unit:>2} {ratio:>8}")
+    net_ours, net_theirs = tether["seq30"] - floor, peer["seq30"] - floor
+    print(
+        f"scripted server alone: {floor * 1000:.2f} ms per request (a raw HTTP client, no runtime); net of it, per "
+        f"sequential call: tether {net_ours * 1000:.2f} ms, OpenCode {net_theirs * 1000:.2f} ms"
+        + (f" ({net_theirs / net_ours:.1f}x)" if net_ours > 0 else "")
+    )
     print("tether without HTTP (the same script played in-process by --model scripted:, no provider SDK):")
     print(
         f"  per sequential call {local['seq30'] * 1000:.2f} ms, per parallel call {local['par100'] * 1000:.2f} ms, "
