@@ -76,6 +76,35 @@ async def test_permission_decisions_are_recorded_on_the_tool_part(tmp_path: Path
 
 
 @pytest.mark.anyio
+async def test_rule_decisions_without_asking_are_recorded_with_their_rule(
+    tmp_path: Path, project: Path
+) -> None:
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        session = await rt.sessions.create(project, rules=[("read", "secret*", "deny")])
+        (project / "secret.txt").write_text("top secret\n")
+        model = ScriptedModel(
+            [
+                [
+                    tool_call("read", {"path": "notes.txt"}, id="ok"),
+                    tool_call("read", {"path": "secret.txt"}, id="no"),
+                ],
+                "done",
+            ]
+        )
+        with model, anyio.fail_after(10):
+            await session.prompt("read both", model=model)
+        allowed, denied = await tool_parts(session)
+        assert allowed.state == "completed" and denied.state == "error" and denied.error_kind == "blocked"
+        (allow_record,) = allowed.permissions
+        assert allow_record["event"] == "permission.decided" and allow_record["decision"]["effect"] == "allow"
+        (deny_record,) = denied.permissions
+        verdict = deny_record["decision"]["verdicts"][0]
+        assert verdict["effect"] == "deny" and verdict["source"] == "session"
+        assert verdict["rule"]["resource"] == "secret*"
+        assert "top secret" not in (denied.error or "")
+
+
+@pytest.mark.anyio
 async def test_rejected_doom_loop_stops_the_turn(tmp_path: Path, project: Path) -> None:
     async with Runtime(data_dir=tmp_path / "data") as rt:
         session = await rt.sessions.create(project)

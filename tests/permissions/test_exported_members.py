@@ -9,6 +9,7 @@ EXPECTED = {
     "Effect",
     "PendingRequest",
     "PermissionAsked",
+    "PermissionDecided",
     "PermissionReplied",
     "PermissionRequest",
     "PermissionService",

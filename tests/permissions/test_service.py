@@ -74,10 +74,26 @@ def service(bus: Bus, saved: SavedApprovals) -> PermissionService:
 async def test_allow_returns_the_decision_without_asking(
     service: PermissionService, recorder: Recorder, make_request: MakeRequest
 ) -> None:
-    decision = await service.assert_(make_request("read", ("a.py",)))
+    request = make_request("read", ("a.py",))
+    decision = await service.assert_(request)
     assert decision.effect == "allow"
     assert decision.verdicts[0].rule == Rule("*", "*", "allow")
-    assert recorder.events == []
+    # Nothing is asked; the decision is published so the call records which rule allowed it.
+    assert [(e.type, e.request, e.decision) for e in recorder.events] == [
+        ("permission.decided", request, decision)
+    ]
+
+
+async def test_a_deny_publishes_the_decision_and_carries_it_on_the_error(
+    bus: Bus, saved: SavedApprovals, recorder: Recorder, make_request: MakeRequest
+) -> None:
+    agent = Agent(name="build", mode="primary", rules=(Rule("*", "*", "allow"), Rule("bash", "rm *", "deny")))
+    service = PermissionService(bus=bus, saved=saved, resolve=StaticRules(project="prj_1", agent=agent))
+    with pytest.raises(BlockedError) as caught:
+        await service.assert_(make_request("bash", ("rm -rf build",)))
+    decided = recorder.of("permission.decided")
+    assert len(decided) == 1 and decided[0].decision is caught.value.decision
+    assert caught.value.decision.verdicts[0].rule == Rule("bash", "rm *", "deny")
 
 
 async def test_deny_raises_blocked_with_the_rules_for_the_action(
@@ -210,7 +226,8 @@ async def test_always_saves_and_approves_exactly_the_pending_requests_that_becom
         assert [v.source for v in other_session.decision.verdicts] == ["saved", "saved"]
         assert [(a.project, a.action, a.resource) for a in await saved.list()] == [("prj_1", "bash", "git *")]
         replies = [(r.session_id, r.reply) for r in recorder.of("permission.replied")]
-        assert replies == [("ses_a", "always"), ("ses_a", "always"), ("ses_b", "always")]
+        # The re-check order follows the order the waiters started in, which the task group does not fix.
+        assert sorted(replies) == [("ses_a", "always"), ("ses_a", "always"), ("ses_b", "always")]
         # A later request that the saved approval covers needs no reply at all.
         assert (
             await service.assert_(make_request(resources=("git fetch",), session="ses_b"))

@@ -7,7 +7,7 @@ calls :meth:`PermissionService.assert_`. Nothing here knows about the registry o
 from .._wildcard import match as wildcard_match
 from ._agents import DEFAULT_AGENT, Agent, AgentMode, builtin_agents
 from ._evaluate import Decision, Verdict, evaluate, evaluate_request, explain
-from ._events import AskResult, PendingRequest, PermissionAsked, PermissionReplied
+from ._events import AskResult, PendingRequest, PermissionAsked, PermissionDecided, PermissionReplied
 from ._resolve import ResolvedRules, RulesResolver, StaticRules
 from ._ruleset import Ruleset
 from ._saved import SavedApproval, SavedApprovals
@@ -23,6 +23,7 @@ __all__ = [
     "Effect",
     "PendingRequest",
     "PermissionAsked",
+    "PermissionDecided",
     "PermissionReplied",
     "PermissionRequest",
     "PermissionService",

@@ -1,4 +1,4 @@
-"""The pending request record and the two permission events on the bus."""
+"""The pending request record and the permission events on the bus."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from ._evaluate import Decision
 from ._types import Effect, PermissionRequest, Reply
 
-__all__ = ["AskResult", "PendingRequest", "PermissionAsked", "PermissionReplied"]
+__all__ = ["AskResult", "PendingRequest", "PermissionAsked", "PermissionDecided", "PermissionReplied"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -67,3 +67,16 @@ class PermissionReplied:
     session_id: str
     request_id: str
     reply: Reply
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PermissionDecided:
+    """A request was allowed or denied by the rules alone, without asking (``permission.decided``).
+
+    Published so that every decision is recorded with the rule that made it (the session attaches it to the tool
+    part through ``request.source.call_id``).
+    """
+
+    type: ClassVar[str] = "permission.decided"
+    request: PermissionRequest
+    decision: Decision

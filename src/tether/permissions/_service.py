@@ -17,7 +17,7 @@ from ..bus import Bus
 from ..errors import BlockedError, CorrectedError, DeclinedError, NotFoundError, PermissionOutcome, UsageError
 from ..ids import ascending
 from ._evaluate import Decision, Verdict, evaluate_request, rules_for_action
-from ._events import AskResult, PendingRequest, PermissionAsked, PermissionReplied
+from ._events import AskResult, PendingRequest, PermissionAsked, PermissionDecided, PermissionReplied
 from ._resolve import UNRESOLVED, ResolvedRules, RulesResolver
 from ._ruleset import Ruleset
 from ._saved import SavedApprovals
@@ -133,6 +133,7 @@ class PermissionService:
             return AskResult(id=None, effect="deny", decision=self._closed_decision(request))
         decision, resolved = await self._evaluate(request)
         if decision.effect != "ask" or resolved is None:
+            self._bus.publish(PermissionDecided(request=request, decision=decision))
             return AskResult(id=None, effect=decision.effect, decision=decision)
         if self._closed:
             return AskResult(id=None, effect="deny", decision=self._closed_decision(request))
@@ -158,8 +159,10 @@ class PermissionService:
             raise DeclinedError(DECLINED_MESSAGE)
         decision, resolved = await self._evaluate(request)
         if decision.effect == "allow":
+            self._bus.publish(PermissionDecided(request=request, decision=decision))
             return decision
         if decision.effect == "deny" or resolved is None:
+            self._bus.publish(PermissionDecided(request=request, decision=decision))
             raise _blocked(request, decision, resolved.rulesets if resolved is not None else (UNRESOLVED,))
         if self._closed:
             raise DeclinedError(DECLINED_MESSAGE)
