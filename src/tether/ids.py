@@ -7,7 +7,7 @@ different processes apart. Descending ids (newest first) are available for listi
 
 from __future__ import annotations
 
-import os
+import random
 import threading
 import time
 from typing import Literal
@@ -30,7 +30,9 @@ def _next_value() -> int:
 
 
 def _tail() -> str:
-    return os.urandom(7).hex()
+    # The module PRNG is seeded from os.urandom at import and reseeded in forked children; unlike os.urandom it
+    # takes no syscall, which matters with several ids per tool call while the store's writer thread holds the GIL.
+    return f"{random.getrandbits(56):014x}"
 
 
 def ascending(prefix: Prefix) -> str:
