@@ -189,3 +189,10 @@ def test_unknown_keys_are_kept_for_other_packages() -> None:
     config = parse_config({"shell": "/bin/zsh", "instructions": ["A.md"]}, file="t.json")
     assert config.get("shell") == "/bin/zsh"
     assert config.data["instructions"] == ["A.md"]
+
+
+def test_user_config_dir_honours_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tether.config import user_config_path
+
+    monkeypatch.setenv("TETHER_CONFIG_DIR", str(tmp_path / "cfg"))
+    assert user_config_path() == tmp_path / "cfg" / "tether.json"

@@ -18,9 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn, cast
 
-from platformdirs import user_config_dir
-
 from ..errors import ConfigError
+from ..paths import default_config_dir
 from ..permissions._types import Rule
 from ._json import KeyPath, format_path, key_lines, read_json
 from ._permission import Fail, parse_tools, rules_from_value
@@ -84,8 +83,8 @@ class Config:
 
 
 def user_config_path() -> Path:
-    """The user config file: ``tether.json`` in the platform's user config directory for ``tether``."""
-    return Path(user_config_dir("tether")) / CONFIG_FILE
+    """The user config file: ``tether.json`` in ``$TETHER_CONFIG_DIR`` or the platform's user config directory."""
+    return default_config_dir() / CONFIG_FILE
 
 
 def _failer(file: str, text: str | None) -> Fail:
