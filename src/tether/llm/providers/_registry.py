@@ -154,7 +154,7 @@ def _providers(config: Mapping[str, Any] | None) -> dict[str, ProviderConfig]:
     providers = dict(BUILTIN_PROVIDERS)
     if not config:
         return providers
-    entries = config.get("provider", config)  # the whole tether.json, or just its "provider" mapping
+    entries = config.get("provider") or {}  # config is the whole tether.json; only "provider" is read here
     if not isinstance(entries, Mapping):
         raise ConfigError("must be an object", key="provider")
     for provider_id, raw in cast(Mapping[str, Any], entries).items():
@@ -169,7 +169,7 @@ def resolve_model(
 
     Args:
         spec: ``provider/model``.
-        config: ``tether.json`` (or its ``provider`` mapping); entries extend or override the built-in ones.
+        config: the merged ``tether.json``; its ``provider`` entries extend or override the built-in ones.
         env: where API keys are looked up (``os.environ`` by default).
 
     Raises:
