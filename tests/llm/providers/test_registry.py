@@ -71,7 +71,9 @@ def test_config_overrides_base_url_headers_and_adds_providers() -> None:
 
 
 def test_a_config_without_providers_uses_the_built_in_entries() -> None:
-    model = resolve_model("ollama/qwen3:8b", {"model": "ollama/qwen3:8b", "permission": {"edit": "ask"}}, env={})
+    model = resolve_model(
+        "ollama/qwen3:8b", {"model": "ollama/qwen3:8b", "permission": {"edit": "ask"}}, env={}
+    )
     assert model.settings.base_url == "http://127.0.0.1:11434/v1"  # type: ignore[attr-defined]
 
 
