@@ -1,19 +1,23 @@
-"""Crash recovery: a process killed with SIGKILL mid-tool leaves nothing running after the store is reopened."""
+"""Crash recovery with real processes: a store opened beside a live process leaves its running calls alone; after
+the process is killed with SIGKILL, reopening the store interrupts them and the next step's history is consistent."""
 
 from __future__ import annotations
 
 import signal
+import sqlite3
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from anyio.abc import Process
 
 from tether.bus import Bus
 from tether.llm import ToolMessage
-from tether.session import INTERRUPTED_ERROR, AssistantInfo, Sessions, SQLiteStore, ToolPart
+from tether.session import INTERRUPTED_ERROR, AssistantInfo, Sessions, SQLiteStore, StoredMessage, ToolPart
 from tether.testing import ScriptedModel
 from tether.tools import Text
 
@@ -73,7 +77,9 @@ CHILD = textwrap.dedent(
                 await first_done.wait()
                 await store.flush()
                 print("READY", ctx.session_id, flush=True)
-                await anyio.sleep_forever()
+                # Blocked until the parent writes a line (or kills this process).
+                line = await anyio.to_thread.run_sync(sys.stdin.readline)
+                return ToolResponse(content="released " + line.strip())
 
             registry = ToolRegistry(output=OutputStore(root / "tool-output"))
             registry.register(
@@ -81,8 +87,11 @@ CHILD = textwrap.dedent(
             )
             sessions = Sessions(store=store, bus=bus, agents={"build": Agent()})
             session = await sessions.create(Loc(registry, root, root))
-            model = ScriptedModel([[tool_call("quick", {"text": "a"}, id="c1"), tool_call("hang", {"text": "b"}, id="c2")]])
+            model = ScriptedModel(
+                [[tool_call("quick", {"text": "a"}, id="c1"), tool_call("hang", {"text": "b"}, id="c2")], "done"]
+            )
             await session.prompt("go", model=model)
+        print("DONE", flush=True)
 
 
     anyio.run(main, Path(sys.argv[1]))
@@ -90,22 +99,67 @@ CHILD = textwrap.dedent(
 )
 
 
-@pytest.mark.anyio
-async def test_sigkill_mid_tool_then_reopen_recovers_interrupted_calls(tmp_path: Path) -> None:
+async def _read_line(proc: Process) -> bytes:
+    assert proc.stdout is not None
+    line = b""
+    async for chunk in proc.stdout:
+        line += chunk
+        if b"\n" in line:
+            break
+    return line
+
+
+async def _start_holder(tmp_path: Path) -> tuple[Process, str]:
+    """Start the child; return it once its ``hang`` call is running and committed, with the session id."""
     script = tmp_path / "child.py"
     script.write_text(CHILD)
+    proc = await anyio.open_process([sys.executable, str(script), str(tmp_path)])
+    line = await _read_line(proc)
+    assert line.startswith(b"READY"), line
+    return proc, line.split()[1].decode()
+
+
+def _tool_parts(messages: Sequence[StoredMessage]) -> list[ToolPart]:
+    return [p for m in messages for p in m.parts if isinstance(p, ToolPart)]
+
+
+@pytest.mark.anyio
+async def test_opening_the_store_beside_a_live_process_leaves_its_running_call_alone(tmp_path: Path) -> None:
     with anyio.fail_after(30):
-        async with await anyio.open_process([sys.executable, str(script), str(tmp_path)]) as proc:
-            assert proc.stdout is not None
-            line = b""
-            async for chunk in proc.stdout:
-                line += chunk
-                if b"\n" in line:
-                    break
-            assert line.startswith(b"READY"), line
-            session_id = line.split()[1].decode()
-            proc.send_signal(signal.SIGKILL)
-            assert await proc.wait() == -signal.SIGKILL
+        proc, session_id = await _start_holder(tmp_path)
+        async with proc:
+            # `tether sessions` in another terminal: opening the shared file must not interrupt the live call.
+            async with SQLiteStore(tmp_path / "tether.db") as store:
+                assert store.recovered == 0
+                assert await store.recover() == 0
+                quick, hung = _tool_parts(await store.load_messages(session_id))
+                assert (quick.state, hung.state, hung.interrupted) == ("completed", "running", False)
+                assistant = (await store.load_messages(session_id))[1].info
+                assert isinstance(assistant, AssistantInfo) and assistant.completed is None
+            assert proc.stdin is not None
+            await proc.stdin.send(b"now\n")
+            assert (await _read_line(proc)).startswith(b"DONE")
+            assert await proc.wait() == 0
+
+    async with SQLiteStore(tmp_path / "tether.db") as store:
+        assert store.recovered == 0
+        _, hung = _tool_parts(await store.load_messages(session_id))
+        assert (hung.state, hung.content, hung.interrupted) == ("completed", (Text("released now"),), False)
+        states = [
+            data.get("state") for _, _, data in await store.events(session_id) if data.get("call_id") == "c2"
+        ]
+        assert states == ["pending", "running", "completed"]  # never "error": nothing interrupted it
+
+
+@pytest.mark.anyio
+async def test_sigkill_mid_tool_then_reopen_recovers_interrupted_calls(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        proc, session_id = await _start_holder(tmp_path)
+        async with proc:
+            async with SQLiteStore(tmp_path / "tether.db") as neighbour:
+                assert neighbour.recovered == 0  # the holder is alive
+                proc.send_signal(signal.SIGKILL)
+                assert await proc.wait() == -signal.SIGKILL
 
     async with SQLiteStore(tmp_path / "tether.db") as store:
         assert store.recovered == 1
@@ -117,8 +171,11 @@ async def test_sigkill_mid_tool_then_reopen_recovers_interrupted_calls(tmp_path:
         assert isinstance(assistant, AssistantInfo) and assistant.completed is not None
         assert assistant.error is not None and assistant.error.kind == "interrupted"
 
-        # Reopening again finds nothing left to recover.
+        # Recovering again finds nothing left, and the killed holder's owner row is gone.
         assert await store.recover() == 0
+        conn = sqlite3.connect(tmp_path / "tether.db")
+        assert conn.execute("SELECT id FROM owners").fetchall() == [(store.owner,)]
+        conn.close()
 
         async def locate(directory: str) -> Any:
             from tether.tools import ToolRegistry

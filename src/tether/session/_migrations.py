@@ -56,4 +56,18 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX events_session ON events (session_id, seq);
     """,
+    # 2: store ownership (see ``_owners``): every open store registers an owner; parts and messages record the
+    # owner that wrote them, so recovery interrupts only the unfinished calls of stores that are gone.
+    """
+    CREATE TABLE owners (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        identity TEXT NOT NULL,
+        opened INTEGER NOT NULL,
+        heartbeat INTEGER NOT NULL
+    );
+    ALTER TABLE parts ADD COLUMN owner TEXT;
+    ALTER TABLE messages ADD COLUMN owner TEXT;
+    """,
 )

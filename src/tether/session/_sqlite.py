@@ -8,6 +8,11 @@ writes, so they see every event appended before them.
 
 Each durable event is appended to the ``events`` log and projected into ``sessions``, ``messages`` and ``parts``
 in the same transaction.
+
+Several processes may share the file. Each open store registers an owner (``_owners``), stamps the part and message
+rows it writes with it, and refreshes its heartbeat while open; recovery on open interrupts only the unfinished
+calls of owners that are gone, never those of a live neighbour. Transactions start ``IMMEDIATE`` so a writer waits
+for another process's commit (``busy_timeout``) instead of failing to upgrade a read snapshot.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import logging
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
@@ -43,6 +49,7 @@ from ._model import (
     part_to_json,
     session_rules,
 )
+from ._owners import HEARTBEAT_SECONDS, Owner, OwnerRow, current_owner, owner_alive
 from ._store import INTERRUPTED_ERROR, StoredMessage
 
 __all__ = ["SQLiteStore"]
@@ -122,6 +129,7 @@ class SQLiteStore:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._error: StoreError | None = None
+        self._owner: Owner | None = None
         self.recovered = 0
         """How many tool parts the last :meth:`recover` marked interrupted."""
 
@@ -276,9 +284,25 @@ class SQLiteStore:
 
         return await self._run(read)
 
+    @property
+    def owner(self) -> str | None:
+        """This store's owner id (stamped on the parts and messages it writes), once open."""
+        return None if self._owner is None else self._owner.id
+
     async def recover(self) -> int:
-        """Mark unfinished tool parts interrupted and unfinished assistant messages failed; return the part count."""
-        self.recovered = await self._run(_recover)
+        """Interrupt the unfinished work of stores that are gone; return how many tool parts were interrupted.
+
+        A ``pending``/``running`` tool part becomes ``error`` / ``Tool execution interrupted`` / ``interrupted``, and
+        an unfinished assistant message gets an ``interrupted`` error, only when the store that wrote it is closed,
+        its process has exited, or its pid now belongs to another process. Live stores (in this or another
+        process) keep their calls.
+
+        Raises:
+            StoreError: the store is closed or the read failed.
+        """
+        owner = self._owner
+        assert owner is not None
+        self.recovered = await self._run(lambda conn: _recover(conn, owner))
         return self.recovered
 
     # -- the writer thread -------------------------------------------------------------------------------------------
@@ -306,6 +330,14 @@ class SQLiteStore:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+        owner = self._owner = current_owner()
+        now = now_ms()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT INTO owners (id, host, pid, identity, opened, heartbeat) VALUES (?, ?, ?, ?, ?, ?)",
+            (owner.id, owner.host, owner.pid, owner.identity, now, now),
+        )
+        conn.execute("COMMIT")
         return conn
 
     def _serve(self, started: Future[None]) -> None:
@@ -323,10 +355,20 @@ class SQLiteStore:
         started.set_result(None)
         q = self._queue
         window = self._window
+        beat_at = time.monotonic() + HEARTBEAT_SECONDS
         try:
             while True:
-                batch = [q.get()]
-                if window and not isinstance(batch[0], _Call | _Stop):
+                try:
+                    first = q.get(timeout=max(0.0, beat_at - time.monotonic()))
+                except queue.Empty:
+                    beat_at = time.monotonic() + HEARTBEAT_SECONDS
+                    self._beat(conn)
+                    continue
+                if time.monotonic() >= beat_at:  # a store kept busy still beats
+                    beat_at = time.monotonic() + HEARTBEAT_SECONDS
+                    self._beat(conn)
+                batch = [first]
+                if window and not isinstance(first, _Call | _Stop):
                     # Let a burst of events accumulate: one transaction, and fewer GIL hand-offs with the loop.
                     # A read or a flush cuts the wait short.
                     self._wake.wait(window)
@@ -339,14 +381,31 @@ class SQLiteStore:
                 if not self._apply(conn, batch):
                     return
         finally:
+            self._release(conn)
             conn.close()
+
+    def _beat(self, conn: sqlite3.Connection) -> None:
+        assert self._owner is not None
+        try:
+            conn.execute("UPDATE owners SET heartbeat = ? WHERE id = ?", (now_ms(), self._owner.id))
+        except sqlite3.Error as exc:  # a missed heartbeat only matters after STALE_SECONDS of them
+            log.warning("session store heartbeat failed: %s", exc)
+
+    def _release(self, conn: sqlite3.Connection) -> None:
+        # A closed store writes nothing more: its unfinished calls (if any) are now recoverable by the next opener.
+        assert self._owner is not None
+        try:
+            conn.execute("DELETE FROM owners WHERE id = ?", (self._owner.id,))
+        except sqlite3.Error as exc:
+            log.warning("session store could not release its owner row: %s", exc)
 
     def _apply(self, conn: sqlite3.Connection, batch: list[DurableEvent | _Call | _Stop]) -> bool:
         done: list[tuple[_Call, Any, BaseException | None]] = []
         keep_going = True
-        writes = _Writes()
+        assert self._owner is not None
+        writes = _Writes(self._owner.id)
         try:
-            conn.execute("BEGIN")
+            conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             self._fail(exc)
             for item in batch:
@@ -396,12 +455,14 @@ class SQLiteStore:
 
 
 _UPSERT_PART = (
-    "INSERT INTO parts (id, session_id, message_id, type, state, call_id, data) VALUES (?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (session_id, id) DO UPDATE SET state = excluded.state, data = excluded.data"
+    "INSERT INTO parts (id, session_id, message_id, type, state, call_id, data, owner) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (session_id, id) DO UPDATE SET state = excluded.state, data = excluded.data, owner = excluded.owner"
 )
 _UPSERT_MESSAGE = (
-    "INSERT INTO messages (id, session_id, role, completed, data) VALUES (?, ?, ?, ?, ?) "
-    "ON CONFLICT (session_id, id) DO UPDATE SET completed = excluded.completed, data = excluded.data"
+    "INSERT INTO messages (id, session_id, role, completed, data, owner) VALUES (?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (session_id, id) DO UPDATE SET completed = excluded.completed, data = excluded.data, "
+    "owner = excluded.owner"
 )
 _UPSERT_SESSION = (
     f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -420,9 +481,10 @@ class _Writes:
     different records are independent, so grouping by table preserves the outcome.
     """
 
-    __slots__ = ("events", "messages", "parts", "sessions", "touched")
+    __slots__ = ("events", "messages", "owner", "parts", "sessions", "touched")
 
-    def __init__(self) -> None:
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
         self.sessions: dict[str, tuple[Any, ...]] = {}
         self.messages: dict[str, tuple[Any, ...]] = {}
         self.parts: dict[str, tuple[Any, ...]] = {}
@@ -434,16 +496,25 @@ class _Writes:
             part = event.part
             data = _dumps(part_to_json(part))
             if isinstance(part, ToolPart):
-                row = (part.id, part.session_id, part.message_id, "tool", part.state, part.call_id, data)
+                row = (
+                    part.id,
+                    part.session_id,
+                    part.message_id,
+                    "tool",
+                    part.state,
+                    part.call_id,
+                    data,
+                    self.owner,
+                )
             else:
-                row = (part.id, part.session_id, part.message_id, part.type, None, None, data)
+                row = (part.id, part.session_id, part.message_id, part.type, None, None, data, self.owner)
             self.parts[part.id] = row
             self.events.append((part.session_id, event.type, part.id, now, data))
         elif isinstance(event, MessageUpdated):
             info = event.message
             data = _dumps(message_to_json(info))
             completed = info.completed if isinstance(info, AssistantInfo) else info.created
-            self.messages[info.id] = (info.id, info.session_id, info.role, completed, data)
+            self.messages[info.id] = (info.id, info.session_id, info.role, completed, data, self.owner)
             self.touched[info.session_id] = now
             self.events.append((info.session_id, event.type, info.id, now, data))
         else:
@@ -470,18 +541,37 @@ class _Writes:
             self.events.clear()
 
 
-def _write(conn: sqlite3.Connection, event: DurableEvent, now: int) -> None:
-    writes = _Writes()
+def _write(conn: sqlite3.Connection, event: DurableEvent, owner: str, now: int) -> None:
+    writes = _Writes(owner)
     writes.add(event, now)
     writes.execute(conn)
 
 
-def _recover(conn: sqlite3.Connection) -> int:
+def _forget_gone_owners(conn: sqlite3.Connection, me: Owner, now: int) -> None:
+    """Delete the rows of registered owners that are gone (their unfinished work becomes recoverable)."""
+    gone: set[str] = set()
+    for oid, host, pid, identity, heartbeat in conn.execute(
+        "SELECT id, host, pid, identity, heartbeat FROM owners"
+    ).fetchall():
+        row = OwnerRow(id=oid, host=host, pid=pid, identity=identity, heartbeat=heartbeat)
+        if not owner_alive(row, me, now):
+            gone.add(oid)
+    if gone:
+        conn.executemany("DELETE FROM owners WHERE id = ?", [(oid,) for oid in gone])
+
+
+def _recover(conn: sqlite3.Connection, me: Owner) -> int:
     now = now_ms()
-    rows = conn.execute(
-        "SELECT session_id, message_id, data FROM parts WHERE state IN ('pending', 'running')"
-    ).fetchall()
-    for session_id, message_id, data in rows:
+    _forget_gone_owners(conn, me, now)
+    live = {oid for (oid,) in conn.execute("SELECT id FROM owners")}
+    # An unfinished row is recovered when its owner is gone: unregistered (closed cleanly, or written before
+    # owners existed) or found dead just now.
+    count = 0
+    for session_id, message_id, data, owner in conn.execute(
+        "SELECT session_id, message_id, data, owner FROM parts WHERE state IN ('pending', 'running')"
+    ).fetchall():
+        if owner in live:
+            continue
         part = part_from_json(session_id, message_id, json.loads(data))
         assert isinstance(part, ToolPart)
         fixed = replace(
@@ -493,16 +583,19 @@ def _recover(conn: sqlite3.Connection) -> int:
             started=part.started if part.started is not None else now,
             ended=now,
         )
-        _write(conn, PartUpdated(fixed), now)
-    for session_id, data in conn.execute(
-        "SELECT session_id, data FROM messages WHERE role = 'assistant' AND completed IS NULL"
+        _write(conn, PartUpdated(fixed), me.id, now)
+        count += 1
+    for session_id, data, owner in conn.execute(
+        "SELECT session_id, data, owner FROM messages WHERE role = 'assistant' AND completed IS NULL"
     ).fetchall():
+        if owner in live:
+            continue
         info = message_from_json(session_id, json.loads(data))
         assert isinstance(info, AssistantInfo)
         error = info.error or MessageError(
             kind="interrupted", message="The step was interrupted (process exited)"
         )
-        _write(conn, MessageUpdated(replace(info, completed=now, error=error)), now)
-    if rows:
-        log.warning("recovered %d interrupted tool call(s)", len(rows))
-    return len(rows)
+        _write(conn, MessageUpdated(replace(info, completed=now, error=error)), me.id, now)
+    if count:
+        log.warning("recovered %d interrupted tool call(s) of closed or exited stores", count)
+    return count

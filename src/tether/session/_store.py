@@ -65,7 +65,11 @@ class SessionStore(Protocol):
         ...
 
     async def recover(self) -> int:
-        """Mark unfinished tool parts interrupted (and unfinished assistant messages failed); return how many parts."""
+        """Mark unfinished tool parts interrupted (and unfinished assistant messages failed); return how many parts.
+
+        Only work whose writer is gone is touched: a store shared by several processes leaves the unfinished calls
+        of a live process alone.
+        """
         ...
 
     async def aclose(self) -> None:
