@@ -11,7 +11,7 @@ unfinished blocks and continues with the second.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ProviderError
 from ...tools import File, Text, ToolDefinition
@@ -37,6 +37,9 @@ from ._base import Assembler, ClientSettings, SDKModel, call_create, stream_ende
 from ._common import CallIds, ToolNames, parse_tool_input, tool_call_event
 from ._errors import map_anthropic_error
 from ._wire import as_int, result_text
+
+if TYPE_CHECKING:
+    from ._clients import Loaded
 
 __all__ = ["AnthropicAssembler", "AnthropicModel", "build_anthropic_body"]
 
@@ -446,23 +449,18 @@ class AnthropicModel(SDKModel):
         super().__init__(model_id, provider=provider, settings=settings or ClientSettings(), client=client)
         self.max_tokens = max_tokens
 
-    def _make_client(self) -> Any:
-        from ._clients import anthropic_client
+    def _load(self) -> Loaded:
+        from ._clients import load_anthropic
 
-        return anthropic_client(self.settings)
+        return load_anthropic(self.settings, client=self._given_client)
 
     def build_body(self, request: ModelRequest) -> tuple[dict[str, Any], Assembler]:
         names = ToolNames(request.tools)
         body = build_anthropic_body(request, self.model_id, names=names, max_tokens=self.max_tokens)
         return body, AnthropicAssembler(ids=CallIds.from_history(request.messages), names=names)
 
-    async def _open(self, body: dict[str, Any]) -> Any:
-        return await call_create(self.client.messages.create, body)
-
-    def _errors(self) -> tuple[type[BaseException], ...]:
-        from ._clients import anthropic_errors
-
-        return anthropic_errors()
+    async def _open(self, loaded: Loaded, body: dict[str, Any]) -> Any:
+        return await call_create(loaded.client.messages.create, body)
 
     def _map_error(self, exc: BaseException) -> ProviderError:
         return map_anthropic_error(exc)

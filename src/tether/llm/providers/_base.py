@@ -12,12 +12,18 @@ import inspect
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
+
+import anyio
+import anyio.to_thread
 
 from ...errors import ProviderConnectionError, ProviderError
 from .._events import Event, ProviderErrorEvent, StepStart
 from .._model import Model
 from .._request import ModelRequest
+
+if TYPE_CHECKING:
+    from ._clients import Loaded
 
 __all__ = ["Assembler", "ClientSettings", "ModelLimits", "SDKModel", "call_create", "stream_ended_early"]
 
@@ -77,33 +83,46 @@ def stream_ended_early() -> ProviderErrorEvent:
 
 
 class SDKModel(Model):
-    """A :class:`Model` over a provider SDK: subclasses build the body, open the stream and make the assembler."""
+    """A :class:`Model` over a provider SDK: subclasses load the SDK, build the body, open the stream.
 
-    _client: Any
+    The SDK is imported and the client built in a worker thread on the first stream (law 9: importing ``openai``
+    takes a few hundred milliseconds of CPU), never when tether is imported and never on the event loop.
+    """
 
     def __init__(self, model_id: str, *, provider: str, settings: ClientSettings, client: Any = None) -> None:
         self.model_id = model_id
         self.provider = provider
         self.settings = settings
-        self._client = client
-        self._owns_client = client is None
+        self._given_client = client
+        self._loaded: Loaded | None = None
+        self._loading = anyio.Lock()
         self.limits = ModelLimits()
 
     @property
     def client(self) -> Any:
-        """The SDK client, built on first use (the SDK is imported then, not when tether is imported)."""
-        if self._client is None:
-            self._client = self._make_client()
-        return self._client
+        """The SDK client (built on first use; this blocks while the SDK is imported, so prefer streaming)."""
+        if self._loaded is None:
+            self._loaded = self._load()
+        return self._loaded.client
 
     @abstractmethod
-    def _make_client(self) -> Any: ...
+    def _load(self) -> Loaded:
+        """Import the SDK and build the client (or adopt the given one). Blocking: runs in a worker thread."""
+
+    async def _ready(self) -> Loaded:
+        loaded = self._loaded
+        if loaded is None:
+            async with self._loading:
+                loaded = self._loaded
+                if loaded is None:
+                    loaded = self._loaded = await anyio.to_thread.run_sync(self._load)
+        return loaded
 
     async def aclose(self) -> None:
         """Close the SDK client's connections (only a client this model built; a given client is the caller's)."""
-        client, self._client = self._client, None
-        if client is not None and self._owns_client:
-            await client.close()
+        loaded, self._loaded = self._loaded, None
+        if loaded is not None and self._given_client is None:
+            await loaded.client.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -112,26 +131,23 @@ class SDKModel(Model):
         await self.aclose()
 
     @abstractmethod
-    def build_body(self, request: ModelRequest) -> tuple[dict[str, Any], Assembler]:
+    def build_body(self, request: ModelRequest) -> tuple[Any, Assembler]:
         """The wire body for ``request`` and a fresh assembler for its stream."""
 
     @abstractmethod
-    async def _open(self, body: dict[str, Any]) -> Any:
+    async def _open(self, loaded: Loaded, body: Any) -> Any:
         """Send the request; return the SDK's async stream."""
 
     @abstractmethod
-    def _errors(self) -> tuple[type[BaseException], ...]:
-        """Exception classes this adapter maps (the SDK's root plus the HTTP client's)."""
-
-    @abstractmethod
     def _map_error(self, exc: BaseException) -> ProviderError:
-        """Map one of :meth:`_errors` to the ProviderError subtree."""
+        """Map one of the SDK's exceptions (:attr:`Loaded.errors`) to the ProviderError subtree."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
+        loaded = await self._ready()
         body, assembler = self.build_body(request)
-        errors = self._errors()
+        errors = loaded.errors
         try:
-            sdk_stream = await self._open(body)
+            sdk_stream = await self._open(loaded, body)
         except errors as exc:
             raise self._map_error(exc) from exc
         try:

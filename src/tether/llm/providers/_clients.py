@@ -1,53 +1,84 @@
-"""Build SDK clients and name the exceptions to map; the only place the SDK packages are imported (lazily)."""
+"""Build SDK clients and name the exceptions to map; the only place the SDK packages are imported (lazily).
+
+Importing an SDK costs a few hundred milliseconds of CPU (``openai`` builds every API type at import) and building a
+client loads the CA bundle, so :func:`load_openai` / :func:`load_anthropic` are meant to run in a worker thread
+(law 9: the adapters call them through ``anyio.to_thread``), never on the event loop.
+"""
 
 from __future__ import annotations
 
-from functools import cache
+from dataclasses import dataclass
 from typing import Any
 
 from ._base import ClientSettings
 
-__all__ = ["anthropic_client", "anthropic_errors", "openai_client", "openai_errors"]
+__all__ = ["Loaded", "load_anthropic", "load_openai"]
 
 # The SDKs refuse to build a client without a key; local servers need none, so they get this placeholder.
 NO_KEY = "tether-no-key"
 
 
-def openai_client(settings: ClientSettings) -> Any:
-    import openai
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Loaded:
+    """What an adapter needs from its SDK: the client, the exceptions to map, and the stream class to parse with."""
 
-    return openai.AsyncOpenAI(
-        api_key=settings.api_key or NO_KEY,
-        base_url=settings.base_url,
-        default_headers=dict(settings.headers) or None,
-        max_retries=settings.max_retries,
-        timeout=settings.timeout if settings.timeout is not None else openai.DEFAULT_TIMEOUT,
+    client: Any
+    errors: tuple[type[BaseException], ...]
+    stream_cls: Any = None
+
+
+def _http_client(default_client: Any, timeout: Any) -> Any:
+    from ._transport import install_quick_ack
+
+    http_client = default_client(timeout=timeout)
+    install_quick_ack(http_client)
+    return http_client
+
+
+def load_openai(settings: ClientSettings, *, client: Any = None, stream_of: str | None = None) -> Loaded:
+    """Import ``openai`` and build a client (unless ``client`` is given). Blocking: run it in a worker thread.
+
+    ``stream_of`` names the streamed type the adapter parses (``chat`` chunks or ``responses`` events).
+    """
+    import httpx2
+    import openai
+    from openai import AsyncStream
+
+    if client is None:
+        timeout = settings.timeout if settings.timeout is not None else openai.DEFAULT_TIMEOUT
+        client = openai.AsyncOpenAI(
+            api_key=settings.api_key or NO_KEY,
+            base_url=settings.base_url,
+            default_headers=dict(settings.headers) or None,
+            max_retries=settings.max_retries,
+            timeout=timeout,
+            http_client=_http_client(openai.DefaultAsyncHttpxClient, timeout),
+        )
+    stream_cls: Any = None
+    if stream_of == "chat":
+        from openai.types.chat import ChatCompletionChunk
+
+        stream_cls = AsyncStream[ChatCompletionChunk]
+    return Loaded(
+        client=client,
+        errors=(openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError),
+        stream_cls=stream_cls,
     )
 
 
-def anthropic_client(settings: ClientSettings) -> Any:
-    import anthropic
-
-    return anthropic.AsyncAnthropic(
-        api_key=settings.api_key or NO_KEY,
-        base_url=settings.base_url,
-        default_headers=dict(settings.headers) or None,
-        max_retries=settings.max_retries,
-        timeout=settings.timeout if settings.timeout is not None else anthropic.DEFAULT_TIMEOUT,
-    )
-
-
-@cache
-def openai_errors() -> tuple[type[BaseException], ...]:
-    import httpx2
-    import openai
-
-    return (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError)
-
-
-@cache
-def anthropic_errors() -> tuple[type[BaseException], ...]:
+def load_anthropic(settings: ClientSettings, *, client: Any = None) -> Loaded:
+    """Import ``anthropic`` and build a client (unless ``client`` is given). Blocking: run it in a worker thread."""
     import anthropic
     import httpx2
 
-    return (anthropic.AnthropicError, httpx2.HTTPError, httpx2.StreamError)
+    if client is None:
+        timeout = settings.timeout if settings.timeout is not None else anthropic.DEFAULT_TIMEOUT
+        client = anthropic.AsyncAnthropic(
+            api_key=settings.api_key or NO_KEY,
+            base_url=settings.base_url,
+            default_headers=dict(settings.headers) or None,
+            max_retries=settings.max_retries,
+            timeout=timeout,
+            http_client=_http_client(anthropic.DefaultAsyncHttpxClient, timeout),
+        )
+    return Loaded(client=client, errors=(anthropic.AnthropicError, httpx2.HTTPError, httpx2.StreamError))

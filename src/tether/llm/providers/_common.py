@@ -18,9 +18,15 @@ from ...tools._schema_normalize import provider_tool_name
 from .._events import ToolCallEvent
 from .._request import AssistantMessage, Message, ToolCallContent
 
-__all__ = ["CallIds", "ToolNames", "dump_arguments", "parse_tool_input", "tool_call_event"]
+__all__ = ["CallIds", "ToolNames", "dump_arguments", "dumps", "parse_tool_input", "tool_call_event"]
 
 _decode = json.JSONDecoder().decode
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON, as the SDKs serialize request bodies."""
+    return _encode(value).encode()
 
 
 def parse_tool_input(raw: str, *, empty: Any = None) -> tuple[Any, str | None]:
@@ -103,7 +109,7 @@ class CallIds:
 class ToolNames:
     """Maps tether tool names to provider-legal names and back (identity for names that are already legal)."""
 
-    __slots__ = ("_back", "_out")
+    __slots__ = ("_back", "_out", "key")
 
     def __init__(self, tools: Sequence[ToolDefinition]) -> None:
         self._out: dict[str, str] = {}
@@ -113,6 +119,8 @@ class ToolNames:
             if wire != tool.name:
                 self._out[tool.name] = wire
                 self._back[wire] = tool.name
+        self.key: tuple[tuple[str, str], ...] = tuple(sorted(self._out.items()))
+        """The mapping as a hashable value (``()`` when every name is already legal): wire forms depend on it."""
 
     def wire(self, name: str) -> str:
         return self._out.get(name, name) if self._out else name

@@ -9,7 +9,7 @@ chunk (or ``x_groq.usage``). Tool calls are reported when the stream finishes, w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ProviderError
 from ...tools import File, Text, ToolDefinition
@@ -29,17 +29,23 @@ from .._events import (
 )
 from .._request import (
     AssistantMessage,
+    Message,
     ModelRequest,
     ReasoningContent,
     TextContent,
+    ToolCallContent,
     UserMessage,
 )
-from ._base import Assembler, ClientSettings, SDKModel, call_create, stream_ended_early
-from ._common import CallIds, ToolNames, dump_arguments, tool_call_event
+from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._common import CallIds, ToolNames, dump_arguments, dumps, tool_call_event
 from ._errors import map_openai_error
 from ._wire import FINISH_OPENAI_CHAT, as_int, openai_strict_ok, result_text, split_content
+from ._wirecache import WireCache
 
-__all__ = ["ChatAssembler", "OpenAIChatModel", "build_chat_body"]
+if TYPE_CHECKING:
+    from ._clients import Loaded
+
+__all__ = ["ChatAssembler", "ChatBodies", "OpenAIChatModel", "build_chat_body", "chat_messages"]
 
 
 def _user_parts(parts: tuple[Text | File, ...]) -> str | list[dict[str, Any]]:
@@ -92,61 +98,147 @@ def build_chat_body(
     if request.system:
         messages.append({"role": "system", "content": "\n\n".join(request.system)})
     for message in request.messages:
-        if isinstance(message, UserMessage):
-            messages.append({"role": "user", "content": _user_parts(message.content)})
-        elif isinstance(message, AssistantMessage):
-            text: list[str] = []
-            reasoning: list[str] = []
-            calls: list[dict[str, Any]] = []
-            for part in message.content:
-                if isinstance(part, TextContent):
-                    text.append(part.text)
-                elif isinstance(part, ReasoningContent):
-                    reasoning.append(part.text)
-                else:
-                    calls.append(
-                        {
-                            "id": part.call_id,
-                            "type": "function",
-                            "function": {
-                                "name": names.wire(part.name),
-                                "arguments": dump_arguments(part.input),
-                            },
-                        }
-                    )
-            wire: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
-            if calls:
-                wire["tool_calls"] = calls
-            if reasoning_field and reasoning:
-                wire[reasoning_field] = "".join(reasoning)
-            messages.append(wire)
-        else:
-            attachments: list[dict[str, Any]] = []
-            for result in message.results:
-                messages.append(
-                    {"role": "tool", "tool_call_id": result.call_id, "content": result_text(result.content)}
-                )
-                _texts, files = split_content(result.content)
-                if files:
-                    # Tool messages take text only: files follow in one user message after all the results.
-                    attachments.append(
-                        {"type": "text", "text": f"Files returned by tool call {result.call_id}:"}
-                    )
-                    attachments.extend(p for p in _user_parts(tuple(files)) if isinstance(p, dict))
-            if attachments:
-                messages.append({"role": "user", "content": attachments})
+        messages.extend(chat_messages(message, names, reasoning_field))
     body: dict[str, Any] = {"model": model_id, "messages": messages, "stream": True}
+    if request.tools:
+        body["tools"] = [_tool(t, names, strict_tools) for t in request.tools]
+    _apply_rest(body, request, names, include_usage=include_usage, max_tokens_field=max_tokens_field)
+    return body
+
+
+def _apply_rest(
+    body: dict[str, Any],
+    request: ModelRequest,
+    names: ToolNames,
+    *,
+    include_usage: bool,
+    max_tokens_field: str,
+) -> None:
+    """Everything in the body but ``messages`` and ``tools``."""
     if include_usage:
         body["stream_options"] = {"include_usage": True}
     if request.tools:
-        body["tools"] = [_tool(t, names, strict_tools) for t in request.tools]
         choice = request.tool_choice
         if choice in ("auto", "none", "required"):
             body["tool_choice"] = choice
         else:
             body["tool_choice"] = {"type": "function", "function": {"name": names.wire(choice)}}
     _apply_options(body, request.options, max_tokens_field)
-    return body
+
+
+def chat_messages(message: Message, names: ToolNames, reasoning_field: str | None) -> list[dict[str, Any]]:
+    """The wire messages for one history message (a tool message becomes one per result, plus attachments)."""
+    if isinstance(message, UserMessage):
+        return [{"role": "user", "content": _user_parts(message.content)}]
+    if isinstance(message, AssistantMessage):
+        text: list[str] = []
+        reasoning: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, TextContent):
+                text.append(part.text)
+            elif isinstance(part, ReasoningContent):
+                reasoning.append(part.text)
+            else:
+                calls.append(
+                    {
+                        "id": part.call_id,
+                        "type": "function",
+                        "function": {"name": names.wire(part.name), "arguments": dump_arguments(part.input)},
+                    }
+                )
+        wire: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
+        if calls:
+            wire["tool_calls"] = calls
+        if reasoning_field and reasoning:
+            wire[reasoning_field] = "".join(reasoning)
+        return [wire]
+    out: list[dict[str, Any]] = []
+    attachments: list[dict[str, Any]] = []
+    for result in message.results:
+        out.append({"role": "tool", "tool_call_id": result.call_id, "content": result_text(result.content)})
+        _texts, files = split_content(result.content)
+        if files:
+            # Tool messages take text only: files follow in one user message after all the results.
+            attachments.append({"type": "text", "text": f"Files returned by tool call {result.call_id}:"})
+            attachments.extend(p for p in _user_parts(tuple(files)) if isinstance(p, dict))
+    if attachments:
+        out.append({"role": "user", "content": attachments})
+    return out
+
+
+class ChatBodies:
+    """Encodes ``/chat/completions`` bodies to JSON bytes, converting each history message once (law 10).
+
+    Each message's wire JSON (and the call ids it holds) is cached by identity (:class:`WireCache`), and so is each
+    tool definition's, so a step serializes only its new messages; the body is the cached fragments joined. The
+    decoded bytes equal :func:`build_chat_body` (a test holds them equal).
+    """
+
+    __slots__ = ("messages", "tools")
+
+    def __init__(self) -> None:
+        self.messages: WireCache[tuple[bytes, tuple[str, ...]]] = WireCache()
+        self.tools: WireCache[bytes] = WireCache(maxsize=1024)
+
+    def _message(
+        self, message: Message, names: ToolNames, reasoning_field: str | None
+    ) -> tuple[bytes, tuple[str, ...]]:
+        def convert() -> tuple[bytes, tuple[str, ...]]:
+            wire = chat_messages(message, names, reasoning_field)
+            ids: tuple[str, ...] = ()
+            if isinstance(message, AssistantMessage):
+                ids = tuple(p.call_id for p in message.content if isinstance(p, ToolCallContent))
+            return b",".join(dumps(m) for m in wire), ids
+
+        return self.messages.get(message, (names.key, reasoning_field), convert)
+
+    def encode(
+        self,
+        request: ModelRequest,
+        model_id: str,
+        *,
+        names: ToolNames,
+        strict_tools: bool,
+        include_usage: bool,
+        reasoning_field: str | None,
+        max_tokens_field: str,
+    ) -> tuple[bytes, CallIds]:
+        """The body as JSON bytes and the call ids already used in the history."""
+        rest: dict[str, Any] = {"model": model_id, "stream": True}
+        _apply_rest(rest, request, names, include_usage=include_usage, max_tokens_field=max_tokens_field)
+        seen: list[str] = []
+        fragments: list[bytes] = []
+        for message in request.messages:
+            fragment, ids = self._message(message, names, reasoning_field)
+            if fragment:
+                fragments.append(fragment)
+            if ids:
+                seen.extend(ids)
+        if (
+            "messages" in rest or "tools" in rest
+        ):  # extra_body replaced them: the plain path keeps its meaning
+            body = build_chat_body(
+                request,
+                model_id,
+                names=names,
+                strict_tools=strict_tools,
+                include_usage=include_usage,
+                reasoning_field=reasoning_field,
+                max_tokens_field=max_tokens_field,
+            )
+            return dumps(body), CallIds(seen)
+        if request.system:
+            fragments.insert(0, dumps({"role": "system", "content": "\n\n".join(request.system)}))
+        out = [b'{"messages":[', b",".join(fragments), b"]"]
+        if request.tools:
+            tools = [
+                self.tools.get(t, (names.key, strict_tools), lambda t=t: dumps(_tool(t, names, strict_tools)))
+                for t in request.tools
+            ]
+            out += [b',"tools":[', b",".join(tools), b"]"]
+        out += [b",", dumps(rest)[1:]]
+        return b"".join(out), CallIds(seen)
 
 
 def _apply_options(body: dict[str, Any], options: Mapping[str, Any], max_tokens_field: str) -> None:
@@ -339,15 +431,16 @@ class OpenAIChatModel(SDKModel):
         self.include_usage = include_usage
         self.reasoning_field = reasoning_field
         self.max_tokens_field = max_tokens_field
+        self._bodies = ChatBodies()
 
-    def _make_client(self) -> Any:
-        from ._clients import openai_client
+    def _load(self) -> Loaded:
+        from ._clients import load_openai
 
-        return openai_client(self.settings)
+        return load_openai(self.settings, client=self._given_client, stream_of="chat")
 
-    def build_body(self, request: ModelRequest) -> tuple[dict[str, Any], Assembler]:
+    def build_body(self, request: ModelRequest) -> tuple[bytes, Assembler]:
         names = ToolNames(request.tools)
-        body = build_chat_body(
+        body, ids = self._bodies.encode(
             request,
             self.model_id,
             names=names,
@@ -356,15 +449,19 @@ class OpenAIChatModel(SDKModel):
             reasoning_field=self.reasoning_field,
             max_tokens_field=self.max_tokens_field,
         )
-        return body, ChatAssembler(ids=CallIds.from_history(request.messages), names=names)
+        return body, ChatAssembler(ids=ids, names=names)
 
-    async def _open(self, body: dict[str, Any]) -> Any:
-        return await call_create(self.client.chat.completions.create, body)
-
-    def _errors(self) -> tuple[type[BaseException], ...]:
-        from ._clients import openai_errors
-
-        return openai_errors()
+    async def _open(self, loaded: Loaded, body: bytes) -> Any:
+        # The SDK's low-level post: its retries, timeouts, typed errors and SSE parsing, without ``create``'s
+        # deep transform of the whole history on every step (the body is already the wire JSON).
+        return await loaded.client.post(
+            "/chat/completions",
+            cast_to=object,
+            content=body,
+            options={"headers": {"Content-Type": "application/json"}, "security": {"bearer_auth": True}},
+            stream=True,
+            stream_cls=loaded.stream_cls,
+        )
 
     def _map_error(self, exc: BaseException) -> ProviderError:
         return map_openai_error(exc)

@@ -9,7 +9,7 @@ stream as ``error`` or ``response.failed``; both become a :class:`ProviderErrorE
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ProviderError
 from ...tools import File, Text, ToolDefinition
@@ -42,6 +42,9 @@ from ._base import Assembler, ClientSettings, SDKModel, call_create, stream_ende
 from ._common import CallIds, ToolNames, dump_arguments, tool_call_event
 from ._errors import error_from_code, map_openai_error
 from ._wire import as_int, openai_strict_ok, result_text
+
+if TYPE_CHECKING:
+    from ._clients import Loaded
 
 __all__ = ["OpenAIResponsesModel", "ResponsesAssembler", "build_responses_body"]
 
@@ -429,23 +432,18 @@ class OpenAIResponsesModel(SDKModel):
         super().__init__(model_id, provider=provider, settings=settings or ClientSettings(), client=client)
         self.strict_tools = strict_tools
 
-    def _make_client(self) -> Any:
-        from ._clients import openai_client
+    def _load(self) -> Loaded:
+        from ._clients import load_openai
 
-        return openai_client(self.settings)
+        return load_openai(self.settings, client=self._given_client)
 
     def build_body(self, request: ModelRequest) -> tuple[dict[str, Any], Assembler]:
         names = ToolNames(request.tools)
         body = build_responses_body(request, self.model_id, names=names, strict_tools=self.strict_tools)
         return body, ResponsesAssembler(ids=CallIds.from_history(request.messages), names=names)
 
-    async def _open(self, body: dict[str, Any]) -> Any:
-        return await call_create(self.client.responses.create, body)
-
-    def _errors(self) -> tuple[type[BaseException], ...]:
-        from ._clients import openai_errors
-
-        return openai_errors()
+    async def _open(self, loaded: Loaded, body: dict[str, Any]) -> Any:
+        return await call_create(loaded.client.responses.create, body)
 
     def _map_error(self, exc: BaseException) -> ProviderError:
         return map_openai_error(exc)
