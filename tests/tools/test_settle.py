@@ -414,3 +414,69 @@ async def test_retention_failure_fails_the_call(tmp_path: Path, ctx: ToolContext
     outcome = await registry.materialize().settle(call("t", {"q": "x"}), ctx)
     assert isinstance(outcome, Failed) and outcome.kind == "output_store"
     assert outcome.error.startswith("Failed to write tool output:")
+
+
+@pytest.mark.anyio
+async def test_a_failing_hook_fails_only_its_own_call(registry: ToolRegistry, ctx: ToolContext) -> None:
+    registry.register({"t": content_tool(lambda i, c: i.q)})
+
+    def veto(event: BeforeEvent) -> None:
+        if event.input == {"q": "forbidden"}:
+            raise ToolFailure("This project does not allow 'forbidden'.")
+        if event.input == {"q": "buggy"}:
+            raise RuntimeError("hook bug")
+
+    registry.before(veto)
+    step = registry.materialize()
+    outcomes: dict[str, Any] = {}
+
+    async def run(c: ToolCall) -> None:
+        outcomes[c.call_id] = await step.settle(c, ctx)
+
+    async with anyio.create_task_group() as tg:
+        for q in ("fine", "forbidden", "buggy"):
+            tg.start_soon(run, call("t", {"q": q}, q))
+    assert isinstance(outcomes["fine"], Completed) and outcomes["fine"].content == (Text("fine"),)
+    assert (
+        outcomes["forbidden"].kind == "tool"
+        and outcomes["forbidden"].error == "This project does not allow 'forbidden'."
+    )
+    assert (
+        outcomes["buggy"].kind == "defect"
+        and outcomes["buggy"].error == "Tool execution failed: before hook raised hook bug"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_failing_after_hook_is_a_defect_of_that_call(
+    registry: ToolRegistry, ctx: ToolContext
+) -> None:
+    registry.register({"t": content_tool(lambda i, c: i.q)})
+
+    async def broken(event: AfterEvent) -> None:
+        raise ValueError("after bug")
+
+    registry.after(broken)
+    outcome = await registry.materialize().settle(call("t", {"q": "x"}), ctx)
+    assert (
+        isinstance(outcome, Failed) and outcome.error == "Tool execution failed: after hook raised after bug"
+    )
+
+
+@pytest.mark.anyio
+async def test_failures_are_bounded_too(registry: ToolRegistry, ctx: ToolContext) -> None:
+    error = "E" * 1_000_000
+    partial = "\n".join(f"applied {i}" for i in range(100_000))
+
+    async def run(inp: Q, c: ToolContext) -> str:
+        raise ToolFailure(error, partial=[Text(partial)])
+
+    registry.register({"t": content_tool(run)})
+    outcome = await registry.materialize().settle(call("t", {"q": "x"}), ctx)
+    assert isinstance(outcome, Failed) and outcome.kind == "tool"
+    assert len(outcome.error.encode()) <= 51_200 and "full content saved to" in outcome.error
+    assert len(outcome.output_paths) == 2
+    saved = {Path(p).read_text() for p in outcome.output_paths}
+    assert saved == {error, partial}
+    preview = outcome.partial[0].text  # type: ignore[union-attr]
+    assert preview.startswith("applied 0\n") and preview.endswith("applied 99999")

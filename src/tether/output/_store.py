@@ -24,8 +24,8 @@ import anyio
 import anyio.to_thread
 
 from .. import ids
+from ..content import Content, File, Text
 from ..errors import OutputStoreError
-from ..tools._content import Content, File, Text
 from ._preview import bounded_preview, utf8_len
 
 __all__ = [

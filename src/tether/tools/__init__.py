@@ -3,9 +3,9 @@
 This package never imports ``tether.permissions``: the registry does not authorize (law 4).
 """
 
+from ..content import Content, File, Text, content_from_json, content_to_json, text_of
 from ..errors import RegistrationError, ToolFailure
 from ._codec import Codec, DecodeError, Issue, JsonSchemaCodec, PydanticCodec, make_codec, simplify_schema
-from ._content import Content, File, Text, content_from_json, content_to_json, text_of
 from ._hooks import AfterEvent, AfterHook, BeforeEvent, BeforeHook
 from ._names import effective_name, normalize_name
 from ._outcome import Completed, Failed, FailureKind, Outcome

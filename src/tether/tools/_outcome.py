@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._content import Content
+from ..content import Content
 
 __all__ = ["Completed", "Failed", "FailureKind", "Outcome"]
 

@@ -15,12 +15,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import RegistrationError
+from ..output import OutputStore
+from ..paths import default_data_dir
 from ._hooks import AfterHook, BeforeHook
 from ._names import effective_name
 from ._tool import Tool
 
 if TYPE_CHECKING:
-    from ..output import OutputStore
     from ._settle import Materialization
 
 __all__ = ["Entry", "Registration", "RuleLike", "ToolRegistry"]
@@ -97,11 +98,16 @@ class ToolRegistry:
 
     Args:
         parent: the application registry beneath this Location registry.
-        output: the output store used by ``materialize`` to bound results (inherited from ``parent`` if omitted).
+        output: the output store used to bound results; a Location registry inherits its parent's, an
+            application registry defaults to ``<default data dir>/tool-output``.
     """
 
     def __init__(self, *, parent: ToolRegistry | None = None, output: OutputStore | None = None) -> None:
         self.parent = parent
+        if output is None and parent is None:
+            # An application registry always bounds somewhere: the Runtime passes <data>/tool-output; a bare
+            # registry uses the default data directory ($TETHER_DATA_DIR or the platform's).
+            output = OutputStore(default_data_dir() / "tool-output")
         self._output = output
         self._stacks: dict[str, list[Entry]] = {}
         self._before: list[tuple[int, BeforeHook]] = []
@@ -109,10 +115,12 @@ class ToolRegistry:
         self._version = 0
 
     @property
-    def output(self) -> OutputStore | None:
+    def output(self) -> OutputStore:
+        """The output store that bounds results of this placement (a Location inherits the application's)."""
         if self._output is not None:
             return self._output
-        return self.parent.output if self.parent is not None else None
+        assert self.parent is not None
+        return self.parent.output
 
     # -- registration ------------------------------------------------------------------------------------------------
 

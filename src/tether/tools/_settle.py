@@ -20,15 +20,14 @@ import anyio
 import anyio.to_thread
 
 from .._wildcard import match
+from ..content import Content, File, Text
 from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreError, ToolFailure
 from ._codec import DecodeError
-from ._content import Content, File, Text
 from ._hooks import AfterEvent, BeforeEvent, run_hooks
 from ._outcome import Completed, Failed, Outcome
 from ._tool import UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolResponse
 
 if TYPE_CHECKING:
-    from ..output import OutputStore
     from ._registry import Entry, RuleLike, ToolRegistry
 
 __all__ = ["FINAL_STEP_ERROR", "MAX_METADATA_BYTES", "Materialization", "is_hidden"]
@@ -109,13 +108,29 @@ def _check_metadata(name: str, metadata: Mapping[str, Any] | None) -> Mapping[st
     return metadata
 
 
+async def _guard_hooks(phase: str, name: str, hooks: tuple[Any, ...], event: Any) -> Failed | None:
+    """Run hooks; a hook's ``ToolFailure`` fails the call with its message, any other exception is a defect.
+
+    Cancellation propagates. A failing hook fails only this call, never its siblings.
+    """
+    try:
+        await run_hooks(hooks, event)
+    except ToolFailure as exc:
+        return Failed(error=exc.message, kind="tool", metadata=_check_metadata(name, exc.metadata))
+    except Exception as exc:
+        log.exception("%s hook failed for tool %s", phase, name)
+        return Failed(error=f"Tool execution failed: {phase} hook raised {exc}", kind="defect")
+    return None
+
+
 class Materialization:
     """The snapshot of one step: the catalog (``definitions``) and the tools captured behind it."""
 
-    __slots__ = ("_after", "_before", "_captured", "_registry", "definitions", "final_step")
+    __slots__ = ("_after", "_before", "_captured", "_output", "_registry", "definitions", "final_step")
 
     def __init__(self, *, registry: ToolRegistry, captured: dict[str, Entry], final_step: bool) -> None:
         self._registry = registry
+        self._output = registry.output
         self._captured = captured
         self.final_step = final_step
         self._before, self._after = registry.hooks()
@@ -132,21 +147,11 @@ class Materialization:
         entry = self._captured.get(name)
         return entry.tool if entry is not None else None
 
-    @property
-    def _output(self) -> OutputStore:
-        store = self._registry.output
-        if store is None:
-            from ..output import OutputStore as _Store
-            from ..paths import default_data_dir
-
-            store = _Store(default_data_dir() / "tool-output")
-        return store
-
     async def settle(self, call: ToolCall, ctx: ToolContext) -> Outcome:
         """Run one call through the pipeline and return its outcome.
 
-        Cancellation propagates (it is never a result). Every other problem becomes a :class:`Failed` outcome for this
-        call only.
+        Cancellation propagates (it is never a result). Every other problem, including a failing hook, becomes a
+        :class:`Failed` outcome for this call only. Both outcomes are bounded (law 6).
         """
         if self.final_step:
             return Failed(error=FINAL_STEP_ERROR, kind="final_step")
@@ -160,7 +165,9 @@ class Materialization:
                 call_id=ctx.call_id,
                 input=raw,
             )
-            await run_hooks(self._before, event)
+            failed = await _guard_hooks("before", call.name, self._before, event)
+            if failed is not None:
+                return await self._bound(failed)
             raw = event.input
         outcome = await self._run(call.name, raw, ctx)
         if self._after:
@@ -173,7 +180,9 @@ class Materialization:
                 input=raw,
                 outcome=outcome,
             )
-            await run_hooks(self._after, after)
+            failed = await _guard_hooks("after", call.name, self._after, after)
+            if failed is not None:
+                return await self._bound(failed)
             if after.outcome is not outcome and isinstance(after.outcome, Completed):
                 try:
                     outcome = Completed(
@@ -184,19 +193,23 @@ class Materialization:
                         title=after.outcome.title,
                     )
                 except _Defect as exc:
-                    return Failed(error=f"Tool execution failed: after hook {exc}", kind="defect")
+                    outcome = Failed(error=f"Tool execution failed: after hook {exc}", kind="defect")
             else:
                 outcome = after.outcome
-        if isinstance(outcome, Completed):
-            return await self._bound(outcome)
-        return outcome
+        return await self._bound(outcome)
 
-    async def _bound(self, outcome: Completed) -> Outcome:
+    async def _bound(self, outcome: Outcome) -> Outcome:
         store = self._output
-        if not store.needs_bounding(outcome.content, outcome.output):
+        if isinstance(outcome, Completed):
+            content, output = outcome.content, outcome.output
+        else:
+            content, output = (Text(outcome.error), *outcome.partial), None
+        if not store.needs_bounding(content, output):
             return outcome
+        if isinstance(outcome, Failed):
+            return await self._bound_failure(outcome)
         try:
-            bounded = await store.bound(outcome.content, outcome.output)
+            bounded = await store.bound(content, output)
         except OutputStoreError as exc:
             return Failed(error=str(exc), kind="output_store")
         paths = tuple(dict.fromkeys((*outcome.output_paths, *bounded.output_paths)))
@@ -206,6 +219,25 @@ class Materialization:
             metadata=outcome.metadata,
             output_paths=paths,
             title=outcome.title,
+        )
+
+    async def _bound_failure(self, outcome: Failed) -> Outcome:
+        # The error text and the partial content are bounded separately: the error stays one message.
+        store = self._output
+        try:
+            error = await store.bound((Text(outcome.error),))
+            partial = await store.bound(outcome.partial) if outcome.partial else None
+        except OutputStoreError as exc:
+            return Failed(error=str(exc), kind="output_store")
+        paths = [*outcome.output_paths, *error.output_paths]
+        if partial is not None:
+            paths.extend(partial.output_paths)
+        return Failed(
+            error=error.content[0].text,  # type: ignore[union-attr]
+            kind=outcome.kind,
+            partial=partial.content if partial is not None else (),
+            metadata=outcome.metadata,
+            output_paths=tuple(dict.fromkeys(paths)),
         )
 
     async def _run(self, name: str, raw: Any, ctx: ToolContext) -> Outcome:

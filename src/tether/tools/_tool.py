@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from ..content import Content
 from ._codec import Codec, make_codec
-from ._content import Content
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -1,4 +1,4 @@
-"""Content parts: the model-facing value of a tool result, stored durably.
+"""Content parts: the model-facing value of a tool result, stored durably (re-exported by ``tether.tools``).
 
 Content is a non-empty sequence of :class:`Text` and :class:`File` parts. File parts carry base64 ``data`` or a
 ``uri`` (never both) plus a mime type. This module also holds the JSON round trip used by the store and the HTTP API.
