@@ -184,3 +184,33 @@ async def test_denied_read_reveals_nothing(make_project, kit, root: Path) -> Non
     project = make_project(kit.Recorder(decide=lambda r: "deny"))
     failed = await project.fail("read", path="missing.txt")
     assert failed.kind == "blocked" and "File not found" not in failed.error
+
+
+async def test_alternate_spelling_is_resolved_and_asked_for_itself(project, root: Path) -> None:
+    (root / "it's here.txt").write_text("found\n")
+    await project.ok("read", path="it\u2019s\u00a0here.txt")
+    assert project.permissions.asked == [("read", ("it\u2019s\u00a0here.txt",)), ("read", ("it's here.txt",))]
+
+
+async def test_alternate_spelling_cannot_escape_through_a_symlink(
+    project, root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOP SECRET\n")
+    (root / "caf\u00e9.txt").symlink_to(outside / "secret.txt")
+    failed = await project.fail("read", path="cafe\u0301.txt")
+    assert "resolves outside the project through a symlink" in failed.error
+    assert "TOP SECRET" not in failed.error
+    assert project.permissions.asked == [("read", ("cafe\u0301.txt",))]
+
+
+async def test_alternate_spelling_denied_on_its_own_resource_is_not_read(
+    make_project, root: Path, kit
+) -> None:
+    (root / "caf\u00e9.env").write_text("KEY=1\n")
+    recorder = kit.Recorder(decide=lambda r: "deny" if "caf\u00e9.env" in r.resources else "allow")
+    project = make_project(recorder)
+    failed = await project.fail("read", path="cafe\u0301.env")
+    assert "KEY=1" not in failed.error
+    assert project.permissions.asked == [("read", ("cafe\u0301.env",)), ("read", ("caf\u00e9.env",))]

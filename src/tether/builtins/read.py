@@ -1,7 +1,9 @@
 """The ``read`` tool: a page of a text file with line numbers, a directory listing, or an image/PDF as a file part.
 
 Order: resolve → ``external_directory`` (outside paths) → ``read`` on the resource → only then look at the target,
-so a denied read reveals nothing (not even whether the file exists). Paging is this tool's domain (2,000 lines or
+so a denied read reveals nothing (not even whether the file exists). A missing path spelled differently from one
+existing sibling (NFC/NFD, NBSP, curly quotes) is answered with that sibling only after it has been resolved and
+authorized on its own (it may be a symlink leading out, or fall under other rules). Paging is this tool's domain (2,000 lines or
 50 KiB per page); the settle boundary bounds the content again independently (law 6).
 """
 
@@ -198,26 +200,48 @@ def make(deps: BuiltinDeps) -> Tool[ReadInput, Any]:
     async def execute(input: ReadInput, ctx: ToolContext) -> ToolResponse[Any]:
         resolved = await resolve_or_fail(location, input.path, "directory")
         await authorize(permissions, ctx, resolved, action="read", save=("*",))
-        return await anyio.to_thread.run_sync(_read, resolved, input, location)
+        try:
+            return await anyio.to_thread.run_sync(_read, resolved, input, location, True)
+        except _Alternate as found:
+            # The sibling is a different file: it may be a symlink leading out of the project, or lie under other
+            # rules. Resolve it and ask for it as if the model had spelled it so; never read it on the first approval.
+            alternate = await resolve_or_fail(location, str(found.path), "directory")
+            await authorize(permissions, ctx, alternate, action="read", save=("*",))
+            return await anyio.to_thread.run_sync(_read, alternate, input, location, False)
 
     return Tool(description=DESCRIPTION, input=ReadInput, execute=execute)
 
 
-def _read(resolved: ResolvedPath, input: ReadInput, location: Location) -> ToolResponse[Any]:
+class _Alternate(Exception):
+    """The path is missing but exactly one sibling differs only in spelling (NFC/NFD, NBSP, curly quotes)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+
+
+def _read(
+    resolved: ResolvedPath, input: ReadInput, location: Location, alternates: bool
+) -> ToolResponse[Any]:
+    """Read ``resolved`` (approved). Blocking.
+
+    Raises:
+        _Alternate: ``alternates`` and the path is missing but an alternate spelling exists; the caller resolves and
+            authorizes that path before reading it.
+        ToolFailure: the path cannot be read.
+    """
     path = resolved.path
     label = resolved.resource
     try:
         st = path.stat()
     except FileNotFoundError:
         alternate, similar = _suggestions(path, location)
-        if alternate is None:
-            message = f"File not found: {input.path.strip()}"
-            if similar:
-                message += "\n\nDid you mean one of these?\n" + "\n".join(similar)
-            raise ToolFailure(message) from None
-        path = alternate
-        label = str(Path(label).parent / alternate.name) if resolved.internal else str(alternate)
-        st = path.stat()
+        if alternate is not None and alternates:
+            raise _Alternate(alternate) from None
+        message = f"File not found: {input.path.strip()}"
+        if similar:
+            message += "\n\nDid you mean one of these?\n" + "\n".join(similar)
+        raise ToolFailure(message) from None
     except OSError as exc:
         raise ToolFailure(f"Unable to read {input.path.strip()}: {exc.strerror}") from exc
     if stat.S_ISDIR(st.st_mode):
