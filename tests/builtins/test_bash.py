@@ -135,10 +135,82 @@ async def test_cd_out_of_the_project_asks_for_the_parent(project: Project) -> No
     assert project.permissions.asked == [("external_directory", (f"{parent}/*",)), ("bash", ("ls",))]
 
 
-async def test_pure_cd_inside_the_project_asks_nothing(project: Project) -> None:
+async def test_pure_cd_inside_the_project_asks_bash_for_its_text(project: Project) -> None:
     (project.root / "sub").mkdir()
     await project.ok("bash", command="cd sub")
-    assert project.permissions.asked == []
+    assert project.permissions.asked == [("bash", ("cd sub",))]
+
+
+async def test_redirect_only_command_asks_bash_for_the_raw_text(make_project: MakeProject, kit: Any) -> None:
+    project = make_project(kit.Recorder(decide=lambda r: "deny" if r.action == "bash" else "allow"))
+    (project.root / "important.py").write_text("print(1)\n")
+    outcome = await project.fail("bash", command="> important.py")
+    assert outcome.kind == "blocked"
+    assert project.permissions.asked == [("bash", ("> important.py",))]
+    assert project.permissions.requests[0].save == ("> important.py",)
+    assert (project.root / "important.py").read_text() == "print(1)\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cp --target-directory={outside} x",
+        "cp -t {outside} x",
+        "mv --target-directory={outside} x",
+        "nice -n 5 rm {outside}/victim",
+        "sudo -u root rm {outside}/victim",
+        "timeout 5 rm {outside}/victim",
+        "env -u X rm {outside}/victim",
+        "rm {{"
+        + ",".join(["a"] * 100)
+        + ",{outside}/victim}}",  # more alternatives than were once enumerated
+    ],
+)
+async def test_wrapped_and_optioned_outside_paths_ask_external_directory(
+    make_project: MakeProject, kit: Any, outside: Path, command: str
+) -> None:
+    (outside / "victim").write_text("v")
+    project = make_project(
+        kit.Recorder(decide=lambda r: "deny" if r.action == "external_directory" else "allow")
+    )
+    (project.root / "x").write_text("x")
+    outcome = await project.fail("bash", command=command.format(outside=outside))
+    assert outcome.kind == "blocked"
+    assert [a for a, _ in project.permissions.asked] == ["external_directory"]
+    assert (outside / "victim").exists()
+    assert sorted(p.name for p in outside.iterdir()) == ["victim"]
+
+
+async def test_unknown_directory_then_relative_path_asks_external_directory_for_the_raw_text(
+    make_project: MakeProject, kit: Any, outside: Path
+) -> None:
+    (outside / "victim").write_text("v")
+    project = make_project(
+        kit.Recorder(decide=lambda r: "deny" if r.action == "external_directory" else "allow")
+    )
+    command = f"X={outside}; cd $X && rm victim"
+    outcome = await project.fail("bash", command=command)
+    assert outcome.kind == "blocked"
+    assert project.permissions.asked == [("external_directory", (command,))]
+    request = project.permissions.requests[0]
+    assert request.save == (command,)
+    assert request.metadata["uncertain"]
+    assert (outside / "victim").exists()
+
+
+async def test_external_directory_is_asked_once_per_directory(project: Project, tmp_path: Path) -> None:
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    await project.ok(
+        "bash", command=f"ls {tmp_path}/one/a {tmp_path}/two/b; cat {tmp_path}/one/a {tmp_path}/two/b"
+    )
+    asked = project.permissions.asked
+    assert asked[:2] == [
+        ("external_directory", (f"{tmp_path}/one/*",)),
+        ("external_directory", (f"{tmp_path}/two/*",)),
+    ]
+    assert [a for a, _ in asked[2:]] == ["bash"]
+    assert project.permissions.requests[0].metadata["command"].startswith("ls ")
 
 
 async def test_workdir_outside_the_project_needs_external_directory(project: Project, outside: Path) -> None:

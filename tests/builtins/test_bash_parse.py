@@ -43,8 +43,10 @@ RESOURCES = [
     ("FOO=1 npm run dev", ("FOO=1 npm run dev",), ("npm run dev *",)),
     ("sudo rm -rf /opt/x", ("sudo rm -rf /opt/x",), ("sudo rm *",)),
     ("env A=1 git push origin", ("env A=1 git push origin",), ("env A=1 git push *",)),
-    ("cd ..", (), ()),
-    ("x=1", (), ()),
+    # No simple command, but not empty: the raw text is the resource (never an empty request for something that runs).
+    ("cd ..", ("cd ..",), ("cd ..",)),
+    ("x=1", ("x=1",), ("x=1",)),
+    ("> important.py", ("> important.py",), ("> important.py",)),
     ("", (), ()),
     ("# just a comment", (), ()),
 ]
@@ -107,6 +109,26 @@ PATHS = [
     ("echo x 2>&1 >&2", set[tuple[str, str]]()),
     ("sudo rm /opt/x", {("/opt/x", "path")}),
     ("command cat /etc/shadow", {("/etc/shadow", "path")}),
+    # Target directories and other option values of file commands.
+    ("cp --target-directory=../out x", {("/p/out", "path"), ("/p/w/x", "path")}),
+    ('mv --target-directory="../o d" x', {("/p/o d", "path"), ("/p/w/x", "path")}),
+    ("cp -t ../out x", {("/p/out", "path"), ("/p/w/x", "path")}),
+    ("ln -sft../out x", {("/p/out", "path"), ("/p/w/x", "path")}),
+    ("touch -r../ref x", {("/p/ref", "path"), ("/p/w/x", "path")}),
+    ("chown --reference=/etc/passwd x", {("/etc/passwd", "path"), ("/p/w/x", "path")}),
+    ("cp --target-directory=~/t x", {("/home/u/t", "path"), ("/p/w/x", "path")}),
+    # Wrappers whose options take arguments: the option argument is not the wrapped command.
+    ("nice -n 5 rm ../x", {("/p/x", "path")}),
+    ("nice -5 rm ../x", {("/p/x", "path")}),
+    ("sudo -u root rm ../x", {("/p/x", "path")}),
+    ("sudo -u root -- rm ../x", {("/p/x", "path")}),
+    ("timeout 5 rm ../x", {("/p/x", "path")}),
+    ("timeout -s KILL -k 1 5s rm ../x", {("/p/x", "path")}),
+    ("timeout --signal=TERM 5 rm ../x", {("/p/x", "path")}),
+    ("env -u X A=1 rm ../x", {("/p/x", "path")}),
+    ("stdbuf -o L cat ../x", {("/p/x", "path")}),
+    ("nohup nice -n 1 sudo -u a rm ../x", {("/p/x", "path")}),
+    ("rm {1..3}", {("/p/w/1", "path"), ("/p/w/2", "path"), ("/p/w/3", "path")}),
 ]
 
 
@@ -245,3 +267,64 @@ def test_prefix_table_matches_the_reference() -> None:
     }
     assert arity_prefix([]) == ()
     assert always_pattern([]) is None
+
+
+# --- uncertainty: what cannot be known statically is reported, never silently skipped -----------------------------
+
+UNCERTAIN = [
+    "X=../outside; cd $X && rm victim",  # relative path after a change to an unknown directory
+    "cd $X; echo hi > out.txt",
+    "cd - && rm y",
+    "rm $TARGET",  # dynamic operand
+    "echo hi > $OUT",  # dynamic redirect target
+    "rm {"
+    + ",".join(f"a{i}" for i in range(2000))
+    + ",../outside/victim}",  # too many alternatives to enumerate
+    "rm {1..100000}",
+    "rm x{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}{s,t}{u,v}",
+    "sudo --frobnicate rm ../x",  # unknown wrapper option: where the command starts is unknown
+    "nice -q rm ../x",
+    "env -C /elsewhere rm x",  # the wrapper moves the working directory
+    "env --chdir=/elsewhere rm x",
+    "sudo -D /elsewhere rm x",
+    "find .. -name x | xargs rm",  # operands from stdin
+    "xargs -n 1 -I{} cp {} /tmp",
+    "$CMD ../x",  # the command itself is unknown
+    "sudo $CMD ../x",
+]
+
+
+@pytest.mark.parametrize("command", UNCERTAIN)
+def test_what_cannot_be_known_statically_is_uncertain(command: str) -> None:
+    analysis = run(command)
+    assert analysis.uncertain
+    assert all(len(reason) < 250 for reason in analysis.uncertain)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf build",
+        "cd sub && rm x",
+        "cd /abs && rm x",
+        "echo $X",
+        "git push origin $BRANCH",
+        "rm /tmp/{a,b}",
+        "sudo -u root rm /x",
+        "timeout 5 make",
+        "xargs echo",
+    ],
+)
+def test_statically_known_commands_are_certain(command: str) -> None:
+    assert run(command).uncertain == ()
+
+
+def test_unknown_cwd_keeps_absolute_paths_checked() -> None:
+    analysis = run("cd $X && rm /etc/y")
+    assert analysis.uncertain == ()
+    assert {(p.path, p.role) for p in analysis.paths} == {("/etc/y", "path")}
+
+
+def test_uncertain_wrapper_is_approved_only_by_its_exact_text() -> None:
+    assert run("sudo --frobnicate rm ../x").save == ("sudo --frobnicate rm ../x",)
+    assert run("nice -n 5 rm ../x").save == ("nice -n 5 rm *",)

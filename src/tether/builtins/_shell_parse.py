@@ -11,13 +11,18 @@ This module turns a command string into what the permission gate needs, and noth
   directory the shell will have at that point: ``cd`` chains move it, subshells and pipeline stages scope it, and a
   ``cd`` that may fail keeps the old directory possible (so ``cd /x; rm y`` considers both ``/x/y`` and ``./y``);
 - :attr:`Analysis.opaque` when the text is not valid shell (a syntax error, an unterminated heredoc): the caller
-  then asks for the raw command text, never failing open.
+  then asks for the raw command text, never failing open;
+- :attr:`Analysis.uncertain` when a path the shell will touch cannot be known statically: a file command's operand
+  or a redirect target whose value depends on the runtime (``$VAR`` other than ``$HOME``, ``$(...)``, backticks), a
+  relative one after the working directory became unknown (``cd $X``), a brace expansion too large to enumerate,
+  a wrapper (``sudo``, ``env``, ``timeout``, ...) with options this module does not know or that move the working
+  directory (``env -C``, ``sudo -D``), and file commands fed by ``xargs``. The caller then asks
+  ``external_directory`` for the raw command text, so a person decides: never failing open.
 
 It deliberately does not decide containment or ask anything: paths are lexical and absolute, and the caller resolves
-them against its Location (symlinks included). Arguments whose value depends on the runtime (``$VAR`` other than
-``$HOME``, ``$(...)``, backticks) cannot be resolved statically and are not path-checked, as in the reference; the
-command text that contains them is still asked for under ``bash``. Commands run through ``eval`` or ``sh -c`` are
-asked with their exact text as the "always" pattern, so approving them always cannot approve anything else.
+them against its Location (symlinks included). Commands run through ``eval`` or ``sh -c`` are asked with their exact
+text as the "always" pattern, so approving them always cannot approve anything else. A command that holds no simple
+command at all but is not empty (``> file``, ``x=1``, ``cd sub``) is asked for under ``bash`` with its raw text.
 """
 
 from __future__ import annotations
@@ -132,20 +137,30 @@ class Analysis:
     paths: tuple[PathArg, ...] = ()
     opaque: str | None = None
     """Why the command could not be analysed (then ask for the raw text), or ``None``."""
+    uncertain: tuple[str, ...] = ()
+    """Why some touched path cannot be known statically (then ask ``external_directory`` for the raw text)."""
+    empty: bool = False
+    """The text holds nothing to run (only whitespace and comments)."""
 
     @property
     def resources(self) -> tuple[str, ...]:
-        """The ``bash`` resources: one per simple command (cwd changers excluded), or the raw text when opaque."""
+        """The ``bash`` resources: one per simple command (cwd changers excluded), else the raw text.
+
+        The raw text stands in when the command is opaque, and when it holds no simple command but is not empty
+        (``> file`` truncates a file without any command): never an empty list for something that runs.
+        """
         if self.opaque is not None:
             return (self.command.strip(),)
-        return tuple(dict.fromkeys(c.text for c in self.commands if c.always is not None))
+        found = tuple(dict.fromkeys(c.text for c in self.commands if c.always is not None))
+        return found or (() if self.empty else (self.command.strip(),))
 
     @property
     def save(self) -> tuple[str, ...]:
-        """The "always" patterns: one per distinct command prefix, or the raw text when opaque."""
+        """The "always" patterns: one per distinct command prefix, or the raw text when the resource is raw text."""
         if self.opaque is not None:
             return (self.command.strip(),)
-        return tuple(dict.fromkeys(c.always for c in self.commands if c.always is not None))
+        found = tuple(dict.fromkeys(c.always for c in self.commands if c.always is not None))
+        return found or (() if self.empty else (self.command.strip(),))
 
 
 # --- parsing -------------------------------------------------------------------------------------------------------
@@ -154,7 +169,87 @@ Node = tree_sitter.Node
 
 _PATH_COMMANDS = frozenset({"rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat", "ln"})
 _CWD_COMMANDS = frozenset({"cd", "chdir", "pushd", "popd"})
-_WRAPPERS = frozenset({"command", "builtin", "exec", "nohup", "sudo", "env", "nice", "time", "doas", "xargs"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Wrapper:
+    """The option syntax of a command that runs another command (``sudo -u root rm x``).
+
+    Options outside these sets make the inner command unknown, and so do the ``unsure`` ones (they move the working
+    directory or root, or carry a command string): the analysis is then uncertain rather than wrong.
+    """
+
+    flags: str = ""
+    with_arg: str = ""
+    long_flags: frozenset[str] = frozenset()
+    long_with_arg: frozenset[str] = frozenset()
+    unsure: frozenset[str] = frozenset()
+    positionals: int = 0
+    assignments: bool = False
+    numeric: bool = False
+    stdin_operands: bool = False
+
+
+_WRAPPERS: dict[str, _Wrapper] = {
+    "command": _Wrapper(flags="pvV"),
+    "builtin": _Wrapper(),
+    "exec": _Wrapper(flags="cl", with_arg="a"),
+    "nohup": _Wrapper(),
+    "sudo": _Wrapper(
+        flags="AbEHiKklnPSsV",
+        with_arg="CDghpRrTtUu",
+        long_flags=frozenset(
+            "--askpass --background --preserve-env --set-home --login --remove-timestamp --reset-timestamp "
+            "--non-interactive --preserve-groups --stdin --shell --bell --validate".split()
+        ),
+        long_with_arg=frozenset(
+            "--close-from --chdir --group --host --prompt --chroot --role --type --command-timeout --other-user "
+            "--user".split()
+        ),
+        unsure=frozenset({"-D", "--chdir", "-R", "--chroot"}),
+    ),
+    "doas": _Wrapper(flags="ns", with_arg="uC"),
+    "env": _Wrapper(
+        flags="i0v",
+        with_arg="uC",
+        long_flags=frozenset({"--ignore-environment", "--null", "--debug"}),
+        long_with_arg=frozenset({"--unset", "--chdir"}),
+        unsure=frozenset({"-C", "--chdir"}),
+        assignments=True,
+    ),
+    "nice": _Wrapper(with_arg="n", long_with_arg=frozenset({"--adjustment"}), numeric=True),
+    "time": _Wrapper(
+        flags="pv",
+        with_arg="fo",
+        long_flags=frozenset({"--portability", "--verbose", "--append", "--quiet"}),
+        long_with_arg=frozenset({"--format", "--output"}),
+        unsure=frozenset({"-o", "--output"}),
+    ),
+    "timeout": _Wrapper(
+        flags="v",
+        with_arg="sk",
+        long_flags=frozenset({"--foreground", "--preserve-status", "--verbose"}),
+        long_with_arg=frozenset({"--signal", "--kill-after"}),
+        positionals=1,
+    ),
+    "stdbuf": _Wrapper(with_arg="ioe", long_with_arg=frozenset({"--input", "--output", "--error"})),
+    "setsid": _Wrapper(flags="cfw", long_flags=frozenset({"--ctty", "--fork", "--wait"})),
+    "ionice": _Wrapper(flags="t", with_arg="cn", long_flags=frozenset({"--ignore"})),
+    "xargs": _Wrapper(
+        flags="0oprtx",
+        with_arg="adEILnPs",
+        long_flags=frozenset(
+            "--null --open-tty --interactive --no-run-if-empty --verbose --exit --show-limits".split()
+        ),
+        long_with_arg=frozenset(
+            "--arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars "
+            "--process-slot-var".split()
+        ),
+        stdin_operands=True,
+    ),
+}
+# Short options of file commands that take an argument, which may be attached (``cp -t../dir``, ``touch -rFILE``).
+_PATH_OPTION_ARGS = {"cp": "tS", "mv": "tS", "ln": "tS", "touch": "rdt", "mkdir": "m"}
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox"})
 _ARG_TYPES = frozenset(
     {
@@ -170,6 +265,7 @@ _ARG_TYPES = frozenset(
         "command_substitution",
         "process_substitution",
         "arithmetic_expansion",
+        "brace_expression",
     }
 )
 _SCOPED = frozenset({"subshell", "command_substitution", "process_substitution"})
@@ -177,7 +273,7 @@ _LOOPS = frozenset({"for_statement", "c_style_for_statement", "while_statement"}
 _FILE_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<", "<>"})
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero"})
 _GLOB = "*?["
-_MAX_BRACE = 64
+_MAX_BRACE = 1024
 
 
 @cache
@@ -205,15 +301,22 @@ def analyze(command: str, *, cwd: str, home: str) -> Analysis:
     root = tree.root_node
     if root.has_error:
         return Analysis(command=command, opaque="syntax")
+    statements = _named(root)
     walker = _Walker(home=home, cwd=posixpath.normpath(cwd))
-    walker.sequence(_named(root), frozenset({walker.cwd}))
+    walker.sequence(statements, frozenset({walker.cwd}))
     commands: dict[str, SimpleCommand] = {}
     for item in walker.commands:
         commands.setdefault(item.text, item)
     paths: dict[tuple[str, str], PathArg] = {}
     for arg in walker.paths:
         paths.setdefault((arg.path, arg.role), arg)
-    return Analysis(command=command, commands=tuple(commands.values()), paths=tuple(paths.values()))
+    return Analysis(
+        command=command,
+        commands=tuple(commands.values()),
+        paths=tuple(paths.values()),
+        uncertain=tuple(dict.fromkeys(walker.uncertain)),
+        empty=not statements,
+    )
 
 
 def _named(node: Node) -> list[Node]:
@@ -222,7 +325,12 @@ def _named(node: Node) -> list[Node]:
 
 def _text(node: Node) -> str:
     raw = node.text
-    return raw.decode("utf-8", "surrogatepass") if raw is not None else ""
+    if raw is None:
+        return ""
+    try:
+        return raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:  # a node boundary inside an encoded (lone) surrogate
+        return raw.decode("utf-8", "surrogateescape")
 
 
 # A set of the working directories the shell may have; ``None`` stands for one we cannot know (``cd $X``).
@@ -246,6 +354,7 @@ class _Walker:
     commands: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
     paths: list[PathArg] = field(default_factory=list[PathArg])
     seen: set[str | None] = field(default_factory=set[str | None])
+    uncertain: list[str] = field(default_factory=list[str])
 
     # -- control flow ------------------------------------------------------------------------------------------------
 
@@ -333,7 +442,7 @@ class _Walker:
                 and _text(child) != "-"
             ):
                 for value in self.values(child, first=True):
-                    self.add_path(value, cwds, role="path", source=_text(node))
+                    self.add_path(value, cwds, role="path", source=_text(node).strip())
             self.walk(child, cwds)
 
     # -- simple commands ---------------------------------------------------------------------------------------------
@@ -363,21 +472,35 @@ class _Walker:
         text = (_text(parent) if is_body and parent is not None else _text(node)).strip()
         # Look through wrappers (``sudo rm``, ``command cd``): the path check applies to the wrapped command, and
         # the "always" pattern extends to its prefix, so approving ``sudo rm *`` is not approving ``sudo *``.
+        words = [self.word(a) for a in args]
         inner_name, start = name, 0
-        while inner_name in _WRAPPERS:
-            index = start
-            while index < len(args) and (
-                _text(args[index]).startswith("-") or (inner_name == "env" and "=" in _text(args[index]))
-            ):
-                index += 1
-            if index >= len(args):
+        unsure = (
+            None
+            if self.word(name_node) is not None
+            else f"the command name is only known at run time: {_clip(text)}"
+        )
+        fed = False
+        while unsure is None and inner_name in _WRAPPERS:
+            spec = _WRAPPERS[inner_name]
+            index, unsure = _unwrap(spec, words, start)
+            if index is None:
                 break
-            inner_name, start = _command_name(_text(args[index])), index + 1
+            fed = fed or spec.stdin_operands
+            word = words[index]
+            if word is None:
+                unsure = f"the wrapped command is only known at run time: {_clip(text)}"
+                break
+            inner_name, start = _command_name(word), index + 1
+        if unsure is not None:
+            self.uncertain.append(f"{unsure}: {_clip(text)}" if not unsure.endswith(_clip(text)) else unsure)
+        elif fed and inner_name in _PATH_COMMANDS | _CWD_COMMANDS:
+            self.uncertain.append(f"the operands of {inner_name} come from xargs' input: {_clip(text)}")
         inner_args = args[start:]
         opaque = name == "eval" or inner_name == "eval" or (inner_name in _SHELLS and _has_c_flag(inner_args))
         if name in _CWD_COMMANDS:
             always = None
-        elif opaque:
+        elif opaque or unsure is not None:
+            # Where the wrapped command starts is unknown: only the exact text may be approved "always".
             always = text
         else:
             split = len(tokens) - len(inner_args) - 1 if start else 0
@@ -385,6 +508,8 @@ class _Walker:
             if split and always is not None:
                 always = " ".join(tokens[:split]) + " " + always
         self.commands.append(SimpleCommand(text=text, tokens=tokens, name=name, always=always))
+        if unsure is not None:
+            return _Flow(cwds, cwds)
         if inner_name in _CWD_COMMANDS:
             return self.change_directory(inner_name, inner_args, cwds, source=text)
         if inner_name in _PATH_COMMANDS:
@@ -392,17 +517,44 @@ class _Walker:
                 self.add_path(value, cwds, role="path", source=text)
         return _Flow(cwds, cwds)
 
+    def word(self, node: Node) -> str | None:
+        """The static text of a word with quotes removed (no ``~`` expansion), ``None`` when dynamic."""
+        if node.type == "command_name":
+            names = _named(node)
+            return self.word(names[0]) if len(names) == 1 else None
+        static = self.static(node, first=False)
+        return static[0] if static is not None else None
+
     def path_operands(self, name: str, args: list[Node]) -> Iterator[str | None]:
+        """Every value that may name a path: operands, ``--opt=value`` values, attached short option arguments.
+
+        Over-reporting is harmless (a non-path such as ``--preserve=mode`` resolves inside the project and asks
+        nothing); under-reporting is not.
+        """
         operands_only = False
+        attached = _PATH_OPTION_ARGS.get(name, "")
         for arg in args:
-            raw = _text(arg)
+            static = self.static(arg, first=True)
+            if static is None:
+                yield None
+                continue
+            text, specials = static
             if not operands_only:
-                if raw == "--":
+                if text == "--":
                     operands_only = True
                     continue
-                if raw.startswith("-") or (name == "chmod" and raw.startswith("+")):
+                if text.startswith("--"):
+                    option, eq, value = text.partition("=")
+                    if eq and option != "--":
+                        yield from self.expand(self.tilde(value), specials)
                     continue
-            yield from self.values(arg, first=True)
+                if text.startswith("-") or (name == "chmod" and text.startswith("+")):
+                    for position, ch in enumerate(text[1:-1], 1):
+                        if ch in attached:
+                            yield from self.expand(text[position + 1 :], specials)
+                            break
+                    continue
+            yield from self.expand(text, specials)
 
     def change_directory(self, name: str, args: list[Node], cwds: Cwds, *, source: str) -> _Flow:
         operands = [a for a in args if not _text(a).startswith("-") or _text(a) == "-"]
@@ -426,10 +578,16 @@ class _Walker:
 
     def add_path(self, value: str | None, cwds: Cwds, *, role: PathRole, source: str) -> None:
         if value is None:
+            self.uncertain.append(f"a path cannot be known before the command runs: {_clip(source)}")
             return
         for cwd in cwds:
             resolved = _join(cwd, value)
-            if resolved is None or resolved in _DEVICES or resolved.startswith("/dev/fd/"):
+            if resolved is None:
+                self.uncertain.append(
+                    f"a relative path follows a change to an unknown directory: {_clip(source)}"
+                )
+                continue
+            if resolved in _DEVICES or resolved.startswith("/dev/fd/"):
                 continue
             self.paths.append(PathArg(path=resolved, role=role, source=source))
 
@@ -441,14 +599,28 @@ class _Walker:
         if static is None:
             yield None
             return
-        text, unquoted_glob = static
-        for expanded in _expand_braces(text) if unquoted_glob else [text]:
+        yield from self.expand(*static)
+
+    def expand(self, text: str, unquoted_glob: bool) -> Iterator[str | None]:
+        """Brace-expand ``text`` and cut globs; ``None`` (unknown) when the expansion is too large to enumerate."""
+        if unquoted_glob:
+            alternatives = _expand_braces(text)
+            if alternatives is None:
+                yield None
+                return
+        else:
+            alternatives = [text]
+        for expanded in alternatives:
             cut = min((i for i in (expanded.find(ch) for ch in _GLOB) if i >= 0), default=-1)
             if unquoted_glob and cut >= 0:
                 expanded = expanded[:cut] or "."
                 if not expanded.endswith("/"):
                     expanded = posixpath.dirname(expanded) or "."
             yield expanded
+
+    def tilde(self, value: str) -> str:
+        """``~`` expansion of an option value (``--target-directory=~/x``): bash expands it after ``=``."""
+        return self.home + value[1:] if value == "~" or value.startswith("~/") else value
 
     def static(self, node: Node, *, first: bool) -> tuple[str, bool] | None:
         """``(value, has_unquoted_specials)`` for a statically known word, else ``None``."""
@@ -465,6 +637,8 @@ class _Walker:
             return _unescape(raw), specials
         if kind == "raw_string":
             return _text(node)[1:-1], False
+        if kind == "brace_expression":  # ``{1..3}``: expanded by :meth:`expand`
+            return _text(node), True
         if kind == "string":
             parts: list[str] = []
             for child in _named(node):
@@ -488,6 +662,71 @@ class _Walker:
                 specials = specials or part[1]
             return "".join(out), specials
         return None
+
+
+def _unwrap(spec: _Wrapper, words: list[str | None], start: int) -> tuple[int | None, str | None]:
+    """Where the wrapped command's name is in ``words`` (from ``start``), and why that is unknown (if it is).
+
+    Returns ``(index, None)``, ``(None, None)`` when the wrapper runs no command (``env`` alone), or
+    ``(None, reason)`` when an option is unknown, dynamic, or moves the working directory.
+    """
+    index = start
+    positionals = spec.positionals
+    options = True
+    while index < len(words):
+        word = words[index]
+        if word is None:
+            # A dynamic word: the wrapped command's name (the caller says so), or an option or operand we cannot read.
+            return (index, None) if not positionals else (None, "an argument is only known at run time")
+        if options and word == "--":
+            options = False
+            index += 1
+            continue
+        if options and word.startswith("--"):
+            option, eq, _ = word.partition("=")
+            if option in spec.unsure:
+                return None, f"{option} changes where the wrapped command runs"
+            if option in spec.long_flags or (eq and option in spec.long_with_arg):
+                index += 1
+            elif option in spec.long_with_arg:
+                index += 2
+            else:
+                return None, f"unknown option {option}"
+            continue
+        if options and word.startswith("-") and len(word) > 1:
+            if spec.numeric and word[1:].isdigit():
+                index += 1
+                continue
+            step = 1
+            for position, ch in enumerate(word[1:], 1):
+                if f"-{ch}" in spec.unsure:
+                    return None, f"-{ch} changes where the wrapped command runs"
+                if ch in spec.with_arg:
+                    step = 2 if position == len(word) - 1 else 1
+                    break
+                if ch not in spec.flags:
+                    return None, f"unknown option -{ch}"
+            index += step
+            continue
+        if spec.assignments and (word == "-" or _is_assignment(word)):
+            index += 1
+            continue
+        if positionals:
+            positionals -= 1
+            index += 1
+            continue
+        return index, None
+    return None, None
+
+
+def _clip(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= 120 and "\n" not in text.strip() else line[:120] + "..."
+
+
+def _is_assignment(word: str) -> bool:
+    name, eq, _ = word.partition("=")
+    return bool(eq) and name.replace("_", "a").isalnum() and not name[0].isdigit()
 
 
 def _is_home(node: Node) -> bool:
@@ -550,23 +789,35 @@ def _unescape_dquoted(raw: str) -> str:
     return "".join(out)
 
 
-def _expand_braces(text: str) -> list[str]:
-    """Bash brace expansion of ``a{b,c}d`` and ``{1..3}`` style words (bounded; unmatched braces stay literal)."""
+def _expand_braces(text: str) -> list[str] | None:
+    """Bash brace expansion of ``a{b,c}d`` and ``{1..3}`` style words; unmatched braces stay literal.
+
+    ``None`` when the expansion would exceed :data:`_MAX_BRACE` words: never a truncated list, whose missing words
+    would go unchecked.
+    """
     results = [text]
-    for _ in range(_MAX_BRACE):
+    while True:
         changed = False
         expanded: list[str] = []
         for item in results:
-            parts = _split_brace(item)
+            try:
+                parts = _split_brace(item)
+            except _BraceOverflow:
+                return None
             if parts is None:
                 expanded.append(item)
             else:
                 changed = True
                 expanded.extend(parts)
-        results = expanded[:_MAX_BRACE]
+            if len(expanded) > _MAX_BRACE:
+                return None
+        results = expanded
         if not changed:
-            break
-    return results
+            return results
+
+
+class _BraceOverflow(Exception):
+    pass
 
 
 def _split_brace(text: str) -> list[str] | None:
@@ -595,7 +846,9 @@ def _split_brace(text: str) -> list[str] | None:
             if lo.lstrip("-").isdigit() and hi.lstrip("-").isdigit():
                 a, b = int(lo), int(hi)
                 step = 1 if b >= a else -1
-                return [head + str(n) + tail for n in range(a, b + step, step)][:_MAX_BRACE]
+                if abs(b - a) >= _MAX_BRACE:
+                    raise _BraceOverflow
+                return [head + str(n) + tail for n in range(a, b + step, step)]
             return [head + body + tail]
         start = text.find("{", start + 1)
     return None

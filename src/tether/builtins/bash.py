@@ -5,9 +5,12 @@ parsing (:mod:`._shell_parse`). Order of one call:
 
 1. resolve ``workdir`` (default: the Location root) as a directory;
 2. analyse the command (tree-sitter-bash) and resolve the path arguments of file commands and redirections;
-3. ask ``external_directory`` once for every directory outside the Location (the workdir first), then ask ``bash``
-   with one resource per simple command and the prefix-table "always" patterns (or the raw text when the command
-   cannot be parsed);
+3. ask ``external_directory`` once per directory outside the Location (the workdir first; one request each, through
+   :func:`tether.location.require_external`, as the file tools do); when the analysis cannot know every path the
+   command touches (``cd $X && rm y``, ``rm $F``, an unknown wrapper option), ask ``external_directory`` once more
+   with the raw command text as the resource, so a person decides; then ask ``bash`` with one resource per simple
+   command and the prefix-table "always" patterns (or the raw text when the command cannot be parsed or holds no
+   simple command, such as ``> file``): every non-empty command asks ``bash``;
 4. re-check that the workdir is still a directory (approval may take a while), then run (:mod:`._shell_run`).
 
 The model reads the output (stdout and stderr interleaved), then ``Command exited with code N.`` or ``Command timed
@@ -26,7 +29,7 @@ import anyio.to_thread
 from pydantic import BaseModel, Field
 
 from ..errors import PathError, ToolFailure
-from ..location import Location, ResolvedPath
+from ..location import Location, ResolvedPath, require_external
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import resolve_or_fail
@@ -91,10 +94,19 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
         if inspected is None:
             raise ToolFailure(f"Working directory is not a directory: {location.display(cwd)}")
         analysis, outside = inspected
-        directories = [workdir, *outside] if workdir.external is not None else outside
-        if directories:
-            await _ask_external(permissions, ctx, command, directories)
-        if analysis.resources:
+        await require_external(permissions, ctx, [workdir, *outside], metadata={"command": command})
+        if analysis.uncertain:
+            raw = command.strip()
+            await permissions.assert_(
+                PermissionRequest.from_context(
+                    ctx,
+                    action="external_directory",
+                    resources=[raw],
+                    save=[raw],
+                    metadata={"command": command, "uncertain": list(analysis.uncertain)},
+                )
+            )
+        if analysis.resources:  # empty only for blank or comment-only text, which runs nothing
             metadata: dict[str, Any] = {"command": command}
             if input.description:
                 metadata["description"] = input.description
@@ -166,26 +178,6 @@ def _resolve_arg(location: Location, arg: PathArg) -> ResolvedPath | None:
         return location.resolve(os.path.realpath(arg.path), kind)
     except PathError:
         return None
-
-
-async def _ask_external(
-    permissions: Any, ctx: ToolContext, command: str, targets: list[ResolvedPath]
-) -> None:
-    resources: dict[str, None] = {}
-    save: dict[str, None] = {}
-    for target in targets:
-        assert target.external is not None
-        resources[target.external.resource] = None
-        save[target.external.save] = None
-    await permissions.assert_(
-        PermissionRequest.from_context(
-            ctx,
-            action="external_directory",
-            resources=list(resources),
-            save=list(save),
-            metadata={"command": command, "directories": [r.removesuffix("/*") or "/" for r in resources]},
-        )
-    )
 
 
 def _title(command: str) -> str:

@@ -27,11 +27,16 @@ async def require_external(
     permissions: PermissionAsserter,
     ctx: ToolContext,
     resolved: ResolvedPath | Iterable[ResolvedPath],
+    *,
+    metadata: Mapping[str, Any] | None = None,
 ) -> None:
     """Ask ``external_directory`` once per distinct external directory among ``resolved`` (in first-seen order).
 
-    Internal paths ask nothing. The request's resource is ``<dir>/*`` and its save pattern is the containing project
-    root's ``<root>/*`` (or the resource itself).
+    One request per directory, never one request listing several: a person approves or rejects each directory on
+    its own, and an "always" reply saves exactly the pattern of the directory it was asked for. Every tool (the file
+    tools, ``apply_patch``, ``bash``) asks through here. Internal paths ask nothing. The request's resource is
+    ``<dir>/*`` and its save pattern is the containing project root's ``<root>/*`` (or the resource itself); its
+    metadata holds ``filepath`` and ``parentDir``, plus ``metadata`` (e.g. bash's ``command``).
 
     Raises:
         BlockedError | DeclinedError | CorrectedError: the request was not allowed.
@@ -49,7 +54,7 @@ async def require_external(
                 action="external_directory",
                 resources=[ext.resource],
                 save=[ext.save],
-                metadata={"filepath": str(item.path), "parentDir": ext.directory},
+                metadata={**(metadata or {}), "filepath": str(item.path), "parentDir": ext.directory},
             )
         )
 
