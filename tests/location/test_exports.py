@@ -18,6 +18,7 @@ def test_public_surface_is_pinned() -> None:
         "encode_text",
         "line_ending",
         "read_bytes",
+        "read_bytes_sync",
         "require_external",
         "sanitize_path",
         "write_bytes_sync",

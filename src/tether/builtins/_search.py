@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
+from typing import Literal
+
+import anyio.to_thread
 
 from ..errors import ToolFailure
 from ..location import Location, ResolvedPath
 from ._common import resolve_or_fail
 
-__all__ = ["BASE_FLAGS", "DEFAULT_LIMIT", "check_directory", "mtime", "search_root"]
+__all__ = ["BASE_FLAGS", "DEFAULT_LIMIT", "check_directory", "mtime", "path_kind", "search_root"]
 
 DEFAULT_LIMIT = 100
 # --no-require-git: .gitignore applies even when the project is not (yet) a git repository.
@@ -33,14 +37,24 @@ def mtime(path: Path) -> float:
         return 0.0
 
 
-def check_directory(resolved: ResolvedPath, original: str | None) -> None:
-    """Fail unless the search path is an existing directory.
+def path_kind(path: Path) -> Literal["missing", "directory", "other"]:
+    """Whether ``path`` is missing, a directory or something else (blocking: one ``stat``)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "missing"
+    return "directory" if stat.S_ISDIR(st.st_mode) else "other"
+
+
+async def check_directory(resolved: ResolvedPath, original: str | None) -> None:
+    """Fail unless the search path is an existing directory (the ``stat`` runs in a worker thread).
 
     Raises:
         ToolFailure: it does not exist or is not a directory.
     """
     shown = (original or ".").strip()
-    if not resolved.path.exists():
+    kind = await anyio.to_thread.run_sync(path_kind, resolved.path)
+    if kind == "missing":
         raise ToolFailure(f"Search path does not exist: {shown}")
-    if not resolved.path.is_dir():
+    if kind != "directory":
         raise ToolFailure(f"Search path is not a directory: {shown}")

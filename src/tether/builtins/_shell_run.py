@@ -236,7 +236,8 @@ class _Exit:
 
 async def _end_group(exited: _Exit, grace: float) -> None:
     """Terminate what is left of the group (all of it on timeout/cancel, background jobs after a normal exit)."""
-    if exited.returncode is None or _group_alive(exited.pid):
+    # _group_alive scans /proc: a worker thread, like the termination itself (law 9).
+    if exited.returncode is None or await anyio.to_thread.run_sync(_group_alive, exited.pid):
         await anyio.to_thread.run_sync(_terminate_group, exited.pid, grace)
     await exited.wait()
 

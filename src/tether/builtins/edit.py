@@ -8,12 +8,22 @@ file's line-ending style; the result is written only if the file still holds the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 from pydantic import BaseModel, Field
 
 from ..errors import ToolFailure
-from ..location import authorize_edit, decode_text, encode_text, line_ending, read_bytes, write_if_unchanged
+from ..location import (
+    authorize_edit,
+    decode_text,
+    encode_text,
+    line_ending,
+    read_bytes_sync,
+    write_if_unchanged_sync,
+)
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import file_diff, resolve_or_fail
 from ._deps import BuiltinDeps
@@ -57,6 +67,59 @@ def _short_diff(old: str, new: str) -> str:
     return "```diff\n" + "\n".join([*side(old, "-"), *side(new, "+")]) + "\n```"
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Edited:
+    count: int
+    diff: dict[str, Any]
+
+
+def _edit(path: Path, label: str, input: EditInput) -> _Edited:
+    """Read the approved file, replace, write if unchanged, diff. Blocking: runs in a worker thread.
+
+    Raises:
+        ToolFailure: the file is missing, not text, changed meanwhile, or ``old_string`` does not match once.
+    """
+    try:
+        raw = read_bytes_sync(path)
+    except IsADirectoryError:
+        raise ToolFailure(f"Path is a directory, not a file: {label}") from None
+    except OSError as exc:
+        raise ToolFailure(f"Unable to edit {input.path.strip()}: {exc.strerror or exc}") from exc
+    if raw is None:
+        raise ToolFailure(f"File not found: {input.path.strip()}")
+    try:
+        decoded = decode_text(raw)
+    except UnicodeDecodeError:
+        raise ToolFailure(f"File is not valid UTF-8: {label}") from None
+    text = decoded.text
+    eol = line_ending(text)
+    old = input.old_string.replace("\r\n", "\n")
+    new = input.new_string.replace("\r\n", "\n")
+    if eol == "\r\n":
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+    try:
+        updated, count = replace(text, old, new, replace_all=input.replace_all)
+    except NoMatch:
+        raise ToolFailure(
+            "Could not find old_string in the file. It must match exactly, including whitespace and "
+            "indentation. Read the file again and copy the text exactly."
+        ) from None
+    except AmbiguousMatch:
+        raise ToolFailure(
+            "Found multiple matches for old_string. Provide more surrounding context or set replace_all to true."
+        ) from None
+    except SpanTooLarge:
+        raise ToolFailure(
+            "Refusing replacement because the matched span is much larger than old_string. Re-read the file "
+            "and provide the full exact old_string for the intended replacement."
+        ) from None
+    try:
+        write_if_unchanged_sync(path, raw, encode_text(updated, bom=decoded.bom))
+    except OSError as exc:
+        raise ToolFailure(f"Unable to edit {input.path.strip()}: {exc.strerror or exc}") from exc
+    return _Edited(count=count, diff=file_diff(text, updated, label))
+
+
 def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
     """Build the edit tool bound to ``deps`` (permission action ``edit``)."""
     location = deps.location
@@ -69,46 +132,10 @@ def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
             raise ToolFailure("old_string must not be empty. Use write to create or overwrite a file.")
         resolved = await resolve_or_fail(location, input.path)
         await authorize_edit(permissions, ctx, resolved, metadata={"filepath": str(resolved.path)})
-        label = resolved.resource
-        try:
-            raw = await read_bytes(resolved.path)
-        except IsADirectoryError:
-            raise ToolFailure(f"Path is a directory, not a file: {label}") from None
-        except OSError as exc:
-            raise ToolFailure(f"Unable to edit {input.path.strip()}: {exc.strerror or exc}") from exc
-        if raw is None:
-            raise ToolFailure(f"File not found: {input.path.strip()}")
-        try:
-            decoded = decode_text(raw)
-        except UnicodeDecodeError:
-            raise ToolFailure(f"File is not valid UTF-8: {label}") from None
-        text = decoded.text
-        eol = line_ending(text)
-        old = input.old_string.replace("\r\n", "\n")
-        new = input.new_string.replace("\r\n", "\n")
-        if eol == "\r\n":
-            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-        try:
-            updated, count = replace(text, old, new, replace_all=input.replace_all)
-        except NoMatch:
-            raise ToolFailure(
-                "Could not find old_string in the file. It must match exactly, including whitespace and "
-                "indentation. Read the file again and copy the text exactly."
-            ) from None
-        except AmbiguousMatch:
-            raise ToolFailure(
-                "Found multiple matches for old_string. Provide more surrounding context or set replace_all to true."
-            ) from None
-        except SpanTooLarge:
-            raise ToolFailure(
-                "Refusing replacement because the matched span is much larger than old_string. Re-read the file "
-                "and provide the full exact old_string for the intended replacement."
-            ) from None
-        try:
-            await write_if_unchanged(resolved.path, raw, encode_text(updated, bom=decoded.bom))
-        except OSError as exc:
-            raise ToolFailure(f"Unable to edit {input.path.strip()}: {exc.strerror or exc}") from exc
-        diff = file_diff(text, updated, label)
+        # Read, match (the fuzzy replacers can take seconds on a large file), write and diff in one worker thread
+        # (law 9): the event loop keeps serving other calls meanwhile.
+        edited = await anyio.to_thread.run_sync(_edit, resolved.path, resolved.resource, input)
+        label, count, diff = resolved.resource, edited.count, edited.diff
         return ToolResponse(
             content=f"Edited file successfully: {label}\nReplacements: {count}\n{_short_diff(input.old_string, input.new_string)}",
             metadata={"files": [diff], "replacements": count, "resource": label},

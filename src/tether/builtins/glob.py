@@ -95,7 +95,7 @@ def make(deps: BuiltinDeps) -> Tool[GlobInput, Any]:
                 metadata={"root": str(location.root), "path": resolved.resource, "limit": input.limit},
             )
         )
-        check_directory(resolved, input.path)
+        await check_directory(resolved, input.path)
         try:
             matcher = path_matcher(input.pattern)
             literal = required_literal(input.pattern)

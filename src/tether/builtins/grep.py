@@ -18,7 +18,7 @@ from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
 from ._rg import rg_lines
-from ._search import BASE_FLAGS, DEFAULT_LIMIT, mtime, search_root
+from ._search import BASE_FLAGS, DEFAULT_LIMIT, mtime, path_kind, search_root
 
 __all__ = ["GrepInput", "grep_args", "make"]
 
@@ -120,9 +120,10 @@ def make(deps: BuiltinDeps) -> Tool[GrepInput, Any]:
             )
         )
         path = resolved.path
-        if not path.exists():
+        kind = await anyio.to_thread.run_sync(path_kind, path)
+        if kind == "missing":
             raise ToolFailure(f"Search path not found: {(input.path or '.').strip()}")
-        if path.is_dir():
+        if kind == "directory":
             cwd, target = path, "."
         else:
             cwd, target = path.parent, path.name

@@ -95,7 +95,7 @@ def make(deps: BuiltinDeps) -> Tool[ListInput, Any]:
     async def execute(input: ListInput, ctx: ToolContext) -> ToolResponse[Any]:
         resolved = await search_root(location, input.path)
         await authorize(permissions, ctx, resolved, action="list", save=("*",))
-        check_directory(resolved, input.path)
+        await check_directory(resolved, input.path)
         args = [*BASE_FLAGS, "--files"]
         args += [f"--glob=!**/{name}/**" for name in IGNORED_DIRECTORIES]
         args += [f"--glob=!{pattern}" for pattern in input.ignore or ()]

@@ -6,8 +6,10 @@ Order: resolve → ``external_directory`` (if outside) → ``edit`` with save ``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 from pydantic import BaseModel, Field
 
 from ..errors import ToolFailure
@@ -16,8 +18,8 @@ from ..location import (
     authorize_edit,
     decode_text,
     encode_text,
-    read_bytes,
-    write_if_unchanged,
+    read_bytes_sync,
+    write_if_unchanged_sync,
 )
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import file_diff, resolve_or_fail
@@ -40,6 +42,36 @@ class WriteInput(BaseModel):
     content: str = Field(description="The complete content to write")
 
 
+def _write(path: Path, label: str, input: WriteInput) -> tuple[bool, dict[str, Any]]:
+    """Write the approved file (keeping BOM and CRLF), return whether it existed and its diff. Blocking.
+
+    Raises:
+        ToolFailure: the path is a directory, the file changed meanwhile, or the write failed.
+    """
+    try:
+        old_raw = read_bytes_sync(path)
+    except IsADirectoryError:
+        raise ToolFailure(f"Path is a directory, not a file: {label}") from None
+    except OSError as exc:
+        raise ToolFailure(f"Unable to write {input.path.strip()}: {exc.strerror or exc}") from exc
+    old_text: str | None = None
+    bom = input.content.startswith("\ufeff")
+    if old_raw is not None:
+        try:
+            old = decode_text(old_raw)
+            old_text, bom = old.text, bom or old.bom
+        except UnicodeDecodeError:
+            old_text = None
+    content = input.content.removeprefix("\ufeff")
+    new_text = adapt_line_endings(content, old_text)
+    try:
+        write_if_unchanged_sync(path, old_raw, encode_text(new_text, bom=bom))
+    except OSError as exc:
+        raise ToolFailure(f"Unable to write {input.path.strip()}: {exc.strerror or exc}") from exc
+    existed = old_raw is not None
+    return existed, file_diff(old_text if existed else None, new_text, label)
+
+
 def make(deps: BuiltinDeps) -> Tool[WriteInput, Any]:
     """Build the write tool bound to ``deps`` (permission action ``edit``)."""
     location = deps.location
@@ -48,29 +80,9 @@ def make(deps: BuiltinDeps) -> Tool[WriteInput, Any]:
     async def execute(input: WriteInput, ctx: ToolContext) -> ToolResponse[Any]:
         resolved = await resolve_or_fail(location, input.path)
         await authorize_edit(permissions, ctx, resolved, metadata={"filepath": str(resolved.path)})
-        try:
-            old_raw = await read_bytes(resolved.path)
-        except IsADirectoryError:
-            raise ToolFailure(f"Path is a directory, not a file: {resolved.resource}") from None
-        except OSError as exc:
-            raise ToolFailure(f"Unable to write {input.path.strip()}: {exc.strerror or exc}") from exc
-        old_text: str | None = None
-        bom = input.content.startswith("\ufeff")
-        if old_raw is not None:
-            try:
-                old = decode_text(old_raw)
-                old_text, bom = old.text, bom or old.bom
-            except UnicodeDecodeError:
-                old_text = None
-        content = input.content.removeprefix("\ufeff")
-        new_text = adapt_line_endings(content, old_text)
-        try:
-            await write_if_unchanged(resolved.path, old_raw, encode_text(new_text, bom=bom))
-        except OSError as exc:
-            raise ToolFailure(f"Unable to write {input.path.strip()}: {exc.strerror or exc}") from exc
-        existed = old_raw is not None
+        # Read, write and diff in one worker thread (law 9): difflib on a large file takes a while.
+        existed, diff = await anyio.to_thread.run_sync(_write, resolved.path, resolved.resource, input)
         verb = "Wrote" if existed else "Created"
-        diff = file_diff(old_text if existed else None, new_text, resolved.resource)
         return ToolResponse(
             content=f"{verb} file successfully: {resolved.resource}",
             metadata={

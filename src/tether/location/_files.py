@@ -30,6 +30,7 @@ __all__ = [
     "encode_text",
     "line_ending",
     "read_bytes",
+    "read_bytes_sync",
     "write_bytes_sync",
     "write_if_unchanged",
     "write_if_unchanged_sync",
@@ -158,12 +159,22 @@ async def write_if_unchanged(path: Path, expected: bytes | None, data: bytes) ->
     await anyio.to_thread.run_sync(write_if_unchanged_sync, path, expected, data)
 
 
-async def read_bytes(path: Path) -> bytes | None:
-    """The bytes of a regular file, or ``None`` when it does not exist (in a worker thread).
+def read_bytes_sync(path: Path) -> bytes | None:
+    """The bytes of a regular file, or ``None`` when it does not exist (blocking: for worker threads).
 
     Raises:
         IsADirectoryError: the path is a directory.
         OSError: the path is not a regular file or cannot be read.
     """
-    current, _ = await anyio.to_thread.run_sync(_read_current, path)
+    current, _ = _read_current(path)
     return current
+
+
+async def read_bytes(path: Path) -> bytes | None:
+    """Async :func:`read_bytes_sync` (runs in a worker thread).
+
+    Raises:
+        IsADirectoryError: the path is a directory.
+        OSError: the path is not a regular file or cannot be read.
+    """
+    return await anyio.to_thread.run_sync(read_bytes_sync, path)
