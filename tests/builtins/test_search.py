@@ -2,10 +2,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
-from tether.builtins import _rg
+from tether.builtins import BuiltinDeps, _rg, builtin_tools
+from tether.bus import Bus
+from tether.location import Location
+from tether.output import OutputStore
+from tether.permissions import PermissionService, SavedApprovals, StaticRules, builtin_agents
+from tether.tools import Completed, ToolCall, ToolContext, ToolRegistry
 
 pytestmark = pytest.mark.anyio
 
@@ -147,3 +154,66 @@ async def test_missing_rg_names_the_fix(project, monkeypatch: pytest.MonkeyPatch
 
 def test_rg_is_found_in_the_environment() -> None:
     assert Path(_rg.find_rg()).name in {"rg", "rg.exe"}
+
+
+# --- grep and the read rules (.env files) --------------------------------------------------------------------------
+
+
+async def test_grep_of_a_file_asks_read_for_it_before_searching(make_project, root: Path, kit) -> None:
+    (root / ".env").write_text("API_KEY=sk-very-secret\n")
+    project = make_project(kit.Recorder(decide=lambda r: "deny" if r.action == "read" else "allow"))
+    failed = await project.fail("grep", pattern=".", path=".env")
+    assert failed.kind == "blocked" and "sk-very-secret" not in failed.error
+    assert project.permissions.asked == [("grep", (".",)), ("read", (".env",))]
+
+
+async def test_grep_matches_in_a_file_ask_read_before_they_are_shown(make_project, root: Path, kit) -> None:
+    (root / ".env").write_text("API_KEY=sk-very-secret\n")
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("API = 1\n")
+    project = make_project(kit.Recorder(decide=lambda r: "deny" if ".env" in r.resources else "allow"))
+    failed = await project.fail("grep", pattern="API")
+    assert failed.kind == "blocked" and "sk-very-secret" not in failed.error
+    action, resources = project.permissions.asked[-1]
+    assert action == "read" and sorted(resources) == [".env", "src/app.py"]
+    assert project.permissions.requests[-1].save == resources
+
+
+async def test_grep_without_matches_asks_no_read(project, root: Path) -> None:
+    (root / "a.py").write_text("x = 1\n")
+    assert await project.text("grep", pattern="nothing-like-this") == "No matches found"
+    assert [a for a, _ in project.permissions.asked] == ["grep"]
+
+
+async def test_default_build_agent_asks_before_grep_shows_env_lines(root: Path, tmp_path: Path) -> None:
+    agent = builtin_agents(tmp_path / "data", tmp_path / "tmp")["build"]
+    (root / ".env").write_text("API_KEY=sk-very-secret\n")
+    (root / ".env.example").write_text("API_KEY=\n")
+    (root / "app.py").write_text("API = 1\n")
+    bus = Bus()
+    asked: list[Any] = []
+    seen = anyio.Event()
+
+    def on_asked(event: Any) -> None:
+        asked.append(event)
+        seen.set()
+
+    bus.subscribe("permission.asked", on_asked)
+    async with SavedApprovals(tmp_path / "approvals.db") as saved:
+        service = PermissionService(bus=bus, saved=saved, resolve=StaticRules(project="prj", agent=agent))
+        deps = BuiltinDeps(location=Location(root), permissions=service, output=OutputStore(tmp_path / "out"))
+        registry = ToolRegistry(output=OutputStore(tmp_path / "out"))
+        registry.register(builtin_tools(deps))
+        step = registry.materialize(rules=[])
+        ctx = ToolContext(session_id="ses_1", agent="build", message_id="msg_1", call_id="call_1")
+        call = ToolCall(call_id="c1", name="grep", input={"pattern": "API", "path": "app.py"})
+        allowed = await step.settle(call, ctx)
+        assert isinstance(allowed, Completed) and asked == []
+        async with anyio.create_task_group() as tg:
+            # The .env request waits for a person: observe it, then stop waiting.
+            tg.start_soon(step.settle, ToolCall(call_id="c2", name="grep", input={"pattern": "API"}), ctx)
+            with anyio.fail_after(5):
+                await seen.wait()
+            tg.cancel_scope.cancel()
+        request = asked[0].request.request
+        assert request.action == "read" and ".env" in request.resources

@@ -2,10 +2,19 @@
 
 The tool reads at most ``limit + 1`` matching lines (the extra one only detects truncation), then stops ripgrep. A
 file path searches exactly that file. Hidden files are searched (as the reference does); ``.git`` never is.
+
+Showing a file's lines is reading it, so ``read`` rules apply too (``.env`` files ask under the default agents):
+
+- a file target asks ``read`` on it (after ``grep``) before it is searched, so the answer never depends on content
+  the user has not allowed;
+- a directory search asks ``read`` once, after matching and before anything is shown, over the files whose lines
+  would be shown (resources: their paths as the read tool names them; save: those paths). Allowed by the rules (the
+  usual case) it is silent; otherwise a person decides, and a refusal fails the call like any permission outcome.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +22,7 @@ import anyio.to_thread
 from pydantic import BaseModel, Field
 
 from ..errors import ToolFailure
-from ..location import require_external
+from ..location import Location, PermissionAsserter, ResolvedPath, require_external
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
@@ -102,6 +111,27 @@ def _parse(line: bytes) -> tuple[str, int, str] | None:
     return name.decode("utf-8", "surrogateescape"), int(number), decoded
 
 
+def _resource(location: Location, root: ResolvedPath, file: Path) -> str:
+    """The ``read`` resource of a file found under the search root: as the read tool would name it."""
+    if not root.internal:
+        return location.display(file)
+    return Path(os.path.relpath(file, location.root)).as_posix()
+
+
+async def _ask_read(
+    permissions: PermissionAsserter, ctx: ToolContext, resources: list[str], pattern: str
+) -> None:
+    await permissions.assert_(
+        PermissionRequest.from_context(
+            ctx,
+            action="read",
+            resources=resources,
+            save=resources,
+            metadata={"tool": "grep", "pattern": pattern},
+        )
+    )
+
+
 def make(deps: BuiltinDeps) -> Tool[GrepInput, Any]:
     """Build the grep tool bound to ``deps``."""
     location = deps.location
@@ -127,6 +157,7 @@ def make(deps: BuiltinDeps) -> Tool[GrepInput, Any]:
             cwd, target = path, "."
         else:
             cwd, target = path.parent, path.name
+            await _ask_read(permissions, ctx, [resolved.resource], input.pattern)
         args = grep_args(
             input.pattern,
             target=target,
@@ -157,6 +188,10 @@ def make(deps: BuiltinDeps) -> Tool[GrepInput, Any]:
                 content="No matches found", metadata={"matches": 0, "truncated": False}, title=input.pattern
             )
         grouped = await anyio.to_thread.run_sync(_group, cwd, kept)
+        if kind == "directory":
+            await _ask_read(
+                permissions, ctx, [_resource(location, resolved, f) for f, _ in grouped], input.pattern
+            )
         out = [f"Found {len(kept)} matches"]
         for file, lines in grouped:
             out.append("")
