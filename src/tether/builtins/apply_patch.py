@@ -26,7 +26,7 @@ from ..location import (
     write_if_unchanged_sync,
 )
 from ..tools import Text, Tool, ToolContext, ToolResponse
-from ._common import file_diff, resolve_or_fail
+from ._common import cap_diffs, file_diff, resolve_or_fail
 from ._deps import BuiltinDeps
 from ._patch import Hunk, PatchError, apply_chunks, parse_patch
 
@@ -180,7 +180,10 @@ def make(deps: BuiltinDeps) -> Tool[ApplyPatchInput, Any]:
             except (_HunkError, ToolFailure, OSError) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
                 where = item.target.resource
-                metadata = {"applied": [_record(a) for a in applied], "files": [a.diff for a in applied]}
+                metadata = {
+                    "applied": [_record(a) for a in applied],
+                    "files": cap_diffs([a.diff for a in applied]),
+                }
                 if not applied:
                     raise ToolFailure(
                         f"Unable to apply patch at {where}: {reason}", metadata=metadata
@@ -194,7 +197,10 @@ def make(deps: BuiltinDeps) -> Tool[ApplyPatchInput, Any]:
                 ) from None
         return ToolResponse(
             content="Applied patch sequentially:\n" + "\n".join(a.line for a in applied),
-            metadata={"applied": [_record(a) for a in applied], "files": [a.diff for a in applied]},
+            metadata={
+                "applied": [_record(a) for a in applied],
+                "files": cap_diffs([a.diff for a in applied]),
+            },
             title=", ".join(a.resource for a in applied),
         )
 

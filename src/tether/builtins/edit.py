@@ -25,7 +25,7 @@ from ..location import (
     write_if_unchanged_sync,
 )
 from ..tools import Tool, ToolContext, ToolResponse
-from ._common import file_diff, resolve_or_fail
+from ._common import METADATA_DIFF_BUDGET, file_diff, resolve_or_fail
 from ._deps import BuiltinDeps
 from ._replacers import AmbiguousMatch, NoMatch, SpanTooLarge, replace
 
@@ -117,7 +117,8 @@ def _edit(path: Path, label: str, input: EditInput) -> _Edited:
         write_if_unchanged_sync(path, raw, encode_text(updated, bom=decoded.bom))
     except OSError as exc:
         raise ToolFailure(f"Unable to edit {input.path.strip()}: {exc.strerror or exc}") from exc
-    return _Edited(count=count, diff=file_diff(text, updated, label))
+    # The patch appears twice (``diff`` and ``files[0].patch``): half the budget each.
+    return _Edited(count=count, diff=file_diff(text, updated, label, budget=METADATA_DIFF_BUDGET // 2))
 
 
 def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
@@ -138,7 +139,7 @@ def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
         label, count, diff = resolved.resource, edited.count, edited.diff
         return ToolResponse(
             content=f"Edited file successfully: {label}\nReplacements: {count}\n{_short_diff(input.old_string, input.new_string)}",
-            metadata={"files": [diff], "replacements": count, "resource": label},
+            metadata={"diff": diff["patch"], "files": [diff], "replacements": count, "resource": label},
             title=label,
         )
 
