@@ -67,7 +67,10 @@ async def test_output_without_trailing_newline(project: Project) -> None:
 async def test_timeout_is_reported_with_the_limit(project: Project) -> None:
     outcome = await project.ok("bash", command="echo started; sleep 1000", timeout=300)
     text = text_of(outcome.content)
-    assert text.startswith("started\n\nCommand timed out after 300 ms.")
+    # Whether the shell printed before the deadline depends on the machine's load: both are valid outputs.
+    output, _, rest = text.partition("\n\n")
+    assert output in ("started", "(no output)")
+    assert rest.startswith("Command timed out after 300 ms.")
     assert outcome.metadata["timedOut"] is True
     assert outcome.metadata["exit"] is None
 

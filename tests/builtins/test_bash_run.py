@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from tether.builtins._shell_run import CAPTURE_LIMIT, ShellRun, run_shell
+from tether.builtins._shell_run import CAPTURE_LIMIT, PROGRESS_INTERVAL, ShellRun, _Throttle, run_shell
 from tether.output import OutputStore
 
 pytestmark = pytest.mark.anyio
@@ -53,6 +54,15 @@ class Tail:
         # Called from the runner's worker thread.
         self.updates.append(update)
         anyio.from_thread.run_sync(self._changed.set, token=self._token)
+
+    async def wait_until(self, predicate: Callable[[Mapping[str, Any]], bool]) -> Mapping[str, Any]:
+        with anyio.fail_after(5):
+            while True:
+                for update in reversed(self.updates):
+                    if predicate(update):
+                        return update
+                await self._changed.wait()
+                self._changed = anyio.Event()
 
     async def wait_for(self, pattern: str) -> re.Match[str]:
         with anyio.fail_after(5):
@@ -150,11 +160,23 @@ async def test_cancellation_kills_the_group_and_propagates(store: OutputStore, c
     assert managed_files(store) == []
 
 
-async def test_progress_streams_the_tail_at_most_ten_times_a_second(store: OutputStore, cwd: Path) -> None:
+def test_progress_is_throttled_to_ten_updates_a_second() -> None:
+    throttle = _Throttle(interval=PROGRESS_INTERVAL)
+    assert PROGRESS_INTERVAL == 0.1
+    assert throttle.wait(5.0) == 0.0
+    times = [5.0 + i / 1000 for i in range(0, 2000, 7)]  # a chunk every 7 ms for 2 s
+    sent = [now for now in times if throttle.due(now)]
+    assert sent[0] == 5.0
+    assert all(later - earlier >= PROGRESS_INTERVAL for earlier, later in itertools.pairwise(sent))
+    assert len(sent) >= 19  # and none of them is held back longer than needed
+    assert throttle.wait(sent[-1]) == pytest.approx(PROGRESS_INTERVAL)
+
+
+async def test_progress_streams_the_tail(store: OutputStore, cwd: Path) -> None:
     tail = Tail()
-    result = await run("for i in $(seq 1 40); do echo line $i; sleep 0.01; done", store, cwd, progress=tail)
+    result = await run("for i in $(seq 1 40); do echo line $i; done", store, cwd, progress=tail)
     assert result.exit_code == 0
-    assert 1 <= len(tail.updates) <= result.duration * 10 + 2
+    assert tail.updates
     last = tail.updates[-1]
     assert last["output"].endswith("\n")
     assert last["bytes"] <= result.total_bytes
@@ -249,8 +271,18 @@ async def test_progress_tail_comes_from_the_spill_file_past_the_capture_limit(
     store: OutputStore, cwd: Path
 ) -> None:
     tail = Tail()
-    # The pause after the output leaves time for the trailing progress update (it is due 100 ms after the last).
-    result = await run("head -c 2000000 /dev/zero | tr '\\0' x; sleep 0.5", store, cwd, progress=tail)
+    gate = cwd / "gate"
+    os.mkfifo(gate)
+    # The command holds still on a FIFO after its output, until the trailing progress update has been seen.
+    command = f"head -c 2000000 /dev/zero | tr '\\0' x; cat {gate} > /dev/null"
+    async with anyio.create_task_group() as tg:
+
+        async def release() -> None:
+            await tail.wait_until(lambda update: update["bytes"] == 2_000_000)
+            await anyio.to_thread.run_sync(lambda: os.close(os.open(gate, os.O_WRONLY)))
+
+        tg.start_soon(release)
+        result = await run(command, store, cwd, progress=tail)
     assert result.truncated
     final = [u for u in tail.updates if u["bytes"] == 2_000_000]
     assert final and final[-1]["output"] == "x" * 30_000

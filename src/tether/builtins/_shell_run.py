@@ -288,6 +288,25 @@ def _group_alive(pgid: int) -> bool:
 # --- the output pump -----------------------------------------------------------------------------------------------
 
 
+@dataclass(slots=True)
+class _Throttle:
+    """At most one progress update per ``interval`` seconds (the first one is due at once)."""
+
+    interval: float
+    last: float | None = None
+
+    def due(self, now: float) -> bool:
+        """Whether an update may go out at ``now``; if so, the next one waits a full interval."""
+        if self.last is not None and now - self.last < self.interval:
+            return False
+        self.last = now
+        return True
+
+    def wait(self, now: float) -> float:
+        """Seconds until an update is due."""
+        return 0.0 if self.last is None else max(0.0, self.last + self.interval - now)
+
+
 class _Pump:
     """Moves the pipe's bytes, in a worker thread: into memory up to the limit, then into the spill file.
 
@@ -307,6 +326,7 @@ class _Pump:
         self.total = 0
         self.error: Exception | None = None
         self.stop = threading.Event()
+        self.throttle = _Throttle(interval=PROGRESS_INTERVAL)
         self._published = 0
 
     def run(self) -> None:
@@ -320,7 +340,7 @@ class _Pump:
         splice = getattr(os, "splice", None)
         poller = select.poll()
         poller.register(self.source, select.POLLIN)
-        last = 0.0
+        throttle = self.throttle
         while not self.stop.is_set():
             try:
                 if self.handle is None:
@@ -349,17 +369,15 @@ class _Pump:
             except BlockingIOError:
                 # Nothing to read: wait, but wake up in time to publish a tail that arrived too soon to publish.
                 pending = self.total != self._published
-                wait = (last + PROGRESS_INTERVAL - time.monotonic()) * 1000 if pending else _POLL_MS
+                wait = throttle.wait(time.monotonic()) * 1000 if pending else _POLL_MS
                 poller.poll(max(0, min(_POLL_MS, int(wait) + 1)))
-                if pending and time.monotonic() - last >= PROGRESS_INTERVAL:
-                    last = time.monotonic()
+                if pending and throttle.due(time.monotonic()):
                     self._publish()
                 continue
             if moved == 0:
                 return
             self.total += moved
-            if time.monotonic() - last >= PROGRESS_INTERVAL:
-                last = time.monotonic()
+            if throttle.due(time.monotonic()):
                 self._publish()
 
     def _open_spill(self) -> None:
