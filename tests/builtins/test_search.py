@@ -105,7 +105,7 @@ async def test_grep_cuts_long_lines_and_truncates(project, root: Path) -> None:
     _touch(root / "long.txt", "n" * 2500 + "\n" + "n\n" * 5)
     outcome = await project.ok("grep", pattern="n", limit=3)
     text = outcome.content[0].text  # type: ignore[union-attr]
-    assert "  Line 1: " + "n" * 2000 + "...\n" in text
+    assert "  Line 1: " + "n" * 2000 + "... (line truncated to 2000 chars)\n" in text
     assert text.endswith(
         "(Results truncated: showing first 3 matches. Consider using a more specific path or pattern.)"
     )
@@ -217,3 +217,12 @@ async def test_default_build_agent_asks_before_grep_shows_env_lines(root: Path, 
             tg.cancel_scope.cancel()
         request = asked[0].request.request
         assert request.action == "read" and ".env" in request.resources
+
+
+async def test_grep_cuts_long_lines_like_read(project, root: Path) -> None:
+    (root / "wide.txt").write_text("needle" + "y" * 3000 + "\n")
+    grepped = await project.text("grep", pattern="needle")
+    read = await project.text("read", path="wide.txt")
+    cut = "needle" + "y" * 1994 + "... (line truncated to 2000 chars)"
+    assert grepped.endswith("  Line 1: " + cut)
+    assert read.endswith("1: " + cut)

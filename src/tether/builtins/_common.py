@@ -10,7 +10,21 @@ from typing import Any
 from ..errors import PathError, ToolFailure
 from ..location import Location, PathKind, ResolvedPath
 
-__all__ = ["METADATA_DIFF_BUDGET", "cap_diffs", "cap_patch", "file_diff", "resolve_or_fail", "unified_diff"]
+__all__ = [
+    "LINE_SUFFIX",
+    "MAX_LINE_CHARS",
+    "METADATA_DIFF_BUDGET",
+    "cap_diffs",
+    "cap_patch",
+    "cut_line",
+    "file_diff",
+    "resolve_or_fail",
+    "unified_diff",
+]
+
+MAX_LINE_CHARS = 2000
+"""Characters of one line that ``read`` and ``grep`` show; the rest is cut with :data:`LINE_SUFFIX`."""
+LINE_SUFFIX = f"... (line truncated to {MAX_LINE_CHARS} chars)"
 
 METADATA_DIFF_BUDGET = 8 * 1024
 """Bytes of diff text (JSON-encoded) one call puts in its metadata.
@@ -18,6 +32,11 @@ METADATA_DIFF_BUDGET = 8 * 1024
 Settle drops metadata over 16 KiB as a whole; capping the diffs well below that keeps the rest of the record (the
 file list, the counts, the status) for every file size. The model's content never depends on it."""
 _MARKER_RESERVE = 96
+
+
+def cut_line(line: str) -> str:
+    """``line`` cut to :data:`MAX_LINE_CHARS` characters, with :data:`LINE_SUFFIX` when something was cut."""
+    return line[:MAX_LINE_CHARS] + LINE_SUFFIX if len(line) > MAX_LINE_CHARS else line
 
 
 async def resolve_or_fail(location: Location, path: str, kind: PathKind = "file") -> ResolvedPath:

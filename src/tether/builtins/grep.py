@@ -25,13 +25,12 @@ from ..errors import ToolFailure
 from ..location import Location, PermissionAsserter, ResolvedPath, require_external
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
+from ._common import cut_line
 from ._deps import BuiltinDeps
 from ._rg import rg_lines
 from ._search import BASE_FLAGS, DEFAULT_LIMIT, mtime, path_kind, search_root
 
 __all__ = ["GrepInput", "grep_args", "make"]
-
-MAX_LINE_CHARS = 2000
 
 DESCRIPTION = """Search file contents with a regular expression (ripgrep syntax, e.g. `def \\w+\\(` or `TODO|FIXME`).
 
@@ -106,9 +105,7 @@ def _parse(line: bytes) -> tuple[str, int, str] | None:
     if not sep or not number.isdigit():
         return None
     decoded = text.decode("utf-8", "replace").removesuffix("\r")
-    if len(decoded) > MAX_LINE_CHARS:
-        decoded = decoded[:MAX_LINE_CHARS] + "..."
-    return name.decode("utf-8", "surrogateescape"), int(number), decoded
+    return name.decode("utf-8", "surrogateescape"), int(number), cut_line(decoded)
 
 
 def _resource(location: Location, root: ResolvedPath, file: Path) -> str:

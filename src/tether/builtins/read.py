@@ -22,16 +22,14 @@ from pydantic import BaseModel, Field
 from ..errors import ToolFailure
 from ..location import Location, ResolvedPath, authorize
 from ..tools import File, Text, Tool, ToolContext, ToolResponse
-from ._common import resolve_or_fail
+from ._common import MAX_LINE_CHARS, cut_line, resolve_or_fail
 from ._deps import BuiltinDeps
 
 __all__ = ["MAX_LINE_CHARS", "MAX_READ_BYTES", "MAX_READ_LINES", "ReadInput", "make"]
 
 MAX_READ_LINES = 2000
 MAX_READ_BYTES = 50 * 1024
-MAX_LINE_CHARS = 2000
 MAX_MEDIA_BYTES = 20 * 1024 * 1024
-LINE_SUFFIX = f"... (line truncated to {MAX_LINE_CHARS} chars)"
 _SAMPLE = 4096
 
 BINARY_EXTENSIONS = frozenset(
@@ -94,10 +92,6 @@ def _is_binary(path: Path, head: bytes) -> bool:
     return control / len(head) > 0.3
 
 
-def _cut(line: str) -> str:
-    return line[:MAX_LINE_CHARS] + LINE_SUFFIX if len(line) > MAX_LINE_CHARS else line
-
-
 def _read_text_page(path: Path, offset: int | None, limit: int | None, label: str) -> _Page:
     """Stream the file's lines, keeping one page; counts lines to the end unless the byte cap stopped the page."""
     start = offset or 1
@@ -124,7 +118,7 @@ def _read_text_page(path: Path, offset: int | None, limit: int | None, label: st
             if len(kept) >= max_lines:
                 truncated, next_line, stopped = True, total, True
                 continue
-            text = _cut(line)
+            text = cut_line(line)
             cost = len(text.encode("utf-8")) + 1
             if size + cost > MAX_READ_BYTES and kept:
                 truncated, next_line, stopped = True, total, True
