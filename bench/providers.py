@@ -108,7 +108,7 @@ async def bench(api: str, model_cls: Any, body: bytes, deltas: int, runs: int) -
         request_body, _ = model.build_body(REQUEST)
 
         async def raw() -> None:
-            stream = await model._open(request_body)
+            stream = await model._open(await model._ready(), request_body)
             async for _ in stream:
                 pass
 

@@ -32,16 +32,23 @@ from .._events import (
     ToolResultEvent,
     Usage,
 )
-from .._request import AssistantMessage, ModelRequest, ReasoningContent, TextContent, UserMessage
-from ._base import Assembler, ClientSettings, SDKModel, call_create, stream_ended_early
-from ._common import CallIds, ToolNames, parse_tool_input, tool_call_event
+from .._request import AssistantMessage, Message, ModelRequest, ReasoningContent, TextContent, UserMessage
+from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._common import CallIds, ToolNames, dumps, parse_tool_input, provider_meta, tool_call_event
 from ._errors import map_anthropic_error
 from ._wire import as_int, result_text
+from ._wirecache import BodyCache, WireMessage, call_ids, splice
 
 if TYPE_CHECKING:
     from ._clients import Loaded
 
-__all__ = ["AnthropicAssembler", "AnthropicModel", "build_anthropic_body"]
+__all__ = [
+    "AnthropicAssembler",
+    "AnthropicBodies",
+    "AnthropicModel",
+    "anthropic_blocks",
+    "build_anthropic_body",
+]
 
 _META = "anthropic"
 DEFAULT_MAX_TOKENS = 8192
@@ -73,19 +80,48 @@ def _blocks(parts: tuple[Text | File, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def _meta(provider_metadata: Any) -> Mapping[str, Any]:
-    if provider_metadata is None:
-        return {}
-    found = provider_metadata.get(_META)
-    return found if isinstance(found, Mapping) else {}
-
-
 def _tool(defn: ToolDefinition, names: ToolNames) -> dict[str, Any]:
     return {
         "name": names.wire(defn.name),
         "description": defn.description,
         "input_schema": dict(defn.input_schema),
     }
+
+
+def anthropic_blocks(message: Message, names: ToolNames) -> tuple[str, list[dict[str, Any]]]:
+    """One history message's role and content blocks (consecutive same-role messages are merged by the caller)."""
+    if isinstance(message, UserMessage):
+        return "user", _blocks(message.content)
+    if isinstance(message, AssistantMessage):
+        blocks: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, TextContent):
+                if part.text:
+                    blocks.append({"type": "text", "text": part.text})
+            elif isinstance(part, ReasoningContent):
+                meta = provider_meta(part.provider_metadata, _META)
+                if meta.get("redacted_data"):
+                    blocks.append({"type": "redacted_thinking", "data": meta["redacted_data"]})
+                elif meta.get("signature"):
+                    blocks.append({"type": "thinking", "thinking": part.text, "signature": meta["signature"]})
+                # thinking without a signature (another provider's, or cut off) cannot be sent back
+            else:
+                value = part.input if isinstance(part.input, dict) else {}
+                blocks.append(
+                    {"type": "tool_use", "id": part.call_id, "name": names.wire(part.name), "input": value}
+                )
+        return "assistant", blocks
+    results: list[dict[str, Any]] = []
+    for result in message.results:
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.call_id}
+        if any(isinstance(p, File) for p in result.content):
+            block["content"] = _blocks(result.content)
+        else:
+            block["content"] = result_text(result.content)
+        if result.is_error:
+            block["is_error"] = True
+        results.append(block)
+    return "user", results
 
 
 def build_anthropic_body(
@@ -97,61 +133,26 @@ def build_anthropic_body(
     blocks); thinking blocks go back with their signatures; consecutive same-role messages are merged.
     """
     messages: list[dict[str, Any]] = []
-
-    def add(role: str, content: list[dict[str, Any]]) -> None:
+    for message in request.messages:
+        role, content = anthropic_blocks(message, names)
         if not content:
-            return
+            continue
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"].extend(content)
         else:
             messages.append({"role": role, "content": content})
-
-    for message in request.messages:
-        if isinstance(message, UserMessage):
-            add("user", _blocks(message.content))
-        elif isinstance(message, AssistantMessage):
-            blocks: list[dict[str, Any]] = []
-            for part in message.content:
-                if isinstance(part, TextContent):
-                    if part.text:
-                        blocks.append({"type": "text", "text": part.text})
-                elif isinstance(part, ReasoningContent):
-                    meta = _meta(part.provider_metadata)
-                    if meta.get("redacted_data"):
-                        blocks.append({"type": "redacted_thinking", "data": meta["redacted_data"]})
-                    elif meta.get("signature"):
-                        blocks.append(
-                            {"type": "thinking", "thinking": part.text, "signature": meta["signature"]}
-                        )
-                    # thinking without a signature (another provider's, or cut off) cannot be sent back
-                else:
-                    value = part.input if isinstance(part.input, dict) else {}
-                    blocks.append(
-                        {
-                            "type": "tool_use",
-                            "id": part.call_id,
-                            "name": names.wire(part.name),
-                            "input": value,
-                        }
-                    )
-            add("assistant", blocks)
-        else:
-            results: list[dict[str, Any]] = []
-            for result in message.results:
-                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.call_id}
-                if any(isinstance(p, File) for p in result.content):
-                    block["content"] = _blocks(result.content)
-                else:
-                    block["content"] = result_text(result.content)
-                if result.is_error:
-                    block["is_error"] = True
-                results.append(block)
-            add("user", results)
     body: dict[str, Any] = {"model": model_id, "max_tokens": max_tokens, "messages": messages, "stream": True}
+    if request.tools:
+        body["tools"] = [_tool(t, names) for t in request.tools]
+    _apply_rest(body, request, names)
+    return body
+
+
+def _apply_rest(body: dict[str, Any], request: ModelRequest, names: ToolNames) -> None:
+    """Everything in the body but ``model``, ``max_tokens``, ``messages``, ``stream`` and ``tools``."""
     if request.system:
         body["system"] = [{"type": "text", "text": s} for s in request.system]
     if request.tools:
-        body["tools"] = [_tool(t, names) for t in request.tools]
         choice = request.tool_choice
         if choice == "none":
             body["tool_choice"] = {"type": "none"}
@@ -160,7 +161,54 @@ def build_anthropic_body(
         elif choice != "auto":
             body["tool_choice"] = {"type": "tool", "name": names.wire(choice)}
     _apply_options(body, request.options)
-    return body
+
+
+class AnthropicBodies:
+    """Encodes ``/v1/messages`` bodies to JSON bytes, converting each history message once (law 10).
+
+    Each message's blocks are cached by identity (:class:`BodyCache`) with its role; consecutive same-role messages
+    are merged when the fragments are joined. The decoded bytes equal :func:`build_anthropic_body`.
+    """
+
+    __slots__ = ("cache",)
+
+    def __init__(self) -> None:
+        self.cache = BodyCache()
+
+    def encode(
+        self, request: ModelRequest, model_id: str, *, names: ToolNames, max_tokens: int
+    ) -> tuple[bytes, CallIds]:
+        """The body as JSON bytes and the call ids already used in the history."""
+        wire: list[WireMessage] = []
+        for message in request.messages:
+            role, convert = _role(message), lambda m=message: anthropic_blocks(m, names)[1]
+            wire.append(self.cache.message(message, names.key, convert, tag=lambda role=role: role))
+        ids = call_ids(wire)
+        rest: dict[str, Any] = {"model": model_id, "max_tokens": max_tokens, "stream": True}
+        _apply_rest(rest, request, names)
+        if (
+            "messages" in rest or "tools" in rest
+        ):  # extra_body replaced them: the plain path keeps its meaning
+            return dumps(build_anthropic_body(request, model_id, names=names, max_tokens=max_tokens)), ids
+        runs: list[tuple[Any, list[bytes]]] = []
+        for w in wire:
+            if not w.items:
+                continue
+            if runs and runs[-1][0] == w.tag:
+                runs[-1][1].append(w.items)
+            else:
+                runs.append((w.tag, [w.items]))
+        messages = [
+            b'{"role":' + dumps(role) + b',"content":[' + b",".join(items) + b"]}" for role, items in runs
+        ]
+        fields = {"messages": b"[" + b",".join(messages) + b"]"}
+        if request.tools:
+            fields["tools"] = self.cache.tool_list(request.tools, names.key, lambda t: _tool(t, names))
+        return splice(fields, rest), ids
+
+
+def _role(message: Message) -> str:
+    return "assistant" if isinstance(message, AssistantMessage) else "user"
 
 
 def _apply_options(body: dict[str, Any], options: Mapping[str, Any]) -> None:
@@ -437,6 +485,8 @@ def anthropic_usage(usage: Any) -> Usage:
 class AnthropicModel(SDKModel):
     """A model served over Anthropic's Messages API."""
 
+    path = "/v1/messages"
+
     def __init__(
         self,
         model_id: str,
@@ -448,19 +498,17 @@ class AnthropicModel(SDKModel):
     ) -> None:
         super().__init__(model_id, provider=provider, settings=settings or ClientSettings(), client=client)
         self.max_tokens = max_tokens
+        self._bodies = AnthropicBodies()
 
     def _load(self) -> Loaded:
         from ._clients import load_anthropic
 
         return load_anthropic(self.settings, client=self._given_client)
 
-    def build_body(self, request: ModelRequest) -> tuple[dict[str, Any], Assembler]:
+    def build_body(self, request: ModelRequest) -> tuple[bytes, Assembler]:
         names = ToolNames(request.tools)
-        body = build_anthropic_body(request, self.model_id, names=names, max_tokens=self.max_tokens)
-        return body, AnthropicAssembler(ids=CallIds.from_history(request.messages), names=names)
-
-    async def _open(self, loaded: Loaded, body: dict[str, Any]) -> Any:
-        return await call_create(loaded.client.messages.create, body)
+        body, ids = self._bodies.encode(request, self.model_id, names=names, max_tokens=self.max_tokens)
+        return body, AnthropicAssembler(ids=ids, names=names)
 
     def _map_error(self, exc: BaseException) -> ProviderError:
         return map_anthropic_error(exc)

@@ -8,11 +8,10 @@ tool calls whose input was still streaming are never reported complete, so they 
 
 from __future__ import annotations
 
-import inspect
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 import anyio
 import anyio.to_thread
@@ -25,7 +24,7 @@ from .._request import ModelRequest
 if TYPE_CHECKING:
     from ._clients import Loaded
 
-__all__ = ["Assembler", "ClientSettings", "ModelLimits", "SDKModel", "call_create", "stream_ended_early"]
+__all__ = ["Assembler", "ClientSettings", "ModelLimits", "SDKModel", "stream_ended_early"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -51,30 +50,6 @@ class Assembler(Protocol):
     def feed(self, item: Any) -> list[Event]: ...
 
     def finish(self) -> list[Event]: ...
-
-
-_PARAMS: dict[Any, frozenset[str]] = {}
-
-
-async def call_create(create: Any, body: dict[str, Any]) -> Any:
-    """Call an SDK ``create`` with ``body``: keys it names as parameters directly, the rest via ``extra_body``.
-
-    The SDKs' typed signatures lag behind the APIs (and differ between versions); the wire body is ours.
-    """
-    func = getattr(create, "__func__", create)
-    params = _PARAMS.get(func)
-    if params is None:
-        params = frozenset(inspect.signature(create).parameters) - {
-            "extra_body",
-            "extra_headers",
-            "extra_query",
-        }
-        _PARAMS[func] = params
-    kwargs = {k: v for k, v in body.items() if k in params}
-    extra = {k: v for k, v in body.items() if k not in params}
-    if extra:
-        kwargs["extra_body"] = extra
-    return await create(**kwargs)
 
 
 def stream_ended_early() -> ProviderErrorEvent:
@@ -131,12 +106,31 @@ class SDKModel(Model):
         await self.aclose()
 
     @abstractmethod
-    def build_body(self, request: ModelRequest) -> tuple[Any, Assembler]:
-        """The wire body for ``request`` and a fresh assembler for its stream."""
+    def build_body(self, request: ModelRequest) -> tuple[bytes, Assembler]:
+        """The wire body for ``request`` (JSON bytes) and a fresh assembler for its stream."""
 
-    @abstractmethod
-    async def _open(self, loaded: Loaded, body: Any) -> Any:
-        """Send the request; return the SDK's async stream."""
+    path: ClassVar[str]
+    """The endpoint, relative to the client's base URL."""
+    bearer_auth: ClassVar[bool] = False
+    """Whether the endpoint takes the client's bearer auth (the OpenAI SDK asks for it per request)."""
+
+    async def _open(self, loaded: Loaded, body: bytes) -> Any:
+        """Send the request; return the SDK's async stream.
+
+        The SDK's low-level ``post``: its retries, timeouts, typed errors and SSE parsing, without ``create``'s
+        deep transform of the whole history on every step (the body is already the wire JSON).
+        """
+        options: dict[str, Any] = {"headers": {"Content-Type": "application/json"}}
+        if self.bearer_auth:
+            options["security"] = {"bearer_auth": True}
+        return await loaded.client.post(
+            self.path,
+            cast_to=object,
+            content=body,
+            options=options,
+            stream=True,
+            stream_cls=loaded.stream_cls,
+        )
 
     @abstractmethod
     def _map_error(self, exc: BaseException) -> ProviderError:

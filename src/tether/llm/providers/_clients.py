@@ -59,6 +59,10 @@ def load_openai(settings: ClientSettings, *, client: Any = None, stream_of: str 
         from openai.types.chat import ChatCompletionChunk
 
         stream_cls = AsyncStream[ChatCompletionChunk]
+    elif stream_of == "responses":
+        from openai.types.responses import ResponseStreamEvent
+
+        stream_cls = AsyncStream[ResponseStreamEvent]
     return Loaded(
         client=client,
         errors=(openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError),
@@ -70,6 +74,8 @@ def load_anthropic(settings: ClientSettings, *, client: Any = None) -> Loaded:
     """Import ``anthropic`` and build a client (unless ``client`` is given). Blocking: run it in a worker thread."""
     import anthropic
     import httpx2
+    from anthropic import AsyncStream
+    from anthropic.types import RawMessageStreamEvent
 
     if client is None:
         timeout = settings.timeout if settings.timeout is not None else anthropic.DEFAULT_TIMEOUT
@@ -81,4 +87,8 @@ def load_anthropic(settings: ClientSettings, *, client: Any = None) -> Loaded:
             timeout=timeout,
             http_client=_http_client(anthropic.DefaultAsyncHttpxClient, timeout),
         )
-    return Loaded(client=client, errors=(anthropic.AnthropicError, httpx2.HTTPError, httpx2.StreamError))
+    return Loaded(
+        client=client,
+        errors=(anthropic.AnthropicError, httpx2.HTTPError, httpx2.StreamError),
+        stream_cls=AsyncStream[RawMessageStreamEvent],
+    )

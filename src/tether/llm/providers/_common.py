@@ -18,7 +18,15 @@ from ...tools._schema_normalize import provider_tool_name
 from .._events import ToolCallEvent
 from .._request import AssistantMessage, Message, ToolCallContent
 
-__all__ = ["CallIds", "ToolNames", "dump_arguments", "dumps", "parse_tool_input", "tool_call_event"]
+__all__ = [
+    "CallIds",
+    "ToolNames",
+    "dump_arguments",
+    "dumps",
+    "parse_tool_input",
+    "provider_meta",
+    "tool_call_event",
+]
 
 _decode = json.JSONDecoder().decode
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
@@ -27,6 +35,14 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=
 def dumps(value: Any) -> bytes:
     """Compact UTF-8 JSON, as the SDKs serialize request bodies."""
     return _encode(value).encode()
+
+
+def provider_meta(provider_metadata: Mapping[str, Any] | None, provider: str) -> Mapping[str, Any]:
+    """The metadata ``provider`` attached to a part (``{}`` when none, or when another provider's)."""
+    if provider_metadata is None:
+        return {}
+    found = provider_metadata.get(provider)
+    return found if isinstance(found, Mapping) else {}  # pyright: ignore[reportUnknownVariableType]
 
 
 def parse_tool_input(raw: str, *, empty: Any = None) -> tuple[Any, str | None]:

@@ -27,20 +27,12 @@ from .._events import (
     ToolInputStart,
     Usage,
 )
-from .._request import (
-    AssistantMessage,
-    Message,
-    ModelRequest,
-    ReasoningContent,
-    TextContent,
-    ToolCallContent,
-    UserMessage,
-)
+from .._request import AssistantMessage, Message, ModelRequest, ReasoningContent, TextContent, UserMessage
 from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
 from ._common import CallIds, ToolNames, dump_arguments, dumps, tool_call_event
 from ._errors import map_openai_error
 from ._wire import FINISH_OPENAI_CHAT, as_int, openai_strict_ok, result_text, split_content
-from ._wirecache import WireCache
+from ._wirecache import BodyCache, call_ids, splice
 
 if TYPE_CHECKING:
     from ._clients import Loaded
@@ -170,28 +162,15 @@ def chat_messages(message: Message, names: ToolNames, reasoning_field: str | Non
 class ChatBodies:
     """Encodes ``/chat/completions`` bodies to JSON bytes, converting each history message once (law 10).
 
-    Each message's wire JSON (and the call ids it holds) is cached by identity (:class:`WireCache`), and so is each
+    Each message's wire JSON (and the call ids it holds) is cached by identity (:class:`BodyCache`), and so is each
     tool definition's, so a step serializes only its new messages; the body is the cached fragments joined. The
     decoded bytes equal :func:`build_chat_body` (a test holds them equal).
     """
 
-    __slots__ = ("messages", "tools")
+    __slots__ = ("cache",)
 
     def __init__(self) -> None:
-        self.messages: WireCache[tuple[bytes, tuple[str, ...]]] = WireCache()
-        self.tools: WireCache[bytes] = WireCache(maxsize=1024)
-
-    def _message(
-        self, message: Message, names: ToolNames, reasoning_field: str | None
-    ) -> tuple[bytes, tuple[str, ...]]:
-        def convert() -> tuple[bytes, tuple[str, ...]]:
-            wire = chat_messages(message, names, reasoning_field)
-            ids: tuple[str, ...] = ()
-            if isinstance(message, AssistantMessage):
-                ids = tuple(p.call_id for p in message.content if isinstance(p, ToolCallContent))
-            return b",".join(dumps(m) for m in wire), ids
-
-        return self.messages.get(message, (names.key, reasoning_field), convert)
+        self.cache = BodyCache()
 
     def encode(
         self,
@@ -205,16 +184,14 @@ class ChatBodies:
         max_tokens_field: str,
     ) -> tuple[bytes, CallIds]:
         """The body as JSON bytes and the call ids already used in the history."""
+        variant = (names.key, reasoning_field)
+        wire = [
+            self.cache.message(m, variant, lambda m=m: chat_messages(m, names, reasoning_field))
+            for m in request.messages
+        ]
+        ids = call_ids(wire)
         rest: dict[str, Any] = {"model": model_id, "stream": True}
         _apply_rest(rest, request, names, include_usage=include_usage, max_tokens_field=max_tokens_field)
-        seen: list[str] = []
-        fragments: list[bytes] = []
-        for message in request.messages:
-            fragment, ids = self._message(message, names, reasoning_field)
-            if fragment:
-                fragments.append(fragment)
-            if ids:
-                seen.extend(ids)
         if (
             "messages" in rest or "tools" in rest
         ):  # extra_body replaced them: the plain path keeps its meaning
@@ -227,18 +204,16 @@ class ChatBodies:
                 reasoning_field=reasoning_field,
                 max_tokens_field=max_tokens_field,
             )
-            return dumps(body), CallIds(seen)
+            return dumps(body), ids
+        fragments = [w.items for w in wire if w.items]
         if request.system:
             fragments.insert(0, dumps({"role": "system", "content": "\n\n".join(request.system)}))
-        out = [b'{"messages":[', b",".join(fragments), b"]"]
+        fields = {"messages": b"[" + b",".join(fragments) + b"]"}
         if request.tools:
-            tools = [
-                self.tools.get(t, (names.key, strict_tools), lambda t=t: dumps(_tool(t, names, strict_tools)))
-                for t in request.tools
-            ]
-            out += [b',"tools":[', b",".join(tools), b"]"]
-        out += [b",", dumps(rest)[1:]]
-        return b"".join(out), CallIds(seen)
+            fields["tools"] = self.cache.tool_list(
+                request.tools, (names.key, strict_tools), lambda t: _tool(t, names, strict_tools)
+            )
+        return splice(fields, rest), ids
 
 
 def _apply_options(body: dict[str, Any], options: Mapping[str, Any], max_tokens_field: str) -> None:
@@ -414,6 +389,9 @@ class ChatAssembler:
 class OpenAIChatModel(SDKModel):
     """A model served over the Chat Completions API (OpenAI or any compatible server via ``base_url``)."""
 
+    path = "/chat/completions"
+    bearer_auth = True
+
     def __init__(
         self,
         model_id: str,
@@ -450,18 +428,6 @@ class OpenAIChatModel(SDKModel):
             max_tokens_field=self.max_tokens_field,
         )
         return body, ChatAssembler(ids=ids, names=names)
-
-    async def _open(self, loaded: Loaded, body: bytes) -> Any:
-        # The SDK's low-level post: its retries, timeouts, typed errors and SSE parsing, without ``create``'s
-        # deep transform of the whole history on every step (the body is already the wire JSON).
-        return await loaded.client.post(
-            "/chat/completions",
-            cast_to=object,
-            content=body,
-            options={"headers": {"Content-Type": "application/json"}, "security": {"bearer_auth": True}},
-            stream=True,
-            stream_cls=loaded.stream_cls,
-        )
 
     def _map_error(self, exc: BaseException) -> ProviderError:
         return map_openai_error(exc)

@@ -8,8 +8,8 @@ stream as ``error`` or ``response.failed``; both become a :class:`ProviderErrorE
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from ...errors import ProviderError
 from ...tools import File, Text, ToolDefinition
@@ -32,21 +32,30 @@ from .._events import (
 )
 from .._request import (
     AssistantMessage,
+    Message,
     ModelRequest,
     ReasoningContent,
     TextContent,
     ToolCallContent,
+    ToolMessage,
     UserMessage,
 )
-from ._base import Assembler, ClientSettings, SDKModel, call_create, stream_ended_early
-from ._common import CallIds, ToolNames, dump_arguments, tool_call_event
+from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._common import CallIds, ToolNames, dump_arguments, dumps, provider_meta, tool_call_event
 from ._errors import error_from_code, map_openai_error
 from ._wire import as_int, openai_strict_ok, result_text
+from ._wirecache import BodyCache, WireMessage, call_ids, splice
 
 if TYPE_CHECKING:
     from ._clients import Loaded
 
-__all__ = ["OpenAIResponsesModel", "ResponsesAssembler", "build_responses_body"]
+__all__ = [
+    "OpenAIResponsesModel",
+    "ResponsesAssembler",
+    "ResponsesBodies",
+    "build_responses_body",
+    "responses_items",
+]
 
 _META = "openai"
 
@@ -72,13 +81,6 @@ def _input_parts(parts: tuple[Text | File, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def _meta(provider_metadata: Any) -> Mapping[str, Any]:
-    if provider_metadata is None:
-        return {}
-    found = provider_metadata.get(_META)
-    return found if isinstance(found, Mapping) else {}
-
-
 def _tool(defn: ToolDefinition, names: ToolNames, strict: bool) -> dict[str, Any]:
     tool: dict[str, Any] = {
         "type": "function",
@@ -89,6 +91,52 @@ def _tool(defn: ToolDefinition, names: ToolNames, strict: bool) -> dict[str, Any
     if strict:
         tool["strict"] = openai_strict_ok(defn.input_schema)
     return tool
+
+
+def responses_items(message: Message, names: ToolNames, kinds: Mapping[str, str]) -> list[dict[str, Any]]:
+    """One history message's input items; ``kinds`` maps the history's call ids to their item types."""
+    if isinstance(message, UserMessage):
+        parts = message.content
+        if len(parts) == 1 and isinstance(parts[0], Text):
+            return [{"role": "user", "content": parts[0].text}]
+        return [{"role": "user", "content": _input_parts(parts)}]
+    items: list[dict[str, Any]] = []
+    if isinstance(message, AssistantMessage):
+        for part in message.content:
+            if isinstance(part, TextContent):
+                items.append({"role": "assistant", "content": part.text})
+            elif isinstance(part, ReasoningContent):
+                meta = provider_meta(part.provider_metadata, _META)
+                if not meta.get("item_id"):
+                    continue  # reasoning from another provider cannot be replayed here
+                item: dict[str, Any] = {
+                    "type": "reasoning",
+                    "id": meta["item_id"],
+                    "summary": [{"type": "summary_text", "text": part.text}] if part.text else [],
+                }
+                if meta.get("encrypted_content"):
+                    item["encrypted_content"] = meta["encrypted_content"]
+                items.append(item)
+            else:
+                items.append(_call_item(part, names))
+        return items
+    for result in message.results:
+        items.append(_result_item(result.call_id, result.content, result.is_error, kinds))
+    return items
+
+
+_Kinds = tuple[tuple[str, str], ...]
+
+
+def _call_kinds(message: Message) -> _Kinds:
+    """``(call id, item type)`` for each tool call of an assistant message: how its results go back."""
+    if not isinstance(message, AssistantMessage):
+        return ()
+    return tuple((p.call_id, _call_kind(p)) for p in message.content if isinstance(p, ToolCallContent))
+
+
+def _call_kind(part: ToolCallContent) -> str:
+    return str(provider_meta(part.provider_metadata, _META).get("type") or "function_call")
 
 
 def build_responses_body(
@@ -102,38 +150,20 @@ def build_responses_body(
     items: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
     for message in request.messages:
-        if isinstance(message, UserMessage):
-            parts = message.content
-            if len(parts) == 1 and isinstance(parts[0], Text):
-                items.append({"role": "user", "content": parts[0].text})
-            else:
-                items.append({"role": "user", "content": _input_parts(parts)})
-        elif isinstance(message, AssistantMessage):
-            for part in message.content:
-                if isinstance(part, TextContent):
-                    items.append({"role": "assistant", "content": part.text})
-                elif isinstance(part, ReasoningContent):
-                    meta = _meta(part.provider_metadata)
-                    if not meta.get("item_id"):
-                        continue  # reasoning from another provider cannot be replayed here
-                    item: dict[str, Any] = {
-                        "type": "reasoning",
-                        "id": meta["item_id"],
-                        "summary": [{"type": "summary_text", "text": part.text}] if part.text else [],
-                    }
-                    if meta.get("encrypted_content"):
-                        item["encrypted_content"] = meta["encrypted_content"]
-                    items.append(item)
-                else:
-                    items.append(_call_item(part, names, kinds))
-        else:
-            for result in message.results:
-                items.append(_result_item(result.call_id, result.content, result.is_error, kinds))
+        items.extend(responses_items(message, names, kinds))
+        kinds.update(_call_kinds(message))
     body: dict[str, Any] = {"model": model_id, "input": items, "stream": True}
+    if request.tools:
+        body["tools"] = [_tool(t, names, strict_tools) for t in request.tools]
+    _apply_rest(body, request, names)
+    return body
+
+
+def _apply_rest(body: dict[str, Any], request: ModelRequest, names: ToolNames) -> None:
+    """Everything in the body but ``model``, ``input``, ``stream`` and ``tools``."""
     if request.system:
         body["instructions"] = "\n\n".join(request.system)
     if request.tools:
-        body["tools"] = [_tool(t, names, strict_tools) for t in request.tools]
         choice = request.tool_choice
         body["tool_choice"] = (
             choice
@@ -141,12 +171,56 @@ def build_responses_body(
             else {"type": "function", "name": names.wire(choice)}
         )
     _apply_options(body, request.options)
-    return body
 
 
-def _call_item(part: ToolCallContent, names: ToolNames, kinds: dict[str, str]) -> dict[str, Any]:
-    kind = str(_meta(part.provider_metadata).get("type") or "function_call")
-    kinds[part.call_id] = kind
+class ResponsesBodies:
+    """Encodes ``/responses`` bodies to JSON bytes, converting each history message once (law 10).
+
+    Each message's items are cached by identity (:class:`BodyCache`), an assistant message's with the item type
+    of each of its calls; a tool message's items depend on those types, so they are part of its cache key. The
+    decoded bytes equal :func:`build_responses_body`.
+    """
+
+    __slots__ = ("cache",)
+
+    def __init__(self) -> None:
+        self.cache = BodyCache()
+
+    def encode(
+        self, request: ModelRequest, model_id: str, *, names: ToolNames, strict_tools: bool
+    ) -> tuple[bytes, CallIds]:
+        """The body as JSON bytes and the call ids already used in the history."""
+        kinds: dict[str, str] = {}
+        wire: list[WireMessage] = []
+        for message in request.messages:
+            variant: Hashable = names.key
+            if isinstance(message, ToolMessage):
+                variant = (names.key, tuple(kinds.get(r.call_id) for r in message.results))
+            w = self.cache.message(
+                message,
+                variant,
+                lambda m=message: responses_items(m, names, kinds),
+                tag=lambda m=message: _call_kinds(m),
+            )
+            if w.tag:
+                kinds.update(cast(_Kinds, w.tag))
+            wire.append(w)
+        ids = call_ids(wire)
+        rest: dict[str, Any] = {"model": model_id, "stream": True}
+        _apply_rest(rest, request, names)
+        if "input" in rest or "tools" in rest:  # extra_body replaced them: the plain path keeps its meaning
+            body = build_responses_body(request, model_id, names=names, strict_tools=strict_tools)
+            return dumps(body), ids
+        fields = {"input": b"[" + b",".join(w.items for w in wire if w.items) + b"]"}
+        if request.tools:
+            fields["tools"] = self.cache.tool_list(
+                request.tools, (names.key, strict_tools), lambda t: _tool(t, names, strict_tools)
+            )
+        return splice(fields, rest), ids
+
+
+def _call_item(part: ToolCallContent, names: ToolNames) -> dict[str, Any]:
+    kind = _call_kind(part)
     if kind == "custom_tool_call":
         return {
             "type": kind,
@@ -167,7 +241,7 @@ def _call_item(part: ToolCallContent, names: ToolNames, kinds: dict[str, str]) -
 def _result_item(
     call_id: str, content: tuple[Text | File, ...], is_error: bool, kinds: Mapping[str, str]
 ) -> dict[str, Any]:
-    kind = kinds.get(call_id, "function_call")
+    kind = kinds.get(call_id) or "function_call"
     if kind == "custom_tool_call":
         return {"type": "custom_tool_call_output", "call_id": call_id, "output": result_text(content)}
     if kind == "apply_patch_call":
@@ -420,6 +494,9 @@ class ResponsesAssembler:
 class OpenAIResponsesModel(SDKModel):
     """A model served over OpenAI's Responses API."""
 
+    path = "/responses"
+    bearer_auth = True
+
     def __init__(
         self,
         model_id: str,
@@ -431,19 +508,17 @@ class OpenAIResponsesModel(SDKModel):
     ) -> None:
         super().__init__(model_id, provider=provider, settings=settings or ClientSettings(), client=client)
         self.strict_tools = strict_tools
+        self._bodies = ResponsesBodies()
 
     def _load(self) -> Loaded:
         from ._clients import load_openai
 
-        return load_openai(self.settings, client=self._given_client)
+        return load_openai(self.settings, client=self._given_client, stream_of="responses")
 
-    def build_body(self, request: ModelRequest) -> tuple[dict[str, Any], Assembler]:
+    def build_body(self, request: ModelRequest) -> tuple[bytes, Assembler]:
         names = ToolNames(request.tools)
-        body = build_responses_body(request, self.model_id, names=names, strict_tools=self.strict_tools)
-        return body, ResponsesAssembler(ids=CallIds.from_history(request.messages), names=names)
-
-    async def _open(self, loaded: Loaded, body: dict[str, Any]) -> Any:
-        return await call_create(loaded.client.responses.create, body)
+        body, ids = self._bodies.encode(request, self.model_id, names=names, strict_tools=self.strict_tools)
+        return body, ResponsesAssembler(ids=ids, names=names)
 
     def _map_error(self, exc: BaseException) -> ProviderError:
         return map_openai_error(exc)

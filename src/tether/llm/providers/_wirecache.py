@@ -13,10 +13,15 @@ of the key, and is usually the same small value at every step.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-__all__ = ["DEFAULT_MAXSIZE", "WireCache"]
+from ...tools import ToolDefinition
+from .._request import AssistantMessage, Message, ToolCallContent
+from ._common import CallIds, dumps
+
+__all__ = ["DEFAULT_MAXSIZE", "BodyCache", "WireCache", "WireMessage", "call_ids", "splice"]
 
 V = TypeVar("V")
 
@@ -49,3 +54,74 @@ class WireCache(Generic[V]):
             del self._entries[next(iter(self._entries))]
         self._entries[key] = (message, value)
         return value
+
+
+@dataclass(frozen=True, slots=True)
+class WireMessage:
+    """One history message on the wire: its items' JSON, comma-joined (``b""`` when it sends nothing)."""
+
+    items: bytes
+    call_ids: tuple[str, ...] = ()
+    """The tool-call ids the message holds (assistant messages): the assembler must not hand them out again."""
+    tag: Hashable = None
+    """What the adapter needs to join the fragments (Anthropic: the role; Responses: each call's item type)."""
+
+
+class BodyCache:
+    """The wire forms of one model's history messages and tool definitions, each computed once (law 10).
+
+    The adapters build a step's body as these cached fragments joined around the few fields that change every
+    step, so a step serializes only its new messages, and learns the history's call ids from the cache.
+    """
+
+    __slots__ = ("messages", "tools")
+
+    def __init__(self) -> None:
+        self.messages: WireCache[WireMessage] = WireCache()
+        self.tools: WireCache[bytes] = WireCache(maxsize=1024)
+
+    def message(
+        self,
+        message: Message,
+        variant: Hashable,
+        convert: Callable[[], Sequence[Mapping[str, Any]]],
+        tag: Callable[[], Hashable] | None = None,
+    ) -> WireMessage:
+        """``message``'s wire form: ``convert()`` gives its wire items (once), ``tag()`` the adapter's extra."""
+
+        def build() -> WireMessage:
+            ids: tuple[str, ...] = ()
+            if isinstance(message, AssistantMessage):
+                ids = tuple(p.call_id for p in message.content if isinstance(p, ToolCallContent))
+            return WireMessage(
+                items=b",".join(dumps(item) for item in convert()),
+                call_ids=ids,
+                tag=None if tag is None else tag(),
+            )
+
+        return self.messages.get(message, variant, build)
+
+    def tool_list(
+        self, tools: Sequence[ToolDefinition], variant: Hashable, convert: Callable[[ToolDefinition], Any]
+    ) -> bytes:
+        """The JSON array of ``tools``, each definition converted once."""
+        parts = [self.tools.get(t, variant, lambda t=t: dumps(convert(t))) for t in tools]
+        return b"[" + b",".join(parts) + b"]"
+
+
+def call_ids(wire: Iterable[WireMessage]) -> CallIds:
+    """The call ids already used in a history, from its cached wire forms (no message is walked)."""
+    seen: list[str] = []
+    for message in wire:
+        if message.call_ids:
+            seen.extend(message.call_ids)
+    return CallIds(seen)
+
+
+def splice(fields: Mapping[str, bytes], rest: Mapping[str, Any]) -> bytes:
+    """A JSON object: ``fields`` (values already JSON) first, then the members of ``rest``."""
+    members = [dumps(key) + b":" + value for key, value in fields.items()]
+    tail = dumps(dict(rest))
+    if tail != b"{}":
+        members.append(tail[1:-1])
+    return b"{" + b",".join(members) + b"}"
