@@ -68,7 +68,7 @@ def _input_diff(tool: str | None, tool_input: Any) -> str | None:
             [f"+… ({len(body) - 40} more lines)"] if len(body) > 40 else []
         )
         return "\n".join([f"+++ {path} (whole file)", *shown])
-    patch = args.get("patch", args.get("patchText"))
+    patch = args.get("patch_text", args.get("patch", args.get("patchText")))
     return patch if isinstance(patch, str) else None
 
 
