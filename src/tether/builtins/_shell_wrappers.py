@@ -1,0 +1,152 @@
+"""The option syntax of wrapper commands (``sudo -u root rm x``), for :mod:`._shell_parse`.
+
+A wrapper runs another command; the path check and the "always" pattern apply to the wrapped one. Knowing which
+options take an argument keeps ``nice -n 5 rm x`` from being read as the command ``5``. An option outside the table,
+or one that moves the working directory or root, makes the wrapped command unknown: the analysis is then uncertain,
+never wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["WRAPPERS", "Wrapper", "unwrap"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Wrapper:
+    """The option syntax of a command that runs another command (``sudo -u root rm x``).
+
+    Options outside these sets make the inner command unknown, and so do the ``unsure`` ones (they move the working
+    directory or root, or carry a command string): the analysis is then uncertain rather than wrong.
+    """
+
+    flags: str = ""
+    with_arg: str = ""
+    long_flags: frozenset[str] = frozenset()
+    long_with_arg: frozenset[str] = frozenset()
+    unsure: frozenset[str] = frozenset()
+    positionals: int = 0
+    assignments: bool = False
+    numeric: bool = False
+    stdin_operands: bool = False
+
+
+WRAPPERS: dict[str, Wrapper] = {
+    "command": Wrapper(flags="pvV"),
+    "builtin": Wrapper(),
+    "exec": Wrapper(flags="cl", with_arg="a"),
+    "nohup": Wrapper(),
+    "sudo": Wrapper(
+        flags="AbEHiKklnPSsV",
+        with_arg="CDghpRrTtUu",
+        long_flags=frozenset(
+            "--askpass --background --preserve-env --set-home --login --remove-timestamp --reset-timestamp "
+            "--non-interactive --preserve-groups --stdin --shell --bell --validate".split()
+        ),
+        long_with_arg=frozenset(
+            "--close-from --chdir --group --host --prompt --chroot --role --type --command-timeout --other-user "
+            "--user".split()
+        ),
+        unsure=frozenset({"-D", "--chdir", "-R", "--chroot"}),
+    ),
+    "doas": Wrapper(flags="ns", with_arg="uC"),
+    "env": Wrapper(
+        flags="i0v",
+        with_arg="uC",
+        long_flags=frozenset({"--ignore-environment", "--null", "--debug"}),
+        long_with_arg=frozenset({"--unset", "--chdir"}),
+        unsure=frozenset({"-C", "--chdir"}),
+        assignments=True,
+    ),
+    "nice": Wrapper(with_arg="n", long_with_arg=frozenset({"--adjustment"}), numeric=True),
+    "time": Wrapper(
+        flags="pv",
+        with_arg="fo",
+        long_flags=frozenset({"--portability", "--verbose", "--append", "--quiet"}),
+        long_with_arg=frozenset({"--format", "--output"}),
+        unsure=frozenset({"-o", "--output"}),
+    ),
+    "timeout": Wrapper(
+        flags="v",
+        with_arg="sk",
+        long_flags=frozenset({"--foreground", "--preserve-status", "--verbose"}),
+        long_with_arg=frozenset({"--signal", "--kill-after"}),
+        positionals=1,
+    ),
+    "stdbuf": Wrapper(with_arg="ioe", long_with_arg=frozenset({"--input", "--output", "--error"})),
+    "setsid": Wrapper(flags="cfw", long_flags=frozenset({"--ctty", "--fork", "--wait"})),
+    "ionice": Wrapper(flags="t", with_arg="cn", long_flags=frozenset({"--ignore"})),
+    "xargs": Wrapper(
+        flags="0oprtx",
+        with_arg="adEILnPs",
+        long_flags=frozenset(
+            "--null --open-tty --interactive --no-run-if-empty --verbose --exit --show-limits".split()
+        ),
+        long_with_arg=frozenset(
+            "--arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars "
+            "--process-slot-var".split()
+        ),
+        stdin_operands=True,
+    ),
+}
+
+
+def unwrap(spec: Wrapper, words: list[str | None], start: int) -> tuple[int | None, str | None]:
+    """Where the wrapped command's name is in ``words`` (from ``start``), and why that is unknown (if it is).
+
+    Returns ``(index, None)``, ``(None, None)`` when the wrapper runs no command (``env`` alone), or
+    ``(None, reason)`` when an option is unknown, dynamic, or moves the working directory.
+    """
+    index = start
+    positionals = spec.positionals
+    options = True
+    while index < len(words):
+        word = words[index]
+        if word is None:
+            # A dynamic word: the wrapped command's name (the caller says so), or an option or operand we cannot read.
+            return (index, None) if not positionals else (None, "an argument is only known at run time")
+        if options and word == "--":
+            options = False
+            index += 1
+            continue
+        if options and word.startswith("--"):
+            option, eq, _ = word.partition("=")
+            if option in spec.unsure:
+                return None, f"{option} changes where the wrapped command runs"
+            if option in spec.long_flags or (eq and option in spec.long_with_arg):
+                index += 1
+            elif option in spec.long_with_arg:
+                index += 2
+            else:
+                return None, f"unknown option {option}"
+            continue
+        if options and word.startswith("-") and len(word) > 1:
+            if spec.numeric and word[1:].isdigit():
+                index += 1
+                continue
+            step = 1
+            for position, ch in enumerate(word[1:], 1):
+                if f"-{ch}" in spec.unsure:
+                    return None, f"-{ch} changes where the wrapped command runs"
+                if ch in spec.with_arg:
+                    step = 2 if position == len(word) - 1 else 1
+                    break
+                if ch not in spec.flags:
+                    return None, f"unknown option -{ch}"
+            index += step
+            continue
+        if spec.assignments and (word == "-" or _is_assignment(word)):
+            index += 1
+            continue
+        if positionals:
+            positionals -= 1
+            index += 1
+            continue
+        return index, None
+    return None, None
+
+
+def _is_assignment(word: str) -> bool:
+    name, eq, _ = word.partition("=")
+    return bool(eq) and name.replace("_", "a").isalnum() and not name[0].isdigit()
