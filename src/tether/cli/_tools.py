@@ -22,16 +22,21 @@ __all__ = ["call_command", "hidden_reason", "tools_command"]
 
 
 def hidden_reason(action: str, agent: Any) -> str | None:
-    """Why ``action`` is hidden from ``agent``'s catalog (the deciding deny rule and its source), or ``None``."""
-    from .._wildcard import match
+    """Why ``action`` is hidden from ``agent``'s catalog, or ``None`` when it is visible.
 
+    The decision is :func:`tether.tools.is_hidden` over the agent's rules, exactly what materialize uses, so the two
+    cannot disagree; this only adds the explanation: the deciding rule and the layer (source) it came from.
+    """
+    from .._wildcard import match
+    from ..tools import is_hidden
+
+    if not is_hidden(action, agent.rules):
+        return None
     for ruleset in reversed(agent.rulesets):
         for rule in reversed(ruleset.rules):
             if match(action, rule.action):
-                if rule.resource == "*" and rule.effect == "deny":
-                    return f'denied by rule {rule.action} "*" -> deny ({ruleset.source})'
-                return None
-    return None
+                return f'denied by rule {rule.action} "{rule.resource}" -> {rule.effect} ({ruleset.source})'
+    return "denied by the agent's rules"  # unreachable while ``rules`` is the concatenation of ``rulesets``
 
 
 def _agent(rt: Any, name: str | None) -> Any:
