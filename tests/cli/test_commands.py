@@ -103,6 +103,26 @@ def test_tool_call_respects_permissions_without_a_terminal(cli: Any, project: Pa
     assert (project / "notes.txt").read_text() == "alpha\nx\n"
 
 
+def test_tool_call_is_recorded_as_a_session_with_its_permission_decisions(cli: Any, project: Path) -> None:
+    cli.configure(project, {"permission": {"edit": "ask"}})
+    args = '{"path": "notes.txt", "old_string": "beta", "new_string": "x"}'
+    result = cli.run("tool", "call", "edit", args, "--dir", str(project), "--yes")
+    assert result.code == 0, result.output
+    session_id = re.search(r"session (ses_\w+)", result.stderr)
+    assert session_id is not None, result.stderr
+    timeline = cli.json("session", "show", session_id.group(1), "--json")
+    steps = [item for item in timeline["timeline"] if item["type"] == "step"]
+    tools = [p for item in steps for p in item["parts"] if p["type"] == "tool"]
+    assert [(t["tool"], t["state"], t["input"]["path"]) for t in tools] == [
+        ("edit", "completed", "notes.txt")
+    ]
+    assert any(record.get("reply") == "once" for record in tools[0]["permissions"]), tools[0]["permissions"]
+    texts = [p for item in steps for p in item["parts"] if p["type"] == "text"]
+    assert texts == []  # the built-in model only makes the call
+    listed = cli.run("sessions", "--dir", str(project))
+    assert session_id.group(1) in listed.stdout and "tether tool call edit" in listed.stdout
+
+
 def test_permissions_add_list_explain_remove(cli: Any, project: Path) -> None:
     cli.configure(project, {"permission": {"bash": {"*": "ask", "rm *": "deny"}}})
     asked = cli.run("permissions", "--explain", "bash", "git status", "--dir", str(project))

@@ -1,9 +1,11 @@
 """``tether tools`` (the catalog an agent sees, and why a tool is hidden) and ``tether tool call`` (settle one call).
 
-``tool call`` goes through the same path as a model's call: a real session (so permission rules resolve and the
-approval prompt can name it), ``materialize`` with the agent's rules, then ``settle`` (decode, permissions at the
-point of action, execute, encode, bound). The content the model would read goes to stdout; retained output paths and
-errors go to stderr. Exit code 1 when the call failed.
+``tool call`` goes through the same path as a model's call, because it is one: a real session turn whose model
+(:class:`~tether.cli._onecall.OneCallModel`) makes exactly that call in its first step and stops in its second, so
+the runner materializes the agent's tools and settles the call (decode, permissions at the point of action,
+execute, encode, bound) and the store records it; ``tether session show`` shows it with its permission decisions.
+The content the model would read goes to stdout; retained output paths, errors and the session id go to stderr.
+Exit code 1 when the call failed.
 """
 
 from __future__ import annotations
@@ -106,20 +108,20 @@ def call_command(
     mode, why = approval_mode(yes=yes, deny_asks=deny_asks)
     path = project_dir(directory)
 
-    async def main() -> Any:
+    async def main() -> tuple[str, Any]:
         import anyio
 
         from .. import ids
         from ..permissions import PermissionAsked
-        from ..tools import ToolCall, ToolContext
+        from ..session import ToolPart
         from ._approve import Approver
+        from ._onecall import OneCallModel
 
         console = err_console()
         async with await runtime(data_dir, path) as rt:
             location = await rt.location(path)
             chosen = _agent(rt, agent)
             session = await rt.sessions.create(location, agent=chosen.name, title=f"tether tool call {name}")
-            step = location.tools.materialize(chosen.rules)
             call_id = ids.ascending("call")
             approver = Approver(
                 mode=mode,
@@ -129,30 +131,38 @@ def call_command(
                 call_info=lambda _cid: (name, value),
                 why_deny=why,
             )
-            ctx = ToolContext(
-                session_id=session.id, agent=chosen.name, message_id=ids.ascending("msg"), call_id=call_id
-            )
-            outcome: Any = None
             with rt.bus.subscribe(PermissionAsked, approver.on_event):
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(approver.run)
                     try:
-                        outcome = await step.settle(ToolCall(call_id=call_id, name=name, input=value), ctx)
+                        await session.prompt(f"tool call {name}", model=OneCallModel(name, value, call_id))
                     finally:
                         tg.cancel_scope.cancel()
-            return outcome
+            parts = [
+                p
+                for m in await session.messages()
+                for p in m.parts
+                if isinstance(p, ToolPart) and p.call_id == call_id
+            ]
+            return session.id, parts[-1] if parts else None
 
-    outcome = run_async(main)
-    from ..tools import Completed, text_of
+    session_id, part = run_async(main)
+    from ..tools import text_of
 
     console = err_console()
-    if isinstance(outcome, Completed):
-        typer.echo(text_of(outcome.content, "\n"))
-        for saved in outcome.output_paths:
+    if part is not None and part.state == "completed":
+        typer.echo(text_of(part.content, "\n"))
+        for saved in part.output_paths:
             console.print(Text(f"full output: {saved}", style="dim"))
+        console.print(Text(f"session {session_id}", style="dim"))
         return
-    partial = text_of(outcome.partial, "\n")
+    if part is None:
+        console.print(Text(f"✗ {name} was not called (session {session_id})", style="red"))
+        raise typer.Exit(TURN_FAILED)
+    partial = text_of(part.content, "\n")
     if partial:
         typer.echo(partial)
-    console.print(Text(f"✗ {name} failed ({outcome.kind}): {outcome.error}", style="red"))
+    kind = f" ({part.error_kind})" if part.error_kind else ""
+    console.print(Text(f"✗ {name} failed{kind}: {part.error}", style="red"))
+    console.print(Text(f"session {session_id}", style="dim"))
     raise typer.Exit(TURN_FAILED)
