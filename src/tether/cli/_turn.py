@@ -2,13 +2,16 @@
 
 Ctrl-C (SIGINT) cancels the turn through ``session.cancel()`` (law 3): the runner stops the stream, cancels running
 tools and marks their parts interrupted; the session stays usable (``tether run --continue``). A second Ctrl-C
-exits at once.
+exits at once, after SIGKILLing every live bash process group: shells run in their own session, so the terminal's
+SIGINT never reaches them, and a bash call between SIGTERM and SIGKILL of its group would otherwise outlive us.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +28,7 @@ from ._approve import ApprovalMode, Approver
 from ._common import CANCELLED, OK, TURN_FAILED
 from ._live import LiveView
 
-__all__ = ["TurnOutcome", "drive_turn"]
+__all__ = ["TurnOutcome", "drive_turn", "kill_live_shells"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -43,10 +46,32 @@ class TurnOutcome:
     error: str | None = None
 
 
+SHELL_RUN_MODULE = "tether.builtins._shell_run"
+
+
+def kill_live_shells() -> int:
+    """SIGKILL every process group a bash call still has alive; returns how many groups were signalled.
+
+    The bash tool's runner keeps the registry (``live_groups()``: the groups spawned and not yet seen dead). It is
+    read from ``sys.modules`` only: if the runner was never imported, no shell ever ran.
+    """
+    module = sys.modules.get(SHELL_RUN_MODULE)
+    live_groups = getattr(module, "live_groups", None)
+    if live_groups is None:
+        return 0
+    killed = 0
+    for pgid in tuple(live_groups()):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+            killed += 1
+    return killed
+
+
 async def _watch_interrupt(session: Any, console: Console, flags: dict[str, bool]) -> None:
     with anyio.open_signal_receiver(signal.SIGINT) as signals:
         async for _ in signals:
             if flags.get("interrupted"):
+                kill_live_shells()  # os._exit skips the bash calls' cleanup: their groups must not outlive us
                 os._exit(CANCELLED)  # a second Ctrl-C: the person wants out now
             flags["interrupted"] = True
             console.print(Text("\n^C cancelling the turn… (Ctrl-C again to exit at once)", style="yellow"))
