@@ -1,4 +1,4 @@
-"""Dispatch: settle each tool call as soon as its input is complete, concurrently, in the step's task group.
+"""Dispatch: settle each tool call as soon as its input is complete, concurrently, on the turn's call tasks.
 
 A call runs the tool captured by its step's materialization (law 5). Outcomes are written to the call's part the
 moment they exist; the parts (and so the results the model reads) keep the model's order whatever order the calls
@@ -7,11 +7,16 @@ finish in. One call's failure never affects a sibling.
 Before settling, two runner-level checks apply: an ``incomplete`` call (the response was cut off mid-arguments) fails
 without running, and the third identical call in a row (same tool, same input) asks the ``doom_loop`` permission.
 A ``declined`` outcome (the user rejected without feedback) marks the step so the runner stops after it.
+
+Calls run on a :class:`CallPool`: long-lived tasks of the turn's task group. Spawning an anyio task costs more than
+settling a quick call (a task scope, a handle, a wrapper coroutine), so a call goes to an idle task when there is
+one and a new task is started only when every task is busy: calls still start at once and run concurrently.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -26,7 +31,7 @@ from ._events import ToolProgress
 from ._processor import StepProcessor
 from ._prompts import DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
 
-__all__ = ["DOOM_LOOP_THRESHOLD", "Dispatcher", "DoomLoopDetector", "PermissionAsserter"]
+__all__ = ["DOOM_LOOP_THRESHOLD", "CallPool", "Dispatcher", "DoomLoopDetector", "PermissionAsserter"]
 
 DOOM_LOOP_THRESHOLD = 3
 
@@ -69,24 +74,71 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
+Job = Callable[[], Awaitable[None]]
+
+
+class CallPool:
+    """Tasks in ``task_group`` that run submitted jobs; a job never waits for another (see the module docstring).
+
+    Each submitted job wakes one idle task or starts a new one, so there are always at least as many free tasks as
+    queued jobs. ``close()`` lets idle tasks end; an exception in a job propagates to the task group like any child's.
+    """
+
+    __slots__ = ("_closed", "_idle", "_jobs", "_task_group")
+
+    def __init__(self, task_group: TaskGroup) -> None:
+        self._task_group = task_group
+        self._jobs: deque[Job] = deque()
+        self._idle: list[anyio.Event] = []
+        self._closed = False
+
+    def submit(self, job: Job) -> None:
+        """Start ``job`` now on an idle task, or on a new one when all are busy."""
+        self._jobs.append(job)
+        if self._idle:
+            self._idle.pop().set()
+        else:
+            self._task_group.start_soon(self._work)
+
+    def close(self) -> None:
+        """No more jobs: each task ends once it is idle."""
+        self._closed = True
+        for wake in self._idle:
+            wake.set()
+        self._idle.clear()
+
+    async def _work(self) -> None:
+        jobs = self._jobs
+        while True:
+            while jobs:
+                await jobs.popleft()()
+            if self._closed:
+                return
+            wake = anyio.Event()
+            self._idle.append(wake)
+            await wake.wait()
+
+
 class Dispatcher:
-    """Starts one task per local tool call in ``task_group`` and records each outcome on its part."""
+    """Settles each local tool call of one step on the turn's :class:`CallPool` and records its outcome on its part."""
 
     __slots__ = (
         "_agent",
+        "_done",
         "_doom",
         "_limiter",
         "_materialization",
+        "_outstanding",
         "_permissions",
+        "_pool",
         "_processor",
-        "_task_group",
         "calls",
         "declined",
     )
 
     def __init__(
         self,
-        task_group: TaskGroup,
+        pool: CallPool,
         *,
         materialization: Materialization,
         processor: StepProcessor,
@@ -95,13 +147,15 @@ class Dispatcher:
         permissions: PermissionAsserter | None,
         limiter: anyio.CapacityLimiter | None = None,
     ) -> None:
-        self._task_group = task_group
+        self._pool = pool
         self._materialization = materialization
         self._processor = processor
         self._agent = agent
         self._doom = doom
         self._permissions = permissions
         self._limiter = limiter
+        self._outstanding = 0
+        self._done: anyio.Event | None = None
         self.calls = 0
         self.declined = False
 
@@ -111,9 +165,24 @@ class Dispatcher:
         doom = False
         if not event.incomplete and not self._materialization.final_step:
             doom = self._doom.check(event.name, event.input)
-        self._task_group.start_soon(self._run, event, doom)
+        self._outstanding += 1
+        self._pool.submit(lambda: self._run(event, doom))
+
+    async def wait(self) -> None:
+        """Return when every started call has settled."""
+        if self._outstanding:
+            done = self._done = anyio.Event()
+            await done.wait()
 
     async def _run(self, event: ToolCallEvent, doom: bool) -> None:
+        try:
+            await self._settle(event, doom)
+        finally:
+            self._outstanding -= 1
+            if self._outstanding == 0 and self._done is not None:
+                self._done.set()
+
+    async def _settle(self, event: ToolCallEvent, doom: bool) -> None:
         processor = self._processor
         outcome: Outcome | None = None
         if event.incomplete:

@@ -19,7 +19,7 @@ from .. import ids
 from ..errors import ProviderError, ProviderRateLimitError, UsageError
 from ..llm import Model, Usage
 from ..tools import Content, RuleLike, Text, ToolRegistry
-from ._dispatch import DoomLoopDetector, PermissionAsserter
+from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
 from ._events import MessageUpdated, PartUpdated, SessionStatus
 from ._history import History
 from ._model import FilePart, MessageError, SessionInfo, TextPart, UserInfo, now_ms
@@ -182,12 +182,40 @@ async def run_turn(
             )
     ctx.history.add_user(parts)
 
+    failure: Exception | None = None
+    async with anyio.create_task_group() as call_tasks:
+        pool = CallPool(call_tasks)
+        try:
+            await _run_steps(ctx, progress, user.id, model=model, system=system, options=options, pool=pool)
+        except Exception as exc:
+            # Raised again below, outside the task group, so the caller sees it unwrapped (not an ExceptionGroup).
+            failure = exc
+            call_tasks.cancel_scope.cancel()
+        finally:
+            pool.close()
+    if failure is not None:
+        raise failure
+
+
+async def _run_steps(
+    ctx: TurnContext,
+    progress: TurnProgress,
+    user_id: str,
+    *,
+    model: Model,
+    system: Sequence[str],
+    options: Mapping[str, Any] | None,
+    pool: CallPool,
+) -> None:
+    info = ctx.info
+    emitter = ctx.emitter
     session_rules = [SessionRule(*r) for r in info.rules]
     opts: Mapping[str, Any] = options or {}
     step = 0
     attempt = 0
     cached_agent: AgentLike | None = None
     rules: Sequence[RuleLike] = ()
+    limiter = None if ctx.concurrency is None else anyio.CapacityLimiter(ctx.concurrency)
     while True:
         agent = resolve_agent(ctx.agents, info.agent)
         if agent is not cached_agent:
@@ -200,7 +228,7 @@ async def run_turn(
         result = await run_step(
             emitter=emitter,
             session_id=info.id,
-            parent_id=user.id,
+            parent_id=user_id,
             agent=agent.name,
             model=model,
             materialization=materialization,
@@ -210,8 +238,9 @@ async def run_turn(
             options=opts,
             doom=ctx.doom,
             permissions=ctx.permissions,
-            limiter=None if ctx.concurrency is None else anyio.CapacityLimiter(ctx.concurrency),
+            limiter=limiter,
             live_calls=ctx.live_calls,
+            pool=pool,
         )
         progress.message_ids.append(result.info.id)
         progress.steps = step

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -454,15 +455,53 @@ class SQLiteStore:
             self._error = StoreError(f"Session store write failed ({self.path}): {exc}")
 
 
-_UPSERT_PART = (
-    "INSERT INTO parts (id, session_id, message_id, type, state, call_id, data, owner) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (session_id, id) DO UPDATE SET state = excluded.state, data = excluded.data, owner = excluded.owner"
+class _Rows:
+    """One INSERT statement for many rows: ``VALUES (...), (...), ...`` in chunks of 64, 32, ..., 1 rows.
+
+    ``executemany`` steps the statement once per row, and the sqlite3 module releases and re-takes the GIL around
+    every step; while the event loop is busy, each re-take waits for the loop's next GIL release. One multi-row
+    statement is one step for up to 64 rows. Chunk sizes are powers of two so at most seven SQL texts per table
+    exist (the connection's statement cache keeps them compiled), and 64 rows × 8 columns stay under SQLite's
+    historical limit of 999 bound parameters.
+    """
+
+    __slots__ = ("_head", "_sql", "_tail", "_width")
+
+    def __init__(self, head: str, width: int, tail: str = "") -> None:
+        self._head = head
+        self._width = width
+        self._tail = tail
+        self._sql: dict[int, str] = {}
+
+    def _statement(self, rows: int) -> str:
+        sql = self._sql.get(rows)
+        if sql is None:
+            one = "(" + ", ".join("?" * self._width) + ")"
+            sql = self._sql[rows] = f"{self._head} VALUES {', '.join([one] * rows)}{self._tail}"
+        return sql
+
+    def run(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+        start, total = 0, len(rows)
+        size = 64
+        while start < total:
+            while size > total - start:
+                size //= 2
+            chunk = rows[start : start + size]
+            conn.execute(self._statement(size), tuple(chain.from_iterable(chunk)))
+            start += size
+
+
+_UPSERT_PART = _Rows(
+    "INSERT INTO parts (id, session_id, message_id, type, state, call_id, data, owner)",
+    8,
+    " ON CONFLICT (session_id, id) DO UPDATE SET state = excluded.state, data = excluded.data, "
+    "owner = excluded.owner",
 )
-_UPSERT_MESSAGE = (
-    "INSERT INTO messages (id, session_id, role, completed, data, owner) VALUES (?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (session_id, id) DO UPDATE SET completed = excluded.completed, data = excluded.data, "
-    "owner = excluded.owner"
+_UPSERT_MESSAGE = _Rows(
+    "INSERT INTO messages (id, session_id, role, completed, data, owner)",
+    6,
+    " ON CONFLICT (session_id, id) DO UPDATE SET completed = excluded.completed, data = excluded.data, "
+    "owner = excluded.owner",
 )
 _UPSERT_SESSION = (
     f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -470,7 +509,7 @@ _UPSERT_SESSION = (
     "rules = excluded.rules, updated = excluded.updated"
 )
 _TOUCH_SESSION = "UPDATE sessions SET updated = ? WHERE id = ?"
-_INSERT_EVENT = "INSERT INTO events (session_id, type, ref, time, data) VALUES (?, ?, ?, ?, ?)"
+_INSERT_EVENT = _Rows("INSERT INTO events (session_id, type, ref, time, data)", 5)
 
 
 class _Writes:
@@ -528,16 +567,16 @@ class _Writes:
             conn.executemany(_UPSERT_SESSION, self.sessions.values())
             self.sessions.clear()
         if self.messages:
-            conn.executemany(_UPSERT_MESSAGE, self.messages.values())
+            _UPSERT_MESSAGE.run(conn, list(self.messages.values()))
             self.messages.clear()
         if self.touched:
             conn.executemany(_TOUCH_SESSION, [(t, sid) for sid, t in self.touched.items()])
             self.touched.clear()
         if self.parts:
-            conn.executemany(_UPSERT_PART, self.parts.values())
+            _UPSERT_PART.run(conn, list(self.parts.values()))
             self.parts.clear()
         if self.events:
-            conn.executemany(_INSERT_EVENT, self.events)
+            _INSERT_EVENT.run(conn, self.events)
             self.events.clear()
 
 

@@ -1,7 +1,7 @@
 """One step: create the assistant message, stream the model, dispatch calls, and close the step durably.
 
-The stream and the tool tasks share one task group, so a call starts as soon as its input is complete and the step
-ends only when every call has settled. A provider error stops the stream but lets started calls finish (their
+A call starts on the turn's call tasks (``CallPool``) as soon as its input is complete, while the stream goes on; the
+step ends only when every call has settled. A provider error stops the stream but lets started calls finish (their
 results stay in the history). Cancellation stops the stream and the running tools; every unsettled tool part then
 becomes ``error`` with ``Tool execution aborted`` and ``interrupted: true`` (law 3: cancellation is never a result).
 """
@@ -18,7 +18,7 @@ from .. import ids
 from ..errors import ProviderError
 from ..llm import AssistantMessage, Model, ModelRequest, TextContent
 from ..tools import Materialization
-from ._dispatch import Dispatcher, DoomLoopDetector, PermissionAsserter
+from ._dispatch import CallPool, Dispatcher, DoomLoopDetector, PermissionAsserter
 from ._events import MessageUpdated
 from ._history import History
 from ._model import AssistantInfo, MessageError, StepFinishPart, StepStartPart, ToolPart, now_ms
@@ -55,6 +55,7 @@ async def run_step(
     permissions: PermissionAsserter | None,
     limiter: anyio.CapacityLimiter | None,
     live_calls: dict[str, StepProcessor],
+    pool: CallPool,
 ) -> StepResult:
     """Run one step against ``model``; its parts are emitted and appended to ``history`` (also when cancelled).
 
@@ -85,32 +86,31 @@ async def run_step(
         options=options,
     )
     error: ProviderError | None = None
-    dispatcher: Dispatcher | None = None
+    dispatcher = Dispatcher(
+        pool,
+        materialization=materialization,
+        processor=processor,
+        agent=agent,
+        doom=doom,
+        permissions=permissions,
+        limiter=limiter,
+    )
     try:
-        async with anyio.create_task_group() as tg:
-            dispatcher = Dispatcher(
-                tg,
-                materialization=materialization,
-                processor=processor,
-                agent=agent,
-                doom=doom,
-                permissions=permissions,
-                limiter=limiter,
-            )
-            stream = model.stream(request)
-            try:
-                async for event in stream:
-                    call = processor.handle(event)
-                    if call is not None:
-                        live_calls[call.id] = processor
-                        dispatcher.start(call)
-            except ProviderError as exc:
-                error = exc
-            finally:
-                aclose = getattr(stream, "aclose", None)
-                if aclose is not None:
-                    with anyio.CancelScope(shield=True):
-                        await aclose()
+        stream = model.stream(request)
+        try:
+            async for event in stream:
+                call = processor.handle(event)
+                if call is not None:
+                    live_calls[call.id] = processor
+                    dispatcher.start(call)
+        except ProviderError as exc:
+            error = exc
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                with anyio.CancelScope(shield=True):
+                    await aclose()
+        await dispatcher.wait()
     except anyio.get_cancelled_exc_class():
         # Synchronous on purpose: nothing here awaits, so the cleanup cannot be cancelled half-way.
         _close(processor, live_calls)
@@ -147,7 +147,6 @@ async def run_step(
     info = replace(info, completed=now_ms(), finish=finish, usage=processor.usage, error=message_error)
     emitter.durable(MessageUpdated(info))
     history.add_step(processor.parts.values())
-    assert dispatcher is not None
     return StepResult(
         info=info, processor=processor, calls=dispatcher.calls, declined=dispatcher.declined, error=error
     )
