@@ -8,7 +8,7 @@ import pytest
 
 from tether.llm.providers import ClientSettings
 from tether.llm.providers._clients import load_anthropic, load_openai
-from tether.llm.providers._transport import QUICK_ACK, QuickAckBackend, install_quick_ack
+from tether.llm.providers._transport import QUICK_ACK, QuickAckBackend, QuickAckStream, install_quick_ack
 
 pytestmark = pytest.mark.skipif(QUICK_ACK is None, reason="TCP_QUICKACK is Linux-only")
 
@@ -44,4 +44,21 @@ async def test_a_quick_ack_stream_reads_through_and_keeps_tcp_nodelay() -> None:
             assert await stream.read(5, timeout=5) == b"hello"
             sock = stream.get_extra_info("socket")
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        await stream.aclose()
+
+
+@pytest.mark.anyio
+async def test_the_stream_re_arms_the_socket_the_anyio_backend_gives() -> None:
+    # On asyncio, anyio hands out the transport's socket wrapper (not a socket.socket): it must still be armed.
+    import httpcore2
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        stream = await QuickAckBackend(httpcore2.AnyIOBackend()).connect_tcp("127.0.0.1", port)
+        peer, _ = server.accept()
+        with peer:
+            peer.sendall(b"hi")
+            assert await stream.read(2, timeout=5) == b"hi"
+            assert isinstance(stream, QuickAckStream)
+            assert stream._sock is not None  # pyright: ignore[reportPrivateUsage]
         await stream.aclose()

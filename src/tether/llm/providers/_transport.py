@@ -23,12 +23,17 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import httpcore2
 from httpcore2 import AsyncNetworkBackend, AsyncNetworkStream
 
 __all__ = ["QUICK_ACK", "QuickAckBackend", "install_quick_ack"]
+
+
+class _Settable(Protocol):
+    def setsockopt(self, level: int, optname: int, value: int, /) -> None: ...
+
 
 QUICK_ACK: int | None = getattr(socket, "TCP_QUICKACK", None)
 """The socket option (Linux only); ``None`` where the platform has no such knob."""
@@ -41,8 +46,10 @@ class QuickAckStream(AsyncNetworkStream):
 
     def __init__(self, inner: AsyncNetworkStream) -> None:
         self._inner = inner
+        # On asyncio, anyio gives the transport's socket wrapper (``asyncio.trsock.TransportSocket``), not a
+        # ``socket.socket``; both have ``setsockopt``, which is all that is used.
         sock = inner.get_extra_info("socket")
-        self._sock: socket.socket | None = sock if isinstance(sock, socket.socket) else None
+        self._sock: _Settable | None = sock if callable(getattr(sock, "setsockopt", None)) else None
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         sock = self._sock
