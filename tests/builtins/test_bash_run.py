@@ -288,3 +288,25 @@ async def test_progress_tail_comes_from_the_spill_file_past_the_capture_limit(
     assert result.truncated
     final = [u for u in tail.updates if u["bytes"] == 2_000_000]
     assert final and final[-1]["output"] == "x" * 30_000
+
+
+async def test_live_groups_lists_a_running_shell_until_its_group_is_ended(
+    store: OutputStore, cwd: Path
+) -> None:
+    from tether.builtins._shell_run import live_groups
+
+    tail = Tail()
+    seen: list[frozenset[int]] = []
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                found = await tail.wait_for(r"sh=(\d+)")
+                seen.append(live_groups())
+                seen.append(frozenset({int(found.group(1))}))
+                scope.cancel()
+
+            tg.start_soon(watch)
+            await run("echo sh=$$; sleep 1000", store, cwd, progress=tail)
+    assert seen[1] <= seen[0]
+    assert not (seen[1] & live_groups())

@@ -49,11 +49,6 @@ def test_kill_live_shells_without_a_registry_does_nothing(monkeypatch: pytest.Mo
     assert kill_live_shells() == 0
 
 
-@pytest.mark.xfail(
-    not hasattr(_shell_run, "live_groups"),
-    reason="needs tether.builtins._shell_run.live_groups() (the bash runner's registry of live process groups)",
-    strict=True,
-)
 def test_second_ctrl_c_kills_a_bash_command_still_in_its_grace_period(cli: Any, project: Path) -> None:
     command = "trap '' TERM; echo pgid $$; sleep 60"  # ignores SIGTERM: only SIGKILL ends it
     model = cli.script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "x"}])

@@ -37,7 +37,7 @@ import anyio.to_thread
 
 from ..errors import OutputStoreError
 
-__all__ = ["CAPTURE_LIMIT", "KILL_GRACE", "ShellRun", "default_shell", "run_shell"]
+__all__ = ["CAPTURE_LIMIT", "KILL_GRACE", "ShellRun", "default_shell", "live_groups", "run_shell"]
 
 CAPTURE_LIMIT = 1 << 20
 """Bytes of output the producer keeps in memory (the rest stays in the spill file)."""
@@ -144,6 +144,7 @@ async def run_shell(
         finally:
             os.close(sink)
         assert process is not None
+        _register_group(process.pid)
         timed_out = False
         exited = _Exit(process)
         try:
@@ -171,6 +172,7 @@ async def run_shell(
                         pump.stop.set()
         finally:
             exited.close()
+            _unregister_group(process.pid)
         if pump.error is not None:
             raise OutputStoreError(f"Failed to write tool output: {pump.error}") from pump.error
         head, tail = await pump.capture()
@@ -232,6 +234,28 @@ class _Exit:
 
 
 # --- the process group ---------------------------------------------------------------------------------------------
+
+_live_lock = threading.Lock()
+_live: set[int] = set()
+
+
+def live_groups() -> frozenset[int]:
+    """Process groups started by :func:`run_shell` whose end is not yet confirmed (thread-safe).
+
+    A process that must exit at once (the CLI's second Ctrl-C) SIGKILLs these first, so that no shell outlives it.
+    """
+    with _live_lock:
+        return frozenset(_live)
+
+
+def _register_group(pgid: int) -> None:
+    with _live_lock:
+        _live.add(pgid)
+
+
+def _unregister_group(pgid: int) -> None:
+    with _live_lock:
+        _live.discard(pgid)
 
 
 async def _end_group(exited: _Exit, grace: float) -> None:
