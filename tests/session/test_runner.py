@@ -24,7 +24,15 @@ from tether.session import (
     ToolPart,
     ToolProgress,
 )
-from tether.testing import FunctionModel, ScriptedModel, Step, incomplete_call, invalid_call, tool_call
+from tether.testing import (
+    FunctionModel,
+    ScriptedModel,
+    ScriptError,
+    Step,
+    incomplete_call,
+    invalid_call,
+    tool_call,
+)
 from tether.tools import FINAL_STEP_ERROR, File, Text, Tool, ToolContext, ToolResponse
 
 from .conftest import Agent, Harness
@@ -530,3 +538,48 @@ async def test_ten_thousand_sequential_tool_calls(harness: Harness) -> None:
     parts = tool_parts(await session.messages())
     assert len(parts) == total and all(p.state == "completed" for p in parts)
     assert parts[-1].content == (Text(str(total)),)
+
+
+@pytest.mark.anyio
+async def test_an_unexpected_model_failure_is_raised_from_prompt_unwrapped(harness: Harness) -> None:
+    session = await harness.sessions.create(harness.loc)
+    with anyio.fail_after(5), pytest.raises(ScriptError, match="unexpected step 1"):
+        await session.prompt("go", model=ScriptedModel([]))
+    assert not session.busy
+
+
+@pytest.mark.anyio
+async def test_call_tasks_are_reused_across_steps_and_a_blocked_call_never_holds_up_a_sibling(
+    harness: Harness,
+) -> None:
+    release = anyio.Event()
+    order: list[str] = []
+
+    async def slow(value: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        order.append(f"start {value.text}")
+        await release.wait()
+        return ToolResponse(content=value.text)
+
+    async def quick(value: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        order.append(f"quick {value.text}")
+        release.set()
+        return ToolResponse(content=value.text)
+
+    harness.tools.register(
+        {
+            "slow": Tool(description="s", input=Echo, execute=slow),
+            "quick": Tool(description="q", input=Echo, execute=quick),
+        }
+    )
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel(
+        [
+            [tool_call("quick", {"text": "a"})],
+            [tool_call("slow", {"text": "b"}), tool_call("quick", {"text": "c"})],
+            "done",
+        ]
+    )
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.tool_calls == 3
+    assert order == ["quick a", "start b", "quick c"]
