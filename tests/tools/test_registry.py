@@ -152,3 +152,22 @@ def test_edit_write_apply_patch_share_the_edit_action(registry: ToolRegistry) ->
     )
     names = [d.name for d in registry.materialize([Rule("edit", "*", "deny")]).definitions]
     assert names == ["read"]
+
+
+def test_materialize_reuses_an_unchanged_snapshot_and_recomputes_after_changes(
+    registry: ToolRegistry,
+) -> None:
+    location = ToolRegistry(parent=registry)
+    location.register({"a": make("a")})
+    rules = (Rule("*", "*", "allow"),)
+    first = location.materialize(rules)
+    assert location.materialize(rules) is first
+    assert location.materialize([Rule("*", "*", "allow")]).definitions == first.definitions
+    deny_a = location.materialize([Rule("a", "*", "deny")])
+    assert deny_a.definitions == ()
+    registry.register({"b": make("b")})  # a change in the parent placement
+    second = location.materialize(rules)
+    assert second is not first and [d.name for d in second.definitions] == ["a", "b"]
+    location.before(lambda event: None)  # hooks are part of the snapshot
+    assert location.materialize(rules) is not second
+    assert location.materialize(rules, final_step=True).final_step

@@ -113,6 +113,8 @@ class ToolRegistry:
         self._before: list[tuple[int, BeforeHook]] = []
         self._after: list[tuple[int, AfterHook]] = []
         self._version = 0
+        # Materializations are snapshots; the same placement state and rules give an equal one, so reuse it.
+        self._materialized: dict[tuple[Any, ...], Materialization] = {}
 
     @property
     def output(self) -> OutputStore:
@@ -148,12 +150,14 @@ class ToolRegistry:
         """Register a before hook (may replace a call's input)."""
         token = next(_tokens)
         self._before.append((token, hook))
+        self._version += 1
         return Registration(self, token)
 
     def after(self, hook: AfterHook) -> Registration:
         """Register an after hook (may replace a call's outcome)."""
         token = next(_tokens)
         self._after.append((token, hook))
+        self._version += 1
         return Registration(self, token)
 
     def _remove(self, token: int) -> None:
@@ -183,6 +187,11 @@ class ToolRegistry:
             merged[name] = stack[-1]
         return merged
 
+    def versions(self) -> tuple[int, ...]:
+        """The change counters of this placement and its parents (any registration or close changes them)."""
+        own = (self._version,)
+        return own if self.parent is None else own + self.parent.versions()
+
     def hooks(self) -> tuple[tuple[BeforeHook, ...], tuple[AfterHook, ...]]:
         """Before and after hooks in registration order (application hooks first)."""
         before: tuple[BeforeHook, ...] = ()
@@ -208,6 +217,12 @@ class ToolRegistry:
         """
         from ._settle import Materialization, is_hidden
 
+        # Rules are usually an agent's immutable tuple: identity is enough; otherwise compare their contents.
+        rules_key: Any = rules if isinstance(rules, tuple) else tuple(rules)
+        key = (self.versions(), final_step, visible, id(rules_key) if rules_key is rules else None)
+        cached = self._materialized.get(key)
+        if cached is not None and (cached.rules is rules_key or cached.rules == rules_key):
+            return cached
         captured: dict[str, Entry] = {}
         for name, entry in sorted(self.effective().items()):
             if is_hidden(entry.action, rules):
@@ -215,4 +230,10 @@ class ToolRegistry:
             if visible is not None and not visible(entry):
                 continue
             captured[name] = entry
-        return Materialization(registry=self, captured=captured, final_step=final_step)
+        materialization = Materialization(
+            registry=self, captured=captured, final_step=final_step, rules=rules_key
+        )
+        if len(self._materialized) >= 8:
+            self._materialized.clear()
+        self._materialized[key] = materialization
+        return materialization

@@ -126,10 +126,27 @@ async def _guard_hooks(phase: str, name: str, hooks: tuple[Any, ...], event: Any
 class Materialization:
     """The snapshot of one step: the catalog (``definitions``) and the tools captured behind it."""
 
-    __slots__ = ("_after", "_before", "_captured", "_output", "_registry", "definitions", "final_step")
+    __slots__ = (
+        "_after",
+        "_before",
+        "_captured",
+        "_output",
+        "_registry",
+        "definitions",
+        "final_step",
+        "rules",
+    )
 
-    def __init__(self, *, registry: ToolRegistry, captured: dict[str, Entry], final_step: bool) -> None:
+    def __init__(
+        self,
+        *,
+        registry: ToolRegistry,
+        captured: dict[str, Entry],
+        final_step: bool,
+        rules: tuple[RuleLike, ...] = (),
+    ) -> None:
         self._registry = registry
+        self.rules = rules
         self._output = registry.output
         self._captured = captured
         self.final_step = final_step
