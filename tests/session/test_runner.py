@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
 import pytest
 from pydantic import BaseModel
 
-from tether.errors import DeclinedError, ProviderBadRequestError, ProviderServerError, ToolFailure
-from tether.llm import ModelRequest, TextDelta, ToolMessage
+from tether.errors import DeclinedError, ProviderBadRequestError, ProviderServerError, StoreError, ToolFailure
+from tether.llm import ModelRequest, TextDelta, ToolInputStart, ToolMessage
 from tether.session import (
     ABORTED_ERROR,
     INCOMPLETE_CALL_ERROR,
     MAX_STEPS_PROMPT,
     AssistantInfo,
+    DurableEvent,
     PartDelta,
     PartUpdated,
+    Sessions,
+    SQLiteStore,
     StoredMessage,
     TextPart,
     ToolPart,
@@ -583,3 +586,114 @@ async def test_call_tasks_are_reused_across_steps_and_a_blocked_call_never_holds
         result = await session.prompt("go", model=model)
     assert result.tool_calls == 3
     assert order == ["quick a", "start b", "quick c"]
+
+
+class FlakyStore:
+    """A real SQLite store whose ``append`` raises ``StoreError`` once, for the first event ``fails`` matches."""
+
+    def __init__(self, store: SQLiteStore, fails: Callable[[DurableEvent], bool]) -> None:
+        self._store = store
+        self._fails = fails
+        self.raised = False
+
+    def append(self, event: DurableEvent) -> None:
+        if not self.raised and self._fails(event):
+            self.raised = True
+            raise StoreError("disk full")
+        self._store.append(event)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def assistant_infos(messages: Sequence[StoredMessage]) -> list[AssistantInfo]:
+    return [m.info for m in messages if isinstance(m.info, AssistantInfo)]
+
+
+@pytest.mark.anyio
+async def test_an_unexpected_stream_failure_lets_started_calls_finish_and_fails_the_unfinished_ones(
+    harness: Harness,
+) -> None:
+    async def slow(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        for _ in range(5):  # still running when the stream fails
+            await anyio.lowlevel.checkpoint()
+        return ToolResponse(content="slow:" + i.text)
+
+    harness.tools.register({"slow": Tool(description="s", input=Echo, execute=slow), "echo": echo_tool()})
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel(
+        [
+            [
+                tool_call("slow", {"text": "a"}, id="c1"),
+                ToolInputStart(id="c2", name="echo"),
+                RuntimeError("adapter bug"),
+            ]
+        ]
+    )
+    with anyio.fail_after(5), pytest.raises(RuntimeError, match="adapter bug"):
+        await session.prompt("go", model=model)
+    await harness.store.flush()
+    messages = await session.messages()
+    finished, unfinished = tool_parts(messages)
+    assert (finished.state, finished.content) == ("completed", (Text("slow:a"),))
+    assert (unfinished.state, unfinished.error_kind) == ("error", "defect")
+    assert unfinished.error == "Tool execution failed: adapter bug" and not unfinished.interrupted
+    (assistant,) = assistant_infos(messages)
+    assert assistant.completed is not None and assistant.error is not None
+    assert (assistant.error.kind, assistant.error.message) == ("error", "adapter bug")
+
+    # The history was updated: the next turn replays a result for every call.
+    follow = ScriptedModel(["ok"])
+    with follow, anyio.fail_after(5):
+        await session.prompt("again", model=follow)
+    replayed = follow.requests[0].messages[2]
+    assert isinstance(replayed, ToolMessage)
+    assert [(r.call_id, r.is_error) for r in replayed.results] == [("c1", False), ("c2", True)]
+
+
+@pytest.mark.anyio
+async def test_a_store_failure_while_settling_a_call_fails_that_call_and_never_cancels_a_sibling(
+    harness: Harness,
+) -> None:
+    first_done = anyio.Event()
+
+    async def first(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        first_done.set()
+        return ToolResponse(content="first")
+
+    async def sibling(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        await first_done.wait()
+        for _ in range(5):  # still running after the failed write
+            await anyio.lowlevel.checkpoint()
+        return ToolResponse(content="sibling")
+
+    harness.tools.register(
+        {
+            "first": Tool(description="f", input=Echo, execute=first),
+            "sibling": Tool(description="s", input=Echo, execute=sibling),
+        }
+    )
+
+    def completed_c1(event: DurableEvent) -> bool:
+        part = getattr(event, "part", None)
+        return isinstance(part, ToolPart) and part.call_id == "c1" and part.state == "completed"
+
+    store = FlakyStore(harness.store, completed_c1)
+    sessions = Sessions(store=store, bus=harness.bus, agents=harness.agents)  # type: ignore[arg-type]
+    session = await sessions.create(harness.loc)
+    model = ScriptedModel(
+        [[tool_call("sibling", {"text": "b"}, id="c2"), tool_call("first", {"text": "a"}, id="c1")]]
+    )
+    with anyio.fail_after(5), pytest.raises(StoreError, match="disk full"):
+        await session.prompt("go", model=model)
+    sessions.close()
+    assert store.raised
+    await harness.store.flush()
+    messages = await harness.store.load_messages(session.id)
+    sib, failed = tool_parts(messages)
+    assert (sib.call_id, sib.state, sib.content) == ("c2", "completed", (Text("sibling"),))
+    assert (failed.call_id, failed.state, failed.error_kind) == ("c1", "error", "defect")
+    assert failed.error == "Tool execution failed: disk full"
+    (assistant,) = assistant_infos(messages)
+    assert assistant.completed is not None and assistant.error is not None
+    assert (assistant.error.kind, assistant.error.message) == ("store", "disk full")

@@ -29,7 +29,7 @@ from ..tools import Failed, Materialization, Outcome, ToolCall, ToolContext
 from ..tools._settle import DECLINED_ERROR
 from ._events import ToolProgress
 from ._processor import StepProcessor
-from ._prompts import DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
+from ._prompts import DEFECT_PREFIX, DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
 
 __all__ = ["DOOM_LOOP_THRESHOLD", "CallPool", "Dispatcher", "DoomLoopDetector", "PermissionAsserter"]
 
@@ -134,6 +134,7 @@ class Dispatcher:
         "_processor",
         "calls",
         "declined",
+        "failure",
     )
 
     def __init__(
@@ -158,6 +159,7 @@ class Dispatcher:
         self._done: anyio.Event | None = None
         self.calls = 0
         self.declined = False
+        self.failure: Exception | None = None
 
     def start(self, event: ToolCallEvent) -> None:
         """Begin settling ``event`` (the doom-loop check runs now, in the model's order)."""
@@ -177,6 +179,14 @@ class Dispatcher:
     async def _run(self, event: ToolCallEvent, doom: bool) -> None:
         try:
             await self._settle(event, doom)
+        except Exception as exc:
+            # Not a tool defect (settle turns those into outcomes): the store refused a write, or a runner-side
+            # service failed. This call fails, its siblings go on, and the step raises it once they have settled.
+            self.failure = self.failure or exc
+            try:
+                self._processor.settle(event.id, Failed(error=f"{DEFECT_PREFIX}{exc}", kind="defect"))
+            except Exception:
+                pass  # still unsettled: the step fails it when it closes
         finally:
             self._outstanding -= 1
             if self._outstanding == 0 and self._done is not None:

@@ -103,9 +103,13 @@ class StepProcessor:
     # -- writing -----------------------------------------------------------------------------------------------------
 
     def put(self, part: Part) -> Part:
-        """Record a new or changed part and emit it."""
-        self.parts[part.id] = part
+        """Emit a new or changed part, then record it (a write the store refuses leaves the part as it was).
+
+        Raises:
+            StoreError: the store refused the write.
+        """
         self._emit(PartUpdated(part))
+        self.parts[part.id] = part
         return part
 
     def tool(self, call_id: str) -> ToolPart | None:
@@ -165,7 +169,6 @@ class StepProcessor:
         if block is not None:
             return block
         part_id = ids.ascending("prt")
-        block = self._blocks[block_id] = _Block(part_id)
         kind = ReasoningPart if reasoning else TextPart
         self.put(
             kind(
@@ -177,6 +180,7 @@ class StepProcessor:
                 provider_metadata=metadata,
             )
         )
+        block = self._blocks[block_id] = _Block(part_id)
         return block
 
     def _delta(self, block_id: str, text: str, *, reasoning: bool) -> None:
@@ -230,8 +234,8 @@ class StepProcessor:
             tool=name,
             state="pending",
         )
-        self._tools[call_id] = part.id
         self.put(part)
+        self._tools[call_id] = part.id
         return part
 
     def _call(self, event: ToolCallEvent) -> ToolCallEvent | None:
@@ -256,12 +260,12 @@ class StepProcessor:
                 call_id=event.id,
                 **fields,
             )
+            self.put(part)
             self._tools[event.id] = part.id
         else:
             if part.state == "running":
                 fields.pop("started")
-            part = replace(part, **fields)
-        self.put(part)
+            self.put(replace(part, **fields))
         return None if event.provider_executed else event
 
     def settle(self, call_id: str, outcome: Outcome) -> ToolPart | None:
@@ -295,24 +299,36 @@ class StepProcessor:
         return settled
 
     def fail_unsettled(self, error: str, *, kind: str, interrupted: bool) -> int:
-        """Turn every unsettled tool part into ``error`` (cancellation, a failed stream). Returns how many."""
+        """Turn every unsettled tool part into ``error`` (cancellation, a failed stream). Returns how many.
+
+        The step is ending, so every part is failed in memory even when the store refuses a write; the first refused
+        write is raised after all of them.
+
+        Raises:
+            StoreError: the store refused a write.
+        """
         count = 0
         now = now_ms()
+        refused: Exception | None = None
         for part in self.tool_parts():
             if part.settled:
                 continue
             count += 1
-            self.put(
-                replace(
-                    part,
-                    state="error",
-                    error=error,
-                    error_kind=kind,
-                    interrupted=interrupted,
-                    started=part.started if part.started is not None else now,
-                    ended=now,
-                )
+            failed = self.parts[part.id] = replace(
+                part,
+                state="error",
+                error=error,
+                error_kind=kind,
+                interrupted=interrupted,
+                started=part.started if part.started is not None else now,
+                ended=now,
             )
+            try:
+                self._emit(PartUpdated(failed))
+            except Exception as exc:
+                refused = refused or exc
+        if refused is not None:
+            raise refused
         return count
 
     def record_permission(self, call_id: str, record: Mapping[str, Any]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "ABORTED_ERROR",
+    "DEFECT_PREFIX",
     "DOOM_LOOP_BLOCKED",
     "INCOMPLETE_CALL_ERROR",
     "MAX_STEPS_MARKERS",
@@ -34,6 +35,9 @@ MAX_STEPS_MARKERS = ("MAXIMUM STEPS REACHED", "maximum number of steps allowed")
 
 ABORTED_ERROR = "Tool execution aborted"
 """The error of a tool part still unfinished when its step was cancelled."""
+
+DEFECT_PREFIX = "Tool execution failed: "
+"""Starts the error of a call failed by a defect outside the tool (the store refused a write, an adapter bug)."""
 
 INCOMPLETE_CALL_ERROR = (
     "Tool call was incomplete: the response was cut off (max tokens) before the arguments were complete. "

@@ -4,18 +4,24 @@ A call starts on the turn's call tasks (``CallPool``) as soon as its input is co
 step ends only when every call has settled. A provider error stops the stream but lets started calls finish (their
 results stay in the history). Cancellation stops the stream and the running tools; every unsettled tool part then
 becomes ``error`` with ``Tool execution aborted`` and ``interrupted: true`` (law 3: cancellation is never a result).
+
+Any other exception (an adapter raising something other than a ``ProviderError``, the store refusing a write) is a
+defect of the step, not of a tool: the stream stops, started calls still finish (a sibling is never cancelled),
+every unsettled part becomes ``error`` with ``Tool execution failed: ...`` (kind ``defect``), the assistant message
+is completed with the error, the step joins the history, and the exception is raised. Nothing stays ``running``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
 
 from .. import ids
-from ..errors import ProviderError
+from ..errors import ProviderError, StoreError
 from ..llm import AssistantMessage, Model, ModelRequest, TextContent
 from ..tools import Materialization
 from ._dispatch import CallPool, Dispatcher, DoomLoopDetector, PermissionAsserter
@@ -23,9 +29,11 @@ from ._events import MessageUpdated
 from ._history import History
 from ._model import AssistantInfo, MessageError, StepFinishPart, StepStartPart, ToolPart, now_ms
 from ._processor import Emitter, StepProcessor
-from ._prompts import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT
+from ._prompts import ABORTED_ERROR, DEFECT_PREFIX, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT
 
 __all__ = ["StepResult", "run_step"]
+
+log = logging.getLogger("tether.session")
 
 _FINAL_TAIL = (AssistantMessage(content=(TextContent(text=MAX_STEPS_PROMPT),)),)
 
@@ -57,10 +65,12 @@ async def run_step(
     live_calls: dict[str, StepProcessor],
     pool: CallPool,
 ) -> StepResult:
-    """Run one step against ``model``; its parts are emitted and appended to ``history`` (also when cancelled).
+    """Run one step against ``model``; its parts are emitted and appended to ``history`` (also when it fails).
 
     Raises:
         Cancelled: the step was cancelled (after the parts were marked aborted).
+        StoreError: the store refused a write (after the step was closed, see the module docstring).
+        Exception: any other defect of the stream or the runner, after the step was closed the same way.
     """
     final = materialization.final_step
     info = AssistantInfo(
@@ -85,7 +95,6 @@ async def run_step(
         tool_choice="none" if final else "auto",
         options=options,
     )
-    error: ProviderError | None = None
     dispatcher = Dispatcher(
         pool,
         materialization=materialization,
@@ -96,38 +105,86 @@ async def run_step(
         limiter=limiter,
     )
     try:
-        stream = model.stream(request)
-        try:
-            async for event in stream:
-                call = processor.handle(event)
-                if call is not None:
-                    live_calls[call.id] = processor
-                    dispatcher.start(call)
-        except ProviderError as exc:
-            error = exc
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                with anyio.CancelScope(shield=True):
-                    await aclose()
+        error, failure = await _stream(model, request, processor, dispatcher, live_calls)
         await dispatcher.wait()
     except anyio.get_cancelled_exc_class():
-        # Synchronous on purpose: nothing here awaits, so the cleanup cannot be cancelled half-way.
-        _close(processor, live_calls)
-        processor.fail_unsettled(ABORTED_ERROR, kind="aborted", interrupted=True)
-        emitter.durable(
-            MessageUpdated(
-                replace(
-                    info,
-                    completed=now_ms(),
-                    finish=processor.finish_reason,
-                    usage=processor.usage,
-                    error=MessageError(kind="aborted", message="The step was cancelled"),
-                )
-            )
+        _abandon(
+            processor,
+            info,
+            history,
+            live_calls,
+            error=ABORTED_ERROR,
+            kind="aborted",
+            interrupted=True,
+            message=MessageError(kind="aborted", message="The step was cancelled"),
         )
-        history.add_step(processor.parts.values())
         raise
+    failure = failure or dispatcher.failure
+    if failure is None:
+        try:
+            return _finish(processor, info, history, live_calls, dispatcher, error)
+        except Exception as exc:  # the store refused a write: fail the step like any other defect
+            failure = exc
+    _abandon(
+        processor,
+        info,
+        history,
+        live_calls,
+        error=f"{DEFECT_PREFIX}{failure}",
+        kind="defect",
+        interrupted=False,
+        message=MessageError(
+            kind="store" if isinstance(failure, StoreError) else "error", message=str(failure)
+        ),
+    )
+    raise failure
+
+
+async def _stream(
+    model: Model,
+    request: ModelRequest,
+    processor: StepProcessor,
+    dispatcher: Dispatcher,
+    live_calls: dict[str, StepProcessor],
+) -> tuple[ProviderError | None, Exception | None]:
+    """Consume the stream, starting each complete call; return the provider error or the defect that ended it.
+
+    Any other exception (an adapter bug, a store write refused) ends the stream like a provider error does: calls
+    already started keep running and the step waits for them. Only cancellation propagates.
+    """
+    error: ProviderError | None = None
+    failure: Exception | None = None
+    stream = None
+    try:
+        stream = model.stream(request)
+        async for event in stream:
+            call = processor.handle(event)
+            if call is not None:
+                live_calls[call.id] = processor
+                dispatcher.start(call)
+    except ProviderError as exc:
+        error = exc
+    except Exception as exc:
+        failure = exc
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await aclose()
+                except Exception as exc:
+                    failure = failure or exc
+    return error, failure
+
+
+def _finish(
+    processor: StepProcessor,
+    info: AssistantInfo,
+    history: History,
+    live_calls: dict[str, StepProcessor],
+    dispatcher: Dispatcher,
+    error: ProviderError | None,
+) -> StepResult:
     _close(processor, live_calls)
     # Parts still pending never received a complete call (the stream ended mid-input).
     processor.fail_unsettled(INCOMPLETE_CALL_ERROR, kind="invalid_input", interrupted=False)
@@ -138,22 +195,64 @@ async def run_step(
     processor.put(
         StepFinishPart(
             id=ids.ascending("prt"),
-            session_id=session_id,
+            session_id=processor.session_id,
             message_id=info.id,
             reason=finish,
             usage=processor.usage,
         )
     )
     info = replace(info, completed=now_ms(), finish=finish, usage=processor.usage, error=message_error)
-    emitter.durable(MessageUpdated(info))
+    processor.emitter.durable(MessageUpdated(info))
     history.add_step(processor.parts.values())
     return StepResult(
         info=info, processor=processor, calls=dispatcher.calls, declined=dispatcher.declined, error=error
     )
 
 
+def _abandon(
+    processor: StepProcessor,
+    info: AssistantInfo,
+    history: History,
+    live_calls: dict[str, StepProcessor],
+    *,
+    error: str,
+    kind: str,
+    interrupted: bool,
+    message: MessageError,
+) -> None:
+    """Close a step that did not finish (cancelled, or a defect): fail its unsettled calls, complete its message.
+
+    Synchronous on purpose: nothing here awaits, so a cancellation cannot cut it half-way. Best effort: a write the
+    store refuses does not stop the rest (the store keeps its error and raises it from its next write or flush);
+    every part is failed in memory and the step always reaches the history, so every call there has a result.
+    """
+    writes: tuple[Callable[[], object], ...] = (
+        lambda: _close(processor, live_calls),
+        lambda: processor.fail_unsettled(error, kind=kind, interrupted=interrupted),
+        lambda: processor.emitter.durable(
+            MessageUpdated(
+                replace(
+                    info,
+                    completed=now_ms(),
+                    finish=processor.finish_reason,
+                    usage=processor.usage,
+                    error=message,
+                )
+            )
+        ),
+    )
+    for write in writes:
+        try:
+            write()
+        except Exception:
+            log.warning(
+                "session %s: a write failed while closing a step", processor.session_id, exc_info=True
+            )
+    history.add_step(processor.parts.values())
+
+
 def _close(processor: StepProcessor, live_calls: dict[str, StepProcessor]) -> None:
-    processor.close_blocks()
     for part in processor.parts.values():
         if isinstance(part, ToolPart):
             live_calls.pop(part.call_id, None)
+    processor.close_blocks()
