@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from tether.errors import DeclinedError, ProviderBadRequestError, ProviderServerError, StoreError, ToolFailure
 from tether.llm import ModelRequest, TextDelta, ToolInputStart, ToolMessage
+from tether.permissions import Decision, PendingRequest, PermissionAsked, PermissionDecided, PermissionRequest
 from tether.session import (
     ABORTED_ERROR,
     INCOMPLETE_CALL_ERROR,
@@ -697,3 +698,67 @@ async def test_a_store_failure_while_settling_a_call_fails_that_call_and_never_c
     (assistant,) = assistant_infos(messages)
     assert assistant.completed is not None and assistant.error is not None
     assert (assistant.error.kind, assistant.error.message) == ("store", "disk full")
+
+
+def decided(ctx: ToolContext) -> PermissionDecided:
+    request = PermissionRequest.from_context(ctx, action="read", resources=("a.txt",))
+    return PermissionDecided(request=request, decision=Decision(action="read", effect="allow", verdicts=()))
+
+
+@pytest.mark.anyio
+async def test_a_permission_record_lands_on_its_own_sessions_call_when_call_ids_repeat(
+    harness: Harness,
+) -> None:
+    # Local servers number calls call_0, call_1... in every session: the same call id is live in two sessions.
+    both_live = anyio.Event()
+    recorded = anyio.Event()
+
+    async def ask(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        await both_live.wait()
+        harness.bus.publish(decided(ctx))
+        recorded.set()
+        return ToolResponse(content="asked")
+
+    async def wait(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        both_live.set()
+        await recorded.wait()
+        return ToolResponse(content="waited")
+
+    harness.tools.register(
+        {
+            "ask": Tool(description="a", input=Echo, execute=ask),
+            "wait": Tool(description="w", input=Echo, execute=wait),
+        }
+    )
+    first = await harness.sessions.create(harness.loc)
+    second = await harness.sessions.create(harness.loc)
+    first_model = ScriptedModel([[tool_call("ask", {"text": "a"}, id="call_0")], "done"])
+    second_model = ScriptedModel([[tool_call("wait", {"text": "b"}, id="call_0")], "done"])
+    with first_model, second_model, anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(functools.partial(first.prompt, "go", model=first_model))
+            tg.start_soon(functools.partial(second.prompt, "go", model=second_model))
+    (asked,) = tool_parts(await first.messages())
+    (waited,) = tool_parts(await second.messages())
+    assert [r["event"] for r in asked.permissions] == ["permission.decided"]
+    assert waited.permissions == ()
+
+
+@pytest.mark.anyio
+async def test_a_request_never_answered_is_forgotten_when_its_call_ends(harness: Harness) -> None:
+    async def ask(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        request = PermissionRequest.from_context(ctx, action="read", resources=("a.txt",))
+        decision = Decision(action="read", effect="ask", verdicts=())
+        pending = PendingRequest(id="per_1", request=request, project="p", decision=decision)
+        harness.bus.publish(PermissionAsked(request=pending))  # then withdrawn: nothing else is published
+        return ToolResponse(content="asked")
+
+    harness.tools.register({"ask": Tool(description="a", input=Echo, execute=ask)})
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel([[tool_call("ask", {"text": "a"})], "done"])
+    with model, anyio.fail_after(5):
+        await session.prompt("go", model=model)
+    (part,) = tool_parts(await session.messages())
+    assert [r["event"] for r in part.permissions] == ["permission.asked"]
+    live = harness.sessions.live_calls
+    assert (len(live), live.pending_requests) == (0, 0)

@@ -22,8 +22,9 @@ from ..tools import Content, RuleLike, Text, ToolRegistry
 from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
 from ._events import MessageUpdated, PartUpdated, SessionStatus
 from ._history import History
+from ._live import LiveCalls
 from ._model import FilePart, MessageError, SessionInfo, TextPart, UserInfo, now_ms
-from ._processor import Emitter, StepProcessor
+from ._processor import Emitter
 from ._step import run_step
 
 __all__ = [
@@ -101,7 +102,7 @@ class TurnContext:
     permissions: PermissionAsserter | None
     retry: RetryPolicy
     concurrency: int | None
-    live_calls: dict[str, StepProcessor]
+    live_calls: LiveCalls
 
 
 def resolve_agent(agents: Mapping[str, AgentLike], name: str) -> AgentLike:

@@ -6,7 +6,8 @@ propagates. A live session keeps its model-facing history in memory and only app
 session replays it once.
 
 The service also records permission decisions on tool parts: the permission service publishes its events on the bus
-with the request's ``source.call_id``; the event is attached to that call's part while the call is live.
+with the request's ``session_id`` and ``source.call_id``; the event is attached to that call's part while the call
+is live (``LiveCalls``: call ids repeat across sessions, so both make the key).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from ..tools import Content, ToolRegistry
 from ._dispatch import DoomLoopDetector, PermissionAsserter
 from ._events import SessionStatus, SessionUpdated
 from ._history import History
+from ._live import CallKey, LiveCalls
 from ._model import SessionInfo, now_ms, session_rules
-from ._processor import Emitter, StepProcessor
+from ._processor import Emitter
 from ._runner import AgentLike, RetryPolicy, TurnContext, TurnProgress, TurnResult, resolve_agent, run_turn
 from ._store import SessionStore, StoredMessage
 
@@ -179,10 +181,9 @@ class Sessions:
         self.retry = retry or RetryPolicy()
         self.concurrency = concurrency
         self.emitter = Emitter(store, bus)
-        self.live_calls: dict[str, StepProcessor] = {}
+        self.live_calls = LiveCalls()
         self._locate = locate
         self._live: dict[str, Session] = {}
-        self._asked: dict[str, str] = {}
         self._subscriptions: list[Subscription] = [
             bus.subscribe(kind, self._on_permission) for kind in PERMISSION_EVENTS
         ]
@@ -258,23 +259,27 @@ class Sessions:
         return live.info if live is not None else None
 
     def _on_permission(self, event: Any) -> None:
-        # permission.asked carries the pending request (with the call's source); permission.replied only carries the
-        # pending id, so the asked events seen here map ids back to calls.
+        # permission.asked carries the pending request (with the call's session and source); permission.replied only
+        # carries the pending id, so the asked events seen here map ids back to calls (see ``LiveCalls``).
         pending = getattr(event, "request", None)
         request = getattr(pending, "request", pending)
+        session_id = getattr(request, "session_id", None)
         call_id = getattr(getattr(request, "source", None), "call_id", None)
         pending_id = getattr(pending, "id", None) or getattr(event, "request_id", None)
-        if isinstance(call_id, str):
+        live = self.live_calls
+        key: CallKey | None = None
+        if isinstance(call_id, str) and isinstance(session_id, str):
+            key = (session_id, call_id)
             if isinstance(pending_id, str) and getattr(event, "type", "") == "permission.asked":
-                self._asked[pending_id] = call_id
+                live.asked(pending_id, key)
         elif isinstance(pending_id, str):
-            call_id = self._asked.pop(pending_id, None)
-        if call_id is None:
+            key = live.answered(pending_id)
+        if key is None:
             return
-        processor = self.live_calls.get(call_id)
+        processor = live.get(key)
         if processor is None:
             return
-        processor.record_permission(call_id, permission_record(event, pending, request))
+        processor.record_permission(key[1], permission_record(event, pending, request))
 
 
 def permission_record(event: Any, pending: Any, request: Any) -> dict[str, Any]:

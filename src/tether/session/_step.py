@@ -27,6 +27,7 @@ from ..tools import Materialization
 from ._dispatch import CallPool, Dispatcher, DoomLoopDetector, PermissionAsserter
 from ._events import MessageUpdated
 from ._history import History
+from ._live import LiveCalls
 from ._model import AssistantInfo, MessageError, StepFinishPart, StepStartPart, ToolPart, now_ms
 from ._processor import Emitter, StepProcessor
 from ._prompts import ABORTED_ERROR, DEFECT_PREFIX, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT
@@ -62,7 +63,7 @@ async def run_step(
     doom: DoomLoopDetector,
     permissions: PermissionAsserter | None,
     limiter: anyio.CapacityLimiter | None,
-    live_calls: dict[str, StepProcessor],
+    live_calls: LiveCalls,
     pool: CallPool,
 ) -> StepResult:
     """Run one step against ``model``; its parts are emitted and appended to ``history`` (also when it fails).
@@ -145,7 +146,7 @@ async def _stream(
     request: ModelRequest,
     processor: StepProcessor,
     dispatcher: Dispatcher,
-    live_calls: dict[str, StepProcessor],
+    live_calls: LiveCalls,
 ) -> tuple[ProviderError | None, Exception | None]:
     """Consume the stream, starting each complete call; return the provider error or the defect that ended it.
 
@@ -160,7 +161,7 @@ async def _stream(
         async for event in stream:
             call = processor.handle(event)
             if call is not None:
-                live_calls[call.id] = processor
+                live_calls.add(processor.session_id, call.id, processor)
                 dispatcher.start(call)
     except ProviderError as exc:
         error = exc
@@ -181,7 +182,7 @@ def _finish(
     processor: StepProcessor,
     info: AssistantInfo,
     history: History,
-    live_calls: dict[str, StepProcessor],
+    live_calls: LiveCalls,
     dispatcher: Dispatcher,
     error: ProviderError | None,
 ) -> StepResult:
@@ -213,7 +214,7 @@ def _abandon(
     processor: StepProcessor,
     info: AssistantInfo,
     history: History,
-    live_calls: dict[str, StepProcessor],
+    live_calls: LiveCalls,
     *,
     error: str,
     kind: str,
@@ -251,8 +252,8 @@ def _abandon(
     history.add_step(processor.parts.values())
 
 
-def _close(processor: StepProcessor, live_calls: dict[str, StepProcessor]) -> None:
+def _close(processor: StepProcessor, live_calls: LiveCalls) -> None:
     for part in processor.parts.values():
         if isinstance(part, ToolPart):
-            live_calls.pop(part.call_id, None)
+            live_calls.discard(part.session_id, part.call_id)
     processor.close_blocks()
