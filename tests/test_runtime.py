@@ -161,3 +161,13 @@ def test_importing_tether_stays_light() -> None:
     code = "import sys, tether; print(sorted(m for m in sys.modules if m.startswith('tether')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['tether']"
+
+
+@pytest.mark.anyio
+async def test_a_session_rule_with_an_invalid_effect_is_refused_not_ignored(
+    tmp_path: Path, project: Path
+) -> None:
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        with pytest.raises(UsageError, match=r"Invalid session rule \('bash', '\*', 'Deny'\)"):
+            await rt.sessions.create(project, rules=[("bash", "*", "Deny")])
+        assert await rt.sessions.list() == []

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .llm import Model
     from .location import Location
     from .output import OutputStore
-    from .permissions import Agent, PermissionService, ResolvedRules, Ruleset, SavedApprovals
+    from .permissions import Agent, Effect, PermissionService, ResolvedRules, Ruleset, SavedApprovals
     from .session import Session, SessionInfo, Sessions, SQLiteStore, TurnResult
     from .tools import ToolRegistry
 
@@ -89,7 +89,8 @@ class RuntimeSessions:
         """Create a session in ``location`` (a Location scope or a directory) for ``agent`` (default ``build``).
 
         Raises:
-            UsageError: no such agent, or the directory does not exist.
+            UsageError: no such agent, the directory does not exist, or a rule is not a valid
+                ``(action, resource, effect)`` triple (effect ``allow``, ``ask`` or ``deny``).
         """
         if not isinstance(location, RuntimeLocation):
             location = await self._runtime.location(location)
@@ -251,7 +252,8 @@ class Runtime:
         if rulesets is None:
             extra: tuple[Ruleset, ...] = ()
             if info.rules:
-                rules = tuple(Rule(a, r, e) for a, r, e in info.rules if e in ("allow", "ask", "deny"))  # type: ignore[arg-type]
+                # Validated when the session was created (``Sessions.create`` refuses an unknown effect).
+                rules = tuple(Rule(a, r, cast("Effect", e)) for a, r, e in info.rules)
                 extra = (Ruleset(source="session", rules=rules),)
             rulesets = self._rules_cache[key] = (*found.rulesets, *extra)
         return ResolvedRules(project=info.project, rulesets=rulesets)

@@ -10,7 +10,14 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from tether.errors import DeclinedError, ProviderBadRequestError, ProviderServerError, StoreError, ToolFailure
+from tether.errors import (
+    DeclinedError,
+    ProviderBadRequestError,
+    ProviderServerError,
+    StoreError,
+    ToolFailure,
+    UsageError,
+)
 from tether.llm import ModelRequest, TextDelta, ToolInputStart, ToolMessage
 from tether.permissions import Decision, PendingRequest, PermissionAsked, PermissionDecided, PermissionRequest
 from tether.session import (
@@ -762,3 +769,22 @@ async def test_a_request_never_answered_is_forgotten_when_its_call_ends(harness:
     assert [r["event"] for r in part.permissions] == ["permission.asked"]
     live = harness.sessions.live_calls
     assert (len(live), live.pending_requests) == (0, 0)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("rule", "named"),
+    [
+        (("bash", "*", "Deny"), "bash"),
+        (("read", "*", "block"), "block"),
+        (("read", "*"), "read"),
+        (("read", "*", "allow", "extra"), "extra"),
+        (("read", 3, "allow"), "3"),
+    ],
+)
+async def test_an_invalid_session_rule_is_a_usage_error_naming_it(
+    harness: Harness, rule: Sequence[Any], named: str
+) -> None:
+    with pytest.raises(UsageError, match=f"Invalid session rule .*{named}"):
+        await harness.sessions.create(harness.loc, rules=[("read", "*", "allow"), rule])
+    assert await harness.sessions.list() == []

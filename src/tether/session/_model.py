@@ -15,10 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
+from ..errors import UsageError
 from ..llm import Usage
 from ..tools import Content, content_from_json, content_to_json
 
 __all__ = [
+    "RULE_EFFECTS",
     "AssistantInfo",
     "FilePart",
     "MessageError",
@@ -32,6 +34,7 @@ __all__ = [
     "ToolPart",
     "ToolState",
     "UserInfo",
+    "check_session_rules",
     "message_from_json",
     "message_to_json",
     "now_ms",
@@ -425,6 +428,32 @@ def part_from_json(session_id: str, message_id: str, data: Mapping[str, Any]) ->
     raise ValueError(f"unknown part type: {kind!r}")
 
 
+RULE_EFFECTS = ("allow", "ask", "deny")
+
+
 def session_rules(rules: Sequence[Sequence[str]]) -> tuple[tuple[str, str, str], ...]:
     """Normalize ``(action, resource, effect)`` triples (from JSON lists) into tuples."""
     return tuple((str(a), str(r), str(e)) for a, r, e in rules)
+
+
+def check_session_rules(rules: Sequence[Sequence[str]]) -> tuple[tuple[str, str, str], ...]:
+    """Validate rules given for a session: each is ``(action, resource, effect)``, strings, effect in ``RULE_EFFECTS``.
+
+    Raises:
+        UsageError: a rule is not such a triple (the message names it); an unknown effect is never ignored.
+    """
+    checked: list[tuple[str, str, str]] = []
+    for rule in rules:
+        items: tuple[object, ...] = (rule,) if isinstance(rule, str) else tuple(rule)
+        if (
+            len(items) != 3
+            or not all(isinstance(item, str) for item in items)
+            or items[2] not in RULE_EFFECTS
+        ):
+            shown = rule if isinstance(rule, str) else items
+            raise UsageError(
+                f"Invalid session rule {shown!r}: a rule is (action, resource, effect) with string patterns and "
+                f"effect one of {', '.join(RULE_EFFECTS)}"
+            )
+        checked.append((str(items[0]), str(items[1]), str(items[2])))
+    return tuple(checked)

@@ -28,7 +28,7 @@ from ._dispatch import DoomLoopDetector, PermissionAsserter
 from ._events import SessionStatus, SessionUpdated
 from ._history import History
 from ._live import CallKey, LiveCalls
-from ._model import SessionInfo, now_ms, session_rules
+from ._model import SessionInfo, check_session_rules, now_ms
 from ._processor import Emitter
 from ._runner import AgentLike, RetryPolicy, TurnContext, TurnProgress, TurnResult, resolve_agent, run_turn
 from ._store import SessionStore, StoredMessage
@@ -206,12 +206,14 @@ class Sessions:
         """Create a session in ``location`` for ``agent``.
 
         Args:
-            rules: extra ``(action, resource, effect)`` rules for this session only.
+            rules: extra ``(action, resource, effect)`` rules for this session only (effect ``allow``, ``ask`` or
+                ``deny``).
 
         Raises:
-            UsageError: no such agent.
+            UsageError: no such agent, or a rule is not a valid ``(action, resource, effect)`` triple.
         """
         resolve_agent(self.agents, agent)
+        checked = check_session_rules(rules)
         now = now_ms()
         info = SessionInfo(
             id=ids.ascending("ses"),
@@ -220,7 +222,7 @@ class Sessions:
             title=title,
             agent=agent,
             parent_id=parent_id,
-            rules=session_rules(rules),
+            rules=checked,
             created=now,
             updated=now,
         )
