@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,12 +29,14 @@ from tether.session import (
     DurableEvent,
     PartDelta,
     PartUpdated,
+    Session,
     Sessions,
     SQLiteStore,
     StoredMessage,
     TextPart,
     ToolPart,
     ToolProgress,
+    TurnResult,
 )
 from tether.testing import (
     FunctionModel,
@@ -788,3 +791,89 @@ async def test_an_invalid_session_rule_is_a_usage_error_naming_it(
     with pytest.raises(UsageError, match=f"Invalid session rule .*{named}"):
         await harness.sessions.create(harness.loc, rules=[("read", "*", "allow"), rule])
     assert await harness.sessions.list() == []
+
+
+async def cancel_when(session: Session, started: anyio.Event, model: ScriptedModel) -> TurnResult:
+    """Run a turn, cancel it once ``started`` is set, return its result."""
+    result: TurnResult | None = None
+
+    async def run() -> None:
+        nonlocal result
+        result = await session.prompt("go", model=model)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        await started.wait()
+        session.cancel()
+    assert result is not None
+    return result
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_tool_finishes_its_cleanup_before_its_part_is_marked_interrupted(
+    harness: Harness,
+) -> None:
+    started = anyio.Event()
+    reaped = False
+    reaped_when_marked: list[bool] = []
+
+    async def shell(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        nonlocal reaped
+        process = await anyio.open_process([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            started.set()
+            await process.wait()
+        finally:
+            with anyio.CancelScope(shield=True):  # like bash: kill the child and reap it
+                process.kill()
+                await process.wait()
+                await process.aclose()
+                reaped = True
+        return ToolResponse(content="unreachable")
+
+    def on_part(event: PartUpdated) -> None:
+        part = event.part
+        if isinstance(part, ToolPart) and part.state == "error":
+            reaped_when_marked.append(reaped)
+
+    harness.tools.register({"shell": Tool(description="s", input=Echo, execute=shell)})
+    session = await harness.sessions.create(harness.loc)
+    with harness.bus.subscribe(PartUpdated, on_part), anyio.fail_after(5):
+        result = await cancel_when(session, started, ScriptedModel([[tool_call("shell", {"text": "x"})]]))
+    assert result.stop == "cancelled"
+    assert reaped_when_marked == [True]
+    (part,) = tool_parts(await session.messages())
+    assert (part.state, part.error, part.interrupted) == ("error", ABORTED_ERROR, True)
+
+
+@pytest.mark.anyio
+async def test_a_tool_that_outlasts_the_cancel_grace_is_marked_interrupted_without_waiting_for_it(
+    harness: Harness,
+) -> None:
+    started = anyio.Event()
+    marked = anyio.Event()
+    release = anyio.Event()
+
+    async def stubborn(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        try:
+            started.set()
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):  # ignores the grace: only the test ends this
+                await release.wait()
+        return ToolResponse(content="unreachable")
+
+    def on_part(event: PartUpdated) -> None:
+        if isinstance(event.part, ToolPart) and event.part.state == "error":
+            marked.set()
+            release.set()
+
+    harness.tools.register({"stubborn": Tool(description="s", input=Echo, execute=stubborn)})
+    sessions = Sessions(store=harness.store, bus=harness.bus, agents=harness.agents, cancel_grace=0.01)
+    session = await sessions.create(harness.loc)
+    with harness.bus.subscribe(PartUpdated, on_part), anyio.fail_after(5):
+        result = await cancel_when(session, started, ScriptedModel([[tool_call("stubborn", {"text": "x"})]]))
+    sessions.close()
+    assert result.stop == "cancelled" and marked.is_set()
+    (part,) = tool_parts(await harness.store.load_messages(session.id))
+    assert (part.state, part.error, part.interrupted) == ("error", ABORTED_ERROR, True)

@@ -133,6 +133,7 @@ class Dispatcher:
         "_pool",
         "_processor",
         "calls",
+        "cancelled",
         "declined",
         "failure",
     )
@@ -158,6 +159,7 @@ class Dispatcher:
         self._outstanding = 0
         self._done: anyio.Event | None = None
         self.calls = 0
+        self.cancelled = False
         self.declined = False
         self.failure: Exception | None = None
 
@@ -214,6 +216,8 @@ class Dispatcher:
                 else:
                     async with self._limiter:
                         outcome = await self._materialization.settle(call, ctx)
+        if self.cancelled:
+            return  # the step was cancelled: the part becomes aborted, whatever the tool still returned (law 3)
         if isinstance(outcome, Failed) and outcome.kind == "declined":
             self.declined = True
         processor.settle(event.id, outcome)

@@ -103,6 +103,7 @@ class TurnContext:
     retry: RetryPolicy
     concurrency: int | None
     live_calls: LiveCalls
+    cancel_grace: float
 
 
 def resolve_agent(agents: Mapping[str, AgentLike], name: str) -> AgentLike:
@@ -242,6 +243,7 @@ async def _run_steps(
             limiter=limiter,
             live_calls=ctx.live_calls,
             pool=pool,
+            grace=ctx.cancel_grace,
         )
         progress.message_ids.append(result.info.id)
         progress.steps = step

@@ -31,6 +31,7 @@ from ._live import CallKey, LiveCalls
 from ._model import SessionInfo, check_session_rules, now_ms
 from ._processor import Emitter
 from ._runner import AgentLike, RetryPolicy, TurnContext, TurnProgress, TurnResult, resolve_agent, run_turn
+from ._step import CANCEL_GRACE
 from ._store import SessionStore, StoredMessage
 
 __all__ = ["PERMISSION_EVENTS", "Session", "SessionLocation", "Sessions"]
@@ -124,6 +125,7 @@ class Session:
             retry=service.retry,
             concurrency=service.concurrency,
             live_calls=service.live_calls,
+            cancel_grace=service.cancel_grace,
         )
         progress = TurnProgress()
         service.emitter.live(SessionStatus(session_id=self.id, status="busy"))
@@ -161,6 +163,8 @@ class Sessions:
         locate: turns a stored session's directory back into its Location (needed by :meth:`get`).
         retry: the provider retry policy.
         concurrency: the most tool calls of one step that settle at the same time (``None``: no cap).
+        cancel_grace: seconds a cancelled step gives its running calls to finish their cleanup before their parts
+            are marked aborted (``CANCEL_GRACE``).
     """
 
     def __init__(
@@ -173,6 +177,7 @@ class Sessions:
         locate: Callable[[str], Awaitable[SessionLocation]] | None = None,
         retry: RetryPolicy | None = None,
         concurrency: int | None = None,
+        cancel_grace: float = CANCEL_GRACE,
     ) -> None:
         self.store = store
         self.bus = bus
@@ -180,6 +185,7 @@ class Sessions:
         self.permissions = permissions
         self.retry = retry or RetryPolicy()
         self.concurrency = concurrency
+        self.cancel_grace = cancel_grace
         self.emitter = Emitter(store, bus)
         self.live_calls = LiveCalls()
         self._locate = locate

@@ -2,8 +2,11 @@
 
 A call starts on the turn's call tasks (``CallPool``) as soon as its input is complete, while the stream goes on; the
 step ends only when every call has settled. A provider error stops the stream but lets started calls finish (their
-results stay in the history). Cancellation stops the stream and the running tools; every unsettled tool part then
-becomes ``error`` with ``Tool execution aborted`` and ``interrupted: true`` (law 3: cancellation is never a result).
+results stay in the history). Cancellation stops the stream and the running tools; the step gives them up to
+``CANCEL_GRACE`` seconds to settle (to run their shielded cleanup: a shell tool kills and reaps its processes), then
+every unsettled tool part becomes ``error`` with ``Tool execution aborted`` and ``interrupted: true`` (law 3:
+cancellation is never a result, so an outcome a tool still returns after the cancellation is dropped). A tool that
+shields its cleanup for longer is marked at the end of the grace; anyio still waits for its shield to end.
 
 Any other exception (an adapter raising something other than a ``ProviderError``, the store refusing a write) is a
 defect of the step, not of a tool: the stream stops, started calls still finish (a sibling is never cancelled),
@@ -32,7 +35,10 @@ from ._model import AssistantInfo, MessageError, StepFinishPart, StepStartPart, 
 from ._processor import Emitter, StepProcessor
 from ._prompts import ABORTED_ERROR, DEFECT_PREFIX, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT
 
-__all__ = ["StepResult", "run_step"]
+__all__ = ["CANCEL_GRACE", "StepResult", "run_step"]
+
+CANCEL_GRACE = 2.0
+"""Seconds a cancelled step waits for its cancelled calls to finish their cleanup before marking them aborted."""
 
 log = logging.getLogger("tether.session")
 
@@ -65,6 +71,7 @@ async def run_step(
     limiter: anyio.CapacityLimiter | None,
     live_calls: LiveCalls,
     pool: CallPool,
+    grace: float = CANCEL_GRACE,
 ) -> StepResult:
     """Run one step against ``model``; its parts are emitted and appended to ``history`` (also when it fails).
 
@@ -109,6 +116,11 @@ async def run_step(
         error, failure = await _stream(model, request, processor, dispatcher, live_calls)
         await dispatcher.wait()
     except anyio.get_cancelled_exc_class():
+        # The cancellation reached the calls too; each gets the grace to run its cleanup (a shell tool kills and reaps
+        # its process group) before its part is marked. A call still cleaning up after the grace is marked anyway.
+        dispatcher.cancelled = True
+        with anyio.move_on_after(grace, shield=True):
+            await dispatcher.wait()
         _abandon(
             processor,
             info,
