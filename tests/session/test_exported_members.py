@@ -47,6 +47,7 @@ SURFACES = {
         "ToolProgress",
         "SessionUpdated",
         "ABORTED_ERROR",
+        "CANCEL_GRACE",
         "RetryPolicy",
     },
     "tether.testing": {

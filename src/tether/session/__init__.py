@@ -37,10 +37,12 @@ from ._prompts import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_MARKERS, M
 from ._runner import AgentLike, RetryPolicy, StopReason, TurnResult
 from ._session import PERMISSION_EVENTS, Session, SessionLocation, Sessions
 from ._sqlite import SQLiteStore
+from ._step import CANCEL_GRACE
 from ._store import INTERRUPTED_ERROR, SessionStore, StoredMessage
 
 __all__ = [
     "ABORTED_ERROR",
+    "CANCEL_GRACE",
     "DOOM_LOOP_THRESHOLD",
     "INCOMPLETE_CALL_ERROR",
     "INTERRUPTED_ERROR",
