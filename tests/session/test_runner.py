@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -877,3 +878,30 @@ async def test_a_tool_that_outlasts_the_cancel_grace_is_marked_interrupted_witho
     assert result.stop == "cancelled" and marked.is_set()
     (part,) = tool_parts(await harness.store.load_messages(session.id))
     assert (part.state, part.error, part.interrupted) == ("error", ABORTED_ERROR, True)
+
+
+@pytest.mark.anyio
+async def test_progress_from_a_worker_thread_reaches_subscribers_on_the_loop_thread(harness: Harness) -> None:
+    loop_thread = threading.get_ident()
+    tool_threads: list[int] = []
+    subscriber_threads: list[int] = []
+    got = anyio.Event()
+
+    def work(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:  # sync: settle runs it in a worker thread
+        tool_threads.append(threading.get_ident())
+        ctx.progress({"line": i.text})
+        return ToolResponse(content="ok")
+
+    def on_any(event: Any) -> None:
+        if isinstance(event, ToolProgress):
+            subscriber_threads.append(threading.get_ident())
+            got.set()
+
+    harness.tools.register({"work": Tool(description="w", input=Echo, execute=work)})
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel([[tool_call("work", {"text": "tick"})], "done"])
+    with harness.bus.subscribe("*", on_any), model, anyio.fail_after(5):
+        await session.prompt("go", model=model)
+        await got.wait()
+    assert tool_threads != [loop_thread]
+    assert subscriber_threads == [loop_thread]

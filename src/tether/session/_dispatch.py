@@ -15,11 +15,14 @@ one and a new task is started only when every task is busy: calls still start at
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
+from anyio import RunFinishedError
 from anyio.abc import TaskGroup
 
 from ..errors import BlockedError, CorrectedError, DeclinedError
@@ -84,13 +87,23 @@ class CallPool:
     queued jobs. ``close()`` lets idle tasks end; an exception in a job propagates to the task group like any child's.
     """
 
-    __slots__ = ("_closed", "_idle", "_jobs", "_task_group")
+    __slots__ = ("_closed", "_idle", "_jobs", "_task_group", "_token", "loop_thread")
 
     def __init__(self, task_group: TaskGroup) -> None:
         self._task_group = task_group
         self._jobs: deque[Job] = deque()
         self._idle: list[anyio.Event] = []
         self._closed = False
+        self.loop_thread = threading.get_ident()
+        self._token = anyio.lowlevel.current_token()
+
+    def call_soon(self, func: Callable[[Any], object], arg: Any) -> None:
+        """From any thread: run ``func(arg)`` on the turn's event loop soon, without waiting (dropped once it ended)."""
+        token = self._token
+        try:
+            token.backend_class.run_sync_soon(func, (arg,), token.native_token)
+        except RunFinishedError:
+            pass
 
     def submit(self, job: Job) -> None:
         """Start ``job`` now on an idle task, or on a new one when all are busy."""
@@ -223,18 +236,24 @@ class Dispatcher:
         processor.settle(event.id, outcome)
 
     def _progress(self, call_id: str) -> Any:
+        # Tools call ``progress`` from worker threads too (bash's pump thread, sync tools); bus subscribers (SSE,
+        # memory streams) must run on the event loop, so an update from another thread is handed to the loop.
         processor = self._processor
         live = processor.emitter.live
+        pool = self._pool
+        loop_thread = pool.loop_thread
 
         def progress(update: Mapping[str, Any]) -> None:
-            live(
-                ToolProgress(
-                    session_id=processor.session_id,
-                    message_id=processor.message_id,
-                    call_id=call_id,
-                    update=update,
-                )
+            event = ToolProgress(
+                session_id=processor.session_id,
+                message_id=processor.message_id,
+                call_id=call_id,
+                update=update,
             )
+            if threading.get_ident() == loop_thread:
+                live(event)
+            else:
+                pool.call_soon(live, event)
 
         return progress
 
