@@ -63,7 +63,7 @@ class PartDelta:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolProgress:
-    """A running tool reported progress (``ctx.progress``). Bus only; may be published from a worker thread."""
+    """A running tool reported progress (``ctx.progress``). Bus only; published on the event loop (also for a tool reporting from a worker thread)."""
 
     type: ClassVar[str] = "tool.progress"
     session_id: str
