@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -27,9 +27,12 @@ from anyio.abc import TaskGroup
 
 from ..errors import BlockedError, CorrectedError, DeclinedError
 from ..llm import ToolCallEvent
-from ..permissions._types import PermissionRequest, PermissionSource
+from ..location import PermissionAsserter
+from ..permissions import PermissionRequest
 from ..tools import Failed, Materialization, Outcome, ToolCall, ToolContext
-from ..tools._settle import DECLINED_ERROR
+from ..tools._settle import (
+    DECLINED_ERROR,  # settle's text for a declined call; not exported by tether.tools yet
+)
 from ._events import ToolProgress
 from ._processor import StepProcessor
 from ._prompts import DEFECT_PREFIX, DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
@@ -37,12 +40,6 @@ from ._prompts import DEFECT_PREFIX, DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
 __all__ = ["DOOM_LOOP_THRESHOLD", "CallPool", "Dispatcher", "DoomLoopDetector", "PermissionAsserter"]
 
 DOOM_LOOP_THRESHOLD = 3
-
-
-class PermissionAsserter(Protocol):
-    """What the runner needs from the permission service: ``assert_`` returns on allow, raises otherwise."""
-
-    async def assert_(self, request: PermissionRequest, /) -> object: ...
 
 
 class DoomLoopDetector:
@@ -260,14 +257,12 @@ class Dispatcher:
     async def _doom_gate(self, event: ToolCallEvent, ctx: ToolContext) -> Failed | None:
         if self._permissions is None:
             return Failed(error=DOOM_LOOP_BLOCKED, kind="blocked")
-        request = PermissionRequest(
-            session_id=ctx.session_id,
+        request = PermissionRequest.from_context(
+            ctx,
             action="doom_loop",
             resources=(event.name,),
             save=(event.name,),
             metadata={"tool": event.name, "input": event.input},
-            source=PermissionSource(message_id=ctx.message_id, call_id=ctx.call_id),
-            agent=ctx.agent,
         )
         try:
             await self._permissions.assert_(request)
