@@ -6,7 +6,7 @@ import pytest
 
 SURFACES = {
     "tether.tools": {
-        "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterEvent", "AfterHook", "BeforeEvent", "BeforeHook",
+        "DECLINED_ERROR", "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterEvent", "AfterHook", "BeforeEvent", "BeforeHook",
         "Codec", "Completed", "Content", "DecodeError", "Entry", "Failed", "FailureKind", "File", "Issue",
         "JsonSchemaCodec", "Materialization", "Outcome", "PydanticCodec", "Registration", "RegistrationError",
         "RuleLike", "Text", "Tool", "ToolCall", "ToolContext", "ToolDefinition", "ToolFailure", "ToolRegistry",

@@ -29,10 +29,7 @@ from ..errors import BlockedError, CorrectedError, DeclinedError
 from ..llm import ToolCallEvent
 from ..location import PermissionAsserter
 from ..permissions import PermissionRequest
-from ..tools import Failed, Materialization, Outcome, ToolCall, ToolContext
-from ..tools._settle import (
-    DECLINED_ERROR,  # settle's text for a declined call; not exported by tether.tools yet
-)
+from ..tools import DECLINED_ERROR, Failed, Materialization, Outcome, ToolCall, ToolContext
 from ._events import ToolProgress
 from ._processor import StepProcessor
 from ._prompts import DEFECT_PREFIX, DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR

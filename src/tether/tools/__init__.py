@@ -10,10 +10,11 @@ from ._hooks import AfterEvent, AfterHook, BeforeEvent, BeforeHook
 from ._names import effective_name, normalize_name
 from ._outcome import Completed, Failed, FailureKind, Outcome
 from ._registry import Entry, Registration, RuleLike, ToolRegistry
-from ._settle import FINAL_STEP_ERROR, Materialization, is_hidden, normalize_content
+from ._settle import DECLINED_ERROR, FINAL_STEP_ERROR, Materialization, is_hidden, normalize_content
 from ._tool import DEFAULT_TIMEOUT, UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolResponse
 
 __all__ = [
+    "DECLINED_ERROR",
     "DEFAULT_TIMEOUT",
     "FINAL_STEP_ERROR",
     "UNSET",

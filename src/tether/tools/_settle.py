@@ -30,7 +30,7 @@ from ._tool import UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolRespo
 if TYPE_CHECKING:
     from ._registry import Entry, RuleLike, ToolRegistry
 
-__all__ = ["FINAL_STEP_ERROR", "MAX_METADATA_BYTES", "Materialization", "is_hidden"]
+__all__ = ["DECLINED_ERROR", "FINAL_STEP_ERROR", "MAX_METADATA_BYTES", "Materialization", "is_hidden"]
 
 log = logging.getLogger("tether.tools")
 
