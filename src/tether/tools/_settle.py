@@ -226,7 +226,8 @@ class Materialization:
         if isinstance(outcome, Failed):
             return await self._bound_failure(outcome)
         try:
-            bounded = await store.bound(content, output)
+            # Already measured: go straight to the blocking retention in a worker thread (law 9).
+            bounded = await anyio.to_thread.run_sync(store.bound_sync, content, output)
         except OutputStoreError as exc:
             return Failed(error=str(exc), kind="output_store")
         paths = tuple(dict.fromkeys((*outcome.output_paths, *bounded.output_paths)))
