@@ -196,3 +196,33 @@ def test_user_config_dir_honours_the_environment(tmp_path: Path, monkeypatch: py
 
     monkeypatch.setenv("TETHER_CONFIG_DIR", str(tmp_path / "cfg"))
     assert user_config_path() == tmp_path / "cfg" / "tether.json"
+
+
+@pytest.mark.parametrize(
+    ("doc", "key"),
+    [
+        ({"model": 3}, "model"),
+        ({"model": "gpt-5"}, "model"),
+        ({"shell": ""}, "shell"),
+        ({"default_agent": ["build"]}, "default_agent"),
+        ({"instructions": "AGENTS.md"}, "instructions"),
+        ({"tool_output": {"max_lines": "2000"}}, "tool_output.max_lines"),
+        ({"tool_output": {"max_bytes": 0}}, "tool_output.max_bytes"),
+        ({"tool_output": {"max_chars": 10}}, "tool_output.max_chars"),
+        ({"tool_output": 50}, "tool_output"),
+    ],
+)
+def test_keys_read_by_other_packages_are_validated(doc: dict[str, object], key: str) -> None:
+    with pytest.raises(ConfigError, match=f"at {key}:"):
+        parse_config(doc, file="tether.json", text=json.dumps(doc))
+
+
+def test_valid_scalar_keys_pass() -> None:
+    doc = {
+        "model": "ollama/qwen3:8b",
+        "default_agent": "plan",
+        "shell": "/bin/sh",
+        "instructions": ["docs/*.md"],
+        "tool_output": {"max_lines": 100, "max_bytes": 4096},
+    }
+    assert parse_config(doc, file="tether.json").get("tool_output") == {"max_lines": 100, "max_bytes": 4096}

@@ -193,6 +193,7 @@ def parse_config(value: object, *, file: str, text: str | None = None) -> Config
         rules += parse_tools(data["tools"], ("tools",), fail)
     if "permission" in data:
         rules += rules_from_value(data["permission"], ("permission",), fail)
+    _check_scalars(data, fail)
     agents: dict[str, AgentConfig] = {}
     if "agent" in data:
         section = data["agent"]
@@ -201,6 +202,28 @@ def parse_config(value: object, *, file: str, text: str | None = None) -> Config
         for name, agent in cast(Mapping[str, Any], section).items():
             agents[name] = _agent(name, agent, ("agent", name), fail)
     return Config(data=data, permission=rules, agents=agents, files=(Path(file),))
+
+
+def _check_scalars(data: Mapping[str, Any], fail: Fail) -> None:
+    """Validate the top-level keys other packages read (``model``, ``shell``, ``tool_output``, ...)."""
+    for key in ("model", "default_agent", "shell"):
+        if key in data and (not isinstance(data[key], str) or not data[key].strip()):
+            fail("expected a non-empty string", (key,))
+    if "model" in data and "/" not in data["model"]:
+        fail("expected provider/model, for example openai/gpt-5", ("model",))
+    if "instructions" in data:
+        items = data["instructions"]
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in cast(list[Any], items)):
+            fail("expected a list of file paths or globs", ("instructions",))
+    if "tool_output" in data:
+        limits = data["tool_output"]
+        if not isinstance(limits, dict):
+            fail('expected an object like {"max_lines": 2000, "max_bytes": 51200}', ("tool_output",))
+        for name, value in cast(Mapping[str, Any], limits).items():
+            if name not in ("max_lines", "max_bytes"):
+                fail("unknown key; expected max_lines or max_bytes", ("tool_output", name))
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                fail("expected a positive integer", ("tool_output", name))
 
 
 def parse_permission(value: object, *, file: str = "permission") -> tuple[Rule, ...]:
