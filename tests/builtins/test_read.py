@@ -4,7 +4,10 @@ import base64
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from tether.builtins.read import _is_binary  # pyright: ignore[reportPrivateUsage]
 from tether.tools import File, Text
 
 pytestmark = pytest.mark.anyio
@@ -214,3 +217,10 @@ async def test_alternate_spelling_denied_on_its_own_resource_is_not_read(
     failed = await project.fail("read", path="cafe\u0301.env")
     assert "KEY=1" not in failed.error
     assert project.permissions.asked == [("read", ("cafe\u0301.env",)), ("read", ("caf\u00e9.env",))]
+
+
+@given(st.binary(min_size=1, max_size=64))
+def test_binary_sniff_counts_control_bytes_below_tab_and_from_14_to_31(head: bytes) -> None:
+    control = sum(1 for b in head if b < 9 or 14 <= b < 32)
+    expected = b"\0" in head or control / len(head) > 0.3
+    assert _is_binary(Path("sample.txt"), head) is expected

@@ -31,6 +31,7 @@ MAX_READ_LINES = 2000
 MAX_READ_BYTES = 50 * 1024
 MAX_MEDIA_BYTES = 20 * 1024 * 1024
 _SAMPLE = 4096
+_CONTROL_BYTES = bytes([*range(9), *range(14, 32)])
 
 BINARY_EXTENSIONS = frozenset(
     ".zip .tar .gz .exe .dll .so .class .jar .war .7z .doc .docx .xls .xlsx .ppt .pptx .odt .ods .odp .bin .dat "
@@ -88,7 +89,7 @@ def _is_binary(path: Path, head: bytes) -> bool:
         return False
     if b"\0" in head:
         return True
-    control = sum(1 for b in head if b < 9 or 14 <= b < 32)
+    control = len(head) - len(head.translate(None, _CONTROL_BYTES))  # in C: a byte loop costs ~60 µs per read
     return control / len(head) > 0.3
 
 
