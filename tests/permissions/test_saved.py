@@ -86,3 +86,37 @@ async def test_saved_approvals_survive_a_new_process(tmp_path: Path) -> None:
     assert json.loads(child.stdout) == [["prj_1", "bash", "git *"], ["prj_1", "bash", "npm test"]]
     async with SavedApprovals(path) as approvals:
         assert [a.resource for a in await approvals.list("prj_1")] == ["git *", "npm test"]
+
+
+async def test_own_changes_are_seen_at_once_and_reads_are_not_repeated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with SavedApprovals(tmp_path / "t.db") as saved:
+        reads = 0
+        run = saved._run
+
+        async def counting(work: object) -> object:
+            nonlocal reads
+            reads += 1
+            return await run(work)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(saved, "_run", counting)
+        assert list(await saved.rules("prj")) == []
+        assert list(await saved.rules("prj")) == []
+        assert reads == 1  # the second check within the refresh period reads nothing
+        added = await saved.add("prj", "bash", ["git *"])
+        assert list(await saved.rules("prj")) == [Rule("bash", "git *", "allow")]
+        await saved.remove(added[0].id)
+        assert list(await saved.rules("prj")) == []
+
+
+async def test_changes_by_another_process_are_seen_within_the_refresh_period(tmp_path: Path) -> None:
+    async with (
+        SavedApprovals(tmp_path / "t.db", refresh=3600) as slow,
+        SavedApprovals(tmp_path / "t.db", refresh=0) as eager,
+        SavedApprovals(tmp_path / "t.db") as other,
+    ):
+        assert list(await slow.rules("prj")) == [] and list(await eager.rules("prj")) == []
+        await other.add("prj", "edit", ["*"])
+        assert list(await eager.rules("prj")) == [Rule("edit", "*", "allow")]
+        assert list(await slow.rules("prj")) == []  # bounded staleness: re-read after `refresh` seconds

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,12 +64,18 @@ class SavedApprovals:
     manager, or call :meth:`close`.
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, refresh: float = 1.0) -> None:
         self._path = str(path)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
         self._rulesets: dict[str, Ruleset] = {}
+        # project -> (ruleset, monotonic time read). Our own add/remove clear it; changes made by another process
+        # are seen within ``refresh`` seconds. Without it every permission check paid a database read and a
+        # worker-thread hop (two per tool call), which dominated bursts of parallel calls.
+        self._refresh = refresh
+        self._fresh: dict[str, tuple[Ruleset, float]] = {}
+        self._changes = 0
 
     @property
     def path(self) -> str:
@@ -98,6 +105,16 @@ class SavedApprovals:
                     raise StoreError(f"Saved approvals ({self._path}): {exc}") from exc
 
         return await anyio.to_thread.run_sync(call)
+
+    async def _changing(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        # Invalidate before and after the write, so that no read racing with it caches the old rows.
+        self._changes += 1
+        self._fresh.clear()
+        try:
+            return await self._run(work)
+        finally:
+            self._changes += 1
+            self._fresh.clear()
 
     async def list(self, project: str | None = None) -> builtins.list[SavedApproval]:
         """Return the saved approvals, oldest first, of one project or of all projects.
@@ -144,7 +161,7 @@ class SavedApprovals:
                         added.append(row)
             return added
 
-        return await self._run(write) if rows else []
+        return await self._changing(write) if rows else []
 
     async def remove(self, approval_id: str) -> None:
         """Remove one saved approval by id.
@@ -158,13 +175,14 @@ class SavedApprovals:
             with conn:
                 return conn.execute("DELETE FROM permission_saved WHERE id = ?", (approval_id,)).rowcount
 
-        if not await self._run(delete):
+        if not await self._changing(delete):
             raise NotFoundError(f"No saved approval with id {approval_id}")
 
     async def rules(self, project: str) -> Ruleset:
         """The project's saved approvals as allow rules (source ``"saved"``), oldest first.
 
-        The database is read every time (another process may have changed it); the compiled ruleset is reused while
+        This process's own :meth:`add`/:meth:`remove` are seen at once; changes made by another process are seen
+        within ``refresh`` seconds (the rows are re-read at most that often). The compiled ruleset is reused while
         the rows are unchanged.
 
         Raises:
@@ -177,10 +195,16 @@ class SavedApprovals:
             )
             return tuple(Rule(action, resource, "allow") for action, resource in rows)
 
+        fresh = self._fresh.get(project)
+        if fresh is not None and time.monotonic() - fresh[1] < self._refresh:
+            return fresh[0]
+        changes = self._changes
         rules = await self._run(read)
         cached = self._rulesets.get(project)
         if cached is None or cached.rules != rules:
             cached = self._rulesets[project] = Ruleset(source=SAVED_SOURCE, rules=rules)
+        if changes == self._changes:  # no add/remove raced with this read
+            self._fresh[project] = (cached, time.monotonic())
         return cached
 
     async def close(self) -> None:
