@@ -337,16 +337,22 @@ async def test_session_cancel_mid_tool_marks_it_aborted_and_interrupted(harness:
     ]
 
 
-@pytest.mark.anyio
-async def test_outer_cancel_scope_propagates_and_still_marks_parts(harness: Harness) -> None:
-    started = anyio.Event()
+def hanging_tool(started: anyio.Event) -> Tool[Echo, Any]:
+    """A tool that sets ``started`` and then waits until it is cancelled."""
 
     async def hang(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
         started.set()
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
-    harness.tools.register({"hang": Tool(description="hang", input=Echo, execute=hang)})
+    return Tool(description="hang", input=Echo, execute=hang)
+
+
+@pytest.mark.anyio
+async def test_outer_cancel_scope_propagates_and_still_marks_parts(harness: Harness) -> None:
+    started = anyio.Event()
+
+    harness.tools.register({"hang": hanging_tool(started)})
     session = await harness.sessions.create(harness.loc)
     model = ScriptedModel([[tool_call("hang", {"text": "x"})]])
     with anyio.fail_after(5):
@@ -513,12 +519,7 @@ async def test_busy_session_rejects_a_second_prompt(harness: Harness) -> None:
 
     started = anyio.Event()
 
-    async def hang(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
-        started.set()
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    harness.tools.register({"hang": Tool(description="hang", input=Echo, execute=hang)})
+    harness.tools.register({"hang": hanging_tool(started)})
     session = await harness.sessions.create(harness.loc)
     model = ScriptedModel([[tool_call("hang", {"text": "x"})]])
     with anyio.fail_after(5):
