@@ -65,11 +65,14 @@ def _cut_lines(text: str, max_lines: int) -> str:
     return _first_lines(text, max_lines) if max_lines > 0 else ""
 
 
-def bounded_preview(text: str, marker: str, max_lines: int, max_bytes: int) -> str:
+def bounded_preview(
+    text: str, marker: str, max_lines: int, max_bytes: int, *, lines: int | None = None
+) -> str:
     """``head + "\\n\\n" + marker + "\\n\\n" + tail`` within ``max_lines`` lines and ``max_bytes`` UTF-8 bytes.
 
     The head and tail each take half of the remaining budget; when the text has more lines than the budget the halves
-    are whole lines, then both are cut to the byte budget on character boundaries.
+    are whole lines, then both are cut to the byte budget on character boundaries. ``lines`` is the text's line
+    count when the caller already has it (it saves a scan of a large text).
     """
     marker_bytes = utf8_len(marker)
     if max_lines <= 4 or max_bytes <= marker_bytes + 4:
@@ -78,7 +81,8 @@ def bounded_preview(text: str, marker: str, max_lines: int, max_bytes: int) -> s
     byte_budget = max_bytes - marker_bytes - 4
     head_bytes = (byte_budget + 1) // 2
     tail_bytes = byte_budget // 2
-    lines = text.count("\n") + 1
+    if lines is None:
+        lines = text.count("\n") + 1
     if lines > line_budget:
         head = _first_lines(text, (line_budget + 1) // 2)
         tail = _last_lines(text, line_budget // 2) if line_budget // 2 > 0 else ""

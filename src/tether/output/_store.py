@@ -90,7 +90,10 @@ class OutputStore:
 
     def fits(self, text: str) -> bool:
         """Whether ``text`` is within both limits (cheap for small text)."""
-        if text.count("\n") + 1 > self.max_lines:
+        return self._fits(text, text.count("\n") + 1)
+
+    def _fits(self, text: str, lines: int) -> bool:
+        if lines > self.max_lines:
             return False
         if len(text) * 4 <= self.max_bytes:
             return True
@@ -154,7 +157,8 @@ class OutputStore:
                 new_output = {"_truncated": True, "_bytes": size, "_outputPath": str(path)}
         texts = [p.text for p in content if isinstance(p, Text)]
         text = texts[0] if len(texts) == 1 else "".join(texts)
-        if self.fits(text):
+        lines = text.count("\n") + 1  # counted once: a large text is scanned for newlines only here
+        if self._fits(text, lines):
             return Bounded(content=tuple(content), output=new_output, output_paths=tuple(paths))
         try:
             path = self.retain_text(text)
@@ -163,7 +167,7 @@ class OutputStore:
                 Path(p).unlink(missing_ok=True)
             raise
         paths.append(str(path))
-        preview = bounded_preview(text, marker_for(path), self.max_lines, self.max_bytes)
+        preview = bounded_preview(text, marker_for(path), self.max_lines, self.max_bytes, lines=lines)
         media = [p for p in content if isinstance(p, File)]
         return Bounded(content=(Text(preview), *media), output=new_output, output_paths=tuple(paths))
 
