@@ -5,6 +5,7 @@ def test_public_surface_is_pinned() -> None:
     assert tether.location.__all__ == [
         "BOM",
         "FILE_CHANGED_MESSAGE",
+        "PROTECTED_NAMES",
         "ExternalDirectory",
         "Location",
         "PathKind",
@@ -17,6 +18,8 @@ def test_public_surface_is_pinned() -> None:
         "decode_text",
         "encode_text",
         "line_ending",
+        "names_protected_path",
+        "protected_anchor",
         "read_bytes",
         "read_bytes_sync",
         "require_external",

@@ -22,11 +22,13 @@ from ._files import (
     write_if_unchanged,
     write_if_unchanged_sync,
 )
+from ._protected import PROTECTED_NAMES, names_protected_path, protected_anchor
 from ._resolve import ExternalDirectory, Location, PathKind, ResolvedPath, sanitize_path
 
 __all__ = [
     "BOM",
     "FILE_CHANGED_MESSAGE",
+    "PROTECTED_NAMES",
     "ExternalDirectory",
     "Location",
     "PathKind",
@@ -39,6 +41,8 @@ __all__ = [
     "decode_text",
     "encode_text",
     "line_ending",
+    "names_protected_path",
+    "protected_anchor",
     "read_bytes",
     "read_bytes_sync",
     "require_external",
