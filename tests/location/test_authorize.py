@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tether.errors import BlockedError
-from tether.location import Location, authorize, authorize_edit, require_external
+from tether.location import Location, authorize, authorize_edit, authorize_protected, require_external
 from tether.permissions import PermissionRequest
 from tether.tools import ToolContext
 
@@ -77,3 +77,57 @@ async def test_require_external_is_a_no_op_inside(loc: Location) -> None:
     perms = Recorder()
     await require_external(perms, CTX, loc.resolve("."))
     assert perms.requests == []
+
+
+@pytest.mark.anyio
+async def test_edit_asks_each_protected_path_on_its_own_with_its_anchor_and_exact_save(loc: Location) -> None:
+    perms = Recorder()
+    targets = [
+        loc.resolve(p) for p in ("src/x.py", ".git/hooks/pre-commit", ".tether/tether.json", "AGENTS.md")
+    ]
+    await authorize_edit(perms, CTX, targets, metadata={"filepath": "many"})
+    assert [(r.action, tuple(r.resources), tuple(r.save), r.protected) for r in perms.requests] == [
+        ("edit", ("src/x.py",), ("*",), None),
+        ("edit", (".git/hooks/pre-commit",), (".git/hooks/pre-commit",), ".git/hooks/"),
+        ("edit", (".tether/tether.json",), (".tether/tether.json",), ".tether/"),
+        ("edit", ("AGENTS.md",), ("AGENTS.md",), "AGENTS.md"),
+    ]
+    hook = perms.requests[1]
+    assert hook.metadata["protected"] == ".git/hooks/"
+    assert hook.metadata["filepath"] == str(loc.root / ".git" / "hooks" / "pre-commit")
+
+
+@pytest.mark.anyio
+async def test_edit_of_only_protected_paths_skips_the_ordinary_request(loc: Location) -> None:
+    perms = Recorder()
+    await authorize_edit(perms, CTX, loc.resolve(".git/config"))
+    assert [(tuple(r.resources), r.protected) for r in perms.requests] == [((".git/config",), ".git/config")]
+
+
+@pytest.mark.anyio
+async def test_authorize_protected_asks_nothing_for_ordinary_paths(loc: Location) -> None:
+    perms = Recorder()
+    await authorize_protected(perms, CTX, [loc.resolve("src/x.py"), loc.resolve("../a/x.txt")])
+    assert perms.requests == []
+
+
+@pytest.mark.anyio
+async def test_authorize_protected_asks_edit_once_per_protected_path_with_bash_metadata(
+    loc: Location,
+) -> None:
+    perms = Recorder()
+    targets = [loc.resolve(p) for p in (".gitmodules", "out.txt", ".gitmodules", "../a/.git/config")]
+    await authorize_protected(perms, CTX, targets, metadata={"command": "echo x > .gitmodules"})
+    assert [(r.action, r.protected) for r in perms.requests] == [
+        ("edit", ".gitmodules"),
+        ("edit", (loc.root.parent / "a" / ".git" / "config").as_posix()),
+    ]
+    assert perms.requests[0].metadata["command"] == "echo x > .gitmodules"
+
+
+@pytest.mark.anyio
+async def test_a_denied_protected_path_stops_the_next_one(loc: Location) -> None:
+    perms = Recorder(deny="edit")
+    with pytest.raises(BlockedError):
+        await authorize_protected(perms, CTX, [loc.resolve(".git/config"), loc.resolve("AGENTS.md")])
+    assert len(perms.requests) == 1

@@ -15,6 +15,7 @@ def test_public_surface_is_pinned() -> None:
         "adapt_line_endings",
         "authorize",
         "authorize_edit",
+        "authorize_protected",
         "decode_text",
         "encode_text",
         "line_ending",

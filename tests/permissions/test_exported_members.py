@@ -27,6 +27,7 @@ EXPECTED = {
     "evaluate",
     "evaluate_request",
     "explain",
+    "names_protected_path",
     "wildcard_match",
 }
 

@@ -4,10 +4,11 @@ Public surface for tools that touch paths (the file tools, bash's workdir and pa
 
 - :class:`Location` and :meth:`Location.resolve` → :class:`ResolvedPath`;
 - :func:`require_external` / :func:`authorize` / :func:`authorize_edit`: the permission order;
+- :func:`authorize_protected` and :func:`protected_anchor`: writes to protected paths always ask;
 - :func:`write_if_unchanged` and the text helpers: safe, atomic, BOM- and line-ending-preserving writes.
 """
 
-from ._authorize import PermissionAsserter, authorize, authorize_edit, require_external
+from ._authorize import PermissionAsserter, authorize, authorize_edit, authorize_protected, require_external
 from ._files import (
     BOM,
     FILE_CHANGED_MESSAGE,
@@ -38,6 +39,7 @@ __all__ = [
     "adapt_line_endings",
     "authorize",
     "authorize_edit",
+    "authorize_protected",
     "decode_text",
     "encode_text",
     "line_ending",

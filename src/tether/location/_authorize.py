@@ -1,7 +1,8 @@
 """Asking for path permissions in the fixed order: ``external_directory`` (when needed), then the action.
 
 Leaves call these helpers *before* touching target content, so a denied request reveals nothing about the file
-(not its content, not whether an edit would match). Permission outcomes (``BlockedError``, ``DeclinedError``,
+(not its content, not whether an edit would match). A write to a protected path (``_protected``) is asked on its own,
+as ``edit`` with the request's ``protected`` anchor set, so no broad rule or saved "always" can approve it. Permission outcomes (``BlockedError``, ``DeclinedError``,
 ``CorrectedError``) propagate unchanged: settle turns them into the model-visible failure or the loop stop.
 """
 
@@ -12,9 +13,10 @@ from typing import Any, Protocol
 
 from ..permissions import PermissionRequest
 from ..tools import ToolContext
+from ._protected import protected_anchor
 from ._resolve import ResolvedPath
 
-__all__ = ["PermissionAsserter", "authorize", "authorize_edit", "require_external"]
+__all__ = ["PermissionAsserter", "authorize", "authorize_edit", "authorize_protected", "require_external"]
 
 
 class PermissionAsserter(Protocol):
@@ -83,6 +85,44 @@ async def authorize(
     )
 
 
+async def authorize_protected(
+    permissions: PermissionAsserter,
+    ctx: ToolContext,
+    resolved: Sequence[ResolvedPath],
+    *,
+    metadata: Mapping[str, Any] | None = None,
+) -> None:
+    """Ask ``edit`` for each protected path among ``resolved`` (one request each); do nothing when none is.
+
+    Every writer calls this for the paths it is about to create, change, move or delete: the file tools through
+    :func:`authorize_edit`, bash for its redirect targets and path-taking commands. Each request carries the path's
+    ``protected`` anchor, so only a rule naming it allows (a broad ``edit`` allow or a saved "always" asks instead),
+    a deny still denies, and an "always" reply saves the exact resource. The metadata holds ``filepath`` and
+    ``protected`` (the anchor), plus ``metadata`` (e.g. bash's ``command``). ``external_directory`` is not asked here.
+
+    Raises:
+        BlockedError | DeclinedError | CorrectedError: a request was not allowed.
+    """
+    seen: set[str] = set()
+    for item in resolved:
+        if item.resource in seen:
+            continue
+        seen.add(item.resource)
+        anchor = protected_anchor(item.resource)
+        if anchor is None:
+            continue
+        await permissions.assert_(
+            PermissionRequest.from_context(
+                ctx,
+                action="edit",
+                resources=[item.resource],
+                save=[item.resource],
+                metadata={**(metadata or {}), "filepath": str(item.path), "protected": anchor},
+                protected=anchor,
+            )
+        )
+
+
 async def authorize_edit(
     permissions: PermissionAsserter,
     ctx: ToolContext,
@@ -90,9 +130,23 @@ async def authorize_edit(
     *,
     metadata: Mapping[str, Any] | None = None,
 ) -> None:
-    """The mutating tools' gate: ``external_directory`` (if needed), then ``edit`` with save ``["*"]``.
+    """The mutating tools' gate: ``external_directory`` (if needed), ``edit`` with save ``["*"]``, protected paths.
+
+    The ordinary resources are asked in one ``edit`` request; each protected one is then asked on its own
+    (:func:`authorize_protected`), never inside the ordinary request.
 
     Raises:
         BlockedError | DeclinedError | CorrectedError: a request was not allowed.
     """
-    await authorize(permissions, ctx, resolved, action="edit", save=("*",), metadata=metadata)
+    items = [resolved] if isinstance(resolved, ResolvedPath) else list(resolved)
+    await require_external(permissions, ctx, items)
+    ordinary = [item for item in items if protected_anchor(item.resource) is None]
+    if ordinary:
+        resources = list(dict.fromkeys(item.resource for item in ordinary))
+        await permissions.assert_(
+            PermissionRequest.from_context(
+                ctx, action="edit", resources=resources, save=("*",), metadata=metadata
+            )
+        )
+    if len(ordinary) < len(items):
+        await authorize_protected(permissions, ctx, items, metadata=metadata)

@@ -6,7 +6,7 @@ calls :meth:`PermissionService.assert_`. Nothing here knows about the registry o
 
 from .._wildcard import match as wildcard_match
 from ._agents import DEFAULT_AGENT, Agent, AgentMode, builtin_agents
-from ._evaluate import Decision, Verdict, evaluate, evaluate_request, explain
+from ._evaluate import Decision, Verdict, evaluate, evaluate_request, explain, names_protected_path
 from ._events import AskResult, PendingRequest, PermissionAsked, PermissionDecided, PermissionReplied
 from ._resolve import ResolvedRules, RulesResolver, StaticRules
 from ._ruleset import Ruleset
@@ -41,5 +41,6 @@ __all__ = [
     "evaluate",
     "evaluate_request",
     "explain",
+    "names_protected_path",
     "wildcard_match",
 ]

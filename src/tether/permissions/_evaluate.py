@@ -23,6 +23,7 @@ __all__ = [
     "evaluate",
     "evaluate_request",
     "explain",
+    "names_protected_path",
     "rules_for_action",
 ]
 
@@ -34,6 +35,22 @@ SAVED_SOURCE = "saved"
 
 _PLAIN_SOURCE = "config"
 """The source reported for rules passed as a plain sequence rather than a labelled :class:`Ruleset`."""
+
+PROTECTED_SOURCE = "protected"
+"""The source reported when a protected path asks although a broad rule (or a deny it overrode) matched."""
+
+_WILDCARDS = "*?"
+
+
+def names_protected_path(pattern: str, anchor: str) -> bool:
+    """Whether a rule's resource ``pattern`` names the protected ``anchor`` literally (so it may allow the write).
+
+    The pattern's literal prefix (up to its first wildcard) must contain the whole anchor: ``.git/hooks/*`` names
+    ``.git/hooks/``; ``*``, ``.git/*`` and ``*/AGENTS.md`` do not.
+    """
+    pattern = pattern.replace("\\", "/")
+    cut = min((i for i in (pattern.find(w) for w in _WILDCARDS) if i >= 0), default=len(pattern))
+    return pattern[:cut].startswith(anchor)
 
 
 class Verdict(NamedTuple):
@@ -143,11 +160,37 @@ def rules_for_action(action: str, configured: Sequence[Rule] | Sequence[Sequence
     )
 
 
+def _protected_hit(
+    action: str, resource: str, anchor: str, rulesets: Sequence[Sequence[Rule]], hit: tuple[Rule, str] | None
+) -> tuple[Rule, str] | None:
+    """The deciding rule for a write to a protected path, given the ordinary deciding rule ``hit``.
+
+    Only a rule naming ``anchor`` may allow: a broad allow that decided is skipped, and the newest older match that
+    is not a broad allow decides instead. A naming allow allows, an ``ask`` asks, and a deny that the broad allow had
+    overridden (or no match at all) asks, as the protected source. Rare, so a plain scan.
+    """
+    if hit is None or hit[0].effect != "allow" or names_protected_path(hit[0].resource, anchor):
+        return hit
+    for rules in reversed(rulesets):
+        source = rules.source if isinstance(rules, Ruleset) else _PLAIN_SOURCE
+        for rule in reversed(rules):
+            if not (wildcard_match(action, rule.action) and wildcard_match(resource, rule.resource)):
+                continue
+            if rule.effect == "allow" and not names_protected_path(rule.resource, anchor):
+                continue
+            if rule.effect != "deny":
+                return rule, source
+            return Rule(action, anchor, "ask"), PROTECTED_SOURCE
+    return Rule(action, anchor, "ask"), PROTECTED_SOURCE
+
+
 def evaluate_request(
     action: str,
     resources: Sequence[str],
     configured: Sequence[Rule] | Sequence[Sequence[Rule]],
     saved: Sequence[Rule] = (),
+    *,
+    protected: str | None = None,
 ) -> Decision:
     """Decide a request for ``action`` on every one of ``resources``.
 
@@ -156,12 +199,16 @@ def evaluate_request(
     2. Otherwise each resource is evaluated against ``configured`` followed by the ``saved`` approvals (allow rules):
        any ``deny`` denies, else any ``ask`` asks, else the request is allowed.
 
+    With ``protected`` (the anchor of a protected path, see :class:`PermissionRequest`), only rules and saved
+    approvals whose resource names the anchor (:func:`names_protected_path`) can allow: a broad allow asks instead.
+
     Args:
         action: the permission name (``"read"``, ``"bash"``, ...).
         resources: the concrete things touched; at least one.
         configured: one ruleset, or the ordered rulesets (agent, config, session, ...); :class:`Ruleset` values report
             their ``source`` in the verdicts.
         saved: the project's saved approvals as allow rules.
+        protected: the protected anchor of every resource, or ``None`` for an ordinary request.
 
     Raises:
         UsageError: ``resources`` is empty (or a bare string), or a saved rule is not an ``allow`` rule.
@@ -180,6 +227,12 @@ def evaluate_request(
     lookups = _lookups(action, rulesets)
     found = [_first(lookups, r) for r in normalized]
     denied = any(hit is not None and hit[0].effect == "deny" for hit in found)
+    if protected is not None and not denied:
+        found = [
+            _protected_hit(action, r, protected, rulesets, hit)
+            for r, hit in zip(normalized, found, strict=True)
+        ]
+        saved = [rule for rule in saved if names_protected_path(rule.resource, protected)]
     if saved and not denied:
         saved_source = saved.source if isinstance(saved, Ruleset) else SAVED_SOURCE
         saved_lookups = _lookups(action, (saved,))
@@ -218,6 +271,10 @@ def explain(decision: Decision) -> str:
         rule = v.rule
         if v.source == DEFAULT_SOURCE:
             lines.append(f"  {v.resource}: {rule.effect} (no rule matched; default)")
+        elif v.source == PROTECTED_SOURCE:
+            lines.append(
+                f"  {v.resource}: {rule.effect} (protected path {rule.resource}: only a rule naming it can allow)"
+            )
         else:
             lines.append(f'  {v.resource}: {rule.effect} by {rule.action} "{rule.resource}" ({v.source})')
     return "\n".join(lines)

@@ -75,6 +75,17 @@ def _blocked(request: PermissionRequest, decision: Decision, configured: tuple[R
     )
 
 
+def _save_patterns(request: PermissionRequest) -> tuple[str, ...]:
+    """What an "always" reply saves: the request's ``save`` patterns, or for a protected path its exact resources.
+
+    A protected resource spelled with a wildcard character would save a pattern wider than the file asked about, so
+    it is not saved (the reply then acts as ``once``).
+    """
+    if request.protected is None or not request.save:
+        return tuple(request.save)
+    return tuple(r for r in request.resources if not any(w in r for w in "*?"))
+
+
 class PermissionService:
     """Evaluates permission requests, holds the ones that ask, and applies replies.
 
@@ -102,7 +113,10 @@ class PermissionService:
         if resolved is None:
             return evaluate_request(request.action, request.resources, (UNRESOLVED,)), None
         saved = await self._saved.rules(resolved.project)
-        return evaluate_request(request.action, request.resources, resolved.rulesets, saved), resolved
+        decision = evaluate_request(
+            request.action, request.resources, resolved.rulesets, saved, protected=request.protected
+        )
+        return decision, resolved
 
     def _closed_decision(self, request: PermissionRequest) -> Decision:
         rule = Rule("*", "*", "deny")
@@ -182,8 +196,9 @@ class PermissionService:
         """Answer a pending request; every reply publishes ``permission.replied``.
 
         * ``once`` approves this request only.
-        * ``always`` saves the request's ``save`` patterns for its project, approves it, then approves every other
-          pending request (any session) that the saved approvals now allow. Without ``save`` it acts as ``once``.
+        * ``always`` saves the request's ``save`` patterns for its project (for a protected path: its exact
+          resources), approves it, then approves every other pending request (any session) that the saved approvals
+          now allow. Without anything to save it acts as ``once``.
         * ``reject`` with ``message`` fails the waiter with ``CorrectedError(message)``; without, with
           ``DeclinedError``, and every other pending request of the same session is rejected too.
 
@@ -199,7 +214,7 @@ class PermissionService:
             raise NotFoundError(f"No pending permission request {request_id}")
         pending = entry.pending
         with anyio.CancelScope(shield=True):
-            save = pending.request.save if reply == "always" else ()
+            save = _save_patterns(pending.request) if reply == "always" else ()
             if save:
                 try:
                     await self._saved.add(pending.project, pending.request.action, save)

@@ -38,6 +38,11 @@ class PermissionRequest:
 
     ``resources`` are the concrete things touched (paths relative to the Location, commands, ...); ``save`` are the
     patterns an "always" reply persists (``["*"]`` for edits, ``["git push *"]`` for a command).
+
+    ``protected`` is set for a write to a protected path (``.git/config``, ``.tether/``, ``AGENTS.md``, ...): the
+    anchor a rule must spell literally to allow it (see ``tether.location.protected_anchor``). Such a request asks
+    whatever a broad rule or a saved approval says; only a rule that names the anchor allows it, a deny still denies,
+    and an "always" reply saves the exact resources, never a pattern.
     """
 
     session_id: str
@@ -47,6 +52,7 @@ class PermissionRequest:
     metadata: Mapping[str, Any] = field(default_factory=dict[str, Any])
     source: PermissionSource | None = None
     agent: str | None = None
+    protected: str | None = None
 
     @classmethod
     def from_context(
@@ -57,6 +63,7 @@ class PermissionRequest:
         resources: Sequence[str],
         save: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
+        protected: str | None = None,
     ) -> PermissionRequest:
         """Build a request whose source, session and agent come from the tool call's context."""
         return cls(
@@ -67,4 +74,5 @@ class PermissionRequest:
             save=tuple(save),
             metadata=dict(metadata or {}),
             source=PermissionSource(message_id=ctx.message_id, call_id=ctx.call_id),
+            protected=protected,
         )
