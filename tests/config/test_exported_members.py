@@ -1,15 +1,23 @@
 import tether.config as config
 
 EXPECTED = {
+    "AGENTS_FILE",
     "CONFIG_FILE",
     "PERMISSION_ENV",
     "PROJECT_CONFIG",
+    "TRUST_FILE",
     "AgentConfig",
     "AgentMode",
     "Config",
+    "Ignored",
+    "Instruction",
+    "Instructions",
+    "TrustStore",
     "load_config",
+    "load_instructions",
     "parse_config",
     "parse_permission",
+    "project_root",
     "user_config_path",
 }
 

@@ -27,12 +27,14 @@ def user_file(tmp_path: Path) -> Path:
 
 
 def load(project: Path, user_file: Path) -> Config:
-    return load_config(project, user_file=user_file, environ={})
+    """A trusted project: these tests are about merging (tests/config/test_untrusted.py is about trust)."""
+    return load_config(project, user_file=user_file, environ={}, trusted=True)
 
 
 def test_no_files_is_an_empty_config(project: Path, user_file: Path) -> None:
     config = load(project, user_file)
-    assert config == Config()
+    assert config == Config(project_trusted=True)
+    assert load_config(project, user_file=user_file, environ={}) == Config()
     assert config.get("model") is None
 
 
@@ -104,7 +106,9 @@ def test_legacy_tools_map_comes_before_explicit_permission() -> None:
 
 def test_environment_permission_comes_last(project: Path, user_file: Path) -> None:
     write(project / PROJECT_CONFIG, json.dumps({"permission": "ask"}))
-    config = load_config(project, user_file=user_file, environ={"TETHER_PERMISSION": '{"bash": "deny"}'})
+    config = load_config(
+        project, user_file=user_file, environ={"TETHER_PERMISSION": '{"bash": "deny"}'}, trusted=True
+    )
     assert config.permission == (Rule("*", "*", "ask"), Rule("bash", "*", "deny"))
     with pytest.raises(ConfigError, match=r"\$TETHER_PERMISSION"):
         load_config(project, user_file=user_file, environ={"TETHER_PERMISSION": "{"})

@@ -2,22 +2,35 @@
 
 ``json.loads`` parses; it does not say where a key was. When a value is rejected we re-scan the (already valid) text
 once with a small position-tracking walk so that the error can name the line. The walk only runs on the error path.
+
+A config file comes from anywhere (a cloned repository), so its text is hostile until checked: :func:`parse_json`
+turns every pathological input (nesting deep enough to exhaust the recursion limit, a number with more digits than
+Python converts, ``NaN``/``Infinity``, a lone surrogate that no file or database can store, an oversized file) into
+a one-line :class:`~tether.errors.ConfigError`, never a ``RecursionError`` or a traceback.
 """
 
 from __future__ import annotations
 
 import bisect
 import json
+import math
+import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, cast
 
 from ..errors import ConfigError
 
-__all__ = ["KeyPath", "format_path", "key_lines", "read_json"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "KeyPath", "format_path", "key_lines", "parse_json", "read_json"]
 
 KeyPath = tuple[str | int, ...]
+
+MAX_DEPTH = 64
+"""The deepest nesting a config may have (real ones use 4 or 5 levels; the walkers after parsing recurse)."""
+MAX_BYTES = 4 * 1024 * 1024
+"""The largest config file read (real ones are a few KiB)."""
 
 _WS = re.compile(r"[ \t\n\r]*")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
@@ -91,23 +104,112 @@ def key_lines(text: str) -> dict[KeyPath, int]:
     return lines
 
 
+def _no_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _too_deep(text: str) -> bool:
+    """Whether brackets outside strings nest deeper than :data:`MAX_DEPTH` (checked before ``json.loads`` recurses)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def _check_values(value: Any, where: str) -> None:
+    """Reject what ``json.loads`` accepts but nothing downstream can use: lone surrogates and non-finite numbers."""
+    stack: list[tuple[Any, KeyPath]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            for key, child in cast(dict[str, Any], item).items():
+                _check_text(key, (*path, key), where)
+                stack.append((child, (*path, key)))
+        elif isinstance(item, list):
+            stack.extend((child, (*path, n)) for n, child in enumerate(cast(list[Any], item)))
+        elif isinstance(item, str):
+            _check_text(item, path, where)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ConfigError("a number too large to represent", file=where, key=format_path(path) or None)
+
+
+def _check_text(text: str, path: KeyPath, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        shown = ascii(text[exc.start : exc.end])
+        # format_path quotes non-identifier keys with json.dumps, which escapes the surrogate: the message is storable.
+        raise ConfigError(
+            f"a lone surrogate {shown} (not valid Unicode text)", file=where, key=format_path(path) or None
+        ) from None
+
+
+def parse_json(text: str, where: str) -> Any:
+    """Parse config ``text`` (named ``where`` in errors), refusing pathological JSON.
+
+    Raises:
+        ConfigError: invalid JSON (with its line), nesting deeper than :data:`MAX_DEPTH`, ``NaN``/``Infinity`` or a
+            number out of range, or a lone surrogate.
+    """
+    if _too_deep(text):
+        raise ConfigError(f"nested deeper than {MAX_DEPTH} levels", file=where)
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})", file=where, line=exc.lineno
+        ) from exc
+    except (ValueError, RecursionError) as exc:
+        # ValueError: Python's int digit limit, NaN/Infinity. RecursionError: a last guard behind _too_deep.
+        reason = "a number with too many digits" if "digits" in str(exc) else str(exc) or "nested too deeply"
+        raise ConfigError(f"invalid JSON: {reason}", file=where) from None
+    _check_values(value, where)
+    return value
+
+
 def read_json(path: Path) -> tuple[Any, str] | None:
     """Return ``(value, text)`` of the JSON file at ``path``, or ``None`` when it does not exist.
 
     Raises:
-        ConfigError: the file cannot be read, is not UTF-8, or is not valid JSON (with its line).
+        ConfigError: the file cannot be read, is larger than :data:`MAX_BYTES`, is not UTF-8, or is not valid (or is
+            pathological) JSON, as :func:`parse_json`.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+        )  # a FIFO planted as the config must not block
     except FileNotFoundError:
         return None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"the file is not UTF-8 text ({exc.reason})", file=str(path)) from exc
     except OSError as exc:
         raise ConfigError(f"cannot read the file: {exc.strerror or exc}", file=str(path)) from exc
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError("not a regular file", file=str(path))
+        try:
+            raw = handle.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(f"cannot read the file: {exc.strerror or exc}", file=str(path)) from exc
+    if len(raw) > MAX_BYTES:
+        raise ConfigError(f"the file is larger than {MAX_BYTES // (1024 * 1024)} MiB", file=str(path))
     try:
-        return json.loads(text), text
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"invalid JSON: {exc.msg} (column {exc.colno})", file=str(path), line=exc.lineno
-        ) from exc
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"the file is not UTF-8 text ({exc.reason})", file=str(path)) from exc
+    return parse_json(text, str(path)), text

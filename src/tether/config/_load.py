@@ -1,5 +1,9 @@
 """Loading ``tether.json``: the user file, then the project file, then ``TETHER_PERMISSION``; later layers win.
 
+The project file comes with a repository, so it is untrusted unless the caller says the user trusted the project
+(``trusted=True``; the CLI keeps the trusted roots in a :class:`~tether.config.TrustStore`). An untrusted project's
+layer may only tighten (``_restrict``): what it may not set is left out and reported in :attr:`Config.ignored`.
+
 The loader is deliberately open: it validates the keys it owns (``permission``, ``tools``, ``agent``) with errors that
 name the file, line and key path, and keeps every other key in ``Config.data`` for the packages that read them
 (``model``, ``provider``, ``tool_output``, ``instructions``, ``shell``, ...). Each file is checked on its own before
@@ -7,11 +11,12 @@ merging, so an error always points at the file that holds the mistake.
 
 Merging: objects merge key by key (deep), other values are replaced by the later layer. Permission rules are not
 merged but *concatenated*, user rules first, so a project rule comes later and wins by the last-match law.
+``instructions`` entries concatenate too, each remembering whether it came from the user's own config
+(:class:`Instruction`), because only those may name files outside the project.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -21,8 +26,9 @@ from typing import Any, Literal, NoReturn, cast
 from ..errors import ConfigError
 from ..paths import default_config_dir
 from ..permissions._types import Rule
-from ._json import KeyPath, format_path, key_lines, read_json
+from ._json import KeyPath, format_path, key_lines, parse_json, read_json
 from ._permission import Fail, parse_tools, rules_from_value
+from ._restrict import Ignored, ignored_notices, restrict_project
 
 __all__ = [
     "CONFIG_FILE",
@@ -31,6 +37,7 @@ __all__ = [
     "AgentConfig",
     "AgentMode",
     "Config",
+    "Instruction",
     "load_config",
     "parse_config",
     "parse_permission",
@@ -64,18 +71,40 @@ class AgentConfig:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Instruction:
+    """One ``instructions`` entry (a path or glob) and where it came from.
+
+    Attributes:
+        entry: the path or glob as written (relative entries are relative to the project root).
+        file: the config file that lists it.
+        own: whether it comes from the user's own config (or a trusted project): only such an entry may name a file
+            outside the project; any other is refused by the instruction loader.
+    """
+
+    entry: str
+    file: Path
+    own: bool = True
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Config:
     """The merged configuration.
 
     ``data`` is the raw merged JSON object for keys other packages own; ``permission`` and ``agents`` are the parsed
     keys this package owns (use them rather than ``data["permission"]``, whose deep merge does not keep rule order
-    across files). ``files`` lists the files that were read, in merge order.
+    across files). ``files`` lists the files that were read, in merge order. ``instructions`` holds every layer's
+    entries in order (``data["instructions"]`` holds only the last layer's list). ``ignored`` lists what an untrusted
+    project's file set but may not (print each once, e.g. on stderr); ``project_trusted`` says whether the project
+    layer, and the project's own instruction files, were taken in full.
     """
 
     data: Mapping[str, Any] = field(default_factory=dict[str, Any])
     permission: tuple[Rule, ...] = ()
     agents: Mapping[str, AgentConfig] = field(default_factory=dict[str, AgentConfig])
     files: tuple[Path, ...] = ()
+    instructions: tuple[Instruction, ...] = ()
+    ignored: tuple[Ignored, ...] = ()
+    project_trusted: bool = False
 
     def get(self, key: str, default: Any = None) -> Any:
         """Return the raw merged value of a top-level key."""
@@ -170,6 +199,8 @@ def merge(base: Config, top: Config) -> Config:
         permission=base.permission + top.permission,
         agents=agents,
         files=base.files + top.files,
+        instructions=base.instructions + top.instructions,
+        ignored=base.ignored + top.ignored,
     )
 
 
@@ -201,7 +232,9 @@ def parse_config(value: object, *, file: str, text: str | None = None) -> Config
             fail("expected an object of agent name: settings", ("agent",))
         for name, agent in cast(Mapping[str, Any], section).items():
             agents[name] = _agent(name, agent, ("agent", name), fail)
-    return Config(data=data, permission=rules, agents=agents, files=(Path(file),))
+    entries = cast(list[str], data.get("instructions") or [])
+    instructions = tuple(Instruction(entry=e, file=Path(file)) for e in entries)
+    return Config(data=data, permission=rules, agents=agents, files=(Path(file),), instructions=instructions)
 
 
 def _check_scalars(data: Mapping[str, Any], fail: Fail) -> None:
@@ -243,11 +276,28 @@ def _read(path: Path) -> Config | None:
     return parse_config(value, file=str(path), text=text)
 
 
+def _read_untrusted(path: Path, root: Path, user: Config) -> Config | None:
+    """The project layer of an untrusted project: validated whole (errors still name the file), then restricted."""
+    found = read_json(path)
+    if found is None:
+        return None
+    value, text = found
+    parse_config(value, file=str(path), text=text)
+    kept, dropped = restrict_project(cast(Mapping[str, Any], value), user.data)
+    layer = parse_config(kept, file=str(path), text=text)
+    return replace(
+        layer,
+        instructions=tuple(replace(i, own=False) for i in layer.instructions),
+        ignored=ignored_notices(dropped, file=path, root=root),
+    )
+
+
 def load_config(
     project_dir: Path | str | None = None,
     *,
     user_file: Path | str | None = None,
     environ: Mapping[str, str] | None = None,
+    trusted: bool = False,
 ) -> Config:
     """Load and merge the user config, the project's ``.tether/tether.json`` and ``$TETHER_PERMISSION``.
 
@@ -257,26 +307,25 @@ def load_config(
         project_dir: the project directory; ``None`` reads no project file.
         user_file: the user config file; defaults to :func:`user_config_path`.
         environ: the environment to read ``TETHER_PERMISSION`` from; defaults to ``os.environ``.
+        trusted: the user trusts this project: its file is applied like the user's own. Otherwise it may only tighten,
+            and what it may not set is listed in :attr:`Config.ignored`.
 
     Raises:
         ConfigError: a file is unreadable or invalid; the error names the file, line and key path.
     """
-    config = Config()
-    paths = [Path(user_file) if user_file is not None else user_config_path()]
+    config = _read(Path(user_file) if user_file is not None else user_config_path()) or Config()
     if project_dir is not None:
-        paths.append(Path(project_dir) / PROJECT_CONFIG)
-    for path in paths:
-        layer = _read(path)
+        path = Path(project_dir) / PROJECT_CONFIG
+        root = Path(os.path.realpath(project_dir))
+        layer = _read(path) if trusted else _read_untrusted(path, root, config)
         if layer is not None:
             config = merge(config, layer)
+    config = replace(config, project_trusted=trusted and project_dir is not None)
     env = os.environ if environ is None else environ
     raw = env.get(PERMISSION_ENV)
     if raw:
         where = f"${PERMISSION_ENV}"
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=where) from exc
+        value = parse_json(raw, where)
         rules = rules_from_value(value, ("permission",), _failer(where, None))
         config = replace(config, permission=config.permission + rules)
     return config
