@@ -80,6 +80,7 @@ def explain_command(
     """Print which rule decides ``action`` on ``resource`` for the agent in the project."""
 
     async def main() -> Any:
+        from ..location import protected_anchor
         from ..permissions import evaluate_request
         from ._tools import _agent  # pyright: ignore[reportPrivateUsage]
 
@@ -87,7 +88,10 @@ def explain_command(
             project = await _project(rt, directory)
             chosen = _agent(rt, agent)
             saved = await rt.saved.rules(project)
-            return evaluate_request(action, [resource], chosen.rulesets, saved), chosen.name
+            # a write to a protected path is asked as the file tools ask it: only a rule naming it can allow
+            protected = protected_anchor(resource) if action == "edit" else None
+            decision = evaluate_request(action, [resource], chosen.rulesets, saved, protected=protected)
+            return decision, chosen.name
 
     from ..permissions import explain
 

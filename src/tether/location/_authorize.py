@@ -116,7 +116,8 @@ async def authorize_protected(
                 ctx,
                 action="edit",
                 resources=[item.resource],
-                save=[item.resource],
+                # a wildcard in a file name would save a pattern wider than this file: then nothing is saved
+                save=[] if any(w in item.resource for w in "*?") else [item.resource],
                 metadata={**(metadata or {}), "filepath": str(item.path), "protected": anchor},
                 protected=anchor,
             )

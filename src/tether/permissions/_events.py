@@ -28,7 +28,7 @@ class PendingRequest:
         """The wire form (for the HTTP API and the store)."""
         request = self.request
         source = request.source
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "session_id": request.session_id,
             "action": request.action,
@@ -40,6 +40,9 @@ class PendingRequest:
             else {"type": source.type, "message_id": source.message_id, "call_id": source.call_id},
             "decision": self.decision.to_json(),
         }
+        if request.protected is not None:
+            out["protected"] = request.protected
+        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

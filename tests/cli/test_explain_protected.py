@@ -1,0 +1,21 @@
+"""``tether permissions --explain edit PATH`` decides a protected path as the file tools ask it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def test_explain_shows_that_a_protected_path_asks_although_edits_are_allowed(cli: Any, project: Path) -> None:
+    ordinary = cli.run("permissions", "--explain", "edit", "notes.txt", "--dir", str(project))
+    assert "edit: allow" in ordinary.stdout, ordinary.output
+    protected = cli.run("permissions", "--explain", "edit", ".git/config", "--dir", str(project))
+    assert protected.code == 0, protected.output
+    assert "edit: ask" in protected.stdout
+    assert "protected path .git/config" in protected.stdout
+
+
+def test_explain_shows_a_deny_of_a_protected_path(cli: Any, project: Path) -> None:
+    cli.configure(project, {"permission": {"edit": {".git/hooks/*": "deny"}}})
+    denied = cli.run("permissions", "--explain", "edit", ".git/hooks/pre-commit", "--dir", str(project))
+    assert "edit: deny" in denied.stdout and ".git/hooks/*" in denied.stdout, denied.output
