@@ -95,6 +95,14 @@ def run(
     session: Annotated[str | None, typer.Option("--session", "-s", help="Continue session ID.")] = None,
     yes: YesOption = False,
     deny_asks: DenyOption = False,
+    trust: Annotated[
+        bool,
+        typer.Option(
+            "--trust",
+            help="Trust this project for this run: apply its .tether/tether.json in full (also TETHER_TRUST=1). "
+            "Not saved; see `tether trust`.",
+        ),
+    ] = False,
 ) -> None:
     """Run one turn of an agent in a project.
 
@@ -118,7 +126,38 @@ def run(
         session_id=session,
         yes=yes,
         deny_asks=deny_asks,
+        trust=trust,
     )
+
+
+@app.command()
+def trust(
+    ctx: typer.Context,
+    directory: Annotated[
+        Path | None,
+        typer.Argument(metavar="[DIR]", help="The project to trust (default: the current directory)."),
+    ] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the trusted projects.")] = False,
+    remove: Annotated[
+        Path | None, typer.Option("--remove", metavar="DIR", help="Stop trusting the project at DIR.")
+    ] = None,
+) -> None:
+    """Trust a project: apply its .tether/tether.json in full.
+
+    An untrusted project's config may only tighten (deny/ask rules, disabled tools, lower limits); its provider,
+    shell, allow rules and instruction files outside it are ignored with a warning. Trust is kept per project root
+    (the exact directory, symlinks resolved) in the data directory.
+
+    \b
+    Examples:
+      tether trust                      # the current directory
+      tether trust ~/src/api
+      tether trust --list
+      tether trust --remove ~/src/api
+    """
+    from ._trust import trust_command
+
+    trust_command(data_dir=_data_dir(ctx), directory=directory, list_=list_, remove=remove)
 
 
 @app.command()

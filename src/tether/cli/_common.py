@@ -78,15 +78,19 @@ def run_async(main: Callable[[], Awaitable[T]]) -> T:
 async def runtime(data_dir: Path, directory: Path | None = None) -> Any:
     """An unopened ``Runtime`` over ``data_dir``, configured with the project's merged ``tether.json``.
 
+    The config goes through :func:`tether.cli._trust.project_config`, as every command's does: an untrusted
+    project's file only tightens, and what it may not set is printed on stderr.
+
     Raises:
         ConfigError: a config file is broken (reported with file, line and key; exit code 2).
     """
     import anyio.to_thread
 
     from .. import Runtime
-    from ..config import load_config
+    from ._trust import project_config
 
-    config = await anyio.to_thread.run_sync(load_config, (directory or Path.cwd()).resolve())
+    path = (directory or Path.cwd()).resolve()
+    config = await anyio.to_thread.run_sync(lambda: project_config(data_dir, path))
     return Runtime(data_dir=data_dir, config=config)
 
 

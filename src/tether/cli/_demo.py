@@ -66,17 +66,17 @@ def demo_command(*, data_dir: Path, yes: bool, keep: bool) -> None:
 
     async def main() -> tuple[int, str, object, object]:
         from .. import Runtime
-        from ..config import load_config
-        from ._instructions import load_instructions
+        from ..config import load_instructions
+        from ._trust import print_refused, project_config
         from ._turn import drive_turn, print_summary
 
-        config = await anyio.to_thread.run_sync(load_config, project)
+        # The demo wrote this project itself: trusted for this run (not saved in the trust store).
+        config = await anyio.to_thread.run_sync(lambda: project_config(data_dir, project, trust=True))
         async with Runtime(data_dir=data_dir, config=config) as rt:
             location = await rt.location(project)
             session = await rt.sessions.create(location, agent="build")
-            system = await anyio.to_thread.run_sync(
-                load_instructions, location.root, location.directory, config.data
-            )
+            instructions = await anyio.to_thread.run_sync(load_instructions, location.location, config)
+            print_refused(instructions)
             outcome = await drive_turn(
                 session=session,
                 bus=rt.bus,
@@ -86,7 +86,7 @@ def demo_command(*, data_dir: Path, yes: bool, keep: bool) -> None:
                 approval=mode,
                 why_deny="",
                 console=console,
-                system=system,
+                system=instructions.texts,
             )
             print_summary(console, outcome, session.id)
             info = await rt.store.get_session(session.id)

@@ -68,6 +68,7 @@ def run_command(
     session_id: str | None,
     yes: bool,
     deny_asks: bool,
+    trust: bool = False,
 ) -> None:
     """The body of ``tether run`` (exits with the turn's code)."""
     if continue_ and session_id:
@@ -77,12 +78,16 @@ def run_command(
 
     async def main() -> int:
         from .. import Runtime
-        from ..config import load_config
-        from ._instructions import load_instructions
+        from ..config import load_instructions
         from ._models import choose_model
+        from ._trust import print_refused, project_config
         from ._turn import drive_turn, print_summary
 
-        config = await anyio.to_thread.run_sync(load_config, path)
+        # The trust question (a terminal, an untrusted project whose file sets what it may not) is asked only when
+        # permission asks are too: --deny-asks and a pipe never prompt.
+        config = await anyio.to_thread.run_sync(
+            lambda: project_config(data_dir, path, trust=trust, ask=mode == "ask")
+        )
         try:
             chosen = choose_model(model, config.data)
         except ProviderAuthError as exc:
@@ -92,9 +97,8 @@ def run_command(
             location = await rt.location(path)
             name = agent or config.get("default_agent") or "build"
             session = await open_session(rt, location, session_id=session_id, continue_=continue_, agent=name)
-            system = await anyio.to_thread.run_sync(
-                load_instructions, location.root, location.directory, config.data
-            )
+            instructions = await anyio.to_thread.run_sync(load_instructions, location.location, config)
+            print_refused(instructions)
             outcome = await drive_turn(
                 session=session,
                 bus=rt.bus,
@@ -104,7 +108,7 @@ def run_command(
                 approval=mode,
                 why_deny=why,
                 console=console,
-                system=system,
+                system=instructions.texts,
             )
         print_summary(err_console() if not console.is_terminal else console, outcome, session.id)
         return outcome.code

@@ -1,0 +1,117 @@
+"""Project trust in the CLI: the one path every command loads its config through, and ``tether trust``.
+
+A project's ``.tether/tether.json`` is applied in full only when the project is trusted: saved with ``tether trust``
+(or by answering "y" to the question ``tether run`` asks once in a terminal), or for one command with ``--trust`` or
+``TETHER_TRUST=1``. Otherwise the config package keeps only what tightens, and each key it left out is printed once
+on stderr, in one line naming the file, the key and the ``tether trust`` command that applies it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rich.text import Text
+
+from ..config import Config, Ignored, Instructions, TrustStore, load_config, project_root
+from ..config._restrict import describe
+from ._common import err_console, fail, out_console, stdin_is_terminal
+
+__all__ = ["TRUST_ENV", "print_refused", "project_config", "trust_command"]
+
+TRUST_ENV = "TETHER_TRUST"
+"""``TETHER_TRUST=1``: trust the project of this command (as ``--trust``), for scripts that know it."""
+
+
+def _env_trust() -> bool:
+    return os.environ.get(TRUST_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def project_config(data_dir: Path, directory: Path, *, trust: bool = False, ask: bool = False) -> Config:
+    """Load the merged config of the project at ``directory``, deciding its trust; print what was ignored.
+
+    Args:
+        data_dir: where the trust store lives.
+        directory: the project directory.
+        trust: trust the project for this command (``--trust``); not saved.
+        ask: ask in a terminal, once per project, whether to trust a project whose config sets what it may not.
+
+    Raises:
+        ConfigError: a config file (or the trust file) is broken.
+    """
+    store = TrustStore(data_dir)
+    trusted = trust or _env_trust() or store.is_trusted(directory)
+    config = load_config(directory, trusted=trusted)
+    if not config.ignored:
+        return config
+    if ask and stdin_is_terminal() and not store.declined(directory):
+        if _ask(config.ignored):
+            root = store.trust(directory)
+            err_console().print(Text(f"trusted {root} (undo: tether trust --remove {root})", style="dim"))
+            return load_config(directory, trusted=True)
+        store.decline(directory)
+    _print_ignored(config.ignored)
+    return config
+
+
+def _ask(ignored: tuple[Ignored, ...]) -> bool:
+    console = err_console()
+    question = f"This project's .tether/tether.json sets {describe(ignored)}. Trust it? [y/N] "
+    try:
+        answer = console.input(Text(question, style="yellow bold"))
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _print_ignored(ignored: tuple[Ignored, ...]) -> None:
+    console = err_console()
+    for notice in ignored:
+        console.print(Text("warning: ", style="yellow") + Text(str(notice)), soft_wrap=True)
+
+
+def print_refused(instructions: Instructions) -> None:
+    """Print one warning line per refused instruction file (on stderr)."""
+    console = err_console()
+    for line in instructions.refused:
+        console.print(Text("warning: ", style="yellow") + Text(line), soft_wrap=True)
+
+
+def trust_command(*, data_dir: Path, directory: Path | None, list_: bool, remove: Path | None) -> None:
+    """The body of ``tether trust``.
+
+    Raises:
+        typer.Exit: code 2 for contradicting options, a missing directory, or a broken trust file.
+    """
+    from ..errors import ConfigError
+
+    if list_ and (remove is not None or directory is not None):
+        fail("--list takes no directory; pass it alone")
+    if remove is not None and directory is not None:
+        fail("--remove takes the directory itself: tether trust --remove DIR")
+    store = TrustStore(data_dir)
+    try:
+        if list_:
+            roots = store.trusted()
+            if not roots:
+                err_console().print("no trusted projects (trust one with: tether trust DIR)")
+            for root in roots:
+                out_console().print(Text(str(root)), soft_wrap=True)
+            return
+        if remove is not None:
+            if not store.remove(remove):
+                fail(f"{project_root(remove)} is not a trusted project (see: tether trust --list)")
+            out_console().print(Text(f"removed {project_root(remove)}"), soft_wrap=True)
+            return
+        target = (directory or Path.cwd()).expanduser()
+        if not target.is_dir():
+            fail(f"{target} is not a directory")
+        root = store.trust(target)
+    except ConfigError as exc:
+        fail(f"configuration: {exc.message}")
+    except OSError as exc:
+        fail(f"cannot write {store.path}: {exc.strerror or exc}")
+    out_console().print(
+        Text(f"trusted {root}: its .tether/tether.json and instruction files now apply in full"),
+        soft_wrap=True,
+    )
