@@ -114,7 +114,8 @@ def run_tether_local(kind: str, workdir: Path) -> float:
     (project / ".tether" / "tether.json").write_text(json.dumps({"permission": {"*": "allow"}}))
     tether = Path(sys.executable).with_name("tether")
     argv = [str(tether)] if tether.exists() else [sys.executable, "-m", "tether.cli"]
-    argv += ["--data-dir", str(workdir / "tether-data"), "run", "go", "--dir", str(project), "--yes", "--trust"]
+    argv += ["--data-dir", str(workdir / "tether-data"), "run", "go", "--dir", str(project), "--yes"]
+    argv += ["--trust"]  # the bench wrote this project config itself
     argv += ["--model", f"scripted:{script}"]
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
@@ -141,7 +142,8 @@ def run_tether(kind: str, workdir: Path) -> float:
         )
         tether = Path(sys.executable).with_name("tether")
         argv = [str(tether)] if tether.exists() else [sys.executable, "-m", "tether.cli"]
-        argv += ["--data-dir", str(workdir / "tether-data"), "run", "go", "--dir", str(project), "--yes", "--trust"]
+        argv += ["--data-dir", str(workdir / "tether-data"), "run", "go", "--dir", str(project), "--yes"]
+        argv += ["--trust"]  # the bench wrote this project config itself
         start = time.perf_counter()
         done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
         wall = time.perf_counter() - start
