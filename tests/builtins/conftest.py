@@ -56,7 +56,14 @@ WATCHED: set[str] = set()
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if event == "open" and WATCHED and args and isinstance(args[0], (str, bytes, Path)):
+    # tether's file operations open relative to a directory descriptor (the "open" event then carries only the
+    # name); they raise "tether.location.read" with the full path.
+    if (
+        event in ("open", "tether.location.read")
+        and WATCHED
+        and args
+        and isinstance(args[0], (str, bytes, Path))
+    ):
         name = args[0].decode() if isinstance(args[0], bytes) else str(args[0])
         if name in WATCHED:
             OPENED.append(name)

@@ -1,15 +1,15 @@
 """The ``apply_patch`` tool: add, delete, update and move files with one ``*** Begin Patch`` text.
 
 Order: parse (nothing touched on a format error) → resolve every target (sources and move destinations) → ask
-``external_directory`` once per directory, then one ``edit`` over all resources → only then read and write, one
-hunk after another. Each hunk is verified against the file as it is when its turn comes (a later hunk sees the
+``external_directory`` once per directory, then one ``edit`` over all resources → lock every file (sorted) and check
+every path again without following symlinks (a directory swapped for a symlink meanwhile fails the patch before
+anything is written) → only then read and write, one hunk after another. Each hunk is verified against the file as it is when its turn comes (a later hunk sees the
 earlier ones); a failure after earlier hunks reports what was applied, and those changes stay (there is no rollback,
 matching the upstream scenario suite). Adds and moves overwrite an existing destination, as upstream does.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,9 +20,12 @@ from ..errors import ToolFailure
 from ..location import (
     ResolvedPath,
     authorize_edit,
+    check_path_sync,
     decode_text,
     encode_text,
-    write_bytes_sync,
+    lock_files,
+    read_bytes_sync,
+    remove_if_unchanged_sync,
     write_if_unchanged_sync,
 )
 from ..tools import Text, Tool, ToolContext, ToolResponse
@@ -80,20 +83,34 @@ class _HunkError(Exception):
     pass
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Outcome:
+    """What :func:`_apply_all` did: the hunks applied, and the hunk that failed with its reason (if one did)."""
+
+    applied: list[_Applied]
+    failed: tuple[_Planned, str] | None = None
+
+
+def _decoded_or_none(raw: bytes | None) -> str | None:
+    if raw is None:
+        return None
+    try:
+        return decode_text(raw).text
+    except UnicodeDecodeError:
+        return None
+
+
 def _apply_one(item: _Planned) -> _Applied:
     hunk = item.hunk
     target = item.target
     path = target.path
     if hunk.kind == "add":
-        old_text: str | None = None
-        if path.is_dir():
-            raise _HunkError("a directory exists at this path")
-        if path.is_file():
-            try:
-                old_text = decode_text(path.read_bytes()).text
-            except UnicodeDecodeError:
-                old_text = None
-        write_bytes_sync(path, encode_text(hunk.contents, bom=False))
+        try:
+            old_raw = read_bytes_sync(path)
+        except IsADirectoryError:
+            raise _HunkError("a directory exists at this path") from None
+        old_text = _decoded_or_none(old_raw)
+        write_if_unchanged_sync(path, old_raw, encode_text(hunk.contents, bom=False))
         return _Applied(
             kind="add",
             resource=target.resource,
@@ -101,24 +118,26 @@ def _apply_one(item: _Planned) -> _Applied:
             diff=file_diff(old_text, hunk.contents, target.resource),
         )
     if hunk.kind == "delete":
-        if not path.exists():
-            raise _HunkError("file does not exist")
-        if not path.is_file():
-            raise _HunkError("not a regular file")
         try:
-            old_text = decode_text(path.read_bytes()).text
-        except UnicodeDecodeError:
-            old_text = ""
-        os.remove(path)
+            raw = read_bytes_sync(path)
+        except IsADirectoryError:
+            raise _HunkError("not a regular file") from None
+        if raw is None:
+            raise _HunkError("file does not exist")
+        old_text = _decoded_or_none(raw)
+        remove_if_unchanged_sync(path, raw)
         return _Applied(
             kind="delete",
             resource=target.resource,
             target=str(path),
-            diff=file_diff(old_text, None, target.resource),
+            diff=file_diff("" if old_text is None else old_text, None, target.resource),
         )
-    if not path.is_file():
+    try:
+        raw = read_bytes_sync(path)
+    except IsADirectoryError:
+        raw = None
+    if raw is None:
         raise _HunkError(f"Failed to read file to update: {target.resource}")
-    raw = path.read_bytes()
     try:
         decoded = decode_text(raw)
     except UnicodeDecodeError:
@@ -133,10 +152,12 @@ def _apply_one(item: _Planned) -> _Applied:
         write_if_unchanged_sync(path, raw, data)
         resource = target.resource
     else:
-        if destination.path.is_dir():
-            raise _HunkError(f"a directory exists at the move destination {destination.resource}")
-        write_bytes_sync(destination.path, data)
-        os.remove(path)
+        try:
+            existing = read_bytes_sync(destination.path)
+        except IsADirectoryError:
+            raise _HunkError(f"a directory exists at the move destination {destination.resource}") from None
+        write_if_unchanged_sync(destination.path, existing, data)
+        remove_if_unchanged_sync(path, raw)
         resource = destination.resource
     return _Applied(
         kind="update",
@@ -144,6 +165,31 @@ def _apply_one(item: _Planned) -> _Applied:
         target=str(destination.path if destination else path),
         diff=file_diff(decoded.text, new_text, resource),
     )
+
+
+def _apply_all(planned: list[_Planned]) -> _Outcome:
+    """Apply the hunks in order, holding every file's lock (sorted, so patches never deadlock). Blocking.
+
+    Before the first hunk, every path is checked again without following symlinks: a directory swapped for a symlink
+    while approval was pending fails the patch before anything is written.
+    """
+    paths = [p.path for item in planned for p in (item.target, item.move_to) if p is not None]
+    applied: list[_Applied] = []
+    current = planned[0]
+    try:
+        with lock_files(paths):
+            for item in planned:
+                current = item
+                for resolved in (item.target, item.move_to):
+                    if resolved is not None:
+                        check_path_sync(resolved.path)
+            for item in planned:
+                current = item
+                applied.append(_apply_one(item))
+    except (_HunkError, ToolFailure, OSError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return _Outcome(applied=applied, failed=(current, reason))
+    return _Outcome(applied=applied)
 
 
 def make(deps: BuiltinDeps) -> Tool[ApplyPatchInput, Any]:
@@ -173,28 +219,25 @@ def make(deps: BuiltinDeps) -> Tool[ApplyPatchInput, Any]:
             everything,
             metadata={"filepath": ", ".join(dict.fromkeys(p.resource for p in everything))},
         )
-        applied: list[_Applied] = []
-        for item in planned:
-            try:
-                applied.append(await anyio.to_thread.run_sync(_apply_one, item))
-            except (_HunkError, ToolFailure, OSError) as exc:
-                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-                where = item.target.resource
-                metadata = {
-                    "applied": [_record(a) for a in applied],
-                    "files": cap_diffs([a.diff for a in applied]),
-                }
-                if not applied:
-                    raise ToolFailure(
-                        f"Unable to apply patch at {where}: {reason}", metadata=metadata
-                    ) from None
-                done = ", ".join(a.resource for a in applied)
-                summary = "Applied patch sequentially:\n" + "\n".join(a.line for a in applied)
-                raise ToolFailure(
-                    f"Patch partially applied before failing at {where}. Applied: {done}\n{reason}",
-                    partial=[Text(summary)],
-                    metadata=metadata,
-                ) from None
+        # Check, read and write in one worker thread under the locks (law 9).
+        outcome = await anyio.to_thread.run_sync(_apply_all, planned)
+        applied = outcome.applied
+        if outcome.failed is not None:
+            item, reason = outcome.failed
+            where = item.target.resource
+            metadata = {
+                "applied": [_record(a) for a in applied],
+                "files": cap_diffs([a.diff for a in applied]),
+            }
+            if not applied:
+                raise ToolFailure(f"Unable to apply patch at {where}: {reason}", metadata=metadata)
+            done = ", ".join(a.resource for a in applied)
+            summary = "Applied patch sequentially:\n" + "\n".join(a.line for a in applied)
+            raise ToolFailure(
+                f"Patch partially applied before failing at {where}. Applied: {done}\n{reason}",
+                partial=[Text(summary)],
+                metadata=metadata,
+            )
         return ToolResponse(
             content="Applied patch sequentially:\n" + "\n".join(a.line for a in applied),
             metadata={

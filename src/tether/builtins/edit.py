@@ -4,6 +4,7 @@ Checks, in order: identical strings, empty ``old_string``, resolve, permissions 
 ``edit``), then read. Nothing is read before approval, so a denied edit reveals neither the file nor whether
 ``old_string`` matches. Matching runs on the text without its BOM, with ``old_string``/``new_string`` converted to the
 file's line-ending style; the result is written only if the file still holds the bytes read (write-if-unchanged).
+Read → match → write holds the file's lock, so parallel edits of one file apply one after the other and none is lost.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from ..location import (
     decode_text,
     encode_text,
     line_ending,
+    lock_files,
     read_bytes_sync,
     write_if_unchanged_sync,
 )
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import METADATA_DIFF_BUDGET, file_diff, resolve_or_fail
 from ._deps import BuiltinDeps
-from ._replacers import AmbiguousMatch, NoMatch, SpanTooLarge, replace
+from ._replacers import AmbiguousMatch, IndentationUnclear, NoMatch, SpanTooLarge, replace
 
 __all__ = ["EditInput", "make"]
 
@@ -67,6 +69,15 @@ def _short_diff(old: str, new: str) -> str:
     return "```diff\n" + "\n".join([*side(old, "-"), *side(new, "+")]) + "\n```"
 
 
+def _ambiguous_message(exc: AmbiguousMatch) -> str:
+    more = len(exc.lines) - 10
+    shown = ", ".join(str(n) for n in exc.lines[:10]) + (f", and {more} more" if more > 0 else "")
+    return (
+        f"old_string matches {len(exc.lines)} places{exc.how} (lines {shown}). Add more surrounding lines to "
+        "old_string to make it unique, or set replace_all to true to replace every one."
+    )
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class _Edited:
     count: int
@@ -74,10 +85,24 @@ class _Edited:
 
 
 def _edit(path: Path, label: str, input: EditInput) -> _Edited:
+    """:func:`_edit_locked` holding the file's lock (other tether calls on this file wait). Blocking.
+
+    Raises:
+        ToolFailure: as :func:`_edit_locked`, or the lock cannot be taken.
+    """
+    try:
+        with lock_files([path]):
+            return _edit_locked(path, label, input)
+    except OSError as exc:  # the lock itself: _edit_locked turns its own OSErrors into failures
+        raise ToolFailure(f"Unable to edit {input.path.strip()}: {exc.strerror or exc}") from exc
+
+
+def _edit_locked(path: Path, label: str, input: EditInput) -> _Edited:
     """Read the approved file, replace, write if unchanged, diff. Blocking: runs in a worker thread.
 
     Raises:
-        ToolFailure: the file is missing, not text, changed meanwhile, or ``old_string`` does not match once.
+        ToolFailure: the file is missing, not text, changed meanwhile (also: a directory of its path is now a
+            symlink), or ``old_string`` does not match once.
     """
     try:
         raw = read_bytes_sync(path)
@@ -104,9 +129,12 @@ def _edit(path: Path, label: str, input: EditInput) -> _Edited:
             "Could not find old_string in the file. It must match exactly, including whitespace and "
             "indentation. Read the file again and copy the text exactly."
         ) from None
-    except AmbiguousMatch:
+    except AmbiguousMatch as exc:
+        raise ToolFailure(_ambiguous_message(exc)) from None
+    except IndentationUnclear as exc:
         raise ToolFailure(
-            "Found multiple matches for old_string. Provide more surrounding context or set replace_all to true."
+            f"old_string matches line {exc.line} only{exc.how}, and new_string's indentation cannot be carried "
+            "over to the file's. Copy old_string and new_string with the file's exact indentation (read it again)."
         ) from None
     except SpanTooLarge:
         raise ToolFailure(

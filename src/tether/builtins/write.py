@@ -1,7 +1,8 @@
 """The ``write`` tool: create or overwrite a file with the given content.
 
 Order: resolve → ``external_directory`` (if outside) → ``edit`` with save ``["*"]`` → only then read the old bytes
-(for the BOM, the line-ending style and the diff) → write-if-unchanged, atomically, keeping the file's mode.
+(for the BOM, the line-ending style and the diff) → write-if-unchanged, atomically, keeping the file's mode. Read →
+write holds the file's lock, so a parallel call on the same file runs before or after this one, never in between.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..location import (
     authorize_edit,
     decode_text,
     encode_text,
+    lock_files,
     read_bytes_sync,
     write_if_unchanged_sync,
 )
@@ -43,10 +45,24 @@ class WriteInput(BaseModel):
 
 
 def _write(path: Path, label: str, input: WriteInput) -> tuple[bool, dict[str, Any]]:
+    """:func:`_write_locked` holding the file's lock (other tether calls on this file wait). Blocking.
+
+    Raises:
+        ToolFailure: as :func:`_write_locked`, or the lock cannot be taken.
+    """
+    try:
+        with lock_files([path]):
+            return _write_locked(path, label, input)
+    except OSError as exc:  # the lock itself: _write_locked turns its own OSErrors into failures
+        raise ToolFailure(f"Unable to write {input.path.strip()}: {exc.strerror or exc}") from exc
+
+
+def _write_locked(path: Path, label: str, input: WriteInput) -> tuple[bool, dict[str, Any]]:
     """Write the approved file (keeping BOM and CRLF), return whether it existed and its diff. Blocking.
 
     Raises:
-        ToolFailure: the path is a directory, the file changed meanwhile, or the write failed.
+        ToolFailure: the path is a directory, the file changed meanwhile (also: a directory of its path is now a
+            symlink), or the write failed.
     """
     try:
         old_raw = read_bytes_sync(path)

@@ -14,15 +14,18 @@ from ._files import (
     FILE_CHANGED_MESSAGE,
     TextFile,
     adapt_line_endings,
+    check_path_sync,
     decode_text,
     encode_text,
     line_ending,
     read_bytes,
     read_bytes_sync,
+    remove_if_unchanged_sync,
     write_bytes_sync,
     write_if_unchanged,
     write_if_unchanged_sync,
 )
+from ._locks import lock_files
 from ._protected import PROTECTED_NAMES, names_protected_path, protected_anchor
 from ._resolve import ExternalDirectory, Location, PathKind, ResolvedPath, sanitize_path
 
@@ -40,13 +43,16 @@ __all__ = [
     "authorize",
     "authorize_edit",
     "authorize_protected",
+    "check_path_sync",
     "decode_text",
     "encode_text",
     "line_ending",
+    "lock_files",
     "names_protected_path",
     "protected_anchor",
     "read_bytes",
     "read_bytes_sync",
+    "remove_if_unchanged_sync",
     "require_external",
     "sanitize_path",
     "write_bytes_sync",

@@ -1,18 +1,24 @@
 """Safe file mutation: text decoding with BOM and line-ending awareness, write-if-unchanged, atomic replace.
 
+Every operation acts on the canonical path through ``_dirfd`` (each directory opened relative to the one before,
+never following a symlink; a component swapped for a symlink since the path was resolved fails the call and
+nothing is written), and every mutation holds the file's lock from ``_locks`` (one call at a time per file, in this
+process and across tether processes).
+
 Writes go to a temporary file in the target's directory, get the target's mode, and are renamed over the target,
 so a reader never sees a half-written file. ``write_if_unchanged`` first compares the target's current bytes with
 the bytes the tool read after approval; a difference means someone else changed the file in between, and the write
-is refused with a message the model can act on. (A change landing between that comparison and the rename is not
-detected: the window is one ``stat``/``read`` long and no portable compare-and-swap on file content exists.)
+is refused with a message the model can act on. The tools hold :func:`lock_files` around their whole read →
+compare → write, so another tether call can never land in between (parallel edits of one file apply one after the
+other); the compare catches writers that do not take the lock (an editor, a shell command), except in the window of
+one read between the compare and the rename (no portable compare-and-swap on file content exists).
 
-The synchronous ``*_sync`` functions are for worker threads; the async wrappers run them there (law 9).
+The synchronous ``*_sync`` functions are for worker threads; the async wrappers run them there (law 9). Paths must be
+canonical (:attr:`ResolvedPath.path`): a path through a symlink is refused like a swapped one.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,17 +26,21 @@ from pathlib import Path
 import anyio.to_thread
 
 from ..errors import ToolFailure
+from ._dirfd import open_target
+from ._locks import lock_files
 
 __all__ = [
     "BOM",
     "FILE_CHANGED_MESSAGE",
     "TextFile",
     "adapt_line_endings",
+    "check_path_sync",
     "decode_text",
     "encode_text",
     "line_ending",
     "read_bytes",
     "read_bytes_sync",
+    "remove_if_unchanged_sync",
     "write_bytes_sync",
     "write_if_unchanged",
     "write_if_unchanged_sync",
@@ -80,100 +90,108 @@ def adapt_line_endings(new: str, old: str | None) -> str:
     return new.replace("\n", "\r\n")
 
 
-def _read_current(path: Path) -> tuple[bytes | None, os.stat_result | None]:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None, None
-    if not stat.S_ISREG(st.st_mode):
-        raise (
-            IsADirectoryError(f"Not a regular file: {path}")
-            if stat.S_ISDIR(st.st_mode)
-            else OSError(f"Not a regular file: {path}")
-        )
-    return path.read_bytes(), st
-
-
 def write_bytes_sync(path: Path, data: bytes, *, exclusive: bool = False, make_parents: bool = True) -> bool:
     """Atomically replace (or create) ``path`` with ``data``, keeping an existing file's mode.
 
     Returns whether the file existed before. With ``exclusive`` the file must not exist (checked atomically by
-    linking the temporary file into place).
+    linking the temporary file into place). Holds the file's lock.
 
     Raises:
+        ToolFailure: a directory of the path (or the file) is now a symlink; nothing was written.
         FileExistsError: ``exclusive`` and the file exists.
+        FileNotFoundError: not ``make_parents`` and the parent directory does not exist.
+        IsADirectoryError: the path is a directory.
         OSError: the write failed (the temporary file is removed).
     """
-    parent = path.parent
-    if make_parents:
-        parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    tmp = parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
-    # New files get 0o666 minus the umask, like any ordinary create; existing files keep their exact mode.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        if exclusive:
-            os.link(tmp, path)
-            os.unlink(tmp)
-        else:
-            os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return mode is not None
+    with lock_files([path]), open_target(path) as target:
+        if not make_parents and target.missing:
+            raise FileNotFoundError(f"No such directory: {path.parent.as_posix()}")
+        st = target.status()
+        target.write(data, mode=None if st is None else stat.S_IMODE(st.st_mode), exclusive=exclusive)
+    return st is not None
 
 
 def write_if_unchanged_sync(path: Path, expected: bytes | None, data: bytes) -> None:
     """Write ``data`` to ``path`` only if its current bytes equal ``expected`` (``None``: it must not exist).
 
+    Holds the file's lock (re-entrant: callers hold it around their own read to make read → write atomic).
+
     Raises:
-        ToolFailure: the file changed since it was read (``FILE_CHANGED_MESSAGE``).
+        ToolFailure: the file changed since it was read (``FILE_CHANGED_MESSAGE``), or a directory of the path (or
+            the file) is now a symlink; nothing was written.
         OSError: reading or writing failed.
     """
-    current, _ = _read_current(path)
-    if current != expected:
-        raise ToolFailure(FILE_CHANGED_MESSAGE)
-    try:
-        write_bytes_sync(path, data, exclusive=expected is None)
-    except FileExistsError:
-        raise ToolFailure(FILE_CHANGED_MESSAGE) from None
+    with lock_files([path]), open_target(path) as target:
+        found = target.read()
+        if (None if found is None else found[0]) != expected:
+            raise ToolFailure(FILE_CHANGED_MESSAGE)
+        mode = None if found is None else stat.S_IMODE(found[1].st_mode)
+        try:
+            target.write(data, mode=mode, exclusive=found is None)
+        except FileExistsError:
+            raise ToolFailure(FILE_CHANGED_MESSAGE) from None
 
 
 async def write_if_unchanged(path: Path, expected: bytes | None, data: bytes) -> None:
     """Async :func:`write_if_unchanged_sync` (runs in a worker thread).
 
     Raises:
-        ToolFailure: the file changed since it was read.
+        ToolFailure: the file changed since it was read, or a directory of the path is now a symlink.
         OSError: reading or writing failed.
     """
     await anyio.to_thread.run_sync(write_if_unchanged_sync, path, expected, data)
+
+
+def remove_if_unchanged_sync(path: Path, expected: bytes) -> None:
+    """Remove ``path`` only if its current bytes equal ``expected``. Holds the file's lock.
+
+    Raises:
+        ToolFailure: the file changed (or vanished) since it was read, or a directory of the path (or the file)
+            is now a symlink; nothing was removed.
+        OSError: reading or removing failed.
+    """
+    with lock_files([path]), open_target(path) as target:
+        found = target.read()
+        if found is None or found[0] != expected:
+            raise ToolFailure(FILE_CHANGED_MESSAGE)
+        target.unlink()
+
+
+def check_path_sync(path: Path) -> None:
+    """Check that no existing directory of the canonical ``path``, nor the file, is a symlink now. Blocking.
+
+    For a caller about to change several files (``apply_patch``): checking them all first means a swapped directory
+    fails the whole call before its first write.
+
+    Raises:
+        ToolFailure: a directory of the path (or the file) is now a symlink or not a directory.
+        OSError: a directory could not be opened.
+    """
+    with open_target(path) as target:
+        try:
+            target.status()
+        except IsADirectoryError:
+            pass  # not a change: the operation that meets it says what is wrong
 
 
 def read_bytes_sync(path: Path) -> bytes | None:
     """The bytes of a regular file, or ``None`` when it does not exist (blocking: for worker threads).
 
     Raises:
+        ToolFailure: a directory of the path (or the file) is now a symlink.
         IsADirectoryError: the path is a directory.
         OSError: the path is not a regular file or cannot be read.
     """
-    current, _ = _read_current(path)
-    return current
+    with open_target(path) as target:
+        found = target.read()
+    return None if found is None else found[0]
 
 
 async def read_bytes(path: Path) -> bytes | None:
     """Async :func:`read_bytes_sync` (runs in a worker thread).
 
     Raises:
+        ToolFailure: a directory of the path (or the file) is now a symlink.
         IsADirectoryError: the path is a directory.
         OSError: the path is not a regular file or cannot be read.
     """
