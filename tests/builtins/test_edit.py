@@ -42,11 +42,12 @@ async def test_not_found(project, root: Path) -> None:
     assert failed.error.startswith("Could not find old_string in the file. It must match exactly")
 
 
-async def test_ambiguous_match_is_an_error(project, root: Path) -> None:
+async def test_ambiguous_match_is_refused_with_the_lines_of_every_candidate(project, root: Path) -> None:
     (root / "f.txt").write_text("x = 1\nx = 1\n")
     failed = await project.fail("edit", path="f.txt", old_string="x = 1", new_string="x = 2")
     assert failed.error == (
-        "Found multiple matches for old_string. Provide more surrounding context or set replace_all to true."
+        "old_string matches 2 places (lines 1, 2). Add more surrounding lines to old_string to make it unique, "
+        "or set replace_all to true to replace every one."
     )
     assert (root / "f.txt").read_text() == "x = 1\nx = 1\n"
 
@@ -79,10 +80,30 @@ async def test_crlf_and_bom_are_preserved(project, root: Path) -> None:
     assert (root / "w.txt").read_bytes() == b"\xef\xbb\xbf1\r\n2\r\n2.5\r\nthree\r\n"
 
 
-async def test_line_trimmed_match_replaces_the_whole_span_verbatim(project, root: Path) -> None:
+async def test_indentation_flexible_match_reindents_new_string_to_the_file(project, root: Path) -> None:
     (root / "f.py").write_text("def f():\n    if x:\n        return 1\n")
     await project.ok("edit", path="f.py", old_string="if x:\n    return 1", new_string="if y:\n    return 2")
-    assert (root / "f.py").read_text() == "def f():\nif y:\n    return 2\n"
+    assert (root / "f.py").read_text() == "def f():\n    if y:\n        return 2\n"
+
+
+async def test_lenient_match_in_two_places_is_refused_with_how_and_where(project, root: Path) -> None:
+    text = "class A:\n    if x:\n        go()\n\nif x:\n    go()\n"
+    (root / "f.py").write_text(text)
+    failed = await project.fail("edit", path="f.py", old_string="if x: \ngo()", new_string="if y:\n    go()")
+    assert failed.error.startswith("old_string matches 2 places after ignoring indentation (lines 2, 5). ")
+    assert (root / "f.py").read_text() == text
+
+
+async def test_unmappable_indentation_is_refused_and_the_file_is_unchanged(project, root: Path) -> None:
+    text = "class A:\n    def f(self):\n        a = 1\n        b = 2\n"
+    (root / "f.py").write_text(text)
+    failed = await project.fail(
+        "edit", path="f.py", old_string="\t\ta = 1\n\t\tb = 2", new_string="\t\tif a:\n\t\t\tb = 2"
+    )
+    assert failed.error.startswith(
+        "old_string matches line 3 only after ignoring indentation, and new_string's indentation cannot be carried"
+    )
+    assert (root / "f.py").read_text() == text
 
 
 async def test_edit_asks_edit_with_save_star(project, root: Path) -> None:
