@@ -1,17 +1,21 @@
-"""Running one shell command: its own session, one pipe, a spill file, a deadline, and no orphans.
+"""Running one shell command: a guard process, one pipe, a spill file, a deadline, and no survivors.
 
-- The shell (``/bin/bash`` if present, else ``/bin/sh``, or the configured one) runs ``-c <command>`` in a new
-  session (so a new process group whose id is the shell's pid), with stdin on ``/dev/null`` and the environment
-  inherited plus ``TETHER=1``.
+- The command runs as ``<shell> -c <command>`` (``/bin/bash`` if present, else ``/bin/sh``, or the configured one) in
+  a new session, with stdin on ``/dev/null`` and the environment inherited plus ``TETHER=1``, under a **guard**
+  (:mod:`._shell_guard`): a small supervisor process, one per call, started with this Python. The guard is a child
+  subreaper, so every process the command starts stays below it even when it leaves the shell's session and group
+  (``setsid CMD &``, a double fork, a daemon). When the shell exits, the call times out or is cancelled, or tether
+  itself dies (even by SIGKILL: the guard sees the end of its control pipe), the guard sends SIGTERM to every
+  process of the call, SIGKILL after the grace period, reaps them all, and exits. Background jobs (``sleep 1000 &``)
+  end with the call too. The shell has ``PR_SET_PDEATHSIG(SIGKILL)``: if the guard is killed, so is the shell.
+- tether itself is not a subreaper: orphans from its other children (MCP servers, ripgrep) still go to init, and
+  tether never reaps a process it did not start, so asyncio's child watchers keep every status they wait for.
 - stdout and stderr share one pipe, so the stream keeps arrival order. A worker thread moves the pipe into the
   managed spill file as it arrives (``os.splice`` where the platform has it: the bytes never enter Python), so memory
   stays flat for any output size. At the end at most ``capture_limit`` bytes are read back: the whole output, or its
   head and tail around an explicit omission marker; the spill file is kept only when something was left out.
-- While it runs, the thread publishes the tail of the output through ``progress`` at most every 100 ms.
-- When the shell exits, times out or the call is cancelled, the whole group gets SIGTERM, then SIGKILL after the grace
-  period, and we wait until no member is alive: background jobs (``sleep 1000 &``) do not outlive the call. Only
-  processes that leave the session on purpose (``setsid``, daemons) escape a process group; containing those needs
-  cgroups, which this module does not use.
+- While it runs, the thread publishes the tail of the output through ``progress`` at most every 100 ms, and once
+  more at the end of the stream (also when the call was cancelled: the session keeps that tail on the aborted part).
 
 This module knows nothing about permissions or the model: :mod:`tether.builtins.bash` owns those.
 """
@@ -50,6 +54,8 @@ _PIPE_SIZE = 1 << 20
 _DRAIN_WAIT = 2.0
 _POLL_MS = 100
 _F_SETPIPE_SZ = 1031
+_GUARD = Path(__file__).with_name("_shell_guard.py")
+_GUARD_SLACK = 5.0
 
 Progress = Callable[[Mapping[str, Any]], None]
 Spill = Callable[[], tuple[Path, IO[bytes]]]
@@ -103,7 +109,7 @@ async def run_shell(
 ) -> ShellRun:
     """Run ``command`` through the shell in ``cwd`` until it exits or ``time_limit`` seconds pass.
 
-    Cancellation kills the process group and propagates; the spill file is removed then.
+    Cancellation ends every process of the call and propagates; the spill file is removed then.
 
     Raises:
         OSError: the shell could not be started (``FileNotFoundError``/``NotADirectoryError`` for a missing ``cwd``).
@@ -123,28 +129,56 @@ async def run_shell(
                 fcntl.fcntl(source, _F_SETPIPE_SZ, _PIPE_SIZE)
         os.set_blocking(source, False)
         started = time.monotonic()
-        argv = [default_shell(shell), "-c", command]
+        shell_path = default_shell(shell)
+        ctype = environment.get("LC_CTYPE")
+        control, control_w = os.pipe()
+        report_r, report = os.pipe()
+        argv = [
+            *_guard_argv(),
+            str(control),
+            str(report),
+            repr(kill_grace),
+            "-" if ctype is None else "=" + ctype,
+            shell_path,
+            "-c",
+            command,
+        ]
 
-        def spawn() -> subprocess.Popen[bytes]:
-            return subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=sink,
-                cwd=cwd,
-                env=environment,
-                start_new_session=True,
-            )
+        def spawn() -> tuple[subprocess.Popen[bytes], int]:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=sink,
+                    stderr=sink,
+                    cwd=cwd,
+                    env=environment,
+                    start_new_session=True,
+                    pass_fds=(control, report),
+                )
+            finally:
+                os.close(report)
+                os.close(control)
+            try:
+                return process, _read_report(report_r, process, shell_path)
+            except BaseException:
+                _kill_guard(process)
+                raise
 
         process: subprocess.Popen[bytes] | None = None
+        shell_pid = 0
         try:
             # Shielded: a process started by a worker thread whose result is lost would be an orphan.
             with anyio.CancelScope(shield=True):
-                process = await anyio.to_thread.run_sync(spawn)
+                process, shell_pid = await anyio.to_thread.run_sync(spawn)
+        except BaseException:
+            os.close(control_w)
+            raise
         finally:
             os.close(sink)
+            os.close(report_r)
         assert process is not None
-        _register_group(process.pid)
+        _register_group(shell_pid)
         timed_out = False
         exited = _Exit(process)
         try:
@@ -164,15 +198,16 @@ async def run_shell(
                     timed_out = deadline.cancelled_caught
                 finally:
                     with anyio.CancelScope(shield=True):
-                        await _end_group(exited, kill_grace)
-                        # The group is gone, so EOF is near; a process that left the session may still hold the
-                        # pipe: stop waiting for it then.
+                        await _end_call(exited, control_w, shell_pid, kill_grace)
+                        # The guard ended every process of the call, so EOF is near; a process it could not end
+                        # (another user's, through a setuid program) may still hold the pipe: stop waiting then.
                         with anyio.move_on_after(_DRAIN_WAIT):
                             await drained.wait()
                         pump.stop.set()
         finally:
             exited.close()
-            _unregister_group(process.pid)
+            os.close(control_w)
+            _unregister_group(shell_pid)
         if pump.error is not None:
             raise OutputStoreError(f"Failed to write tool output: {pump.error}") from pump.error
         head, tail = await pump.capture()
@@ -240,9 +275,10 @@ _live: set[int] = set()
 
 
 def live_groups() -> frozenset[int]:
-    """Process groups started by :func:`run_shell` whose end is not yet confirmed (thread-safe).
+    """Process groups of the shells started by :func:`run_shell` whose end is not yet confirmed (thread-safe).
 
-    A process that must exit at once (the CLI's second Ctrl-C) SIGKILLs these first, so that no shell outlives it.
+    A process that must exit at once (the CLI's second Ctrl-C) SIGKILLs these first. The guards are not in them: a
+    guard sees its shell die (or tether exit) and ends the rest of the call, escaped processes included.
     """
     with _live_lock:
         return frozenset(_live)
@@ -258,55 +294,54 @@ def _unregister_group(pgid: int) -> None:
         _live.discard(pgid)
 
 
-async def _end_group(exited: _Exit, grace: float) -> None:
-    """Terminate what is left of the group (all of it on timeout/cancel, background jobs after a normal exit)."""
-    # _group_alive scans /proc: a worker thread, like the termination itself (law 9).
-    if exited.returncode is None or await anyio.to_thread.run_sync(_group_alive, exited.pid):
-        await anyio.to_thread.run_sync(_terminate_group, exited.pid, grace)
+def _guard_argv() -> list[str]:
+    """How to start the guard (:mod:`._shell_guard`): this Python, isolated, without site-packages."""
+    if not sys.executable:
+        raise OSError("cannot start the shell's guard: no Python executable (sys.executable is empty)")
+    return [sys.executable, "-S", "-I", str(_GUARD)]
+
+
+def _read_report(fd: int, process: subprocess.Popen[bytes], shell: str) -> int:
+    """The shell's pid, as the guard reports it once the shell runs. Blocking (a worker thread).
+
+    Raises:
+        OSError: the shell could not be started (the guard's errno), or the guard failed before starting it.
+    """
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 64)
+        if not chunk:
+            break
+        data += chunk
+    if data.startswith(b"P") and data[1:-1].isdigit():
+        return int(data[1:-1])
+    code = process.wait()
+    if data.startswith(b"E") and data[1:-1].isdigit():
+        number = int(data[1:-1])
+        raise OSError(number, os.strerror(number), shell)
+    raise OSError(f"the shell's guard exited with status {code} before starting the shell")
+
+
+def _kill_guard(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(OSError):
+        process.kill()
+    process.wait()
+
+
+async def _end_call(exited: _Exit, control: int, shell: int, grace: float) -> None:
+    """Have the guard end every process of the call (at once on timeout/cancel), then wait for the guard."""
+    if exited.returncode is None:
+        # The guard may be exiting already: its end of the pipe is closed then.
+        with contextlib.suppress(OSError):
+            os.write(control, b"e")
+    # The guard takes at most the grace period to end the call; more means it is stuck (or was stopped).
+    with anyio.move_on_after(2 * grace + _GUARD_SLACK):
+        await exited.wait()
+        return
+    for pgid in (exited.pid, shell):
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
     await exited.wait()
-
-
-def _terminate_group(pgid: int, grace: float) -> None:
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return
-        except PermissionError:
-            pass
-        deadline = time.monotonic() + wait
-        while _group_alive(pgid):
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(0.01)
-        else:
-            return
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether a live (non-zombie) process is in group ``pgid``."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    if not os.path.isdir("/proc/self"):
-        return True
-    # killpg also succeeds for zombies nobody has reaped yet; /proc tells the living from the dead.
-    with os.scandir("/proc") as entries:
-        for entry in entries:
-            if not entry.name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                    stat = fh.read()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(b")") + 2 :].split()
-            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-                return True
-    return False
 
 
 # --- the output pump -----------------------------------------------------------------------------------------------
@@ -399,6 +434,7 @@ class _Pump:
                     self._publish()
                 continue
             if moved == 0:
+                self._publish()  # the last of it: what a cancelled call's part keeps
                 return
             self.total += moved
             if throttle.due(time.monotonic()):

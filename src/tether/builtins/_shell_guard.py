@@ -1,0 +1,227 @@
+"""The guard: a small supervisor process between tether and one shell command, so that nothing of the call survives.
+
+Run as a script (``python -S -I _shell_guard.py ...``, stdlib only and few imports: its start-up is the call's
+overhead; never imported by tether) by
+:mod:`tether.builtins._shell_run`, one guard per bash call. It
+
+- marks itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux): every process the command starts that
+  is orphaned (``setsid CMD &``, a double fork, a daemon) is re-parented to the guard, not to init, so the call's
+  processes are exactly the guard's descendants, whatever sessions and groups they moved to;
+- starts the shell in a new session, with ``PR_SET_PDEATHSIG(SIGKILL)`` (the guard is single-threaded, so its death,
+  not a thread's exit, is what the shell's parent-death signal follows);
+- waits until the shell exits, tether asks it to end the call (a byte on the control pipe: timeout, cancellation), or
+  tether is gone (end of file on the control pipe: tether exited or was killed, even with SIGKILL);
+- then ends every descendant: SIGTERM, SIGKILL to what is left after the grace period, until none is alive, reaping
+  each (it is the parent of the orphans, and has no other children), and exits with the shell's status (``128 + n``
+  for a signal ``n``).
+
+``argv``: ``<control fd> <report fd> <grace seconds> <LC_CTYPE as =value, or - when unset> <shell> -c <command>``.
+The control fd is the read end of a pipe whose write end only tether holds; the guard writes ``P<pid>\\n`` to the
+report fd once the shell runs, or ``E<errno>\\n`` when it could not be started. 0 is ``/dev/null``, 1 and 2 the
+output pipe, which the shell inherits. Python's start-up may set
+``LC_CTYPE`` (locale coercion); the shell gets the environment tether gave, with ``LC_CTYPE`` restored.
+
+Without ``prctl`` (not Linux) the guard is no subreaper: an orphan then goes to init and only the shell's group and
+the processes still below the guard are ended.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import time
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_POLL = 0.01
+
+
+def _prctl() -> object:
+    """libc's ``prctl`` where there is one, else ``None``."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def main(argv: list[str]) -> int:
+    control, report = int(argv[0]), int(argv[1])
+    grace = float(argv[2])
+    ctype = argv[3]
+    command = argv[4:]
+    env = dict(os.environ)
+    if ctype == "-":
+        env.pop("LC_CTYPE", None)
+    else:
+        env["LC_CTYPE"] = ctype[1:]
+    os.set_inheritable(control, False)
+    os.set_inheritable(report, False)
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # type: ignore[operator]
+    guard = os.getpid()
+    errors, errors_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the shell
+        try:
+            os.close(errors)
+            os.setsid()
+            if prctl is not None:
+                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # type: ignore[operator]
+                if os.getppid() != guard:  # the guard died before the signal was armed
+                    os._exit(137)
+            # Python ignores these; a shell started by any other program has them at their defaults.
+            for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ"):
+                if hasattr(signal, name):
+                    signal.signal(getattr(signal, name), signal.SIG_DFL)
+            os.execve(command[0], command, env)
+        except OSError as exc:
+            os.write(errors_w, str(exc.errno or 0).encode())
+        finally:
+            os._exit(127)
+    os.close(errors_w)
+    failure = os.read(errors, 32)
+    os.close(errors)
+    if failure:
+        os.waitpid(pid, 0)
+        os.write(report, b"E" + failure + b"\n")
+        return 127
+    os.write(report, f"P{pid}\n".encode())
+    os.close(report)
+    status = _wait(pid, control)
+    status = _end(pid, grace, status)
+    if status is None:
+        return 137
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def _wait(shell: int, control: int) -> int | None:
+    """Wait for the shell to exit (its status) or for tether to end the call or go away (``None``)."""
+    pidfd: int | None = None
+    try:
+        pidfd = os.pidfd_open(shell)
+    except (AttributeError, OSError):
+        pass
+    watched = [control] if pidfd is None else [control, pidfd]
+    while True:
+        ready, _, _ = select.select(watched, [], [], None if pidfd is not None else 0.05)
+        done, status = os.waitpid(shell, os.WNOHANG)
+        if done:
+            return status
+        if control in ready:
+            return None
+
+
+def _end(shell: int, grace: float, status: int | None) -> int | None:
+    """End every descendant (TERM, then KILL after ``grace``), reaping them; return the shell's status."""
+    deadline = time.monotonic() + grace
+    termed: set[int] = set()
+    while True:
+        status = _reap(shell, status)
+        if not _has_children():
+            return status  # a subreaper without children has no descendants
+        alive = _descendants(os.getpid())
+        if not alive:
+            return status
+        kill = time.monotonic() >= deadline
+        for pid in alive:
+            if kill or pid not in termed:
+                termed.add(pid)
+                try:
+                    os.kill(pid, signal.SIGKILL if kill else signal.SIGTERM)
+                except OSError:
+                    pass
+        time.sleep(_POLL)
+
+
+def _reap(shell: int, status: int | None) -> int | None:
+    while True:
+        try:
+            pid, code = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return status
+        if pid == 0:
+            return status
+        if pid == shell:
+            status = code
+
+
+def _has_children() -> bool:
+    """Whether the guard has a child (cheap on Linux: the guard is single-threaded, one ``children`` file)."""
+    pid = os.getpid()
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as fh:
+            return bool(fh.read().strip())
+    except OSError:
+        return True  # unknown: look
+
+
+def _descendants(root: int) -> list[int]:
+    """Live (non-zombie) descendants of ``root``, parents before children."""
+    children = _children_map()
+    found: list[int] = []
+    stack = list(children.get(root, ()))
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(children.get(pid, ()))
+    return [pid for pid in found if _alive(pid)]
+
+
+def _children_map() -> dict[int, list[int]]:
+    """``ppid -> [pid]`` for every process, from ``/proc`` (``ps`` where there is no ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    if os.path.isdir("/proc/self"):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            stat = _stat(int(name))
+            if stat is not None:
+                children.setdefault(int(stat[1]), []).append(int(name))
+        return children
+    import subprocess  # only where there is no /proc: its import is not paid by every call on Linux
+
+    listing = subprocess.run(
+        ["ps", "-A", "-o", "pid=", "-o", "ppid="], capture_output=True, text=True, check=False
+    )
+    for line in listing.stdout.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append(int(fields[0]))
+    return children
+
+
+def _stat(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name: state, ppid, pgrp, ..."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 2 :].split()
+
+
+def _alive(pid: int) -> bool:
+    if not os.path.isdir("/proc/self"):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    stat = _stat(pid)
+    return stat is not None and stat[0] not in (b"Z", b"X")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
