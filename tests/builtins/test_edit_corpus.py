@@ -41,8 +41,10 @@ FILES = (
 )
 BLOCKS_PER_FILE = 2
 SEED = 13
-# Measured on the previous matcher (OpenCode's chain, commit 8be1b57) for this corpus: 180 right, 0 refused, 60 wrong.
-RIGHT_FLOOR = 180
+# Measured through the edit tool on this machine (Python 3.11 standard library), 340 cases: the previous matcher
+# (OpenCode's chain, commit 8be1b57) made 140 right, 40 refused, 160 wrong; the current one 284 right, 56 refused,
+# 0 wrong. The floor is the previous matcher's figure.
+RIGHT_FLOOR = 140
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
