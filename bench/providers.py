@@ -103,7 +103,7 @@ async def best_of(runs: int, *fns: Callable[[], Any]) -> list[float]:
 
 async def bench(api: str, model_cls: Any, body: bytes, deltas: int, runs: int) -> float:
     server = Server(body)
-    settings = ClientSettings(base_url=server.url, api_key="sk-bench", max_retries=0)
+    settings = ClientSettings(base_url=server.url, api_key="sk-bench")
     async with model_cls("bench-model", settings=settings) as model:
         request_body, _ = model.build_body(REQUEST)
 

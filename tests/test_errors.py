@@ -27,3 +27,10 @@ def test_retryable_provider_errors() -> None:
     assert errors.ProviderRateLimitError("slow down", retry_after=2.0).retryable
     assert errors.ProviderServerError("oops").retryable
     assert not errors.ProviderAuthError("bad key").retryable
+
+
+def test_a_passed_deadline_is_a_retryable_connection_error_naming_the_deadline() -> None:
+    err = errors.ProviderTimeoutError("no stream event for 2 s", deadline="idle", seconds=2.0)
+    assert isinstance(err, errors.ProviderConnectionError) and err.retryable
+    assert (err.deadline, err.seconds) == ("idle", 2.0)
+    assert not errors.ProviderMalformedError("not JSON").retryable

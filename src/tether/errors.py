@@ -20,7 +20,9 @@ Every exception tether raises on purpose derives from :class:`TetherError`. The 
     │   ├── ProviderBadRequestError
     │   ├── ProviderNotFoundError
     │   ├── ProviderServerError
-    │   └── ProviderConnectionError
+    │   ├── ProviderMalformedError  the response is not the API's format (bytes, JSON, shape, nesting, HTML)
+    │   └── ProviderConnectionError the connection failed, or the stream ended before a finish
+    │       └── ProviderTimeoutError  a deadline passed (deadline: connect | first_event | idle; seconds)
     ├── StoreError                  the session store failed
     └── OutputStoreError            retaining a full tool output failed (message: "Failed to write tool output: ...")
 
@@ -47,9 +49,11 @@ __all__ = [
     "ProviderBadRequestError",
     "ProviderConnectionError",
     "ProviderError",
+    "ProviderMalformedError",
     "ProviderNotFoundError",
     "ProviderRateLimitError",
     "ProviderServerError",
+    "ProviderTimeoutError",
     "RegistrationError",
     "StoreError",
     "TetherError",
@@ -207,10 +211,28 @@ class ProviderServerError(ProviderError):
     retryable = True
 
 
+class ProviderMalformedError(ProviderError):
+    """The provider answered with something that is not its API's format.
+
+    Bytes that are not UTF-8, a ``data:`` line that is not JSON, an event missing a field it must have (``choices:
+    null``), tool arguments nested deeper than a parser should follow, an HTML page with HTTP 200. Retrying the same
+    request rarely helps, so it is not retryable; the message names the provider, the URL and what was wrong.
+    """
+
+
 class ProviderConnectionError(ProviderError):
-    """The connection failed, timed out or was reset mid-stream."""
+    """The connection failed, timed out or was reset mid-stream, or the stream ended before the model finished."""
 
     retryable = True
+
+
+class ProviderTimeoutError(ProviderConnectionError):
+    """A deadline passed: ``deadline`` is ``connect``, ``first_event`` or ``idle``; ``seconds`` is how long it was."""
+
+    def __init__(self, message: str, *, deadline: str, seconds: float) -> None:
+        super().__init__(message)
+        self.deadline = deadline
+        self.seconds = seconds
 
 
 class StoreError(TetherError):

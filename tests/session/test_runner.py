@@ -533,6 +533,7 @@ async def test_busy_session_rejects_a_second_prompt(harness: Harness) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.slow
+@pytest.mark.parametrize("agents", [{"build": Agent(steps=20_000)}])  # above the default cap of 100 steps
 async def test_ten_thousand_sequential_tool_calls(harness: Harness) -> None:
     harness.tools.register({"echo": echo_tool()})
     session = await harness.sessions.create(harness.loc)
@@ -906,3 +907,13 @@ async def test_progress_from_a_worker_thread_reaches_subscribers_on_the_loop_thr
         await got.wait()
     assert tool_threads != [loop_thread]
     assert subscriber_threads == [loop_thread]
+
+
+@pytest.mark.anyio
+async def test_a_turn_without_an_agent_step_limit_stops_at_the_default_cap(harness: Harness) -> None:
+    harness.tools.register({"echo": echo_tool()})
+    session = await harness.sessions.create(harness.loc)
+    model = FunctionModel(lambda request: [tool_call("echo", {"text": "again"})])  # never stops by itself
+    with anyio.fail_after(60):
+        result = await session.prompt("go", model=model)
+    assert result.stop == "max_steps" and result.steps == 100

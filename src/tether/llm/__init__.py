@@ -38,6 +38,7 @@ from ._request import (
     ToolResultContent,
     UserMessage,
 )
+from ._retry import RetryPolicy
 
 __all__ = [
     "AssistantContent",
@@ -53,6 +54,7 @@ __all__ = [
     "ReasoningDelta",
     "ReasoningEnd",
     "ReasoningStart",
+    "RetryPolicy",
     "StepFinish",
     "StepStart",
     "TextContent",

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 from ._events import Event
 from ._request import ModelRequest
+from ._retry import RetryPolicy
 
 __all__ = ["Model"]
 
@@ -20,6 +21,8 @@ class Model(ABC):
 
     provider: str = "unknown"
     model_id: str = "unknown"
+    retry: RetryPolicy | None = None
+    """How the runner retries this model's failed steps (its provider's ``retry`` config); ``None``: the session's."""
 
     @property
     def name(self) -> str:

@@ -3,8 +3,10 @@
 Per step: resolve the agent, decide whether this is the final step (the agent's ``steps`` limit), materialize the
 catalog (law 5), and run the step (``_step``). The loop stops when a step made no local tool call, when a call was
 declined (the user rejected without feedback), after the final step, or on a provider error that is not retryable
-(recorded on the assistant message, then raised). Retryable provider errors are retried with exponential backoff
-(``retry_after`` wins when the provider said).
+(recorded on the assistant message, then raised). Retryable provider errors are retried by the model's
+:class:`~tether.llm.RetryPolicy` (its provider's ``retry`` config), else the session's: jittered exponential backoff,
+``retry_after`` when the provider said, never longer than ``max_retry_after``. Without an agent ``steps`` limit a turn
+has at most :data:`DEFAULT_MAX_STEPS` steps.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Any, Literal, NamedTuple, Protocol
 import anyio
 
 from .. import ids
-from ..errors import ProviderError, ProviderRateLimitError, UsageError
-from ..llm import Model, Usage
+from ..errors import ProviderError, UsageError
+from ..llm import Model, RetryPolicy, Usage
 from ..tools import Content, RuleLike, Text, ToolRegistry
 from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
 from ._events import MessageUpdated, PartUpdated, SessionStatus
@@ -28,6 +30,7 @@ from ._processor import Emitter
 from ._step import run_step
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "AgentLike",
     "RetryPolicy",
     "SessionRule",
@@ -62,18 +65,8 @@ class SessionRule(NamedTuple):
     effect: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RetryPolicy:
-    """Retries of retryable provider errors: ``attempts`` tries per step, delay ``base * 2**(n-1)`` capped at ``cap``."""
-
-    attempts: int = 4
-    base: float = 2.0
-    cap: float = 30.0
-
-    def delay(self, attempt: int, error: ProviderError) -> float:
-        if isinstance(error, ProviderRateLimitError) and error.retry_after is not None:
-            return max(0.0, error.retry_after)
-        return min(self.cap, self.base * 2 ** (attempt - 1))
+DEFAULT_MAX_STEPS = 100
+"""Steps per turn when the agent sets no ``steps``: the last one runs without tools and the turn stops "max_steps"."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -224,7 +217,7 @@ async def _run_steps(
             cached_agent = agent
             rules = [*agent.rules, *session_rules] if session_rules else agent.rules
         step += 1
-        final = agent.steps is not None and step >= agent.steps
+        final = step >= (agent.steps if agent.steps is not None else DEFAULT_MAX_STEPS)
         materialization = ctx.tools.materialize(rules, final_step=final)
         prompts = [agent.prompt] if agent.prompt else []
         result = await run_step(
@@ -258,9 +251,10 @@ async def _run_steps(
         error = result.error
         if error is not None:
             attempt += 1
-            if not error.retryable or attempt >= ctx.retry.attempts:
+            retry = model.retry or ctx.retry  # the provider's policy when it has one (one retry layer)
+            if not error.retryable or attempt >= retry.attempts:
                 raise error
-            delay = ctx.retry.delay(attempt, error)
+            delay = retry.delay(attempt, error)
             emitter.live(
                 SessionStatus(
                     session_id=info.id, status="retry", attempt=attempt, message=error.message, retry_in=delay

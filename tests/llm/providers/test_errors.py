@@ -153,7 +153,7 @@ async def test_http_error_responses_raise_mapped_errors(
     headers = {"retry-after": "7"} if status == 429 else {}
     reply = Reply(json.dumps(body).encode(), status=status, headers=headers, content_type="application/json")
     with replay_server(reply) as server:
-        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
+        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="sk-test")
         async with MODELS[api]("m", settings=settings) as model:
             with pytest.raises(ProviderError) as info:
                 async for _ in model.stream(REQUEST):
@@ -182,7 +182,7 @@ async def test_connection_reset_mid_stream_ends_with_a_connection_error_and_no_c
     name, marker = RESET_STREAMS[api]
     body = stream_bytes(name)
     with replay_server(Reply(body, reset_after=body.index(marker))) as server:
-        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
+        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="sk-test")
         async with MODELS[api]("m", settings=settings) as model:
             events = [e async for e in model.stream(REQUEST)]
     assert isinstance(events[0], StepStart)
@@ -202,7 +202,7 @@ async def test_anthropic_error_event_mid_stream_is_mapped_by_its_type() -> None:
         + b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
     )
     with replay_server(Reply(body)) as server:
-        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
+        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="sk-test")
         async with AnthropicModel("m", settings=settings) as model:
             events = [e async for e in model.stream(REQUEST)]
     last = events[-1]
@@ -226,7 +226,7 @@ async def test_responses_failed_event_maps_context_overflow() -> None:
     }
     body = f"event: response.failed\ndata: {json.dumps(failed)}\n\n".encode()
     with replay_server(Reply(body)) as server:
-        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
+        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="sk-test")
         async with OpenAIResponsesModel("m", settings=settings) as model:
             events = [e async for e in model.stream(REQUEST)]
     last = events[-1]
@@ -237,7 +237,7 @@ async def test_responses_failed_event_maps_context_overflow() -> None:
 async def test_unreachable_server_raises_a_connection_error() -> None:
     with replay_server() as server:
         url = server.url
-    settings = ClientSettings(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
+    settings = ClientSettings(base_url=f"{url}/v1", api_key="sk-test")
     async with OpenAIChatModel("m", settings=settings) as model:
         with pytest.raises(ProviderConnectionError):
             async for _ in model.stream(REQUEST):

@@ -32,9 +32,7 @@ REQUEST = ModelRequest(messages=[UserMessage(content=(Text("hi"),))])
 
 
 def make_model(api: str, url: str) -> Any:
-    return MODELS[api](
-        "test-model", settings=ClientSettings(base_url=f"{url}/v1", api_key="sk-test", max_retries=0)
-    )
+    return MODELS[api]("test-model", settings=ClientSettings(base_url=f"{url}/v1", api_key="sk-test"))
 
 
 async def replay(name: str, splits: list[int]) -> list[Event]:

@@ -86,7 +86,7 @@ async def two_steps(
     model_cls: Any, first: str, second: str, request: ModelRequest, results: dict[str, str], **kw: Any
 ) -> tuple[list[dict[str, Any]], list[Event], list[Event]]:
     with replay_server(Reply(stream_bytes(first)), Reply(stream_bytes(second))) as server:
-        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
+        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="sk-test")
         async with model_cls(kw.pop("model_id"), settings=settings, **kw) as model:
             step1 = [e async for e in model.stream(request)]
             assistant = assistant_from(step1)

@@ -4,6 +4,11 @@ A step is: build the wire body from the :class:`ModelRequest` (pure), open the S
 mapped), then feed each SDK event to a synchronous assembler that returns tether events. Once ``StepStart`` has
 been yielded, a failure is reported as a :class:`ProviderErrorEvent` carrying the mapped error and the stream ends;
 tool calls whose input was still streaming are never reported complete, so they never run.
+
+Every error names the provider and the URL. What the SDK cannot parse (bytes that are not UTF-8, a ``data:`` line
+that is not JSON or is nested too deeply), an event the assembler cannot read (``choices: null``, a missing field)
+and an HTML page with HTTP 200 become :class:`ProviderMalformedError`; the deadlines of :class:`Timeouts` become
+:class:`ProviderTimeoutError` (``_deadlines``). The SDK never retries: the session runner is the one retry layer.
 """
 
 from __future__ import annotations
@@ -16,26 +21,48 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 import anyio
 import anyio.to_thread
 
-from ...errors import ProviderConnectionError, ProviderError
+from ...errors import ProviderConnectionError, ProviderError, ProviderMalformedError, ProviderTimeoutError
 from .._events import Event, ProviderErrorEvent, StepStart
 from .._model import Model
 from .._request import ModelRequest
+from .._retry import RetryPolicy
 
 if TYPE_CHECKING:
     from ._clients import Loaded
 
-__all__ = ["Assembler", "ClientSettings", "ModelLimits", "SDKModel", "stream_ended_early"]
+__all__ = [
+    "Assembler",
+    "ClientSettings",
+    "MalformedEvent",
+    "ModelLimits",
+    "SDKModel",
+    "Timeouts",
+    "stream_ended_early",
+]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Timeouts:
+    """Deadlines of one request, in seconds (a provider's ``timeouts`` config).
+
+    ``connect``: to open the connection. ``first_event``: from sending the request to its first stream event (long
+    enough for reasoning models). ``idle``: between two stream events; keep-alive comments do not reset it.
+    """
+
+    connect: float = 10.0
+    first_event: float = 300.0
+    idle: float = 120.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ClientSettings:
-    """How to reach a provider: everything the SDK client is built from."""
+    """How to reach a provider: everything the SDK client is built from, its deadlines and its retry policy."""
 
     base_url: str | None = None
     api_key: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict[str, str])
-    timeout: float | None = None
-    max_retries: int = 2
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -52,9 +79,45 @@ class Assembler(Protocol):
     def finish(self) -> list[Event]: ...
 
 
+class MalformedEvent(Exception):
+    """Raised by an assembler for an event it cannot read; the model turns it into :class:`ProviderMalformedError`."""
+
+
+_EARLY_END = "the stream ended before the model finished its response (no finish event)"
+
+
 def stream_ended_early() -> ProviderErrorEvent:
-    error = ProviderConnectionError("The provider's stream ended before the model finished its response.")
+    error = ProviderConnectionError(_EARLY_END)
     return ProviderErrorEvent(message=error.message, error=error)
+
+
+def _malformed(exc: BaseException) -> str:
+    """What was wrong, for an exception raised while the SDK decoded the stream."""
+    if isinstance(exc, UnicodeDecodeError):
+        bad = exc.object[exc.start : exc.start + 4]
+        return f"the stream is not UTF-8 text ({exc.reason}: {bytes(bad)!r})"
+    if isinstance(exc, RecursionError):
+        return "a data line is nested too deeply to parse"
+    doc = getattr(exc, "doc", None)
+    if isinstance(doc, str):  # json.JSONDecodeError
+        return f"a data line is not JSON ({getattr(exc, 'msg', exc)}): {doc[:120]!r}"
+    return f"the stream could not be decoded ({type(exc).__name__}: {exc})"
+
+
+def _unreadable(exc: BaseException) -> str:
+    if isinstance(exc, MalformedEvent):
+        return str(exc)
+    return f"an event does not have the API's shape ({type(exc).__name__}: {exc})"
+
+
+def _is_connect_timeout(exc: BaseException | None) -> bool:
+    seen = 0
+    while exc is not None and seen < 8:
+        if type(exc).__name__ == "ConnectTimeout":
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
 
 
 class SDKModel(Model):
@@ -68,6 +131,7 @@ class SDKModel(Model):
         self.model_id = model_id
         self.provider = provider
         self.settings = settings
+        self.retry = settings.retry
         self._given_client = client
         self._loaded: Loaded | None = None
         self._loading = anyio.Lock()
@@ -136,26 +200,113 @@ class SDKModel(Model):
     def _map_error(self, exc: BaseException) -> ProviderError:
         """Map one of the SDK's exceptions (:attr:`Loaded.errors`) to the ProviderError subtree."""
 
+    def url(self, loaded: Loaded) -> str:
+        """The endpoint's full URL (named in every error)."""
+        return str(loaded.client.base_url).rstrip("/") + self.path
+
+    def _located(self, error: ProviderError, url: str) -> ProviderError:
+        """``error`` with its message prefixed by the provider and the URL."""
+        error.args = (f"{self.provider} ({url}): {error.message}", *error.args[1:])
+        return error
+
+    def _mapped(self, exc: BaseException, url: str) -> ProviderError:
+        if isinstance(exc, ProviderError):  # a deadline of the watched stream
+            return self._located(exc, url)
+        error = self._map_error(exc)
+        if isinstance(error, ProviderConnectionError) and error.status is None:
+            if _is_connect_timeout(exc):
+                seconds = self.settings.timeouts.connect
+                error = ProviderTimeoutError(
+                    f"could not connect within {seconds:g} s (timeouts.connect)",
+                    deadline="connect",
+                    seconds=seconds,
+                )
+            elif exc.__cause__ is not None and str(exc.__cause__) not in error.message:
+                error = type(error)(f"{error.message} ({exc.__cause__})", body=error.body)
+        error.__cause__ = exc
+        return self._located(error, url)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
+        from ._deadlines import StreamClock, watch
+
         loaded = await self._ready()
         body, assembler = self.build_body(request)
         errors = loaded.errors
+        url = self.url(loaded)
+        timeouts = self.settings.timeouts
+        clock = StreamClock(
+            first_deadline=anyio.current_time() + timeouts.first_event,
+            first_event=timeouts.first_event,
+            idle=timeouts.idle,
+        )
+        sdk_stream: Any = None
+        with anyio.CancelScope(deadline=clock.first_deadline) as scope:
+            try:
+                sdk_stream = await self._open(loaded, body)
+            except errors as exc:
+                raise self._mapped(exc, url) from exc
+        if sdk_stream is None or scope.cancelled_caught:
+            raise self._located(
+                ProviderTimeoutError(
+                    f"no response within {timeouts.first_event:g} s of the request (timeouts.first_event)",
+                    deadline="first_event",
+                    seconds=timeouts.first_event,
+                ),
+                url,
+            )
         try:
-            sdk_stream = await self._open(loaded, body)
-        except errors as exc:
-            raise self._map_error(exc) from exc
-        try:
+            response = getattr(sdk_stream, "response", None)
+            kind = str(getattr(response, "headers", {}).get("content-type", "")).lower()
+            if kind.startswith("text/html"):
+                raise self._located(
+                    ProviderMalformedError(
+                        f"the server answered HTTP {getattr(response, 'status_code', '?')} with an HTML page "
+                        f"(Content-Type: {kind}), not an event stream; is base_url the API's root?"
+                    ),
+                    url,
+                )
+            watch(response, clock)
             yield StepStart()
+            failure: ProviderError | None = None
             try:
                 async for item in sdk_stream:
-                    for event in assembler.feed(item):
+                    clock.events += 1
+                    try:
+                        events = assembler.feed(item)
+                    except (
+                        MalformedEvent,
+                        AttributeError,
+                        TypeError,
+                        KeyError,
+                        IndexError,
+                        ValueError,
+                    ) as exc:
+                        failure = ProviderMalformedError(_unreadable(exc))
+                        failure.__cause__ = exc
+                        break
+                    for event in events:
                         yield event
-            except errors as exc:
-                error = self._map_error(exc)
-                error.__cause__ = exc
-                yield ProviderErrorEvent(message=error.message, error=error)
+            except (*errors, ProviderTimeoutError) as exc:
+                failure = self._mapped(exc, url)
+            except (ValueError, RecursionError) as exc:  # the SDK's SSE decoding: UTF-8, JSON, nesting
+                failure = ProviderMalformedError(_malformed(exc))
+                failure.__cause__ = exc
+            ending: list[Event] = []
+            if failure is None:
+                try:
+                    ending = assembler.finish()
+                except MalformedEvent as exc:
+                    failure = ProviderMalformedError(str(exc))
+                    failure.__cause__ = exc
+            if failure is not None:
+                failure = self._located(failure, url)
+                yield ProviderErrorEvent(message=failure.message, error=failure)
                 return
-            for event in assembler.finish():
+            for event in ending:
+                if isinstance(event, ProviderErrorEvent) and isinstance(event.error, ProviderError):
+                    if event.message == _EARLY_END:
+                        error = self._located(event.error, url)
+                        event = ProviderErrorEvent(message=error.message, error=error)
                 yield event
         finally:
             await sdk_stream.close()

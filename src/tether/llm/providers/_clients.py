@@ -27,6 +27,13 @@ class Loaded:
     stream_cls: Any = None
 
 
+def _timeout(settings: ClientSettings) -> Any:
+    """The HTTP client's timeout: only ``connect``; reads are bounded by the stream deadlines (``_deadlines``)."""
+    import httpx2
+
+    return httpx2.Timeout(None, connect=settings.timeouts.connect)
+
+
 def _http_client(default_client: Any, timeout: Any) -> Any:
     from ._transport import install_quick_ack
 
@@ -45,12 +52,12 @@ def load_openai(settings: ClientSettings, *, client: Any = None, stream_of: str 
     from openai import AsyncStream
 
     if client is None:
-        timeout = settings.timeout if settings.timeout is not None else openai.DEFAULT_TIMEOUT
+        timeout = _timeout(settings)
         client = openai.AsyncOpenAI(
             api_key=settings.api_key or NO_KEY,
             base_url=settings.base_url,
             default_headers=dict(settings.headers) or None,
-            max_retries=settings.max_retries,
+            max_retries=0,  # the session runner is the one retry layer
             timeout=timeout,
             http_client=_http_client(openai.DefaultAsyncHttpxClient, timeout),
         )
@@ -78,12 +85,12 @@ def load_anthropic(settings: ClientSettings, *, client: Any = None) -> Loaded:
     from anthropic.types import RawMessageStreamEvent
 
     if client is None:
-        timeout = settings.timeout if settings.timeout is not None else anthropic.DEFAULT_TIMEOUT
+        timeout = _timeout(settings)
         client = anthropic.AsyncAnthropic(
             api_key=settings.api_key or NO_KEY,
             base_url=settings.base_url,
             default_headers=dict(settings.headers) or None,
-            max_retries=settings.max_retries,
+            max_retries=0,  # the session runner is the one retry layer
             timeout=timeout,
             http_client=_http_client(anthropic.DefaultAsyncHttpxClient, timeout),
         )

@@ -9,7 +9,9 @@ a call whose input was cut off is reported ``incomplete`` (never executed).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
 from ...ids import ascending
@@ -17,14 +19,18 @@ from ...tools import ToolDefinition
 from ...tools._schema_normalize import provider_tool_name
 from .._events import ToolCallEvent
 from .._request import AssistantMessage, Message, ToolCallContent
+from ._base import MalformedEvent
 
 __all__ = [
+    "MAX_DEPTH",
     "CallIds",
+    "TooDeep",
     "ToolNames",
     "dump_arguments",
     "dumps",
     "parse_tool_input",
     "provider_meta",
+    "too_deep",
     "tool_call_event",
 ]
 
@@ -45,13 +51,41 @@ def provider_meta(provider_metadata: Mapping[str, Any] | None, provider: str) ->
     return found if isinstance(found, Mapping) else {}  # pyright: ignore[reportUnknownVariableType]
 
 
+MAX_DEPTH = 256
+"""How deeply tool arguments may nest (objects and arrays); deeper is a malformed response, never a RecursionError."""
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEPS = bytes.maketrans(b"[]{}", b"\x02\x00\x02\x00")
+
+
+class TooDeep(MalformedEvent):
+    """Tool arguments nest deeper than :data:`MAX_DEPTH`."""
+
+
+def too_deep(raw: str) -> bool:
+    """Whether the JSON text ``raw`` nests deeper than :data:`MAX_DEPTH` (brackets in strings do not count).
+
+    Linear and without recursion; text with at most ``MAX_DEPTH`` opening brackets is never scanned.
+    """
+    if raw.count("[") + raw.count("{") <= MAX_DEPTH:
+        return False
+    brackets = _STRINGS.sub("", raw).encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    return max(accumulate((b - 1 for b in brackets.translate(_STEPS)), initial=0)) > MAX_DEPTH
+
+
 def parse_tool_input(raw: str, *, empty: Any = None) -> tuple[Any, str | None]:
     """Parse streamed tool arguments: ``(value, None)``, or ``(raw, why)`` when they are not a JSON object.
 
     Empty (or whitespace-only) arguments mean "no arguments" and become ``{}`` (or ``empty`` when given).
+
+    Raises:
+        TooDeep: the arguments nest deeper than :data:`MAX_DEPTH` (checked before parsing).
     """
     if not raw or raw.isspace():
         return ({} if empty is None else empty), None
+    if too_deep(raw):
+        raise TooDeep(f"tool arguments nest more than {MAX_DEPTH} levels deep ({len(raw):,} characters)")
     try:
         value = _decode(raw)
     except ValueError as exc:

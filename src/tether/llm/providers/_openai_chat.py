@@ -28,7 +28,7 @@ from .._events import (
     Usage,
 )
 from .._request import AssistantMessage, Message, ModelRequest, ReasoningContent, TextContent, UserMessage
-from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._base import Assembler, ClientSettings, MalformedEvent, SDKModel, stream_ended_early
 from ._common import CallIds, ToolNames, dump_arguments, dumps, tool_call_event
 from ._errors import map_openai_error
 from ._wire import FINISH_OPENAI_CHAT, as_int, openai_strict_ok, result_text, split_content
@@ -265,6 +265,13 @@ def _detail(details: Any, key: str) -> int:
     return as_int(value)
 
 
+def _brief(item: Any) -> str:
+    """A short view of a chunk for an error message."""
+    dump = getattr(item, "model_dump_json", None)
+    text = dump() if callable(dump) else repr(item)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
 class ChatAssembler:
     """Turns ``chat.completion.chunk`` objects into tether events (pure, synchronous)."""
 
@@ -298,7 +305,10 @@ class ChatAssembler:
             extra = getattr(item, "x_groq", None)
             if isinstance(extra, dict) and isinstance(extra.get("usage"), dict):
                 self._usage = chat_usage(extra["usage"])
-        for choice in item.choices:
+        choices = item.choices
+        if choices is None:
+            raise MalformedEvent(f"a chunk has choices: null (expected a list): {_brief(item)}")
+        for choice in choices:
             if choice.index:
                 continue  # n > 1 is never requested; ignore other choices
             delta = choice.delta

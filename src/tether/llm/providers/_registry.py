@@ -11,8 +11,12 @@ accepted too)::
       "ollama": {"base_url": "http://gpu-box:11434/v1",
                  "models": {"qwen3:8b": {"limit": {"context": 40960, "output": 8192}}}},
       "work":   {"api": "openai-chat", "base_url": "https://llm.internal/v1", "api_key_env": "WORK_LLM_KEY",
-                 "headers": {"X-Team": "agents"}}
+                 "headers": {"X-Team": "agents"},
+                 "retry": {"max_attempts": 4, "max_retry_after": 60},
+                 "timeouts": {"connect": 10, "first_event": 300, "idle": 120}}
     }
+
+A provider that is not built in needs ``base_url``.
 """
 
 from __future__ import annotations
@@ -24,11 +28,15 @@ from typing import Any, Literal, cast, get_args
 
 from ...errors import ConfigError, ProviderAuthError
 from .._model import Model
-from ._base import ClientSettings, ModelLimits, SDKModel
+from .._retry import RetryPolicy
+from ._base import ClientSettings, ModelLimits, SDKModel, Timeouts
 
 __all__ = ["BUILTIN_PROVIDERS", "Api", "ModelLimits", "ProviderConfig", "resolve_model"]
 
 Api = Literal["openai-chat", "openai-responses", "anthropic"]
+
+_RETRY_KEYS = {"max_attempts": "count", "max_retry_after": "seconds0"}
+_TIMEOUT_KEYS = {"connect": "seconds", "first_event": "seconds", "idle": "seconds"}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -48,8 +56,8 @@ class ProviderConfig:
     headers: Mapping[str, str] = field(default_factory=dict[str, str])
     limits: Mapping[str, ModelLimits] = field(default_factory=dict[str, ModelLimits])
     options: Mapping[str, Any] = field(default_factory=dict[str, Any])
-    timeout: float | None = None
-    max_retries: int = 2
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     @classmethod
     def from_mapping(
@@ -112,16 +120,56 @@ class ProviderConfig:
                     )
                 limits[model_id] = ModelLimits(context=limit.get("context"), output=limit.get("output"))
             changes["limits"] = limits
-        for name in ("timeout", "max_retries"):
-            if name in raw:
-                if not isinstance(raw[name], int | float):
-                    raise ConfigError("must be a number", key=f"{where}.{name}")
-                changes[name] = raw[name] if name == "timeout" else int(raw[name])
+        if base is None and not base_url:
+            raise ConfigError(
+                "a provider that is not built in needs base_url (the API root, e.g. http://127.0.0.1:8000/v1)",
+                key=f"{where}.base_url",
+            )
+        for old, new in (("timeout", "timeouts"), ("max_retries", "retry.max_attempts")):
+            if old in raw:
+                raise ConfigError(
+                    f"is no longer read; use {new!r} (see docs/providers.md)", key=f"{where}.{old}"
+                )
+        if "retry" in raw:
+            found = _numbers(raw["retry"], f"{where}.retry", _RETRY_KEYS)
+            changes["retry"] = replace(
+                current.retry,
+                attempts=int(found.get("max_attempts", current.retry.attempts)),
+                max_retry_after=float(found.get("max_retry_after", current.retry.max_retry_after)),
+            )
+        if "timeouts" in raw:
+            found = _numbers(raw["timeouts"], f"{where}.timeouts", _TIMEOUT_KEYS)
+            changes["timeouts"] = replace(current.timeouts, **{k: float(v) for k, v in found.items()})
         extra = raw.get("adapter") or {}
         if not isinstance(extra, Mapping):
             raise ConfigError("must be an object", key=f"{where}.adapter")
         changes["options"] = {**current.options, **cast(Mapping[str, Any], extra)}
         return replace(current, **changes)
+
+
+def _numbers(raw: Any, where: str, rules: Mapping[str, str]) -> dict[str, float]:
+    """An object of numbers with known keys; ``rules`` maps each key to ``count`` (a whole number >= 1),
+    ``seconds`` (a number > 0) or ``seconds0`` (a number >= 0).
+
+    Raises:
+        ConfigError: not an object, an unknown key, or a value of the wrong kind.
+    """
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"must be an object with {', '.join(rules)}", key=where)
+    found: dict[str, float] = {}
+    for name, value in cast(Mapping[str, Any], raw).items():
+        rule = rules.get(name)
+        if rule is None:
+            raise ConfigError(f"unknown key; use {', '.join(rules)}", key=f"{where}.{name}")
+        number = not isinstance(value, bool) and isinstance(value, int | float)
+        if rule == "count" and not (number and isinstance(value, int) and value >= 1):
+            raise ConfigError("must be a whole number, at least 1", key=f"{where}.{name}")
+        if rule == "seconds" and not (number and value > 0):
+            raise ConfigError("must be a number of seconds above 0", key=f"{where}.{name}")
+        if rule == "seconds0" and not (number and value >= 0):
+            raise ConfigError("must be a number of seconds, 0 or more", key=f"{where}.{name}")
+        found[name] = value
+    return found
 
 
 def _local(provider_id: str, url: str) -> ProviderConfig:
@@ -199,8 +247,8 @@ def resolve_model(
         base_url=entry.base_url,
         api_key=key,
         headers=entry.headers,
-        timeout=entry.timeout,
-        max_retries=entry.max_retries,
+        timeouts=entry.timeouts,
+        retry=entry.retry,
     )
     limits = entry.limits.get(model_id, ModelLimits())
     options = entry.options
