@@ -114,7 +114,8 @@ async def test_output_over_the_capture_limit_names_the_full_output_file(project:
 
 async def test_asks_bash_with_one_resource_per_command_and_prefix_patterns(project: Project) -> None:
     await project.ok("bash", command="git status && npm run build -- --prod | tee log.txt")
-    [request] = project.permissions.requests
+    edit, request = project.permissions.requests
+    assert (edit.action, tuple(edit.resources), tuple(edit.save)) == ("edit", ("log.txt",), ("*",))
     assert request.action == "bash"
     assert tuple(request.resources) == ("git status", "npm run build -- --prod", "tee log.txt")
     assert tuple(request.save) == ("git status *", "npm run build *", "tee *")
@@ -128,8 +129,10 @@ async def test_external_paths_ask_external_directory_before_bash(project: Projec
     await project.ok("bash", command=f"cat {target} > copy.txt && rm -rf {outside}/sub")
     asked = project.permissions.asked
     assert asked[0] == ("external_directory", (f"{outside}/*",))
-    assert asked[1][0] == "bash"
-    assert len(asked) == 2
+    # The command writes copy.txt (inside) and deletes under the outside directory: both are edits.
+    assert asked[1] == ("edit", ("copy.txt", f"{outside}/sub"))
+    assert asked[2][0] == "bash"
+    assert len(asked) == 3
 
 
 async def test_cd_out_of_the_project_asks_for_the_parent(project: Project) -> None:
@@ -144,13 +147,15 @@ async def test_pure_cd_inside_the_project_asks_bash_for_its_text(project: Projec
     assert project.permissions.asked == [("bash", ("cd sub",))]
 
 
-async def test_redirect_only_command_asks_bash_for_the_raw_text(make_project: MakeProject, kit: Any) -> None:
+async def test_redirect_only_command_asks_edit_then_bash_for_the_raw_text(
+    make_project: MakeProject, kit: Any
+) -> None:
     project = make_project(kit.Recorder(decide=lambda r: "deny" if r.action == "bash" else "allow"))
     (project.root / "important.py").write_text("print(1)\n")
     outcome = await project.fail("bash", command="> important.py")
     assert outcome.kind == "blocked"
-    assert project.permissions.asked == [("bash", ("> important.py",))]
-    assert project.permissions.requests[0].save == ("> important.py",)
+    assert project.permissions.asked == [("edit", ("important.py",)), ("bash", ("> important.py",))]
+    assert project.permissions.requests[1].save == ("> important.py",)
     assert (project.root / "important.py").read_text() == "print(1)\n"
 
 
@@ -244,10 +249,12 @@ async def test_symlink_leading_out_asks_for_where_it_lands(project: Project, out
     assert project.permissions.asked[0] == ("external_directory", (f"{outside}/*",))
 
 
-async def test_unparseable_command_asks_for_the_raw_text(project: Project) -> None:
+async def test_unparseable_command_asks_an_uncertain_resource_and_saves_nothing(project: Project) -> None:
     outcome = await project.ok("bash", command="echo 'unterminated")
-    assert project.permissions.asked == [("bash", ("echo 'unterminated",))]
-    assert project.permissions.requests[0].save == ("echo 'unterminated",)
+    # What the parser could read is asked too (a deny on it applies), beside the uncertain text.
+    assert project.permissions.asked == [("bash", ("echo", "(uncertain) echo 'unterminated"))]
+    assert project.permissions.requests[0].save == ()
+    assert project.permissions.requests[0].metadata["uncertain"]
     assert "Command exited with code 2." in text_of(outcome.content)
 
 
@@ -325,8 +332,9 @@ async def test_workdir_that_disappears_during_approval_runs_nothing(
     make_project: MakeProject, kit: Any
 ) -> None:
     def remove_then_allow(request: PermissionRequest) -> str:
-        (workdir / "keep").unlink()
-        workdir.rmdir()
+        if request.action == "bash":
+            (workdir / "keep").unlink()
+            workdir.rmdir()
         return "allow"
 
     project = make_project(kit.Recorder(decide=remove_then_allow))

@@ -25,7 +25,13 @@ RESOURCES = [
     ("cat a.txt | grep x | wc -l", ("cat a.txt", "grep x", "wc -l"), ("cat *", "grep *", "wc *")),
     (
         'git add . && git commit -m "msg; not a separator" || echo failed; npm test',
-        ("git add .", 'git commit -m "msg; not a separator"', "echo failed", "npm test"),
+        (
+            "git add .",
+            'git commit -m "msg; not a separator"',
+            "git commit -m msg; not a separator",
+            "echo failed",
+            "npm test",
+        ),
         ("git add *", "git commit *", "echo *", "npm test *"),
     ),
     ("(cd sub && make build)", ("make build",), ("make build *",)),
@@ -39,10 +45,32 @@ RESOURCES = [
     ("if test -f a; then rm a; fi", ("test -f a", "rm a"), ("test *", "rm *")),
     ("for f in *.py; do black $f; done", ("black $f",), ("black *",)),
     ("f() { rm -rf build; }; f", ("rm -rf build", "f"), ("rm *", "f *")),
-    ("echo hi > out.txt", ("echo hi > out.txt",), ("echo *",)),
-    ("FOO=1 npm run dev", ("FOO=1 npm run dev",), ("npm run dev *",)),
-    ("sudo rm -rf /opt/x", ("sudo rm -rf /opt/x",), ("sudo rm *",)),
-    ("env A=1 git push origin", ("env A=1 git push origin",), ("env A=1 git push *",)),
+    # A statement with a redirection: its text, the command, and the redirection on its own.
+    ("echo hi > out.txt", ("echo hi > out.txt", "echo hi", "> out.txt"), ("echo *", "> out.txt")),
+    # The text and the normalized forms (assignments and wrappers stripped, quotes removed) are all resources.
+    ("FOO=1 npm run dev", ("FOO=1 npm run dev", "npm run dev"), ("FOO=1 npm run dev *", "npm run dev *")),
+    ("sudo rm -rf /opt/x", ("sudo rm -rf /opt/x", "rm -rf /opt/x"), ("sudo rm *", "rm *")),
+    (
+        "env A=1 git push origin",
+        ("env A=1 git push origin", "git push origin"),
+        ("env A=1 git push *", "git push *"),
+    ),
+    (r"\rm -rf x", (r"\rm -rf x", "rm -rf x"), (r"\rm *", "rm *")),
+    ("/bin/r''m x", ("/bin/r''m x", "rm x"), ("/bin/r''m *", "rm *")),
+    (
+        "nice -n 5 command rm x",
+        ("nice -n 5 command rm x", "command rm x", "rm x"),
+        ("nice -n 5 command rm *", "command rm *", "rm *"),
+    ),
+    ("ls | xargs -0 rm", ("ls", "xargs -0 rm", "rm"), ("ls *", "xargs -0 rm *", "rm *")),
+    ("find . -exec rm {} +", ("rm {}", "find . -exec rm {} +"), ("rm *", "find *")),
+    ("find . -delete", ("find . -delete", "rm -rf ."), ("find *",)),
+    (
+        "bash -c 'rm x'",
+        ("bash -c 'rm x'", "bash -c rm x", "rm x"),
+        ("bash -c 'rm x'", "bash -c rm x", "rm *"),
+    ),
+    ("eval rm x", ("eval rm x", "rm x"), ("eval rm x", "rm *")),
     # No simple command, but not empty: the raw text is the resource (never an empty request for something that runs).
     ("cd ..", ("cd ..",), ("cd ..",)),
     ("x=1", ("x=1",), ("x=1",)),
@@ -64,18 +92,20 @@ def test_one_resource_per_simple_command_with_prefix_patterns(
 
 def test_quoted_operators_do_not_split_commands() -> None:
     analysis = run("echo 'a && b' \"c | d\" e\\;f")
-    assert analysis.resources == ("echo 'a && b' \"c | d\" e\\;f",)
+    assert analysis.resources == ("echo 'a && b' \"c | d\" e\\;f", "echo a && b c | d e;f")
 
 
 def test_heredoc_statement_is_one_resource_and_its_substitutions_are_commands() -> None:
-    analysis = run("cat <<EOF > /etc/motd\nhello $(whoami)\nEOF")
-    assert analysis.resources == ("cat <<EOF > /etc/motd\nhello $(whoami)\nEOF", "whoami")
+    command = "cat <<EOF > /etc/motd\nhello $(whoami)\nEOF"
+    analysis = run(command)
+    assert analysis.resources == (command, "cat", "whoami", "> /etc/motd", "(uncertain) " + command)
     assert paths("cat <<EOF > /etc/motd\nhello $(whoami)\nEOF") == {("/etc/motd", "path")}
 
 
 def test_quoted_heredoc_body_is_not_a_command() -> None:
     analysis = run("cat <<'EOF'\nrm -rf /\nEOF")
-    assert analysis.resources == ("cat <<'EOF'\nrm -rf /\nEOF",)
+    assert analysis.resources == ("cat <<'EOF'\nrm -rf /\nEOF", "cat")
+    assert analysis.unknown == ()
     assert analysis.paths == ()
 
 
@@ -101,7 +131,8 @@ PATHS = [
     ("rm *", {("/p/w", "path")}),
     ("cp /etc/{passwd,group} .", {("/etc/passwd", "path"), ("/etc/group", "path"), ("/p/w", "path")}),
     ("rm $TARGET $(cat list) `x`", {("/p/w/list", "path")}),  # only the inner cat is static
-    ("ls /etc", set[tuple[str, str]]()),
+    ("ls /etc", {("/etc", "path")}),
+    ("echo /etc", set[tuple[str, str]]()),
     ("echo hi > /tmp/out 2>/dev/null", {("/tmp/out", "path")}),
     ("echo hi >> ../log.txt", {("/p/log.txt", "path")}),
     ("make &> /tmp/build.log", {("/tmp/build.log", "path")}),
@@ -113,7 +144,12 @@ PATHS = [
     ("cp --target-directory=../out x", {("/p/out", "path"), ("/p/w/x", "path")}),
     ('mv --target-directory="../o d" x', {("/p/o d", "path"), ("/p/w/x", "path")}),
     ("cp -t ../out x", {("/p/out", "path"), ("/p/w/x", "path")}),
-    ("ln -sft../out x", {("/p/out", "path"), ("/p/w/x", "path")}),
+    # A symbolic link's relative target is resolved from the link's directory, as the kernel does.
+    ("ln -sft../out x", {("/p/out", "path"), ("/p/out/x", "path")}),
+    (
+        "ln -s ../../etc/passwd sub/link",
+        {("/p/w/sub/link", "path"), ("/p/etc/passwd", "path"), ("/p/w/etc/passwd", "path")},
+    ),
     ("touch -r../ref x", {("/p/ref", "path"), ("/p/w/x", "path")}),
     ("chown --reference=/etc/passwd x", {("/etc/passwd", "path"), ("/p/w/x", "path")}),
     ("cp --target-directory=~/t x", {("/home/u/t", "path"), ("/p/w/x", "path")}),
@@ -198,21 +234,34 @@ def test_device_redirects_are_not_paths() -> None:
     "command",
     ["echo $(", "cat <<EOF\nunterminated", "if then fi", "echo 'open", "ls )", "for; do"],
 )
-def test_unparseable_command_asks_for_the_raw_text(command: str) -> None:
+def test_unparseable_command_is_an_uncertain_resource_and_saves_nothing(command: str) -> None:
     analysis = run(command)
     assert analysis.opaque == "syntax"
-    assert analysis.resources == (command.strip(),)
-    assert analysis.save == (command.strip(),)
-    assert analysis.paths == ()
+    assert analysis.resources[-1] == "(uncertain) " + command.strip()
+    assert analysis.save == ()
 
 
 @pytest.mark.parametrize(
-    "command", ['eval "rm -rf /"', "bash -c 'rm -rf /'", "sh -ec 'x'", "sudo zsh -c y", "command eval z"]
+    ("command", "inner"),
+    [
+        ('eval "rm -rf /"', "rm -rf /"),
+        ("bash -c 'rm -rf /'", "rm -rf /"),
+        ("sh -ec 'rm x'", "rm x"),
+        ("sudo zsh -c 'rm y'", "rm y"),
+        ("command eval rm z", "rm z"),
+        ("bash -o errexit -c 'rm w' arg0", "rm w"),
+        ("alias ls='rm v'", "rm v"),
+        ("trap 'rm u' EXIT", "rm u"),
+        ("find . -exec sh -c 'rm t' \\;", "rm t"),
+    ],
 )
-def test_eval_and_shell_c_are_approved_only_by_their_exact_text(command: str) -> None:
+def test_eval_and_shell_c_text_is_analysed_and_the_outer_text_saved_exactly(command: str, inner: str) -> None:
     analysis = run(command)
-    assert analysis.resources == (command,)
-    assert analysis.save == (command,)
+    assert command in analysis.resources
+    assert inner in analysis.resources
+    assert command in analysis.save or command.startswith(("find", "alias", "trap"))
+    assert not any(p.startswith(("eval *", "bash *", "sh *", "zsh *", "sudo *")) for p in analysis.save)
+    assert analysis.unknown == ()
 
 
 def test_odd_input_never_raises() -> None:
@@ -325,6 +374,8 @@ def test_unknown_cwd_keeps_absolute_paths_checked() -> None:
     assert {(p.path, p.role) for p in analysis.paths} == {("/etc/y", "path")}
 
 
-def test_uncertain_wrapper_is_approved_only_by_its_exact_text() -> None:
-    assert run("sudo --frobnicate rm ../x").save == ("sudo --frobnicate rm ../x",)
-    assert run("nice -n 5 rm ../x").save == ("nice -n 5 rm *",)
+def test_uncertain_wrapper_saves_nothing_for_its_command() -> None:
+    analysis = run("sudo --frobnicate rm ../x")
+    assert analysis.save == ()
+    assert analysis.resources[-1] == "(uncertain) sudo --frobnicate rm ../x"
+    assert run("nice -n 5 rm ../x").save == ("nice -n 5 rm *", "rm *")

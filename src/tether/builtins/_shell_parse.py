@@ -1,37 +1,38 @@
-"""Shell command analysis for the bash tool's permission requests (tree-sitter-bash; no shell-outs).
+"""Shell command analysis for the bash tool's permission requests (tree-sitter-bash; no shell-outs, no file access).
 
 This module turns a command string into what the permission gate needs, and nothing else:
 
 - one :class:`SimpleCommand` per ``command`` node anywhere in the tree (pipelines, ``&&``/``||``/``;`` lists,
-  subshells, ``$(...)``, ``if``/``for``/``while`` bodies, function bodies), with its source text (the whole
-  statement when the command carries redirections) and its "always" pattern from the prefix table
-  (:data:`ARITY`, OpenCode's ``BashArity``);
-- the path arguments of file commands (``cd rm cp mv mkdir touch chmod chown cat ln``, plus ``pushd``/``chdir``) and
-  of file redirections, expanded (``~``, ``$HOME``, quotes, braces; globs cut) and made absolute against the working
-  directory the shell will have at that point: ``cd`` chains move it, subshells and pipeline stages scope it, and a
-  ``cd`` that may fail keeps the old directory possible (so ``cd /x; rm y`` considers both ``/x/y`` and ``./y``);
-- :attr:`Analysis.opaque` when the text is not valid shell (a syntax error, an unterminated heredoc): the caller
-  then asks for the raw command text, never failing open;
-- :attr:`Analysis.uncertain` when a path the shell will touch cannot be known statically: a file command's operand
-  or a redirect target whose value depends on the runtime (``$VAR`` other than ``$HOME``, ``$(...)``, backticks), a
-  relative one after the working directory became unknown (``cd $X``), a brace expansion too large to enumerate,
-  a wrapper (``sudo``, ``env``, ``timeout``, ...) with options this module does not know or that move the working
-  directory (``env -C``, ``sudo -D``), and file commands fed by ``xargs``. The caller then asks
-  ``external_directory`` for the raw command text, so a person decides: never failing open.
+  subshells, ``$(...)``, ``if``/``for``/``while`` bodies, function bodies), and per command that another command runs
+  (``find -exec``, the literal text of ``sh -c``, ``eval``, ``alias``, ``trap``), with its source text (the whole
+  statement when the command carries redirections), its **normalized forms** (as the shell will run it: quotes and
+  escapes removed, a path reduced to its base name, each transparent wrapper stripped) and its "always" patterns
+  from the prefix table (:data:`ARITY`, OpenCode's ``BashArity``);
+- one resource per file redirection (``> f``, ``2>>f``, ``<> f``, ``< f``), so a statement that is only a
+  redirection is asked like any other;
+- the path arguments of file commands (:mod:`._shell_paths`) and of file redirections, expanded (``~``, ``$HOME``,
+  quotes, braces; globs cut), marked as written or read, and made absolute against the working directory the shell
+  will have at that point: ``cd`` chains move it, subshells and pipeline stages scope it, and a ``cd`` that may fail
+  keeps the old directory possible (so ``cd /x; rm y`` considers both ``/x/y`` and ``./y``);
+- :attr:`Analysis.unknown` when what runs cannot be known statically: a syntax error, a dynamic command word, a
+  wrapper option this module does not know, ``eval``/``sh -c`` of non-literal text, ``python -c``/``node -e``,
+  arithmetic on variables, ``${x@P}``, substitutions in a heredoc body, nesting past :data:`MAX_DEPTH`. The caller
+  then adds the uncertain resource ``(uncertain) <text>``, which no narrow pattern matches;
+- :attr:`Analysis.uncertain` when a path the shell will touch cannot be known statically (``rm $X``, ``cd $X && rm
+  y``, ``~user``, an enormous brace expansion, file commands fed by ``xargs``): the caller then asks
+  ``external_directory`` for the raw command text.
 
 It deliberately does not decide containment or ask anything: paths are lexical and absolute, and the caller resolves
-them against its Location (symlinks included). Commands run through ``eval`` or ``sh -c`` are asked with their exact
-text as the "always" pattern, so approving them always cannot approve anything else. A command that holds no simple
-command at all but is not empty (``> file``, ``x=1``, ``cd sub``) is asked for under ``bash`` with its raw text.
+them against its Location (symlinks included).
 """
 
 from __future__ import annotations
 
 import itertools
-import os
 import posixpath
+import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
@@ -39,16 +40,20 @@ from typing import Literal
 import tree_sitter
 import tree_sitter_bash
 
+from ._shell_paths import PATH_COMMANDS, path_operands
 from ._shell_wrappers import WRAPPERS, unwrap
 
 __all__ = [
     "ARITY",
+    "MAX_DEPTH",
+    "UNCERTAIN_PREFIX",
     "Analysis",
     "PathArg",
     "SimpleCommand",
     "always_pattern",
     "analyze",
     "arity_prefix",
+    "scan_unknown",
 ]
 
 # --- the prefix table ("BashArity", permission/arity.ts) -----------------------------------------------------------
@@ -103,18 +108,30 @@ def always_pattern(tokens: Iterable[str]) -> str | None:
 
 PathRole = Literal["path", "directory"]
 
+UNCERTAIN_PREFIX = "(uncertain) "
+"""Starts the ``bash`` resource of text whose effect cannot be known statically: no narrow pattern matches it."""
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SimpleCommand:
-    """One simple command: ``text`` is the permission resource, ``always`` the pattern an "always" reply saves.
+    """One simple command: its source ``text`` and its normalized ``forms``, each a ``bash`` resource.
 
-    ``always`` is ``None`` for working-directory changers (``cd``), which ask no ``bash`` permission themselves.
+    ``forms`` are the command as the shell will run it (quotes and escapes removed, a path reduced to its base name,
+    each transparent wrapper stripped in turn: ``sudo nice rm -rf x`` gives ``nice rm -rf x`` and ``rm -rf x``), minus
+    the ones equal to ``text``. ``save`` holds the "always" patterns (empty when the command is not known
+    statically). ``changes_directory`` marks ``cd``-like commands, which ask no ``bash`` permission themselves.
     """
 
     text: str
-    tokens: tuple[str, ...]
-    name: str
-    always: str | None
+    forms: tuple[str, ...] = ()
+    tokens: tuple[str, ...] = ()
+    name: str = ""
+    save: tuple[str, ...] = ()
+    changes_directory: bool = False
+
+    @property
+    def resources(self) -> tuple[str, ...]:
+        return () if self.changes_directory else (self.text, *self.forms)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -122,12 +139,14 @@ class PathArg:
     """An absolute, lexically normalised path a file command or redirection touches.
 
     ``role`` is ``"directory"`` when the path is a directory target (``cd x``); otherwise the path's own directory
-    counts when it is an existing directory, else its parent.
+    counts when it is an existing directory, else its parent. ``write`` is set when the command or redirection may
+    create, change or delete it.
     """
 
     path: str
     role: PathRole
     source: str
+    write: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -136,46 +155,81 @@ class Analysis:
 
     command: str
     commands: tuple[SimpleCommand, ...] = ()
+    redirects: tuple[str, ...] = ()
+    """One ``bash`` resource per file redirection (its text and, if different, its normalized ``OP TARGET``)."""
     paths: tuple[PathArg, ...] = ()
     opaque: str | None = None
-    """Why the command could not be analysed (then ask for the raw text), or ``None``."""
+    """Why the command could not be parsed (``"syntax"``), or ``None``."""
     uncertain: tuple[str, ...] = ()
     """Why some touched path cannot be known statically (then ask ``external_directory`` for the raw text)."""
+    unknown: tuple[str, ...] = ()
+    """Why what runs cannot be known statically (then the ``bash`` request holds an uncertain resource)."""
     empty: bool = False
     """The text holds nothing to run (only whitespace and comments)."""
 
     @property
-    def resources(self) -> tuple[str, ...]:
-        """The ``bash`` resources: one per simple command (cwd changers excluded), else the raw text.
+    def uncertain_resource(self) -> str | None:
+        """``(uncertain) <raw text>`` when the text is opaque or runs something unknown, else ``None``."""
+        if self.opaque is None and not self.unknown:
+            return None
+        return UNCERTAIN_PREFIX + self.command.strip()
 
-        The raw text stands in when the command is opaque, and when it holds no simple command but is not empty
-        (``> file`` truncates a file without any command): never an empty list for something that runs.
+    @property
+    def resources(self) -> tuple[str, ...]:
+        """The ``bash`` resources: each simple command's text and forms, each redirect, the uncertain resource.
+
+        The raw text stands in when none of these exist but the text is not empty (``x=1``, ``cd sub``): never an
+        empty list for something that runs.
         """
-        if self.opaque is not None:
-            return (self.command.strip(),)
-        found = tuple(dict.fromkeys(c.text for c in self.commands if c.always is not None))
-        return found or (() if self.empty else (self.command.strip(),))
+        found = [r for c in self.commands for r in c.resources]
+        found.extend(self.redirects)
+        uncertain = self.uncertain_resource
+        if uncertain is not None:
+            found.append(uncertain)
+        out = tuple(dict.fromkeys(found))
+        return out or (() if self.empty else (self.command.strip(),))
 
     @property
     def save(self) -> tuple[str, ...]:
-        """The "always" patterns: one per distinct command prefix, or the raw text when the resource is raw text."""
+        """The "always" patterns: the certain commands' prefix patterns and the redirects' exact texts.
+
+        Nothing is saved for an uncertain resource (an "always" reply acts as "once" for it), and nothing at all when
+        the text cannot be parsed.
+        """
         if self.opaque is not None:
-            return (self.command.strip(),)
-        found = tuple(dict.fromkeys(c.always for c in self.commands if c.always is not None))
-        return found or (() if self.empty else (self.command.strip(),))
+            return ()
+        found = [p for c in self.commands if not c.changes_directory for p in c.save]
+        found.extend(self.redirects)
+        out = tuple(dict.fromkeys(found))
+        if out or self.unknown or self.empty or any(not c.changes_directory for c in self.commands):
+            return out
+        return (self.command.strip(),)
 
 
 # --- parsing -------------------------------------------------------------------------------------------------------
 
 Node = tree_sitter.Node
 
-_PATH_COMMANDS = frozenset({"rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat", "ln"})
 _CWD_COMMANDS = frozenset({"cd", "chdir", "pushd", "popd"})
-
-
-# Short options of file commands that take an argument, which may be attached (``cp -t../dir``, ``touch -rFILE``).
-_PATH_OPTION_ARGS = {"cp": "tS", "mv": "tS", "ln": "tS", "touch": "rdt", "mkdir": "m"}
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox"})
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "rbash"})
+# Options of a shell that take an argument (``bash -o errexit -c x``): the argument is not the script.
+_SHELL_ARG_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+# Interpreters that run program text given on the command line: that text is code we do not analyse.
+_INLINE_CODE = {
+    "node": frozenset({"-e", "--eval", "-p", "--print"}),
+    "nodejs": frozenset({"-e", "--eval", "-p", "--print"}),
+    "deno": frozenset({"eval"}),
+    "perl": frozenset({"-e", "-E"}),
+    "ruby": frozenset({"-e"}),
+    "php": frozenset({"-r"}),
+    "lua": frozenset({"-e"}),
+}
+# Builtins that take variable names: a name with a subscript holding a substitution runs it (``read 'a[$(x)]'``).
+_NAME_BUILTINS = frozenset(
+    "declare typeset local export readonly unset read printf mapfile readarray test [ wait getopts let".split()
+)
+# Variables whose value the shell expands again later (prompts, xtrace) or sources.
+_EVALUATED_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "BASH_ENV", "ENV"})
 _ARG_TYPES = frozenset(
     {
         "word",
@@ -195,10 +249,14 @@ _ARG_TYPES = frozenset(
 )
 _SCOPED = frozenset({"subshell", "command_substitution", "process_substitution"})
 _LOOPS = frozenset({"for_statement", "c_style_for_statement", "while_statement"})
-_FILE_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<", "<>"})
+_READ_REDIRECTS = frozenset({"<"})
+_FILE_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<", "<>", "&>|"})
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero"})
 _GLOB = "*?["
 _MAX_BRACE = 1024
+MAX_DEPTH = 64
+"""Nesting of statements, substitutions and ``sh -c`` texts past which the analysis stops and the text is uncertain."""
+_MAX_NESTED_TEXTS = 200
 
 
 @cache
@@ -217,31 +275,112 @@ def _parser() -> tree_sitter.Parser:
     return parser
 
 
+def _parse(text: str) -> Node:
+    return _parser().parse(text.encode("utf-8", "surrogatepass")).root_node
+
+
 def analyze(command: str, *, cwd: str, home: str) -> Analysis:
     """Analyse ``command`` as the shell would run it from ``cwd`` with ``$HOME`` = ``home``.
 
-    Pure and deterministic: no filesystem access, no subprocess.
+    Pure and deterministic: no filesystem access (``~user`` is not looked up), no subprocess. Text that is not valid
+    shell is still walked as far as the parser got, so a ``deny`` rule matches the commands it could read.
     """
-    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
-    root = tree.root_node
-    if root.has_error:
-        return Analysis(command=command, opaque="syntax")
+    root = _parse(command)
     statements = _named(root)
-    walker = _Walker(home=home, cwd=posixpath.normpath(cwd))
+    walker = _Walker(home=home, cwd=posixpath.normpath(cwd), broken=root.has_error)
+    opaque = "syntax" if root.has_error else None
+    walker.unknown.extend(scan_unknown(root))
     walker.sequence(statements, frozenset({walker.cwd}))
-    commands: dict[str, SimpleCommand] = {}
+    commands: dict[tuple[str, tuple[str, ...]], SimpleCommand] = {}
     for item in walker.commands:
-        commands.setdefault(item.text, item)
-    paths: dict[tuple[str, str], PathArg] = {}
+        commands.setdefault((item.text, item.forms), item)
+    paths: dict[tuple[str, str, bool], PathArg] = {}
     for arg in walker.paths:
-        paths.setdefault((arg.path, arg.role), arg)
+        paths.setdefault((arg.path, arg.role, arg.write), arg)
     return Analysis(
         command=command,
         commands=tuple(commands.values()),
+        redirects=tuple(dict.fromkeys(walker.redirects)),
         paths=tuple(paths.values()),
+        opaque=opaque,
         uncertain=tuple(dict.fromkeys(walker.uncertain)),
-        empty=not statements,
+        unknown=tuple(dict.fromkeys(walker.unknown)),
+        empty=not statements and opaque is None,
     )
+
+
+def scan_unknown(root: Node) -> list[str]:
+    """Why the tree under ``root`` may run code that no command node shows, one reason per construct found.
+
+    Arithmetic on variables (``$((x))``, ``$[x]``, ``((x))``, ``${a[x]}``, ``a[x]=``, ``[[ $x -eq 1 ]]``) evaluates
+    the variable's value as an expression, and an expression can hold ``a[$(cmd)]``; ``${x@P}`` and ``${!x}`` expand a
+    value again; an unquoted heredoc body runs its ``$(...)`` and backticks, which the parser does not always see.
+    Iterative, so no input depth can exhaust the interpreter's stack.
+    """
+    reasons: list[str] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        reason: str | None = None
+        if kind == "arithmetic_expansion" or kind == "c_style_for_statement":
+            if _has_variable(node):
+                reason = "arithmetic on a variable evaluates its value"
+        elif kind == "compound_statement" and _text(node).startswith("(("):
+            if _has_variable(node):
+                reason = "arithmetic on a variable evaluates its value"
+        elif kind == "subscript":
+            index = node.child_by_field_name("index")
+            value = "" if index is None else _text(index).strip()
+            if index is not None and value not in ("@", "*") and not value.lstrip("-").isdigit():
+                reason = "an array index is evaluated as arithmetic"
+        elif kind == "expansion":
+            text = _text(node)
+            if text.startswith("${!") or "@P" in text:
+                reason = "an indirect or prompt expansion evaluates a value"
+        elif (
+            kind == "binary_expression"
+            and node.parent is not None
+            and node.parent.type == "test_command"
+            and _text(node.parent).startswith("[[")
+        ):
+            operator = node.child_by_field_name("operator")
+            if operator is not None and _text(operator) in _ARITH_TESTS and _has_variable(node):
+                reason = "an arithmetic test evaluates its operands"
+        elif kind == "heredoc_redirect":
+            reason = _heredoc_reason(node)
+        if reason is not None:
+            reasons.append(f"{reason}: {_clip(_text(node))}")
+        stack.extend(node.children)
+    return reasons
+
+
+_ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_VARIABLE_TYPES = frozenset(
+    {"variable_name", "simple_expansion", "expansion", "word", "command_substitution"}
+)
+
+
+def _has_variable(node: Node) -> bool:
+    stack = list(node.named_children)
+    while stack:
+        child = stack.pop()
+        if child.type in _VARIABLE_TYPES:
+            if child.type == "word" and _text(child).lstrip("-").isdigit():
+                continue
+            return True
+        stack.extend(child.named_children)
+    return False
+
+
+def _heredoc_reason(node: Node) -> str | None:
+    start = next((c for c in node.children if c.type == "heredoc_start"), None)
+    if start is None or any(q in _text(start) for q in "'\"\\"):
+        return None  # a quoted delimiter: the body is literal
+    body = "".join(_text(c) for c in node.children if c.type == "heredoc_body")
+    if "`" in body or "$(" in body or "$[" in body or re.search(r"\$\{(?:!|[^}]*(?:\[|@P))", body):
+        return "a heredoc body runs substitutions"
+    return None
 
 
 def _named(node: Node) -> list[Node]:
@@ -272,14 +411,40 @@ class _Flow:
         return self.ok | self.fail
 
 
+@dataclass(frozen=True, slots=True)
+class _Word:
+    """One word of a simple command: source text, static value (quotes removed), path value (``~`` expanded)."""
+
+    raw: str
+    value: str | None
+    path: str | None
+    glob: bool
+
+
+def _pattern(lead: list[str], words: Sequence[str]) -> str:
+    """The "always" pattern of ``words`` (their arity prefix and `` *``), after ``lead`` (wrappers, assignments)."""
+    pattern = always_pattern(words) or ""
+    return " ".join([*(w for w in lead if w), pattern])
+
+
+def _form(name: str, words: Iterable[_Word]) -> str:
+    return " ".join([name, *(w.value if w.value is not None else w.raw for w in words)])
+
+
 @dataclass(slots=True)
 class _Walker:
     home: str
     cwd: str
     commands: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
+    redirects: list[str] = field(default_factory=list[str])
     paths: list[PathArg] = field(default_factory=list[PathArg])
     seen: set[str | None] = field(default_factory=set[str | None])
     uncertain: list[str] = field(default_factory=list[str])
+    unknown: list[str] = field(default_factory=list[str])
+    depth: int = 0
+    nested_texts: int = 0
+    broken: bool = False
+    """The text did not parse: every redirection counts as a write (the parser may have lost ``1<>``)."""
 
     # -- control flow ------------------------------------------------------------------------------------------------
 
@@ -290,6 +455,17 @@ class _Walker:
         return flow
 
     def walk(self, node: Node, cwds: Cwds) -> _Flow:
+        if self.depth >= MAX_DEPTH:
+            self.unknown.append(f"nested deeper than {MAX_DEPTH} levels: {_clip(_text(node))}")
+            self.uncertain.append(f"nested deeper than {MAX_DEPTH} levels")
+            return _Flow(cwds | {None}, cwds | {None})
+        self.depth += 1
+        try:
+            return self._walk(node, cwds)
+        finally:
+            self.depth -= 1
+
+    def _walk(self, node: Node, cwds: Cwds) -> _Flow:
         self.seen.update(cwds)
         kind = node.type
         if kind == "command":
@@ -317,21 +493,30 @@ class _Walker:
         if kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
             self.redirect(node, cwds)
             return _Flow(cwds, cwds)
+        if kind == "variable_assignment":
+            self.assignment(node)
         return self.sequence(_named(node), cwds)
 
     def list_(self, node: Node, cwds: Cwds) -> _Flow:
-        children = node.children
-        left = self.walk(children[0], cwds)
-        for index in range(1, len(children) - 1, 2):
-            op = children[index].type
+        # ``a && b && c`` nests to the left: flatten it, so a long chain costs no stack depth.
+        chain: list[tuple[str, Node]] = []
+        current = node
+        while current.type == "list" and len(current.children) >= 3:
+            children = current.children
+            for index in range(len(children) - 2, 0, -2):
+                chain.append((children[index].type, children[index + 1]))
+            current = children[0]
+        chain.reverse()
+        left = self.walk(current, cwds)
+        for op, right_node in chain:
             if op == "&&":
-                right = self.walk(children[index + 1], left.ok)
+                right = self.walk(right_node, left.ok)
                 left = _Flow(right.ok, left.fail | right.fail)
             elif op == "||":
-                right = self.walk(children[index + 1], left.fail)
+                right = self.walk(right_node, left.fail)
                 left = _Flow(left.ok | right.ok, right.fail)
             else:
-                left = self.walk(children[index + 1], left.any)
+                left = self.walk(right_node, left.any)
         return left
 
     def loop(self, node: Node, cwds: Cwds) -> _Flow:
@@ -357,18 +542,39 @@ class _Walker:
 
     def redirect(self, node: Node, cwds: Cwds) -> None:
         operator = next((c.type for c in node.children if not c.is_named), "")
+        if node.type == "file_redirect" and (operator in _FILE_REDIRECTS or operator == ""):
+            self.file_redirect(node, operator, cwds)
         for child in _named(node):
-            if child.type in ("file_descriptor", "heredoc_start", "heredoc_end", "heredoc_content"):
-                continue
-            if (
-                operator in _FILE_REDIRECTS
-                and child.type in _ARG_TYPES
-                and child.type != "number"
-                and _text(child) != "-"
-            ):
-                for value in self.values(child, first=True):
-                    self.add_path(value, cwds, role="path", source=_text(node).strip())
-            self.walk(child, cwds)
+            if child.type not in ("file_descriptor", "heredoc_start", "heredoc_end", "heredoc_content"):
+                self.walk(child, cwds)
+
+    def file_redirect(self, node: Node, operator: str, cwds: Cwds) -> None:
+        destination = node.child_by_field_name("destination")
+        if destination is None:
+            destination = next((c for c in _named(node) if c.type in _ARG_TYPES), None)
+        if destination is None or destination.type not in _ARG_TYPES:
+            return
+        raw = _text(destination)
+        if operator in (">&", "<&") and (raw == "-" or raw.isdigit()):
+            return  # duplicating or closing a descriptor names no file
+        source = _text(node).strip()
+        values = list(self.values(destination, first=True))
+        if values and all(v is not None and (v in _DEVICES or v.startswith("/dev/fd/")) for v in values):
+            return  # ``2>/dev/null`` writes nothing anywhere
+        # An unrecognised operator (the parser lost ``1<>``) counts as a write: never under-report.
+        write = operator not in _READ_REDIRECTS or "<>" in source or self.broken
+        self.redirects.append(source)
+        static = self.static(destination, first=False)
+        if static is not None:
+            descriptor = next((_text(c) for c in node.children if c.type == "file_descriptor"), "")
+            self.redirects.append(f"{descriptor}{operator or '<>'} {static[0]}")
+        for value in values:
+            self.add_path(value, cwds, role="path", source=source, write=write)
+
+    def assignment(self, node: Node) -> None:
+        name = node.child_by_field_name("name")
+        if name is not None and _text(name) in _EVALUATED_VARIABLES:
+            self.unknown.append(f"{_text(name)} is expanded again later: {_clip(_text(node))}")
 
     # -- simple commands ---------------------------------------------------------------------------------------------
 
@@ -385,8 +591,6 @@ class _Walker:
                 self.walk(child, cwds)
         if name_node is None:
             return _Flow(cwds, cwds)
-        tokens = (_text(name_node), *(_text(a) for a in args))
-        name = _command_name(tokens[0])
         parent = node.parent
         is_body = (
             parent is not None
@@ -395,103 +599,231 @@ class _Walker:
             and body.id == node.id
         )
         text = (_text(parent) if is_body and parent is not None else _text(node)).strip()
-        # Look through wrappers (``sudo rm``, ``command cd``): the path check applies to the wrapped command, and
-        # the "always" pattern extends to its prefix, so approving ``sudo rm *`` is not approving ``sudo *``.
-        words = [self.word(a) for a in args]
-        inner_name, start = name, 0
-        unsure = (
-            None
-            if self.word(name_node) is not None
-            else f"the command name is only known at run time: {_clip(text)}"
-        )
-        fed = False
-        while unsure is None and inner_name in WRAPPERS:
-            spec = WRAPPERS[inner_name]
-            index, unsure = unwrap(spec, words, start)
-            if index is None:
-                break
-            fed = fed or spec.stdin_operands
-            word = words[index]
-            if word is None:
-                unsure = f"the wrapped command is only known at run time: {_clip(text)}"
-                break
-            inner_name, start = _command_name(word), index + 1
-        if unsure is not None:
-            self.uncertain.append(f"{unsure}: {_clip(text)}" if not unsure.endswith(_clip(text)) else unsure)
-        elif fed and inner_name in _PATH_COMMANDS | _CWD_COMMANDS:
-            self.uncertain.append(f"the operands of {inner_name} come from xargs' input: {_clip(text)}")
-        inner_args = args[start:]
-        opaque = name == "eval" or inner_name == "eval" or (inner_name in _SHELLS and _has_c_flag(inner_args))
-        if name in _CWD_COMMANDS:
-            always = None
-        elif opaque or unsure is not None:
-            # Where the wrapped command starts is unknown: only the exact text may be approved "always".
-            always = text
-        else:
-            split = len(tokens) - len(inner_args) - 1 if start else 0
-            always = always_pattern(tokens[split:])
-            if split and always is not None:
-                always = " ".join(tokens[:split]) + " " + always
-        self.commands.append(SimpleCommand(text=text, tokens=tokens, name=name, always=always))
-        if unsure is not None:
-            return _Flow(cwds, cwds)
-        if inner_name in _CWD_COMMANDS:
-            return self.change_directory(inner_name, inner_args, cwds, source=text)
-        if inner_name in _PATH_COMMANDS:
-            for value in self.path_operands(inner_name, inner_args):
-                self.add_path(value, cwds, role="path", source=text)
-        return _Flow(cwds, cwds)
+        words = [self.argword(name_node), *(self.argword(a) for a in args)]
+        raw = node.text or b""
+        lead = raw[: name_node.start_byte - node.start_byte].decode("utf-8", "surrogateescape").strip()
+        return self.run(words, text, cwds, lead=lead)
 
-    def word(self, node: Node) -> str | None:
-        """The static text of a word with quotes removed (no ``~`` expansion), ``None`` when dynamic."""
+    def argword(self, node: Node) -> _Word:
         if node.type == "command_name":
             names = _named(node)
-            return self.word(names[0]) if len(names) == 1 else None
-        static = self.static(node, first=False)
-        return static[0] if static is not None else None
+            if len(names) != 1:
+                return _Word(raw=_text(node), value=None, path=None, glob=False)
+            node = names[0]
+        plain = self.static(node, first=False)
+        path = self.static(node, first=True)
+        return _Word(
+            raw=_text(node),
+            value=None if plain is None else plain[0],
+            path=None if path is None else path[0],
+            glob=path is not None and path[1],
+        )
 
-    def path_operands(self, name: str, args: list[Node]) -> Iterator[str | None]:
-        """Every value that may name a path: operands, ``--opt=value`` values, attached short option arguments.
+    def run(self, words: list[_Word], text: str, cwds: Cwds, *, lead: str = "") -> _Flow:
+        """Record one simple command given as words (a real one, or one run by ``find -exec``), then check it.
 
-        Over-reporting is harmless (a non-path such as ``--preserve=mode`` resolves inside the project and asks
-        nothing); under-reporting is not.
+        ``lead`` is the source before the command name (``FOO=1``): the text's "always" pattern starts with it.
         """
-        operands_only = False
-        attached = _PATH_OPTION_ARGS.get(name, "")
-        for arg in args:
-            static = self.static(arg, first=True)
-            if static is None:
-                yield None
-                continue
-            text, specials = static
-            if not operands_only:
-                if text == "--":
-                    operands_only = True
-                    continue
-                if text.startswith("--"):
-                    option, eq, value = text.partition("=")
-                    if eq and option != "--":
-                        yield from self.expand(self.tilde(value), specials)
-                    continue
-                if text.startswith("-") or (name == "chmod" and text.startswith("+")):
-                    for position, ch in enumerate(text[1:-1], 1):
-                        if ch in attached:
-                            yield from self.expand(text[position + 1 :], specials)
-                            break
-                    continue
-            yield from self.expand(text, specials)
+        tokens = tuple(w.raw for w in words)
+        clipped = _clip(text)
+        if words[0].value is None:
+            self.unknown.append(f"the command name is only known at run time: {clipped}")
+            self.uncertain.append(f"the command name is only known at run time: {clipped}")
+            self.commands.append(SimpleCommand(text=text, tokens=tokens))
+            return _Flow(cwds, cwds)
+        name = posixpath.basename(words[0].value) or words[0].value
+        rest = words[1:]
+        levels = [(name, rest)]
+        offset = 1  # index in ``words`` of the first argument of the innermost command
+        fed = False
+        known = True
+        while name in WRAPPERS:
+            spec = WRAPPERS[name]
+            index, unsure = unwrap(spec, [w.value for w in rest], 0)
+            if unsure is not None:
+                self.unknown.append(f"{unsure}: {clipped}")
+                self.uncertain.append(f"{unsure}: {clipped}")
+                known = False
+                break
+            if index is None:
+                break
+            if rest[index].value is None:
+                self.unknown.append(f"the wrapped command is only known at run time: {clipped}")
+                self.uncertain.append(f"the wrapped command is only known at run time: {clipped}")
+                known = False
+                break
+            fed = fed or spec.stdin_operands
+            value = rest[index].value or ""
+            name = posixpath.basename(value) or value
+            offset += index + 1
+            rest = rest[index + 1 :]
+            levels.append((name, rest))
+        forms = [_form(n, r) for n, r in levels]
+        save: tuple[str, ...] = ()
+        code = self.inner_code(name, rest, clipped) if known else None
+        if known and code is None:
+            inner = len(rest) + 1
+            patterns = [_pattern([lead, *tokens[: offset - 1]], tokens[offset - 1 :])]
+            for level_name, level_rest in levels:
+                level_words = [level_name, *(w.value if w.value is not None else w.raw for w in level_rest)]
+                patterns.append(_pattern(level_words[: len(level_words) - inner], level_words[-inner:]))
+            save = tuple(dict.fromkeys(patterns))
+        elif known:
+            save = tuple(dict.fromkeys([text, *forms]))  # ``bash -c '...'``: approved only by its exact text
+        if name == "find":
+            forms.extend(self.find_actions(rest, cwds))
+        self.commands.append(
+            SimpleCommand(
+                text=text,
+                forms=tuple(f for f in dict.fromkeys(forms) if f != text),
+                tokens=tokens,
+                name=name,
+                save=save,
+                changes_directory=name in _CWD_COMMANDS,
+            )
+        )
+        if not known:
+            return _Flow(cwds, cwds)
+        if code is not None:
+            self.nested(code, cwds, text)
+        if fed and (name in PATH_COMMANDS or name in _CWD_COMMANDS):
+            self.uncertain.append(f"the operands of {name} come from xargs' input: {clipped}")
+        if name in _CWD_COMMANDS:
+            return self.change_directory(name, rest, cwds, source=text)
+        if name in _NAME_BUILTINS and any(
+            ("[" in w.raw and w.value is None)
+            or (w.value is not None and "[" in w.value and ("$(" in w.value or "`" in w.value))
+            for w in rest
+        ):
+            self.unknown.append(f"a variable name with a subscript is evaluated: {clipped}")
+        if name in PATH_COMMANDS:
+            for operand in path_operands(name, [(w.path, w.glob) for w in rest]):
+                values = [None] if operand.value is None else self.expand(operand.value, operand.glob)
+                for value in values:
+                    self.add_path(value, cwds, role="path", source=text, write=operand.write)
+        return _Flow(cwds, cwds)
 
-    def change_directory(self, name: str, args: list[Node], cwds: Cwds, *, source: str) -> _Flow:
-        operands = [a for a in args if not _text(a).startswith("-") or _text(a) == "-"]
+    def inner_code(self, name: str, rest: list[_Word], clipped: str) -> str | None:
+        """The shell text a command runs besides itself (``eval``, ``sh -c``, ``alias``, ``trap``), if any.
+
+        Text only known at run time is recorded as unknown (and ``None`` returned).
+        """
+        values = [w.value for w in rest]
+        if name == "eval":
+            if any(v is None for v in values):
+                self.unknown.append(f"eval of text only known at run time: {clipped}")
+                return None
+            return " ".join(v for v in values if v is not None)
+        if name in ("alias", "trap"):
+            if name == "trap" and (not values or values[0] in ("-", "-p", "-l", "")):
+                return None
+            found: list[str] = []
+            for value in values if name == "alias" else values[:1]:
+                if value is None:
+                    self.unknown.append(f"{name} of text only known at run time: {clipped}")
+                    return None
+                found.append(value.partition("=")[2] if name == "alias" else value)
+            return "\n".join(found) if found else None
+        if name in _SHELLS:
+            return self.shell_script(name, rest, clipped)
+        python = name.startswith(("python", "pypy"))
+        inline = _INLINE_CODE.get(name, frozenset({"-c"}) if python else None)
+        if inline is None:
+            return None
+        for value in values:
+            if value is None or value == "--":
+                break
+            clustered = python and value.startswith("-") and not value.startswith("--") and "c" in value[1:]
+            if value in inline or clustered:
+                self.unknown.append(f"{name} runs program text given on its command line: {clipped}")
+                return None
+        return None
+
+    def shell_script(self, name: str, rest: list[_Word], clipped: str) -> str | None:
+        has_c = False
+        index = 0
+        while index < len(rest):
+            value = rest[index].value
+            if value is None:
+                break
+            if value == "--" or value == "-":
+                index += 1
+                break
+            if value in _SHELL_ARG_OPTIONS:
+                index += 2
+                continue
+            if value.startswith(("-", "+")) and len(value) > 1:
+                if not value.startswith("--") and "c" in value[1:]:
+                    has_c = True
+                index += 1
+                continue
+            break
+        operand = rest[index] if index < len(rest) else None
+        if has_c:
+            if operand is None or operand.value is None:
+                self.unknown.append(f"{name} -c runs text only known at run time: {clipped}")
+                return None
+            return operand.value
+        if operand is None:
+            self.unknown.append(f"{name} reads the commands to run from its input: {clipped}")
+        return None
+
+    def nested(self, code: str, cwds: Cwds, source: str) -> None:
+        """Analyse ``code`` (the literal text of ``eval``, ``sh -c``, ...) as part of this command."""
+        self.nested_texts += 1
+        if self.nested_texts > _MAX_NESTED_TEXTS:
+            self.unknown.append(f"too many nested shell texts: {_clip(source)}")
+            return
+        root = _parse(code)
+        if root.has_error:
+            self.unknown.append(f"the shell text it runs is not valid shell: {_clip(source)}")
+        self.unknown.extend(scan_unknown(root))
+        self.depth += 1
+        try:
+            self.sequence(_named(root), cwds)
+        finally:
+            self.depth -= 1
+
+    def find_actions(self, rest: list[_Word], cwds: Cwds) -> list[str]:
+        """The commands ``find`` runs (``-exec``, ``-execdir``, ``-ok``, ``-okdir``), and ``-delete`` as ``rm``."""
+        extra: list[str] = []
+        index = 0
+        while index < len(rest):
+            value = rest[index].value
+            if value in ("-exec", "-execdir", "-ok", "-okdir"):
+                end = index + 1
+                while end < len(rest) and rest[end].value not in (";", "+"):
+                    end += 1
+                inner = rest[index + 1 : end]
+                if inner:
+                    self.run(list(inner), " ".join(w.raw for w in inner), cwds)
+                index = end + 1
+                continue
+            if value == "-delete":
+                starts: list[str] = []
+                for word in rest:
+                    if word.value in ("-H", "-L", "-P"):
+                        continue
+                    if word.value is not None and word.value.startswith(("-", "(", "!", ")")):
+                        break
+                    starts.append(word.value or word.raw)
+                extra.append(" ".join(["rm", "-rf", *(starts or ["."])]))
+            index += 1
+        return extra
+
+    def change_directory(self, name: str, args: list[_Word], cwds: Cwds, *, source: str) -> _Flow:
+        operands = [a for a in args if a.value is None or not a.value.startswith("-") or a.value == "-"]
         if name == "popd" or (name == "pushd" and not operands):
             target: Cwds = frozenset(self.seen)
             return _Flow(target, cwds)
         if not operands:
             values: list[str | None] = [self.home]
-        elif _text(operands[0]) == "-":
+        elif operands[0].value == "-":
             values = [None]  # $OLDPWD
+        elif operands[0].path is None:
+            values = [None]
         else:
-            values = list(self.values(operands[0], first=True))
+            values = list(self.expand(operands[0].path, operands[0].glob))
         targets: set[str | None] = set()
         for value in values:
             for cwd in cwds:
@@ -501,7 +833,9 @@ class _Walker:
                     self.paths.append(PathArg(path=resolved, role="directory", source=source))
         return _Flow(frozenset(targets), cwds)
 
-    def add_path(self, value: str | None, cwds: Cwds, *, role: PathRole, source: str) -> None:
+    def add_path(
+        self, value: str | None, cwds: Cwds, *, role: PathRole, source: str, write: bool = False
+    ) -> None:
         if value is None:
             self.uncertain.append(f"a path cannot be known before the command runs: {_clip(source)}")
             return
@@ -514,7 +848,7 @@ class _Walker:
                 continue
             if resolved in _DEVICES or resolved.startswith("/dev/fd/"):
                 continue
-            self.paths.append(PathArg(path=resolved, role=role, source=source))
+            self.paths.append(PathArg(path=resolved, role=role, source=source, write=write))
 
     # -- word values -------------------------------------------------------------------------------------------------
 
@@ -543,25 +877,31 @@ class _Walker:
                     expanded = posixpath.dirname(expanded) or "."
             yield expanded
 
-    def tilde(self, value: str) -> str:
-        """``~`` expansion of an option value (``--target-directory=~/x``): bash expands it after ``=``."""
-        return self.home + value[1:] if value == "~" or value.startswith("~/") else value
-
     def static(self, node: Node, *, first: bool) -> tuple[str, bool] | None:
-        """``(value, has_unquoted_specials)`` for a statically known word, else ``None``."""
+        """``(value, has_unquoted_specials)`` for a statically known word, else ``None``.
+
+        With ``first`` (a word's start, as a path), ``~`` and ``~/x`` expand to the home directory and ``~user`` is
+        unknown: looking it up would read the password database, and the analysis stays pure.
+        """
         kind = node.type
         if kind in ("word", "number"):
             raw = _text(node)
             if first and (raw == "~" or raw.startswith("~/")):
                 raw = self.home + raw[1:]
             elif first and raw.startswith("~"):
-                user = raw[1:].split("/", 1)[0]
-                expanded = os.path.expanduser("~" + user)
-                raw = expanded + raw[1 + len(user) :] if not expanded.startswith("~") else raw
+                return None
+            elif first and raw.startswith("-") and "=~" in raw:
+                option, _, value = raw.partition("=~")
+                if not value or value.startswith(
+                    "/"
+                ):  # ``--target-directory=~/x``: bash expands it after ``=``
+                    raw = f"{option}={self.home}{value}"
             specials = any(ch in raw for ch in "*?[{")
             return _unescape(raw), specials
         if kind == "raw_string":
             return _text(node)[1:-1], False
+        if kind == "ansi_c_string":
+            return None
         if kind == "brace_expression":  # ``{1..3}``: expanded by :meth:`expand`
             return _text(node), True
         if kind == "string":
@@ -599,23 +939,6 @@ def _is_home(node: Node) -> bool:
         return False
     names = _named(node)
     return len(names) == 1 and names[0].type == "variable_name" and _text(names[0]) == "HOME"
-
-
-def _command_name(token: str) -> str:
-    name = token
-    if len(name) >= 2 and name[0] == name[-1] and name[0] in "'\"":
-        name = name[1:-1]
-    return posixpath.basename(name.lstrip("\\"))
-
-
-def _has_c_flag(args: list[Node]) -> bool:
-    for arg in args:
-        raw = _text(arg)
-        if not raw.startswith("-"):
-            return False
-        if not raw.startswith("--") and "c" in raw[1:]:
-            return True
-    return False
 
 
 def _join(cwd: str | None, value: str | None) -> str | None:

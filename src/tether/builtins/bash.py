@@ -8,10 +8,15 @@ parsing (:mod:`._shell_parse`). Order of one call:
 3. ask ``external_directory`` once per directory outside the Location (the workdir first; one request each, through
    :func:`tether.location.require_external`, as the file tools do); when the analysis cannot know every path the
    command touches (``cd $X && rm y``, ``rm $F``, an unknown wrapper option), ask ``external_directory`` once more
-   with the raw command text as the resource, so a person decides; then ask ``bash`` with one resource per simple
-   command and the prefix-table "always" patterns (or the raw text when the command cannot be parsed or holds no
-   simple command, such as ``> file``): every non-empty command asks ``bash``;
-4. re-check that the workdir is still a directory (approval may take a while), then run (:mod:`._shell_run`).
+   with the raw command text as the resource, so a person decides;
+4. ask ``edit`` for the paths the command writes (redirect targets, ``rm``/``tee``/``sed -i``/``dd of=``/...), as
+   the file tools do: one request with save ``["*"]`` for the ordinary ones, then each protected one on its own
+   (:func:`tether.location.authorize_protected`), so an agent that may not edit cannot write through the shell;
+5. ask ``bash`` with every resource of the analysis in one request: each simple command's text and normalized forms,
+   each redirection, and ``(uncertain) <text>`` when what runs cannot be known statically. The service allows a
+   request only when every resource is allowed, so a ``deny`` or ``ask`` matching any form applies and an ``allow``
+   needs every form; "always" saves the certain commands' prefix patterns, never a pattern for the uncertain text;
+6. re-check that the workdir is still a directory (approval may take a while), then run (:mod:`._shell_run`).
 
 The model reads the output (stdout and stderr interleaved), then ``Command exited with code N.`` or ``Command timed
 out after N ms.``. Bounding the content for the model is settle's job (law 6); this tool only reports the loss of its
@@ -29,7 +34,7 @@ import anyio.to_thread
 from pydantic import BaseModel, Field
 
 from ..errors import PathError, ToolFailure
-from ..location import Location, ResolvedPath, require_external
+from ..location import Location, ResolvedPath, authorize_protected, protected_anchor, require_external
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import resolve_or_fail
@@ -93,7 +98,8 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
         inspected = await anyio.to_thread.run_sync(_inspect, location, command, cwd)
         if inspected is None:
             raise ToolFailure(f"Working directory is not a directory: {location.display(cwd)}")
-        analysis, outside = inspected
+        analysis, resolved = inspected
+        outside = [item for _, item in resolved if item.external is not None]
         await require_external(permissions, ctx, [workdir, *outside], metadata={"command": command})
         if analysis.uncertain:
             raw = command.strip()
@@ -106,12 +112,24 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
                     metadata={"command": command, "uncertain": list(analysis.uncertain)},
                 )
             )
+        written = list({item.resource: item for arg, item in resolved if arg.write}.values())
+        if written:
+            ordinary = [item.resource for item in written if protected_anchor(item.resource) is None]
+            if ordinary:
+                await permissions.assert_(
+                    PermissionRequest.from_context(
+                        ctx, action="edit", resources=ordinary, save=("*",), metadata={"command": command}
+                    )
+                )
+            await authorize_protected(permissions, ctx, written, metadata={"command": command})
         if analysis.resources:  # empty only for blank or comment-only text, which runs nothing
             metadata: dict[str, Any] = {"command": command}
             if input.description:
                 metadata["description"] = input.description
             if analysis.opaque is not None:
                 metadata["unparsed"] = analysis.opaque
+            if analysis.uncertain_resource is not None:
+                metadata["uncertain"] = list(analysis.unknown) or ["the command is not valid shell"]
             await permissions.assert_(
                 PermissionRequest.from_context(
                     ctx, action="bash", resources=analysis.resources, save=analysis.save, metadata=metadata
@@ -125,7 +143,7 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
                 command,
                 cwd=cwd,
                 time_limit=timeout_ms / 1000,
-                spill=output.open_managed,
+                spill=lambda: output.open_managed(ctx.session_id),  # the session reads its own outputs
                 shell=shell,
                 progress=ctx.progress,
             )
@@ -149,8 +167,10 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
     )
 
 
-def _inspect(location: Location, command: str, cwd: Path) -> tuple[Analysis, list[ResolvedPath]] | None:
-    """Analyse ``command`` and resolve its path arguments; return the ones outside the Location. Blocking.
+def _inspect(
+    location: Location, command: str, cwd: Path
+) -> tuple[Analysis, list[tuple[PathArg, ResolvedPath]]] | None:
+    """Analyse ``command`` and resolve its path arguments through the Location. Blocking.
 
     ``None`` when ``cwd`` is not a directory.
     """
@@ -158,12 +178,12 @@ def _inspect(location: Location, command: str, cwd: Path) -> tuple[Analysis, lis
         return None
     home = os.environ.get("HOME") or str(Path.home())
     analysis = analyze(command, cwd=str(cwd), home=home)
-    outside: list[ResolvedPath] = []
+    found: list[tuple[PathArg, ResolvedPath]] = []
     for arg in analysis.paths:
         resolved = _resolve_arg(location, arg)
-        if resolved is not None and resolved.external is not None:
-            outside.append(resolved)
-    return analysis, outside
+        if resolved is not None:
+            found.append((arg, resolved))
+    return analysis, found
 
 
 def _resolve_arg(location: Location, arg: PathArg) -> ResolvedPath | None:
