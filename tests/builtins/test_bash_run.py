@@ -1,12 +1,18 @@
-"""Running shell commands: exit codes, interleaving, the process group on timeout and cancellation, capture, memory."""
+"""Running shell commands: exit codes, interleaving, no survivors (timeout, cancellation, exit, SIGKILL of tether), capture,
+memory, and what a cancelled call keeps."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
+import secrets
 import shutil
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -310,3 +316,202 @@ async def test_live_groups_lists_a_running_shell_until_its_group_is_ended(
             await run("echo sh=$$; sleep 1000", store, cwd, progress=tail)
     assert seen[1] <= seen[0]
     assert not (seen[1] & live_groups())
+
+
+# --- no survivors: processes that leave the shell's session end with the call ------------------------------------
+
+
+def marker() -> str:
+    """A ``sleep`` argument no other process on the machine has: ``1000.<random digits>``."""
+    return f"1000.{secrets.randbelow(10**9):09d}"
+
+
+def running(argument: str) -> list[int]:
+    """Live (non-zombie) processes whose command line holds ``argument``."""
+    found: list[int] = []
+    needle = argument.encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if needle in argv and not gone(int(name)):
+            found.append(int(name))
+    return found
+
+
+def escaping(argument: str) -> str:
+    """Start two processes that leave the shell's session (``setsid &``, and a double fork), then print ``started``.
+
+    Each writes its pid to a file (``a``, ``b``) before it becomes ``sleep <argument>``; the command goes on only
+    when both run, so a test that finds them gone knows they existed.
+    """
+    return (
+        f"setsid sh -c 'echo $$ > a; exec sleep {argument}' > /dev/null 2>&1 & "
+        f"(setsid sh -c 'echo $$ > b; exec sleep {argument}' > /dev/null 2>&1 &); "
+        "while [ ! -s a ] || [ ! -s b ]; do sleep 0.01; done; echo started"
+    )
+
+
+def escaped_pids(cwd: Path) -> list[int]:
+    return [int((cwd / name).read_text()) for name in ("a", "b")]
+
+
+async def test_processes_that_left_the_session_end_when_the_command_finishes(
+    store: OutputStore, cwd: Path
+) -> None:
+    argument = marker()
+    result = await run(escaping(argument), store, cwd)
+    assert (result.exit_code, result.output) == (0, "started\n")
+    assert all(gone(pid) for pid in escaped_pids(cwd))
+    assert running(argument) == []
+
+
+async def test_processes_that_left_the_session_end_when_the_command_times_out(
+    store: OutputStore, cwd: Path
+) -> None:
+    argument = marker()
+    result = await run(
+        f"{escaping(argument)}; sleep {argument}", store, cwd, time_limit=3.0
+    )  # generous: see above
+    assert result.timed_out
+    assert result.output == "started\n"
+    assert all(gone(pid) for pid in escaped_pids(cwd))
+    assert running(argument) == []
+
+
+async def test_processes_that_left_the_session_end_when_the_call_is_cancelled(
+    store: OutputStore, cwd: Path
+) -> None:
+    argument = marker()
+    tail = Tail()
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                await tail.wait_for("started")
+                scope.cancel()
+
+            tg.start_soon(watch)
+            await run(f"{escaping(argument)}; sleep {argument}", store, cwd, progress=tail)
+            pytest.fail("the run should have been cancelled")
+    assert scope.cancelled_caught
+    assert all(gone(pid) for pid in escaped_pids(cwd))
+    assert running(argument) == []
+
+
+async def test_a_shell_that_cannot_be_started_is_an_os_error(store: OutputStore, cwd: Path) -> None:
+    with pytest.raises(FileNotFoundError) as caught:
+        await run("true", store, cwd, shell=str(cwd / "no-such-shell"))
+    assert caught.value.filename == str(cwd / "no-such-shell")
+    assert managed_files(store) == []
+
+
+def wait_until(predicate: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    """Poll ``predicate`` (it reads /proc or files) until it holds, for at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        time.sleep(0.02)
+
+
+def test_sigkill_of_tether_run_leaves_no_process_of_the_call(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    argument = marker()
+    script = tmp_path / "script.json"
+    command = f"{escaping(argument)}; sleep {argument}"
+    script.write_text(
+        json.dumps([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "done"}])
+    )
+    env = {
+        **os.environ,
+        "TETHER_DATA_DIR": str(tmp_path / "data"),
+        "TETHER_CONFIG_DIR": str(tmp_path / "config"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+        "NO_COLOR": "1",
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "tether.cli",
+        "run",
+        "go",
+        "--model",
+        f"scripted:{script}",
+        "--dir",
+        str(project),
+    ]
+    tether = subprocess.Popen(
+        [*argv, "--yes"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        # The shell's own sleep and the two escaped ones.
+        wait_until(lambda: len(running(argument)) == 3 or tether.poll() is not None, "the command runs")
+        assert tether.poll() is None, tether.stderr.read() if tether.stderr else ""
+        pids = escaped_pids(project)
+        tether.kill()
+        tether.wait()
+    finally:
+        if tether.poll() is None:
+            tether.kill()
+            tether.wait()
+        if tether.stderr is not None:
+            tether.stderr.close()
+    wait_until(lambda: running(argument) == [], "no process of the call is left", timeout=15)
+    assert all(gone(pid) for pid in pids)
+
+
+# --- a cancelled call keeps its output so far ------------------------------------------------------------------------
+
+
+async def test_a_cancelled_bash_call_keeps_its_output_so_far_on_its_part(tmp_path: Path) -> None:
+    from tether import Runtime
+    from tether.llm import ToolMessage
+    from tether.session import ABORTED_ERROR, ToolPart, ToolProgress
+    from tether.testing import ScriptedModel, tool_call
+    from tether.tools import Text
+
+    project = tmp_path / "project"
+    project.mkdir()
+    argument = marker()
+    command = f"for i in 1 2 3; do echo tick $i; done; sleep {argument}"
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        session = await rt.sessions.create(project, rules=[("bash", "*", "allow")])
+        printed = anyio.Event()
+
+        def on_progress(event: ToolProgress) -> None:
+            if "tick 3" in str(event.update.get("output")):
+                printed.set()
+
+        rt.bus.subscribe(ToolProgress, on_progress)
+        model = ScriptedModel([[tool_call("bash", {"command": command}, id="c1")]])
+        with model, anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+
+                async def prompt() -> None:
+                    result = await session.prompt("go", model=model)
+                    assert result.stop == "cancelled"
+
+                tg.start_soon(prompt)
+                await printed.wait()
+                session.cancel()
+        (part,) = [p for m in await session.messages() for p in m.parts if isinstance(p, ToolPart)]
+        assert (part.state, part.error, part.interrupted) == ("error", ABORTED_ERROR, True)
+        assert part.content == (Text("tick 1\ntick 2\ntick 3\n"),)
+        assert running(argument) == []
+
+        # The model reads the output, then that the call was aborted.
+        follow = ScriptedModel(["ok"])
+        with follow, anyio.fail_after(10):
+            await session.prompt("again", model=follow)
+        replayed = [m for m in follow.requests[0].messages if isinstance(m, ToolMessage)][-1].results[0]
+        assert [getattr(c, "text", None) for c in replayed.content] == [
+            "tick 1\ntick 2\ntick 3\n",
+            ABORTED_ERROR,
+        ]
+        assert replayed.is_error

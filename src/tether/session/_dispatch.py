@@ -237,6 +237,10 @@ class Dispatcher:
         pool = self._pool
         loop_thread = pool.loop_thread
 
+        def deliver(event: ToolProgress) -> None:
+            processor.note_progress(call_id, event.update)  # an aborted part keeps the last output
+            live(event)
+
         def progress(update: Mapping[str, Any]) -> None:
             event = ToolProgress(
                 session_id=processor.session_id,
@@ -245,9 +249,9 @@ class Dispatcher:
                 update=update,
             )
             if threading.get_ident() == loop_thread:
-                live(event)
+                deliver(event)
             else:
-                pool.call_soon(live, event)
+                pool.call_soon(deliver, event)
 
         return progress
 

@@ -80,6 +80,7 @@ class StepProcessor:
     __slots__ = (
         "_blocks",
         "_emit",
+        "_progress",
         "_tools",
         "emitter",
         "finish_reason",
@@ -97,6 +98,7 @@ class StepProcessor:
         self.parts: dict[str, Part] = {}
         self._tools: dict[str, str] = {}
         self._blocks: dict[str, _Block] = {}
+        self._progress: dict[str, Mapping[str, Any]] = {}
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
 
@@ -298,8 +300,19 @@ class StepProcessor:
         self.put(settled)
         return settled
 
+    def note_progress(self, call_id: str, update: Mapping[str, Any]) -> None:
+        """Remember a running call's last progress update that carries ``output`` (the tail of what it printed).
+
+        An aborted call keeps that output on its part (bounded, see :func:`_partial_output`), as OpenCode keeps a
+        cancelled shell's output: cancellation is not a result (law 3), but what the call showed so far is a fact.
+        """
+        if isinstance(update.get("output"), str):
+            self._progress[call_id] = update
+
     def fail_unsettled(self, error: str, *, kind: str, interrupted: bool) -> int:
         """Turn every unsettled tool part into ``error`` (cancellation, a failed stream). Returns how many.
+
+        An interrupted part keeps the output its call last reported through progress, as partial content.
 
         The step is ending, so every part is failed in memory even when the store refuses a write; the first refused
         write is raised after all of them.
@@ -314,12 +327,14 @@ class StepProcessor:
             if part.settled:
                 continue
             count += 1
+            update = self._progress.get(part.call_id) if interrupted else None
             failed = self.parts[part.id] = replace(
                 part,
                 state="error",
                 error=error,
                 error_kind=kind,
                 interrupted=interrupted,
+                content=part.content if update is None else _partial_output(update),
                 started=part.started if part.started is not None else now,
                 ended=now,
             )
@@ -351,6 +366,23 @@ class StepProcessor:
         if part is None or part.settled:
             return
         self.put(replace(part, state="error", error=event.message, error_kind="provider", ended=now_ms()))
+
+
+PARTIAL_OUTPUT_LIMIT = 30_000
+"""Characters of an aborted call's last reported output kept on its part (the tail)."""
+
+
+def _partial_output(update: Mapping[str, Any]) -> tuple[Text, ...]:
+    """The tail of a progress update's ``output``, with a marker when earlier output is not kept."""
+    output: str = update["output"]
+    kept = output[-PARTIAL_OUTPUT_LIMIT:]
+    total = update.get("bytes")
+    clipped = len(kept) < len(output) or (
+        isinstance(total, int) and total > len(kept.encode("utf-8", "surrogatepass"))
+    )
+    if not kept:
+        return ()
+    return (Text(("[... earlier output not kept ...]\n" if clipped else "") + kept),)
 
 
 def _json(value: Any) -> str:
