@@ -102,20 +102,27 @@ class RgProcess:
         finally:
             self._drained.set()
 
-    async def batches(self) -> AsyncIterator[list[bytes]]:
-        """Yield lists of complete stdout lines (without ``\\n``); a final unterminated line comes last."""
+    async def batches(self, *, max_line: int = _MAX_LINE) -> AsyncIterator[list[bytes]]:
+        """Yield lists of complete stdout lines (without ``\\n``); a final unterminated line comes last.
+
+        Linear in the output whatever the line lengths (each chunk is split once, never re-joined with what came
+        before), and bounded: a line keeps its first ``max_line`` bytes, the rest is read and dropped.
+        """
         assert self._process.stdout is not None
-        rest = b""
+        pending = bytearray()
         async for chunk in self._process.stdout:
-            data = rest + chunk
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                rest = data
+            lines = chunk.split(b"\n")
+            room = max_line - len(pending)
+            if room > 0:
+                pending += lines[0][:room]
+            if len(lines) == 1:
                 continue
-            rest = data[cut + 1 :]
-            yield data[:cut].split(b"\n")
-        if rest:
-            yield [rest]
+            batch = [bytes(pending)]
+            batch.extend(line[:max_line] for line in lines[1:-1])
+            pending = bytearray(lines[-1][:max_line])
+            yield batch
+        if pending:
+            yield [bytes(pending)]
 
     async def wait(self) -> int:
         """Wait for the exit code (after stdout was read to its end) and for stderr to be read completely."""

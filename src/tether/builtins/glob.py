@@ -22,7 +22,7 @@ from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
 from ._globset import GlobError, path_matcher, required_literal
 from ._rg import rg_lines
-from ._search import BASE_FLAGS, DEFAULT_LIMIT, check_directory, mtime, search_root
+from ._search import BASE_FLAGS, DEFAULT_LIMIT, GIT_EXCLUDES, check_directory, mtime, search_root
 
 __all__ = ["GlobInput", "glob_args", "make"]
 
@@ -50,7 +50,7 @@ def glob_args() -> list[str]:
     The pattern is not passed as ``--glob``: a ripgrep whitelist glob overrides the ignore files and hidden-file
     filtering. It is matched here, with ripgrep's glob semantics (``_globset.path_matcher``).
     """
-    return [*BASE_FLAGS, "--files", "--glob=!**/.git/**", "."]
+    return [*BASE_FLAGS, "--files", *GIT_EXCLUDES, "."]
 
 
 def _matches(matcher: re.Pattern[str], literal: str, block: str) -> list[str]:

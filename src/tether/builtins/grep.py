@@ -1,7 +1,10 @@
 """The ``grep`` tool: lines matching a regular expression, grouped per file, files newest first, via ripgrep.
 
 The tool reads at most ``limit + 1`` matching lines (the extra one only detects truncation), then stops ripgrep. A
-file path searches exactly that file. Hidden files are searched (as the reference does); ``.git`` never is.
+file path searches exactly that file; a FIFO, device or socket is refused at once (ripgrep would read it until a
+writer closes it, or forever). Hidden files are searched (as the reference does); ``.git`` never is, whatever the
+include glob. ripgrep prints at most ``MAX_LINE_BYTES`` of a matching line, so a line of any length costs linear
+time and bounded memory.
 
 Showing a file's lines is reading it, so ``read`` rules apply too (``.env`` files ask under the default agents):
 
@@ -25,12 +28,15 @@ from ..errors import ToolFailure
 from ..location import Location, PermissionAsserter, ResolvedPath, require_external
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
-from ._common import cut_line
+from ._common import LINE_SUFFIX, MAX_LINE_CHARS, cut_line
 from ._deps import BuiltinDeps
 from ._rg import rg_lines
-from ._search import BASE_FLAGS, DEFAULT_LIMIT, mtime, path_kind, search_root
+from ._search import BASE_FLAGS, DEFAULT_LIMIT, GIT_EXCLUDES, mtime, path_kind, search_root
 
 __all__ = ["GrepInput", "grep_args", "make"]
+
+MAX_LINE_BYTES = 4 * MAX_LINE_CHARS
+_RG_LONG_LINE = " [... omitted end of long line]"
 
 DESCRIPTION = """Search file contents with a regular expression (ripgrep syntax, e.g. `def \\w+\\(` or `TODO|FIXME`).
 
@@ -77,10 +83,15 @@ def grep_args(
         "--with-filename",
         "--no-heading",
         "--color=never",
-        "--glob=!**/.git/**",
+        # ripgrep prints at most this many bytes of a matching line, then its marker: the output stays small and
+        # linear for a line of any length (every character the model can see fits: 4 bytes at most each).
+        f"--max-columns={MAX_LINE_BYTES}",
+        "--max-columns-preview",
     ]
     if include:
         args.append(f"--glob={include}")
+    # Last: a later glob wins in ripgrep, so no include glob (even ``*``) can bring .git back.
+    args += GIT_EXCLUDES
     if literal:
         args.append("--fixed-strings")
     args.append("--case-sensitive" if case_sensitive else "--ignore-case")
@@ -105,7 +116,13 @@ def _parse(line: bytes) -> tuple[str, int, str] | None:
     if not sep or not number.isdigit():
         return None
     decoded = text.decode("utf-8", "replace").removesuffix("\r")
-    return name.decode("utf-8", "surrogateescape"), int(number), cut_line(decoded)
+    preview = decoded.removesuffix(_RG_LONG_LINE)
+    if len(preview) < len(decoded) and len(preview) >= MAX_LINE_CHARS:
+        # ripgrep cut it (its preview always holds more than MAX_LINE_CHARS characters)
+        decoded = preview[:MAX_LINE_CHARS] + LINE_SUFFIX
+    else:
+        decoded = cut_line(decoded)
+    return name.decode("utf-8", "surrogateescape"), int(number), decoded
 
 
 def _resource(location: Location, root: ResolvedPath, file: Path) -> str:
@@ -150,6 +167,11 @@ def make(deps: BuiltinDeps) -> Tool[GrepInput, Any]:
         kind = await anyio.to_thread.run_sync(path_kind, path)
         if kind == "missing":
             raise ToolFailure(f"Search path not found: {(input.path or '.').strip()}")
+        if kind != "directory" and kind != "file":
+            raise ToolFailure(
+                f"Search path is {kind}, not a regular file or a directory: {(input.path or '.').strip()}. "
+                "grep searches regular files only (reading this would never end or block)."
+            )
         if kind == "directory":
             cwd, target = path, "."
         else:
