@@ -135,6 +135,7 @@ class Runtime:
         self._stack: AsyncExitStack | None = None
         self._locations: dict[str, RuntimeLocation] = {}
         self._rules_cache: dict[tuple[int, tuple[tuple[str, str, str], ...]], tuple[Ruleset, ...]] = {}
+        self._session_rules: dict[tuple[str, int], tuple[Ruleset, ...]] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
 
@@ -164,6 +165,8 @@ class Runtime:
             if isinstance(limits.get("max_bytes"), int):
                 output_options["max_bytes"] = limits["max_bytes"]
             self.output: OutputStore = OutputStore(data_dir / "tool-output", **output_options)
+            # resources are canonical paths: the per-session output rules use the real directory
+            self._output_root = await anyio.to_thread.run_sync(os.path.realpath, self.output.directory)
             self.tools: ToolRegistry = ToolRegistry(output=self.output)
             self.store: SQLiteStore = await stack.enter_async_context(SQLiteStore(data_dir / "tether.db"))
             self.saved: SavedApprovals = await stack.enter_async_context(
@@ -238,25 +241,49 @@ class Runtime:
     # -- permissions -------------------------------------------------------------------------------------------------
 
     def _resolve_rules(self, session_id: str, agent: str | None) -> ResolvedRules | None:
-        """The permission service's view of a session: its agent's rulesets, then the session's own rules."""
+        """The permission service's view of a session: its agent's rulesets, its own retained outputs, its rules."""
         from .permissions import ResolvedRules, Rule, Ruleset
 
-        info = self.sessions.service.info(session_id)
+        service = self.sessions.service
+        info = service.info(session_id)
         if info is None:
             return None
         found = self.agents.get(agent or info.agent)
         if found is None:
             return None
-        key = (id(found), info.rules)
-        rulesets = self._rules_cache.get(key)
+        per_session = (session_id, id(found))
+        rulesets = self._session_rules.get(per_session)
         if rulesets is None:
-            extra: tuple[Ruleset, ...] = ()
-            if info.rules:
-                # Validated when the session was created (``Sessions.create`` refuses an unknown effect).
-                rules = tuple(Rule(a, r, cast("Effect", e)) for a, r, e in info.rules)
-                extra = (Ruleset(source="session", rules=rules),)
-            rulesets = self._rules_cache[key] = (*found.rulesets, *extra)
+            key = (id(found), info.rules)
+            shared = self._rules_cache.get(key)
+            if shared is None:
+                extra: tuple[Ruleset, ...] = ()
+                if info.rules:
+                    # Validated when the session was created (``Sessions.create`` refuses an unknown effect).
+                    rules = tuple(Rule(a, r, cast("Effect", e)) for a, r, e in info.rules)
+                    extra = (Ruleset(source="session", rules=rules),)
+                shared = self._rules_cache[key] = (*found.rulesets, *extra)
+            outputs = self._session_outputs(session_id, info.parent_id, found)
+            # after the agent's layers (and the config's), before the session's own rules
+            rulesets = (*found.rulesets, *outputs, *shared[len(found.rulesets) :])
+            if len(self._session_rules) >= 4096:  # a long-running server: keep the cache bounded
+                self._session_rules.clear()
+            self._session_rules[per_session] = rulesets
         return ResolvedRules(project=info.project, rulesets=rulesets)
+
+    def _session_outputs(self, session_id: str, parent_id: str | None, agent: Agent) -> tuple[Ruleset, ...]:
+        """The allow for reading this session's (and its ancestors') retained outputs, and nothing else there."""
+        from .permissions import retained_output_rules
+
+        chain = [session_id]
+        while parent_id is not None and parent_id not in chain and len(chain) < 32:
+            chain.append(parent_id)
+            parent = self.sessions.service.info(parent_id)
+            parent_id = parent.parent_id if parent is not None else None
+        root = Path(self._output_root)
+        directories = [(root / self.output.session_directory(s).name).as_posix() for s in chain]
+        found = retained_output_rules(agent, directories, root=root.as_posix())
+        return (found,) if found is not None else ()
 
     # -- convenience -------------------------------------------------------------------------------------------------
 

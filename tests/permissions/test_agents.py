@@ -6,7 +6,15 @@ import pytest
 
 from tether.config import parse_config
 from tether.errors import UsageError
-from tether.permissions import Agent, Rule, Ruleset, builtin_agents, evaluate, evaluate_request
+from tether.permissions import (
+    Agent,
+    Rule,
+    Ruleset,
+    builtin_agents,
+    evaluate,
+    evaluate_request,
+    retained_output_rules,
+)
 
 DATA = Path("/home/u/.local/share/tether")
 TMP = Path("/tmp/tether")
@@ -40,14 +48,24 @@ def test_defaults_guard_env_files_and_external_directories(name: str) -> None:
     assert effect(agent, "read", ".env.local") == "ask"
     assert effect(agent, "read", ".env.example") == "allow"
     assert effect(agent, "external_directory", "/etc/passwd") == "ask"
-    assert effect(agent, "external_directory", f"{DATA.as_posix()}/tool-output/tool_1") == "allow"
+    # the data directory asks (a session's own outputs are allowed per session: retained_output_rules)
+    assert effect(agent, "external_directory", f"{DATA.as_posix()}/tool-output/ses_1/*") == "ask"
+    assert effect(agent, "external_directory", f"{DATA.as_posix()}/tether.db") == "ask"
     assert effect(agent, "external_directory", "/tmp/tether/scratch.txt") == "allow"
 
 
-def test_build_allows_edits_and_commands() -> None:
+def test_a_data_directory_inside_the_temp_directory_still_asks() -> None:
+    build = builtin_agents(TMP / "data", TMP)["build"]
+    assert effect(build, "external_directory", f"{TMP.as_posix()}/scratch/*") == "allow"
+    assert effect(build, "external_directory", f"{TMP.as_posix()}/data/tether.db") == "ask"
+
+
+def test_build_allows_edits_and_read_only_commands_and_asks_other_commands() -> None:
     build = builtin_agents(DATA, TMP)["build"]
     assert effect(build, "edit", "src/app.py") == "allow"
-    assert effect(build, "bash", "rm -rf build") == "allow"
+    assert effect(build, "bash", "rm -rf build") == "ask"
+    assert effect(build, "bash", "ls -la") == "allow"
+    assert effect(build, "bash", "git diff --output=x") == "ask"
     assert effect(build, "question", "*") == "allow"
     assert effect(build, "plan_exit", "*") == "deny"
 
@@ -85,7 +103,7 @@ def test_config_rules_come_after_the_defaults_then_the_agents_own() -> None:
     )
     agents = builtin_agents(DATA, TMP, config)
     build = agents["build"]
-    assert [r.source for r in build.rulesets] == ["agent", "config", "agent-config", "agent"]
+    assert [r.source for r in build.rulesets] == ["agent", "config", "agent-config"]
     assert build.steps == 7
     assert effect(build, "bash", "ls") == "ask"
     assert effect(build, "bash", "git status") == "allow"
@@ -96,15 +114,25 @@ def test_config_rules_come_after_the_defaults_then_the_agents_own() -> None:
     assert effect(agents["plan"], "bash", "git push origin") == "allow"  # only build's own rules deny it
 
 
-def test_config_cannot_hide_managed_output_unless_it_denies_it_exactly() -> None:
-    glob = f"{DATA.as_posix()}/tool-output/*"
+def test_a_session_reads_its_own_retained_outputs_after_the_config_rules() -> None:
+    root = f"{DATA.as_posix()}/tool-output"
     config = parse_config({"permission": {"external_directory": "deny"}}, file="tether.json")
     build = builtin_agents(DATA, TMP, config)["build"]
-    assert effect(build, "external_directory", "/etc/passwd") == "deny"
-    assert effect(build, "external_directory", f"{DATA.as_posix()}/tool-output/tool_1") == "allow"
-    config = parse_config({"permission": {"external_directory": {glob: "deny"}}}, file="tether.json")
+    outputs = retained_output_rules(build, [f"{root}/ses_b", f"{root}/ses_a"], root=root)
+    assert outputs is not None and outputs.source == "session"
+    rulesets = (*build.rulesets, outputs)
+    assert evaluate("external_directory", f"{root}/ses_b/*", *rulesets).effect == "allow"
+    assert evaluate("external_directory", f"{root}/ses_a/*", *rulesets).effect == "allow"  # its parent's
+    assert evaluate("external_directory", f"{root}/ses_c/*", *rulesets).effect == "deny"
+    assert evaluate("external_directory", f"{root}/ses_b0/*", *rulesets).effect == "deny"
+    assert evaluate("external_directory", f"{DATA.as_posix()}/*", *rulesets).effect == "deny"
+
+
+def test_config_that_denies_the_output_directory_exactly_opts_out() -> None:
+    root = f"{DATA.as_posix()}/tool-output"
+    config = parse_config({"permission": {"external_directory": {f"{root}/*": "deny"}}}, file="tether.json")
     build = builtin_agents(DATA, TMP, config)["build"]
-    assert effect(build, "external_directory", f"{DATA.as_posix()}/tool-output/tool_1") == "deny"
+    assert retained_output_rules(build, [f"{root}/ses_b"], root=root) is None
 
 
 def test_config_can_disable_agents_and_define_new_ones() -> None:

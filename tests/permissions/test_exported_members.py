@@ -28,6 +28,7 @@ EXPECTED = {
     "evaluate_request",
     "explain",
     "names_protected_path",
+    "retained_output_rules",
     "wildcard_match",
 }
 

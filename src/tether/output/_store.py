@@ -1,10 +1,15 @@
 """The managed tool-output store: the one bounding boundary (law 6) and retention of full outputs.
 
 ``bound`` measures the text parts of a tool's content (media passes unchanged). Over the limits it first retains the
-full text in ``<dir>/tool_<ascending id>`` (exclusive create), then replaces the text with a head + tail preview
-around a marker naming that file. Structured output whose JSON exceeds 16 KiB is retained the same way and replaced
+full text in ``<dir>/<session>/tool_<ascending id>`` (exclusive create), then replaces the text with a head + tail
+preview around a marker naming that file. Structured output whose JSON exceeds 16 KiB is retained the same way and replaced
 by ``{"_truncated": true, "_bytes": n, "_outputPath": p}``. If retention fails, :class:`OutputStoreError` is raised:
 the call fails, it is never a lossy success.
+
+Each session's outputs live in their own directory (:meth:`OutputStore.session_directory`): the runtime lets a
+session read its own directory without asking, while any other path under the data directory (another session's
+outputs, another project's, the store) asks ``external_directory`` like any path outside the project. Output retained
+without a session goes to ``<dir>/tool_<id>`` and has no exemption.
 
 Writes stream in chunks, so bounding a 1 GiB text keeps memory growth to a few chunk sizes. Files older than the
 retention period are removed by :meth:`OutputStore.cleanup` (run once at start and hourly by the runtime).
@@ -12,8 +17,10 @@ retention period are removed by :meth:`OutputStore.cleanup` (run once at start a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -43,6 +50,17 @@ DEFAULT_MAX_BYTES = 51_200
 MAX_STRUCTURED_BYTES = 16_384
 RETENTION_SECONDS = 7 * 24 * 3600
 _CHUNK_CHARS = 1 << 20
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,96}")
+
+
+def _component(session: str) -> str:
+    """A directory name for ``session``: the id itself when it is plain (``ses_...``), else a digest of it.
+
+    A session id comes from whoever embeds the runtime; a ``/`` or ``..`` in it must not pick the directory.
+    """
+    if _PLAIN_ID.fullmatch(session) and not session.startswith("tool_"):
+        return session
+    return "session-" + hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def marker_for(path: Path | str) -> str:
@@ -109,26 +127,38 @@ class OutputStore:
 
     # -- retaining ---------------------------------------------------------------------------------------------------
 
-    def open_managed(self) -> tuple[Path, IO[bytes]]:
+    def session_directory(self, session: str | None) -> Path:
+        """Where the outputs of ``session`` are retained (``<dir>/<session>``; ``<dir>`` itself for ``None``)."""
+        return self.directory if session is None else self.directory / _component(session)
+
+    def open_managed(self, session: str | None = None) -> tuple[Path, IO[bytes]]:
         """Create a new managed file (exclusive) and return its path and a binary handle (for streaming producers).
+
+        Args:
+            session: the session the output belongs to (its file goes to :meth:`session_directory`).
 
         Raises:
             OutputStoreError: the directory or file cannot be created.
         """
+        directory = self.session_directory(session)
+        path = directory / ids.ascending("tool")
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            path = self.directory / ids.ascending("tool")
-            return path, open(path, "xb")
+            directory.mkdir(parents=True, exist_ok=True)
+            try:
+                return path, open(path, "xb")
+            except FileNotFoundError:  # a cleanup removed the (empty) directory just now: make it again
+                directory.mkdir(parents=True, exist_ok=True)
+                return path, open(path, "xb")
         except OSError as exc:
             raise OutputStoreError(f"Failed to write tool output: {exc}") from exc
 
-    def retain_text(self, text: str) -> Path:
-        """Write ``text`` in full to a new managed file, streaming in chunks.
+    def retain_text(self, text: str, session: str | None = None) -> Path:
+        """Write ``text`` in full to a new managed file of ``session``, streaming in chunks.
 
         Raises:
             OutputStoreError: the write failed (the partial file is removed).
         """
-        path, handle = self.open_managed()
+        path, handle = self.open_managed(session)
         try:
             with handle:
                 for start in range(0, len(text), _CHUNK_CHARS):
@@ -140,8 +170,10 @@ class OutputStore:
 
     # -- bounding ----------------------------------------------------------------------------------------------------
 
-    def bound_sync(self, content: Sequence[Content], output: Any = None) -> Bounded:
-        """Bound ``content`` (and structured ``output``) to the limits, retaining what is cut. Blocking.
+    def bound_sync(
+        self, content: Sequence[Content], output: Any = None, *, session: str | None = None
+    ) -> Bounded:
+        """Bound ``content`` (and structured ``output``) to the limits, retaining what is cut for ``session``. Blocking.
 
         Raises:
             OutputStoreError: retention failed; nothing lossy is returned.
@@ -152,7 +184,7 @@ class OutputStore:
             encoded = json.dumps(output, separators=(",", ":"), ensure_ascii=False)
             size = utf8_len(encoded)
             if size > MAX_STRUCTURED_BYTES:
-                path = self.retain_text(encoded)
+                path = self.retain_text(encoded, session)
                 paths.append(str(path))
                 new_output = {"_truncated": True, "_bytes": size, "_outputPath": str(path)}
         texts = [p.text for p in content if isinstance(p, Text)]
@@ -161,7 +193,7 @@ class OutputStore:
         if self._fits(text, lines):
             return Bounded(content=tuple(content), output=new_output, output_paths=tuple(paths))
         try:
-            path = self.retain_text(text)
+            path = self.retain_text(text, session)
         except OutputStoreError:
             for p in paths:
                 Path(p).unlink(missing_ok=True)
@@ -171,31 +203,40 @@ class OutputStore:
         media = [p for p in content if isinstance(p, File)]
         return Bounded(content=(Text(preview), *media), output=new_output, output_paths=tuple(paths))
 
-    async def bound(self, content: Sequence[Content], output: Any = None) -> Bounded:
+    async def bound(
+        self, content: Sequence[Content], output: Any = None, *, session: str | None = None
+    ) -> Bounded:
         """Async :meth:`bound_sync`: the fast path runs inline, retention runs in a worker thread (law 9)."""
         if not self.needs_bounding(content, output):
             return Bounded(content=tuple(content), output=output)
-        return await anyio.to_thread.run_sync(self.bound_sync, content, output)
+        return await anyio.to_thread.run_sync(lambda: self.bound_sync(content, output, session=session))
 
     # -- cleanup -----------------------------------------------------------------------------------------------------
 
     def cleanup_sync(self, now: float | None = None) -> int:
-        """Remove managed files older than the retention period; return how many were removed. Errors are ignored."""
+        """Remove managed files older than the retention period; return how many were removed. Errors are ignored.
+
+        Walks ``<dir>`` and each session directory in it (never following symlinks); a session directory that has been
+        empty since before the cutoff is removed too.
+        """
         cutoff = (time.time() if now is None else now) - self.retention
-        removed = 0
+        removed = _remove_old(self.directory, cutoff)
         try:
             entries = list(os.scandir(self.directory))
         except OSError:
-            return 0
+            return removed
         for entry in entries:
-            if not entry.name.startswith("tool_"):
-                continue
             try:
-                if entry.stat().st_mtime < cutoff:
-                    os.unlink(entry.path)
-                    removed += 1
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                if not os.listdir(entry.path):
+                    # Empty since before the cutoff (emptied by an earlier run): no session wrote there lately.
+                    if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                        os.rmdir(entry.path)
+                    continue
             except OSError:
                 continue
+            removed += _remove_old(entry.path, cutoff)
         return removed
 
     async def cleanup(self, now: float | None = None) -> int:
@@ -207,6 +248,25 @@ class OutputStore:
         while True:
             await self.cleanup()
             await anyio.sleep(interval)
+
+
+def _remove_old(directory: str | Path, cutoff: float) -> int:
+    """Remove the ``tool_*`` files in ``directory`` modified before ``cutoff``; return how many."""
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.startswith("tool_"):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _structured_len(output: Any) -> int:

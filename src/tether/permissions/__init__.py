@@ -8,6 +8,7 @@ from .._wildcard import match as wildcard_match
 from ._agents import DEFAULT_AGENT, Agent, AgentMode, builtin_agents
 from ._evaluate import Decision, Verdict, evaluate, evaluate_request, explain, names_protected_path
 from ._events import AskResult, PendingRequest, PermissionAsked, PermissionDecided, PermissionReplied
+from ._outputs import retained_output_rules
 from ._resolve import ResolvedRules, RulesResolver, StaticRules
 from ._ruleset import Ruleset
 from ._saved import SavedApproval, SavedApprovals
@@ -42,5 +43,6 @@ __all__ = [
     "evaluate_request",
     "explain",
     "names_protected_path",
+    "retained_output_rules",
     "wildcard_match",
 ]

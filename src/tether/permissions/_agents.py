@@ -5,10 +5,9 @@ An agent's configured rules are an ordered tuple of labelled rulesets:
 1. ``agent``: the built-in defaults for that agent;
 2. ``config``: the config file's top-level ``permission`` (and legacy ``tools``);
 3. ``agent-config``: the config's ``agent.<name>.permission``;
-4. ``agent``: a final allow for the managed tool-output directory, so the model can always read the full output a
-   bounded result points at, unless the config denies that exact pattern.
-
-The session layer appends its ``session`` rules after these when it resolves a request.
+The session layer appends, when it resolves a request, the session's own retained-output allow
+(``retained_output_rules``: only that session's outputs, not the whole data directory) and then its ``session``
+rules.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from ._types import Effect, Rule
 if TYPE_CHECKING:  # config imports permissions; the reverse is type-only to keep the layering acyclic
     from ..config import AgentConfig, Config
 
-__all__ = ["DEFAULT_AGENT", "Agent", "AgentMode", "builtin_agents"]
+__all__ = ["BASH_READ_ONLY", "BASH_WRITING_OPTIONS", "DEFAULT_AGENT", "Agent", "AgentMode", "builtin_agents"]
 
 DEFAULT_AGENT = "build"
 AgentMode = Literal["primary", "subagent", "all"]
@@ -77,17 +76,45 @@ def _rules(action: str, patterns: Iterable[tuple[str, Effect]]) -> list[Rule]:
 
 
 def _external_readonly(data: str, tmp: str) -> list[Rule]:
-    return _rules(
-        "external_directory", [("*", "ask"), (f"{data}/tool-output/*", "allow"), (f"{tmp}/*", "allow")]
-    )
+    # The data directory asks even when it lies in the temp directory: it holds every session's outputs and the
+    # store. A session's own retained outputs are allowed per session (``retained_output_rules``).
+    return _rules("external_directory", [("*", "ask"), (f"{tmp}/*", "allow"), (f"{data}/*", "ask")])
 
 
 _ENV_READS: list[Rule] = _rules("read", [("*.env", "ask"), ("*.env.*", "ask"), ("*.env.example", "allow")])
+
+BASH_READ_ONLY = (
+    *("ls *", "cat *", "head *", "tail *", "wc *", "grep *", "rg *", "find *", "pwd *", "echo *", "diff *"),
+    *("which *", "stat *", "du *", "df *", "basename *", "dirname *", "realpath *", "readlink *", "whoami *"),
+    *("git status *", "git diff *", "git log *", "git show *", "git branch", "git branch --show-current"),
+    *("git branch -a", "git branch -r", "git branch -v", "git branch -vv", "git branch --list", "< *"),
+)
+"""The ``bash`` patterns the built-in agents allow: commands that only read (and input redirections, ``< f``).
+
+Decided on every form of a command (its text and its normalized forms, see ``docs/bash.md``), so ``\\ls`` or
+``sudo ls`` ask; paths outside the project still ask ``external_directory``, and writes (``> f``, ``--output=f``)
+ask ``bash`` for the redirection and ``edit`` for the file. Every other command asks.
+"""
+
+BASH_WRITING_OPTIONS = (
+    *("find *-exec*", "find *-ok*", "find *-delete*", "find *-fprint*", "find *-fls*"),
+    *("git *--output*", "rg *--pre*"),
+)
+"""Options that make a :data:`BASH_READ_ONLY` command write a file or run another program: they ask."""
+
+
+def _bash_defaults() -> list[Rule]:
+    return [
+        Rule("bash", "*", "ask"),
+        *_rules("bash", [(pattern, "allow") for pattern in BASH_READ_ONLY]),
+        *_rules("bash", [(pattern, "ask") for pattern in BASH_WRITING_OPTIONS]),
+    ]
 
 
 def _defaults(data: str, tmp: str) -> list[Rule]:
     return [
         Rule("*", "*", "allow"),
+        *_bash_defaults(),
         Rule("doom_loop", "*", "ask"),
         *_external_readonly(data, tmp),
         Rule("question", "*", "deny"),
@@ -152,17 +179,11 @@ def _builtin(data: str, tmp: str) -> list[Agent]:
     ]
 
 
-def _layered(agent: Agent, config: Config, section: AgentConfig | None, output_glob: str) -> Agent:
+def _layered(agent: Agent, config: Config, section: AgentConfig | None) -> Agent:
     own = section.permission if section is not None else ()
     layers = [*agent.rulesets, Ruleset(source="config", rules=config.permission)]
     if own:
         layers.append(Ruleset(source="agent-config", rules=own))
-    configured = (*config.permission, *own)
-    if not any(
-        r.action == "external_directory" and r.resource == output_glob and r.effect == "deny"
-        for r in configured
-    ):
-        layers.append(Ruleset(source="agent", rules=(Rule("external_directory", output_glob, "allow"),)))
     if section is None:
         return Agent(
             name=agent.name,
@@ -190,7 +211,8 @@ def builtin_agents(data_dir: Path, tmp_dir: Path, config: Config | None = None) 
     """Return the built-in agents by name (``build`` is the default), with ``config`` layered on.
 
     Args:
-        data_dir: tether's data directory; ``<data>/tool-output/*`` (managed outputs) is readable outside the project.
+        data_dir: tether's data directory: reading it asks ``external_directory`` (a session's own retained outputs
+            are allowed by the rules resolver, see ``retained_output_rules``).
         tmp_dir: the temp directory whose contents are readable outside the project (``<tmp>/*``).
         config: adds the top-level ``permission`` rules after each agent's defaults, then ``agent.<name>`` settings
             and rules; an ``agent.<name>`` that is not built in defines a custom agent (mode ``all`` by default) on the
@@ -201,12 +223,9 @@ def builtin_agents(data_dir: Path, tmp_dir: Path, config: Config | None = None) 
     agents = {agent.name: agent for agent in _builtin(data, tmp)}
     if config is None:
         return agents
-    output_glob = f"{data}/tool-output/*"
     for name, section in config.agents.items():
         if name not in agents:
             agents[name] = Agent(name=name, mode="all", rules=tuple(_defaults(data, tmp)))
         if section.disable:
             del agents[name]
-    return {
-        name: _layered(agent, config, config.agents.get(name), output_glob) for name, agent in agents.items()
-    }
+    return {name: _layered(agent, config, config.agents.get(name)) for name, agent in agents.items()}

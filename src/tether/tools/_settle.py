@@ -184,7 +184,7 @@ class Materialization:
             )
             failed = await _guard_hooks("before", call.name, self._before, event)
             if failed is not None:
-                return await self._bound(failed)
+                return await self._bound(failed, ctx.session_id)
             raw = event.input
         outcome = await self._run(call.name, raw, ctx)
         if self._after:
@@ -199,7 +199,7 @@ class Materialization:
             )
             failed = await _guard_hooks("after", call.name, self._after, after)
             if failed is not None:
-                return await self._bound(failed)
+                return await self._bound(failed, ctx.session_id)
             if after.outcome is not outcome and isinstance(after.outcome, Completed):
                 try:
                     outcome = Completed(
@@ -213,9 +213,10 @@ class Materialization:
                     outcome = Failed(error=f"Tool execution failed: after hook {exc}", kind="defect")
             else:
                 outcome = after.outcome
-        return await self._bound(outcome)
+        return await self._bound(outcome, ctx.session_id)
 
-    async def _bound(self, outcome: Outcome) -> Outcome:
+    async def _bound(self, outcome: Outcome, session: str) -> Outcome:
+        # Retained under the session's own directory: only that session reads it without asking.
         store = self._output
         if isinstance(outcome, Completed):
             content, output = outcome.content, outcome.output
@@ -224,10 +225,12 @@ class Materialization:
         if not store.needs_bounding(content, output):
             return outcome
         if isinstance(outcome, Failed):
-            return await self._bound_failure(outcome)
+            return await self._bound_failure(outcome, session)
         try:
             # Already measured: go straight to the blocking retention in a worker thread (law 9).
-            bounded = await anyio.to_thread.run_sync(store.bound_sync, content, output)
+            bounded = await anyio.to_thread.run_sync(
+                functools.partial(store.bound_sync, content, output, session=session)
+            )
         except OutputStoreError as exc:
             return Failed(error=str(exc), kind="output_store")
         paths = tuple(dict.fromkeys((*outcome.output_paths, *bounded.output_paths)))
@@ -239,12 +242,12 @@ class Materialization:
             title=outcome.title,
         )
 
-    async def _bound_failure(self, outcome: Failed) -> Outcome:
+    async def _bound_failure(self, outcome: Failed, session: str) -> Outcome:
         # The error text and the partial content are bounded separately: the error stays one message.
         store = self._output
         try:
-            error = await store.bound((Text(outcome.error),))
-            partial = await store.bound(outcome.partial) if outcome.partial else None
+            error = await store.bound((Text(outcome.error),), session=session)
+            partial = await store.bound(outcome.partial, session=session) if outcome.partial else None
         except OutputStoreError as exc:
             return Failed(error=str(exc), kind="output_store")
         paths = [*outcome.output_paths, *error.output_paths]
