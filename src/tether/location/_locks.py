@@ -44,6 +44,9 @@ import anyio.from_thread
 __all__ = ["lock_directory", "lock_files"]
 
 _POLL_SECONDS = 0.05
+"""How often a thread waiting for the in-process lock checks for cancellation (a release wakes it at once)."""
+_FLOCK_POLL_MAX = 0.01
+"""The longest pause between two attempts at a flock held by another process."""
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -118,7 +121,7 @@ def _flock(fd: int) -> None:
             pass
         _check_cancelled()
         time.sleep(delay)  # another process holds it; no portable way to wait on a flock with a timeout
-        delay = min(delay * 2, _POLL_SECONDS)
+        delay = min(delay * 2, _FLOCK_POLL_MAX)
 
 
 def _acquire(key: str) -> _Entry:
