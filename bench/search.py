@@ -1,6 +1,7 @@
-"""grep and glob through the full settle path vs raw ripgrep with the same flags, on a generated 50,000-file tree.
+"""grep and glob through the full settle path vs raw ripgrep with the same flags, on a generated 50,000-file tree,
+and grep on one file made of a single 40 MB line (the long-line case: it must stay linear).
 
-Run: .venv/bin/python bench/search.py [--files 50000] [--runs 7]
+Run: .venv/bin/python bench/search.py [--files 50000] [--runs 7] [--long-mb 40]
 
 Prints the median wall time of each and the ratio tool / raw rg (target <= 1.2x). Raw rg runs to completion as a
 subprocess from Python (subprocess.run), so both sides pay a process start. The tools stop ripgrep once they hold
@@ -68,12 +69,21 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=50_000)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--long-mb", type=int, default=40, help="size of the one-line file (0: skip the case)"
+    )
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tether-bench-") as tmp:
         root = Path(tmp) / "tree"
         root.mkdir()
         print(f"generating {opts.files} files ...", flush=True)
         generate(root, opts.files)
+        if opts.long_mb:
+            long_dir = root / "long"
+            long_dir.mkdir()
+            with (long_dir / "one-line.txt").open("w") as f:
+                f.write("abc " * (opts.long_mb * 250_000))
+                f.write("needle_long\n")
         deps = BuiltinDeps(
             location=Location(root), permissions=AllowAll(), output=OutputStore(Path(tmp) / "out")
         )  # type: ignore[arg-type]
@@ -85,7 +95,17 @@ async def main() -> None:
             ("glob rare", "glob", {"pattern": "**/file4999*.txt"}, glob.glob_args()),
             ("glob broad", "glob", {"pattern": "**/*.py"}, glob.glob_args()),
         ]
-        print(f"{'case':<12} {'tool (ms)':>10} {'raw rg (ms)':>12} {'ratio':>7}")
+        if opts.long_mb:
+            long_args = grep.grep_args("needle_long", target="long/one-line.txt")
+            cases.append(
+                (
+                    f"grep {opts.long_mb}MB line",
+                    "grep",
+                    {"pattern": "needle_long", "path": "long/one-line.txt"},
+                    long_args,
+                )
+            )
+        print(f"{'case':<18} {'tool (ms)':>10} {'raw rg (ms)':>12} {'ratio':>7}")
         n = 0
         for label, name, input, args in cases:
             tool_times: list[float] = []
@@ -95,7 +115,7 @@ async def main() -> None:
                 tool_times.append(await settle(registry, name, input, n))
                 rg_times.append(raw_rg(args, root))
             t, r = statistics.median(tool_times), statistics.median(rg_times)
-            print(f"{label:<12} {t * 1000:>10.1f} {r * 1000:>12.1f} {t / r:>6.2f}x", flush=True)
+            print(f"{label:<18} {t * 1000:>10.1f} {r * 1000:>12.1f} {t / r:>6.2f}x", flush=True)
 
 
 if __name__ == "__main__":
