@@ -42,9 +42,9 @@ FILES = (
 BLOCKS_PER_FILE = 2
 SEED = 13
 # Measured through the edit tool on this machine (Python 3.11 standard library), 340 cases: the previous matcher
-# (OpenCode's chain, commit 8be1b57) made 140 right, 40 refused, 160 wrong; the current one 284 right, 56 refused,
+# (OpenCode's chain, commit 8be1b57) made 160 right, 40 refused, 140 wrong; the current one 284 right, 56 refused,
 # 0 wrong. The floor is the previous matcher's figure.
-RIGHT_FLOOR = 140
+RIGHT_FLOOR = 160
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -172,10 +172,13 @@ def _cases_for(name: str, text: str, rng: random.Random) -> list[Case]:
         )
         case("crlf_old", old.replace("\n", "\r\n"), new)
         case("crlf_file", old, new, text.replace("\n", "\r\n"), intended.replace("\n", "\r\n"))
-        # The file's last block line carries trailing whitespace the model did not copy.
+        # The file's last block line carries trailing whitespace the model did not copy: it stays (an exact match
+        # touches nothing outside itself; trailing spaces can be meaningful, as a Markdown line break).
         spaced = [*block[:-1], block[-1] + "  "]
         spaced_text = text.replace(old, "\n".join(spaced), 1)
-        case("last_line_trimmed", old, new, spaced_text, spaced_text.replace("\n".join(spaced), new, 1))
+        case(
+            "last_line_trimmed", old, new, spaced_text, spaced_text.replace("\n".join(spaced), new + "  ", 1)
+        )
         # A copy of the block one level deeper at the end of the file, and old_string with trailing whitespace: only
         # the original matches without changing indentation.
         deeper = "\n".join("    " + line if line.strip() else line for line in block)

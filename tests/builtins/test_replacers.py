@@ -106,8 +106,8 @@ def test_new_indentation_that_cannot_be_mapped_is_refused() -> None:
     assert info.value.line == 3
 
 
-def test_trailing_whitespace_after_an_exact_match_goes_with_it() -> None:
-    assert replace("a = 1  \nb = 2\n", "a = 1", "a = 3") == ("a = 3\nb = 2\n", 1)
+def test_an_exact_match_leaves_the_trailing_whitespace_after_it() -> None:
+    assert replace("a hard break  \nb\n", "a hard break", "a line break") == ("a line break  \nb\n", 1)
 
 
 def test_line_matches_keep_crlf_line_endings() -> None:

@@ -254,8 +254,8 @@ def _reindent(pairs: list[tuple[int, str, str]], new: str) -> str | None:
 
 def exact(doc: _Doc, find: str, new: str) -> list[Match]:
     """Every exact occurrence. One that starts after the indentation of its line, with ``old_string``'s first line
-    unindented, is taken from the line start with ``new_string`` re-indented; trailing whitespace after its end is
-    taken too."""
+    unindented, is taken from the line start with ``new_string`` re-indented (else an indented ``new_string`` would get
+    the indentation twice). Nothing after the match is touched (trailing whitespace stays: it can be meaningful)."""
     text = doc.text
     matches: list[Match] = []
     index = text.find(find)
@@ -269,11 +269,6 @@ def exact(doc: _Doc, find: str, new: str) -> list[Match]:
             file_lines = doc.lines[first : first + len(find_lines)]
             replacement = _reindent(_pairs(find_lines, file_lines), new)
             start = line_start
-        if find[-1:] not in ("\n", " ", "\t"):
-            line_end = text.find("\n", end)
-            rest = text[end : len(text) if line_end < 0 else line_end].removesuffix("\r")
-            if rest and not rest.strip(" \t"):
-                end += len(rest)
         matches.append(Match(start=start, end=end, replacement=replacement))
         index = text.find(find, index + len(find))
     return matches
