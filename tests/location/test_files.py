@@ -1,22 +1,33 @@
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tether.errors import ToolFailure
+from tether.errors import ToolFailure, UsageError
 from tether.location import (
     FILE_CHANGED_MESSAGE,
+    _locks,
     adapt_line_endings,
+    check_path_sync,
     decode_text,
     encode_text,
     line_ending,
+    lock_files,
     read_bytes,
+    read_bytes_sync,
+    remove_if_unchanged_sync,
     write_bytes_sync,
     write_if_unchanged,
+    write_if_unchanged_sync,
 )
+from tether.location._dirfd import open_target
+from tether.location._locks import lock_file
 
 
 @pytest.mark.anyio
@@ -103,3 +114,181 @@ def test_line_endings() -> None:
     assert adapt_line_endings("x\ny\n", "a\nb\n") == "x\ny\n"
     assert adapt_line_endings("x\r\ny\n", "a\r\n") == "x\r\ny\n"  # content that chose its endings keeps them
     assert adapt_line_endings("x\n", None) == "x\n"
+
+
+# -- descriptor-relative operations: a symlink that appeared after resolution is never followed ------------------
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    """A canonical (symlink-free) directory with ``project/sub/a.txt`` and an ``outside/a.txt`` canary."""
+    real = tmp_path.resolve()
+    (real / "project" / "sub").mkdir(parents=True)
+    (real / "project" / "sub" / "a.txt").write_bytes(b"inside\n")
+    (real / "outside").mkdir()
+    (real / "outside" / "a.txt").write_bytes(b"canary\n")
+    return real
+
+
+def swap_for_symlink(directory: Path, target: Path) -> None:
+    os.rename(directory, directory.with_name(directory.name + "-moved"))
+    directory.symlink_to(target, target_is_directory=True)
+
+
+def test_a_read_through_a_directory_now_a_symlink_is_refused(base: Path) -> None:
+    swap_for_symlink(base / "project" / "sub", base / "outside")
+    with pytest.raises(ToolFailure) as info:
+        read_bytes_sync(base / "project" / "sub" / "a.txt")
+    assert info.value.message == (
+        f"{base.as_posix()}/project/sub/a.txt changed while waiting for approval: "
+        f"{base.as_posix()}/project/sub is now a symlink. Nothing was written."
+    )
+
+
+@pytest.mark.parametrize("operation", ["write_bytes", "write_if_unchanged", "remove_if_unchanged"])
+def test_mutations_through_a_directory_now_a_symlink_leave_the_canary_untouched(
+    base: Path, operation: str
+) -> None:
+    target = base / "project" / "sub" / "a.txt"
+    swap_for_symlink(base / "project" / "sub", base / "outside")
+    with pytest.raises(ToolFailure, match=r"sub is now a symlink\. Nothing was written\."):
+        if operation == "write_bytes":
+            write_bytes_sync(target, b"payload\n")
+        elif operation == "write_if_unchanged":
+            write_if_unchanged_sync(target, b"canary\n", b"payload\n")
+        else:
+            remove_if_unchanged_sync(target, b"canary\n")
+    assert sorted(p.name for p in (base / "outside").iterdir()) == ["a.txt"]
+    assert (base / "outside" / "a.txt").read_bytes() == b"canary\n"
+
+
+@pytest.mark.parametrize(
+    "operation", ["read", "write_bytes", "write_if_unchanged", "remove_if_unchanged", "check"]
+)
+def test_a_file_now_a_symlink_is_refused_and_not_followed(base: Path, operation: str) -> None:
+    target = base / "project" / "sub" / "a.txt"
+    target.unlink()
+    target.symlink_to(base / "outside" / "a.txt")
+    with pytest.raises(ToolFailure, match=r"sub/a\.txt is now a symlink"):
+        if operation == "read":
+            read_bytes_sync(target)
+        elif operation == "write_bytes":
+            write_bytes_sync(target, b"payload\n")
+        elif operation == "write_if_unchanged":
+            write_if_unchanged_sync(target, b"canary\n", b"payload\n")
+        elif operation == "remove_if_unchanged":
+            remove_if_unchanged_sync(target, b"canary\n")
+        else:
+            check_path_sync(target)
+    assert target.is_symlink()
+    assert (base / "outside" / "a.txt").read_bytes() == b"canary\n"
+
+
+def test_a_directory_to_create_that_appears_as_a_symlink_is_refused(base: Path) -> None:
+    target = base / "project" / "new" / "deeper" / "f.txt"
+    with open_target(target) as opened:
+        assert opened.missing
+        (base / "project" / "new").symlink_to(base / "outside", target_is_directory=True)  # raced in
+        with pytest.raises(ToolFailure, match=r"project/new is now a symlink\. Nothing was written\."):
+            opened.write(b"payload\n", mode=None, exclusive=False)
+    assert sorted(p.name for p in (base / "outside").iterdir()) == ["a.txt"]
+
+
+def test_missing_directories_are_created_only_when_something_is_written(base: Path) -> None:
+    target = base / "project" / "x" / "y" / "f.txt"
+    assert read_bytes_sync(target) is None
+    check_path_sync(target)
+    assert not (base / "project" / "x").exists()
+    with pytest.raises(ToolFailure, match="File changed after permission approval"):
+        write_if_unchanged_sync(target, b"expected\n", b"payload\n")
+    assert not (base / "project" / "x").exists()
+    write_if_unchanged_sync(target, None, b"payload\n")
+    assert target.read_bytes() == b"payload\n"
+
+
+def test_remove_if_unchanged_removes_only_the_bytes_it_was_given(base: Path) -> None:
+    target = base / "project" / "sub" / "a.txt"
+    with pytest.raises(ToolFailure, match="File changed after permission approval"):
+        remove_if_unchanged_sync(target, b"something else\n")
+    assert target.exists()
+    remove_if_unchanged_sync(target, b"inside\n")
+    assert not target.exists()
+
+
+def test_a_fifo_is_refused_at_once_instead_of_blocking(base: Path) -> None:
+    fifo = base / "project" / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="Not a regular file"):
+        read_bytes_sync(fifo)
+
+
+def test_a_path_that_is_not_canonical_is_a_usage_error(base: Path) -> None:
+    with pytest.raises(UsageError):
+        read_bytes_sync(Path("relative.txt"))
+    with pytest.raises(UsageError):
+        read_bytes_sync(base / "project" / ".." / "outside" / "a.txt")
+
+
+# -- the per-file lock ----------------------------------------------------------------------------------------------
+
+
+def test_the_file_lock_is_reentrant_within_a_thread(base: Path) -> None:
+    target = base / "project" / "sub" / "a.txt"
+    with lock_files([target, target]), lock_files([target]):
+        write_if_unchanged_sync(target, b"inside\n", b"changed\n")  # takes the same lock again
+    assert target.read_bytes() == b"changed\n"
+
+
+def test_the_file_lock_excludes_another_process_until_it_releases(base: Path) -> None:
+    target = base / "project" / "sub" / "a.txt"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, pathlib\n"
+            "from tether.location import lock_files\n"
+            "with lock_files([pathlib.Path(sys.argv[1])]):\n"
+            "    print('locked', flush=True)\n"
+            "    sys.stdin.readline()\n",
+            str(target),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        fd = os.open(lock_file(target), os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            holder.communicate("release\n", timeout=30)
+            assert holder.returncode == 0
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free once the other process let go
+        finally:
+            os.close(fd)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.communicate()
+
+
+def test_lock_files_live_outside_the_project_in_a_private_directory(base: Path) -> None:
+    path = lock_file(base / "project" / "sub" / "a.txt")
+    assert not path.is_relative_to(base)
+    st = os.lstat(path.parent)
+    assert stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077 == 0
+
+
+def test_a_lock_directory_others_can_write_is_refused(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = tmp_path / "runtime"
+    (runtime / "tether-locks").mkdir(parents=True)
+    os.chmod(runtime / "tether-locks", 0o777)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setattr(_locks, "_directory", None)
+    with pytest.raises(OSError, match="not a private directory"):
+        write_bytes_sync(base / "project" / "sub" / "a.txt", b"payload\n")
+    assert (base / "project" / "sub" / "a.txt").read_bytes() == b"inside\n"

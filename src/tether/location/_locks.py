@@ -41,7 +41,7 @@ from pathlib import Path
 import anyio
 import anyio.from_thread
 
-__all__ = ["lock_directory", "lock_files"]
+__all__ = ["lock_directory", "lock_file", "lock_files"]
 
 _POLL_SECONDS = 0.05
 """How often a thread waiting for the in-process lock checks for cancellation (a release wakes it at once)."""
@@ -101,14 +101,22 @@ def lock_directory() -> Path:
     return directory
 
 
+def lock_file(path: Path) -> Path:
+    """The lock file of the canonical ``path`` (it may not exist yet).
+
+    Raises:
+        OSError: as :func:`lock_directory`.
+    """
+    return lock_directory() / (hashlib.sha256(os.fsencode(str(path))).hexdigest()[:40] + ".lock")
+
+
 def _open_lock_file(key: str) -> int:
     global _directory
-    name = hashlib.sha256(os.fsencode(key)).hexdigest()[:40] + ".lock"
     try:
-        return os.open(lock_directory() / name, _LOCK_FLAGS, 0o600)
+        return os.open(lock_file(Path(key)), _LOCK_FLAGS, 0o600)
     except FileNotFoundError:
         _directory = None  # the directory was cleaned away (a temp cleaner): make it again
-        return os.open(lock_directory() / name, _LOCK_FLAGS, 0o600)
+        return os.open(lock_file(Path(key)), _LOCK_FLAGS, 0o600)
 
 
 def _flock(fd: int) -> None:
