@@ -80,6 +80,10 @@ def test_a_single_unindented_line_matched_after_the_indentation_takes_new_string
     assert replace("def f():\n    x = 1\n", "x = 1", "x = 2") == ("def f():\n    x = 2\n", 1)
 
 
+def test_an_exact_match_starting_with_a_newline_keeps_the_indentation_before_it() -> None:
+    assert replace("x\n    \ny = 1\n", "\ny = 1", "\ny = 2") == ("x\n    \ny = 2\n", 1)
+
+
 def test_a_dedented_block_is_reindented_deeper_lines_included() -> None:
     content = "class A:\n    def f(self):\n        return 1\n"
     updated, _ = replace(content, "def f(self):\n    return 1", "def f(self):\n    if x:\n        return 2")

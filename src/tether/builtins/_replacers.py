@@ -257,13 +257,15 @@ def exact(doc: _Doc, find: str, new: str) -> list[Match]:
     unindented, is taken from the line start with ``new_string`` re-indented (else an indented ``new_string`` would get
     the indentation twice). Nothing after the match is touched (trailing whitespace stays: it can be meaningful)."""
     text = doc.text
+    head = find.partition("\n")[0]
+    bare_head = bool(head.strip()) and head[0] not in (" ", "\t")
     matches: list[Match] = []
     index = text.find(find)
     while index >= 0:
         start, end, replacement = index, index + len(find), new
         line_start = text.rfind("\n", 0, index) + 1
         prefix = text[line_start:index]
-        if prefix and not prefix.strip(" \t") and find[:1] not in (" ", "\t"):
+        if bare_head and prefix and not prefix.strip(" \t"):
             first = doc.line_of(index)
             find_lines = find.split("\n")
             file_lines = doc.lines[first : first + len(find_lines)]
