@@ -5,7 +5,13 @@ Public surface for tools that touch paths (the file tools, bash's workdir and pa
 - :class:`Location` and :meth:`Location.resolve` → :class:`ResolvedPath`;
 - :func:`require_external` / :func:`authorize` / :func:`authorize_edit`: the permission order;
 - :func:`authorize_protected` and :func:`protected_anchor`: writes to protected paths always ask;
-- :func:`write_if_unchanged` and the text helpers: safe, atomic, BOM- and line-ending-preserving writes.
+- :func:`write_if_unchanged` and the text helpers: safe, atomic, BOM- and line-ending-preserving writes;
+- :func:`lock_files`: a file's mutation lock (per file in the process, ``flock`` across processes), held by the
+  tools around read → compare → write so parallel changes of one file are never lost.
+
+Every read and mutation acts on the canonical path (:attr:`ResolvedPath.path`) relative to directory descriptors,
+never following a symlink: a directory (or the file) replaced by a symlink after resolution fails the call with
+``<path> changed while waiting for approval: <component> is now a symlink. Nothing was written.``
 """
 
 from ._authorize import PermissionAsserter, authorize, authorize_edit, authorize_protected, require_external
