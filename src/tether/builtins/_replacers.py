@@ -219,7 +219,8 @@ def _reindent(pairs: list[tuple[int, str, str]], new: str) -> str | None:
     """
     if all(f == o for _, f, o in pairs):
         return new
-    lost = pairs[0][0] == 0 and pairs[0][1] == "" and pairs[0][2] != ""
+    bare_first = pairs[0][0] == 0 and pairs[0][1] == "" and pairs[0][2] != ""
+    lost = bare_first
     shifted = _uniform([(f, o) for _, f, o in pairs]) if lost and len(pairs) > 1 else None
     if shifted is not None:
         lost, mapping = False, shifted
@@ -233,7 +234,7 @@ def _reindent(pairs: list[tuple[int, str, str]], new: str) -> str | None:
             out.append(line)
             continue
         indent = _indent(line)
-        if k == 0 and pairs[0][0] == 0 and pairs[0][1] == "" and pairs[0][2] != "":
+        if k == 0 and bare_first:
             if indent == "":
                 out.append(pairs[0][2] + line)
                 continue
