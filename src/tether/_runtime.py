@@ -215,7 +215,10 @@ class Runtime:
         from .location import Location
         from .tools import ToolRegistry
 
-        location = await anyio.to_thread.run_sync(Location, path)
+        named = self.config.get("instructions")
+        instructions = [i for i in named if isinstance(i, str)] if isinstance(named, list) else []
+        # the instruction files the config names are protected paths, like AGENTS.md
+        location = await anyio.to_thread.run_sync(lambda: Location(path, instructions=instructions))
         key = str(location.root)
         found = self._locations.get(key)
         if found is not None:

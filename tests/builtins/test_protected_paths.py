@@ -86,7 +86,7 @@ async def repo(root: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def harness(make_project: Callable[..., Any], repo: Path, tmp_path: Path) -> Callable[..., Any]:
-    async def build(*config: Rule) -> Harness:
+    async def build(*config: Rule, directory: Path | None = None) -> Harness:
         bus = Bus()
         saved = SavedApprovals(tmp_path / "approvals.sqlite")
         await saved.add(PROJECT, "edit", ["*"])  # an earlier "always" for ordinary edits
@@ -96,7 +96,7 @@ def harness(make_project: Callable[..., Any], repo: Path, tmp_path: Path) -> Cal
         )
         agent = Agent(name="build", rulesets=layers)
         service = PermissionService(bus=bus, saved=saved, resolve=StaticRules(project=PROJECT, agent=agent))
-        return Harness(make_project(service), service, bus, saved)
+        return Harness(make_project(service, directory=directory), service, bus, saved)
 
     return build
 
@@ -285,3 +285,23 @@ async def test_always_on_a_protected_write_saves_that_file_only(
     assert isinstance(again, Completed) and asked == []
     other, asked = await h.call("reject", "write", path="AGENTS.md", content="x\n")
     assert isinstance(other, Failed) and len(asked) == 1
+
+
+async def test_a_git_directory_kept_outside_the_checkout_is_protected_too(
+    harness: Callable[..., Any], tmp_path: Path
+) -> None:
+    gitdir = tmp_path / "store" / "repo.git"
+    gitdir.parent.mkdir()
+    await git(tmp_path, tmp_path / "home", "init", "-q", f"--separate-git-dir={gitdir}", "checkout")
+    h = await harness(directory=tmp_path / "checkout")  # external_directory is allowed by the rules
+    canary = tmp_path / "canary"
+    before = (gitdir / "config").read_bytes()
+    command = CANARY_COMMAND.format(canary=canary)
+    outcome, asked = await h.call(
+        "reject", "write", path=str(gitdir / "config"), content=f"[core]\n\tfsmonitor = {command}\n"
+    )
+    assert isinstance(outcome, Failed) and outcome.kind == "declined"
+    assert [p.request.protected for p in asked] == [f"{gitdir.as_posix()}/"]
+    assert (gitdir / "config").read_bytes() == before
+    await git(tmp_path / "checkout", tmp_path / "home", "status", "--short")
+    assert not canary.exists()

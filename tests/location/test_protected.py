@@ -1,6 +1,10 @@
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
-from tether.location import names_protected_path, protected_anchor
+from tether.location import Location, names_protected_path, protected_anchor
 
 
 @pytest.mark.parametrize(
@@ -77,3 +81,63 @@ def test_an_extra_directory_protects_everything_under_it() -> None:
 )
 def test_only_a_rule_that_spells_the_anchor_names_it(pattern: str, anchor: str, names: bool) -> None:
     assert names_protected_path(pattern, anchor) is names
+
+
+def test_a_wildcard_extra_protects_each_match() -> None:
+    assert protected_anchor("docs/guide/rules.md", extra={"docs/*.md"}) == "docs/guide/rules.md"
+    assert protected_anchor("docs/rules.txt", extra={"docs/*.md"}) is None
+
+
+def test_instruction_files_named_by_the_config_are_protected_where_they_resolve(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "docs").mkdir(parents=True)
+    outside = tmp_path / "shared" / "rules.md"
+    location = Location(root, instructions=["docs/rules.md", str(outside), "notes/*.md"])
+    assert location.resolve("docs/rules.md").protected == "docs/rules.md"
+    assert location.resolve("./docs/../docs/rules.md").protected == "docs/rules.md"
+    assert location.resolve(str(outside)).protected == outside.as_posix()
+    assert location.resolve("notes/today.md").protected == "notes/today.md"
+    assert location.resolve("docs/other.md").protected is None
+    assert location.resolve("pkg/AGENTS.md").protected == "pkg/AGENTS.md"
+
+
+def git(cwd: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "HOME": str(cwd)}
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def test_a_separate_git_directory_named_by_the_dot_git_file_is_protected(tmp_path: Path) -> None:
+    gitdir = tmp_path / "store" / "repo.git"
+    gitdir.parent.mkdir()
+    git(tmp_path, "init", "-q", f"--separate-git-dir={gitdir}", "project")
+    location = Location(tmp_path / "project")
+    assert location.resolve(".git").protected == ".git"
+    assert location.resolve(str(gitdir / "config")).protected == f"{gitdir.as_posix()}/"
+    assert location.resolve(str(gitdir / "hooks" / "pre-commit")).protected == f"{gitdir.as_posix()}/"
+    assert location.resolve(str(tmp_path / "store" / "other")).protected is None
+
+
+def test_a_worktrees_own_and_common_git_directories_are_protected(tmp_path: Path) -> None:
+    main = tmp_path / "main"
+    main.mkdir()
+    git(main, "init", "-q", ".")
+    git(main, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
+    git(main, "worktree", "add", "-q", str(tmp_path / "wt"))
+    location = Location(tmp_path / "wt")
+    own = main / ".git" / "worktrees" / "wt"
+    assert location.resolve(str(own / "config.worktree")).protected == f"{own.as_posix()}/"
+    assert location.resolve(str(main / ".git" / "config")).protected == f"{(main / '.git').as_posix()}/"
+
+
+@pytest.mark.anyio
+async def test_the_runtime_protects_the_instruction_files_its_config_names(tmp_path: Path) -> None:
+    from tether import Runtime
+    from tether.config import parse_config
+
+    project = tmp_path / "project"
+    project.mkdir()
+    config = parse_config({"instructions": ["docs/rules.md"]}, file="tether.json")
+    async with Runtime(data_dir=tmp_path / "data", config=config) as rt:
+        location = (await rt.location(project)).location
+        assert location.resolve("docs/rules.md").protected == "docs/rules.md"
+        assert location.resolve("docs/other.md").protected is None

@@ -85,6 +85,12 @@ async def authorize(
     )
 
 
+def _anchor(item: ResolvedPath) -> str | None:
+    # Location.resolve sets ``protected`` (with the Location's extra protected files); a hand-built path still gets
+    # the built-in list.
+    return item.protected if item.protected is not None else protected_anchor(item.resource)
+
+
 async def authorize_protected(
     permissions: PermissionAsserter,
     ctx: ToolContext,
@@ -108,7 +114,7 @@ async def authorize_protected(
         if item.resource in seen:
             continue
         seen.add(item.resource)
-        anchor = protected_anchor(item.resource)
+        anchor = _anchor(item)
         if anchor is None:
             continue
         await permissions.assert_(
@@ -141,7 +147,7 @@ async def authorize_edit(
     """
     items = [resolved] if isinstance(resolved, ResolvedPath) else list(resolved)
     await require_external(permissions, ctx, items)
-    ordinary = [item for item in items if protected_anchor(item.resource) is None]
+    ordinary = [item for item in items if _anchor(item) is None]
     if ordinary:
         resources = list(dict.fromkeys(item.resource for item in ordinary))
         await permissions.assert_(

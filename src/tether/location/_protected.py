@@ -20,17 +20,20 @@ Protected, matched on the path's components, case-insensitively (a case-insensit
   directories as ``dir/`` prefixes).
 
 Resources are canonical (``..`` and symlinks are resolved before a resource exists), so matching path text is enough.
-Git's own writes under ``.git`` (commit, checkout, ...) are not file-tool writes and are not affected. This module is
-pure: it looks at path text only and never touches the file system.
+Git's own writes under ``.git`` (commit, checkout, ...) are not file-tool writes and are not affected.
+:func:`protected_anchor` is pure: it looks at path text only. :func:`extra_protected`, run once when a Location is
+made, reads the root's ``.git`` file: a worktree or submodule checkout keeps its git directory elsewhere (``gitdir:
+<dir>``, and that directory's ``commondir``), and those directories are protected as a whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import os
+from collections.abc import Collection, Iterable
 
-from ..permissions import names_protected_path
+from ..permissions import names_protected_path, wildcard_match
 
-__all__ = ["PROTECTED_NAMES", "names_protected_path", "protected_anchor"]
+__all__ = ["PROTECTED_NAMES", "extra_protected", "names_protected_path", "protected_anchor"]
 
 PROTECTED_NAMES = frozenset(
     {"AGENTS.md", ".gitmodules", "tether.json", "tether.jsonc", "opencode.json", "opencode.jsonc"}
@@ -82,15 +85,22 @@ def protected_anchor(resource: str, extra: Collection[str] = ()) -> str | None:
 
     Args:
         resource: a permission resource: a path relative to the Location with ``/`` separators, or an absolute path.
-        extra: further resources to protect (instruction files named by the user's config): exact resources, or
-            directories ending with ``/`` that protect everything under them.
+        extra: further resources to protect (see :func:`extra_protected`): exact resources, directories ending with
+            ``/`` that protect everything under them, or wildcard patterns (``docs/*.md``) protecting each match.
     """
     path = resource.replace("\\", "/")
-    for entry in extra:
-        if path == entry:
-            return path
-        if entry.endswith("/") and path.startswith(entry):
-            return entry
+    if extra:
+        best: str | None = None  # the longest directory prefix, so that the answer never depends on set order
+        for entry in extra:
+            if path == entry:
+                return path
+            if entry.endswith("/"):
+                if path.startswith(entry) and (best is None or len(entry) > len(best)):
+                    best = entry
+            elif ("*" in entry or "?" in entry) and wildcard_match(path, entry):
+                return path
+        if best is not None:
+            return best
     parts = path.split("/")
     folded = [part.casefold() for part in parts]
     last = len(parts) - 1
@@ -106,3 +116,52 @@ def protected_anchor(resource: str, extra: Collection[str] = ()) -> str | None:
     if folded[last] in _NAMES:
         return path
     return None
+
+
+def _resource(root: str, path: str) -> str:
+    """``path`` as a permission resource of the Location at real ``root`` (as ``Location.resolve`` spells it)."""
+    canonical = os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+    if canonical == root or canonical.startswith(root.rstrip(os.sep) + os.sep):
+        return os.path.relpath(canonical, root).replace(os.sep, "/")
+    return canonical.replace(os.sep, "/")
+
+
+def _read_pointer(path: str, key: str) -> str | None:
+    """The value of a git pointer file (``gitdir: <dir>``; ``commondir`` holds the bare path), if it is one."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(4096).strip()
+    except OSError:
+        return None
+    if not key:
+        return text or None
+    prefix = f"{key}:"
+    if not text.startswith(prefix):
+        return None
+    return text[len(prefix) :].strip() or None
+
+
+def extra_protected(root: str, instructions: Iterable[str] = ()) -> frozenset[str]:
+    """The extra protected resources of the Location whose real root is ``root``. Reads the file system.
+
+    - each of ``instructions`` (instruction files the config names: relative to ``root``, absolute, ``~/...``, or a
+      glob, kept as a wildcard pattern) as a resource;
+    - when ``<root>/.git`` is a file (a worktree or submodule checkout), the git directory it points at and that
+      directory's ``commondir``, as ``dir/`` prefixes: everything in them is protected.
+    """
+    out: set[str] = set()
+    for entry in instructions:
+        if "*" in entry or "?" in entry:
+            out.add(entry.replace("\\", "/"))
+        elif entry.strip():
+            out.add(_resource(root, entry))
+    dotgit = os.path.join(root, ".git")
+    if os.path.isfile(dotgit):
+        gitdir = _read_pointer(dotgit, "gitdir")
+        if gitdir is not None:
+            real = os.path.realpath(os.path.join(root, gitdir))
+            out.add(_resource(root, real).rstrip("/") + "/")
+            common = _read_pointer(os.path.join(real, "commondir"), "")
+            if common is not None:
+                out.add(_resource(root, os.path.join(real, common)).rstrip("/") + "/")
+    return frozenset(out)

@@ -18,6 +18,7 @@ string the model sent: that is what makes the check and the action agree.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -25,6 +26,7 @@ from typing import Literal
 import anyio.to_thread
 
 from ..errors import PathError, UsageError
+from ._protected import extra_protected, protected_anchor
 
 __all__ = ["ExternalDirectory", "Location", "PathKind", "ResolvedPath", "sanitize_path"]
 
@@ -51,6 +53,8 @@ class ResolvedPath:
             (``"."`` for the root) when internal, else the canonical absolute path with ``/`` separators.
         internal: whether the canonical path lies inside the real Location root.
         external: the ``external_directory`` request parts, ``None`` for internal paths.
+        protected: the protected anchor when writing the path must always be asked (``protected_anchor``, with the
+            Location's extra protected resources), else ``None``.
     """
 
     path: Path
@@ -58,6 +62,7 @@ class ResolvedPath:
     resource: str
     internal: bool
     external: ExternalDirectory | None = None
+    protected: str | None = None
 
 
 def sanitize_path(path: str) -> str:
@@ -88,14 +93,16 @@ class Location:
 
     Args:
         root: the project directory. It must exist and be a directory; symlinks in it are resolved.
+        instructions: instruction files the config names (relative, absolute or globs): protected like
+            ``AGENTS.md`` (see ``extra_protected``; reads the root's ``.git`` file, so build a Location off the loop).
 
     Raises:
         UsageError: ``root`` does not exist or is not a directory.
     """
 
-    __slots__ = ("_directory", "_root", "_root_str")
+    __slots__ = ("_directory", "_protected", "_root", "_root_str")
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, instructions: Iterable[str] = ()) -> None:
         directory = os.path.abspath(os.fspath(root))
         real = os.path.realpath(directory)
         if not os.path.isdir(real):
@@ -103,6 +110,7 @@ class Location:
         self._directory = directory
         self._root = Path(real)
         self._root_str = real
+        self._protected = extra_protected(real, instructions)
 
     def __repr__(self) -> str:
         return f"Location({self._root_str!r})"
@@ -171,8 +179,14 @@ class Location:
                 path=path,
             )
         if internal:
-            rel = os.path.relpath(canonical, self._root_str)
-            return ResolvedPath(path=Path(canonical), original=path, resource=_posix(rel), internal=True)
+            rel = _posix(os.path.relpath(canonical, self._root_str))
+            return ResolvedPath(
+                path=Path(canonical),
+                original=path,
+                resource=rel,
+                internal=True,
+                protected=protected_anchor(rel, self._protected),
+            )
         if not is_missing and kind == "directory" and os.path.isdir(canonical):
             boundary = canonical
         elif is_missing:
@@ -189,6 +203,7 @@ class Location:
             resource=_posix(canonical),
             internal=False,
             external=ExternalDirectory(directory=directory, resource=resource, save=save),
+            protected=protected_anchor(_posix(canonical), self._protected),
         )
 
 
