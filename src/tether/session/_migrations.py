@@ -70,4 +70,21 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE parts ADD COLUMN owner TEXT;
     ALTER TABLE messages ADD COLUMN owner TEXT;
     """,
+    # 3: a tool call's input (and the raw argument text) stored once, beside its part: a part row is rewritten on
+    # every state change, and SQLite rewrites a whole row (a 50 MB argument included) on each update. Parts written
+    # since keep ``input``/``raw`` out of ``parts.data`` and out of the event log. ``claims``: the open store (owner)
+    # running a session; a second process gets "busy" while that owner lives (see ``SQLiteStore.claim``).
+    """
+    CREATE TABLE inputs (
+        session_id TEXT NOT NULL,
+        part_id TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_id, part_id)
+    );
+    CREATE TABLE claims (
+        session_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        claimed INTEGER NOT NULL
+    );
+    """,
 )

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from ..errors import NotFoundError, StoreError
+from ..errors import NotFoundError, StoreError, UsageError
 from ._events import DurableEvent, MessageUpdated, PartUpdated
 from ._migrations import MIGRATIONS
 from ._model import (
@@ -60,7 +60,45 @@ log = logging.getLogger("tether.session")
 T = TypeVar("T")
 
 _MAX_BATCH = 4096
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
+_BUSY_TIMEOUT_MS = 30_000
+_dumps_utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
+_dumps_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=repr).encode
+
+
+def _dumps(value: Any) -> str:
+    """JSON text that SQLite can always store: total over any text (law 12).
+
+    A lone surrogate (``"\\ud800"`` from a model, ``os.fsdecode`` of a non-UTF-8 file name) cannot be encoded as
+    UTF-8, so SQLite would refuse the row. Such a value is written with ``\\uXXXX`` escapes instead: still JSON, and
+    ``json.loads`` gives back exactly the same string (lossless and reversible). ASCII text is checked in O(1).
+    A value JSON cannot hold at all (a cycle, nesting deeper than the interpreter's recursion limit) is stored as a
+    string saying so: the writer never fails on a value.
+    """
+    try:
+        text = _dumps_utf8(value)
+    except (ValueError, RecursionError) as exc:  # a cycle, or nesting deeper than the encoder can go
+        return _dumps_ascii(f"<unstorable value: {type(exc).__name__}: {exc}>")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return _dumps_ascii(value)
+    return text
+
+
+def _text(value: str) -> str:
+    """A plain text column (ids, paths, names) that SQLite can always store.
+
+    Lone surrogates become their visible escape (``\\udcff``); the same mapping is applied to the values a query
+    compares with (a project path), so a lookup finds what was stored.
+    """
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 class _Call:
@@ -80,12 +118,12 @@ _STOP = _Stop()
 
 def _session_row(s: SessionInfo) -> tuple[Any, ...]:
     return (
-        s.id,
-        s.project,
-        s.directory,
-        s.title,
-        s.agent,
-        s.parent_id,
+        _text(s.id),
+        _text(s.project),
+        _text(s.directory),
+        _text(s.title),
+        _text(s.agent),
+        None if s.parent_id is None else _text(s.parent_id),
         _dumps([list(r) for r in s.rules]),
         s.created,
         s.updated,
@@ -131,6 +169,8 @@ class SQLiteStore:
         self._closed = False
         self._error: StoreError | None = None
         self._owner: Owner | None = None
+        self._inputs: dict[str, tuple[Any, Any]] = {}
+        """Writer thread only: the ``(input, raw)`` objects last written per unsettled tool part (written once)."""
         self.recovered = 0
         """How many tool parts the last :meth:`recover` marked interrupted."""
 
@@ -222,7 +262,7 @@ class SQLiteStore:
 
         def read(conn: sqlite3.Connection) -> SessionInfo | None:
             row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (_text(session_id),)
             ).fetchone()
             return None if row is None else _session_from_row(row)
 
@@ -244,7 +284,7 @@ class SQLiteStore:
                 rows = conn.execute(
                     f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE project = ? "
                     "ORDER BY updated DESC, id DESC LIMIT ?",
-                    (project, limit),
+                    (_text(project), limit),
                 )
             return [_session_from_row(r) for r in rows]
 
@@ -261,12 +301,17 @@ class SQLiteStore:
                 )
             ]
             parts: dict[str, list[Part]] = {info.id: [] for info in infos}
-            for message_id, data in conn.execute(
-                "SELECT message_id, data FROM parts WHERE session_id = ? ORDER BY id", (session_id,)
+            for message_id, data, stored_input in conn.execute(
+                "SELECT p.message_id, p.data, i.data FROM parts AS p LEFT JOIN inputs AS i "
+                "ON i.session_id = p.session_id AND i.part_id = p.id WHERE p.session_id = ? ORDER BY p.id",
+                (session_id,),
             ):
                 bucket = parts.get(message_id)
                 if bucket is not None:
-                    bucket.append(part_from_json(session_id, message_id, json.loads(data)))
+                    record = json.loads(data)
+                    if stored_input is not None:
+                        record["input"], record["raw"] = json.loads(stored_input)
+                    bucket.append(part_from_json(session_id, message_id, record))
             return [StoredMessage(info=info, parts=tuple(parts[info.id])) for info in infos]
 
         return await self._run(read)
@@ -284,6 +329,34 @@ class SQLiteStore:
             ]
 
         return await self._run(read)
+
+    async def claim(self, session_id: str) -> None:
+        """Make this store the one running ``session_id`` until :meth:`release` or close (one session, one writer).
+
+        A claim held by a store that is gone (closed, its process exited or its pid reused: see ``_owners``) is taken
+        over. Checking and taking happen in one write transaction, so two processes never both get the session.
+
+        Raises:
+            UsageError: a live store (another process, or another store of this one) runs the session:
+                ``session ses_… is busy (pid N)``.
+            StoreError: the store is closed or failed.
+        """
+        owner = self._owner
+        assert owner is not None
+        holder = await self._run(lambda conn: _claim(conn, owner, _text(session_id)))
+        if holder is not None:
+            where = "" if holder.host == owner.host else f" on {holder.host}"
+            raise UsageError(f"session {session_id} is busy (pid {holder.pid}{where})")
+
+    async def release(self, session_id: str) -> None:
+        """Give up this store's claim on ``session_id`` (a no-op when it holds none)."""
+        owner = self._owner
+        assert owner is not None
+        await self._run(
+            lambda conn: conn.execute(
+                "DELETE FROM claims WHERE session_id = ? AND owner = ?", (_text(session_id), owner.id)
+            )
+        )
 
     @property
     def owner(self) -> str | None:
@@ -310,35 +383,44 @@ class SQLiteStore:
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=5000")
-        conn.execute("PRAGMA temp_store=MEMORY")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > len(MIGRATIONS):
-            raise StoreError(
-                f"{self.path} has schema version {version}; this tether knows {len(MIGRATIONS)}. Upgrade tether."
-            )
-        for number in range(version, len(MIGRATIONS)):
-            conn.execute("BEGIN IMMEDIATE")
+        conn = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_TIMEOUT_MS / 1000
+        )
+        try:
+            # Several processes may open a fresh file at the same moment: the busy timeout comes first, switching to
+            # WAL is retried while another opener holds the lock, and the schema version is read again inside the
+            # IMMEDIATE transaction that migrates, so only one process creates the tables.
+            conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA temp_store=MEMORY")
+            owner = self._owner = current_owner()
+            _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
-                for statement in MIGRATIONS[number].split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {number + 1}")
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version > len(MIGRATIONS):
+                    raise StoreError(
+                        f"{self.path} has schema version {version}; this tether knows {len(MIGRATIONS)}. "
+                        "Upgrade tether."
+                    )
+                for number in range(version, len(MIGRATIONS)):
+                    for statement in MIGRATIONS[number].split(";"):
+                        if statement.strip():
+                            conn.execute(statement)
+                if version < len(MIGRATIONS):
+                    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+                now = now_ms()
+                conn.execute(
+                    "INSERT INTO owners (id, host, pid, identity, opened, heartbeat) VALUES (?, ?, ?, ?, ?, ?)",
+                    (owner.id, _text(owner.host), owner.pid, owner.identity, now, now),
+                )
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-        owner = self._owner = current_owner()
-        now = now_ms()
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(
-            "INSERT INTO owners (id, host, pid, identity, opened, heartbeat) VALUES (?, ?, ?, ?, ?, ?)",
-            (owner.id, owner.host, owner.pid, owner.identity, now, now),
-        )
-        conn.execute("COMMIT")
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _serve(self, started: Future[None]) -> None:
@@ -384,6 +466,14 @@ class SQLiteStore:
         finally:
             self._release(conn)
             conn.close()
+            # Nothing waits forever on a store whose thread has ended (a read queued behind the stop).
+            while True:
+                try:
+                    item = q.get_nowait()
+                except queue.Empty:
+                    break
+                if isinstance(item, _Call) and not item.future.done():
+                    item.future.set_exception(self._error or StoreError("The session store is closed"))
 
     def _beat(self, conn: sqlite3.Connection) -> None:
         assert self._owner is not None
@@ -393,66 +483,94 @@ class SQLiteStore:
             log.warning("session store heartbeat failed: %s", exc)
 
     def _release(self, conn: sqlite3.Connection) -> None:
-        # A closed store writes nothing more: its unfinished calls (if any) are now recoverable by the next opener.
+        # A closed store writes nothing more: its unfinished calls (if any) are now recoverable by the next opener,
+        # and the sessions it claimed are free.
         assert self._owner is not None
         try:
+            conn.execute("DELETE FROM claims WHERE owner = ?", (self._owner.id,))
             conn.execute("DELETE FROM owners WHERE id = ?", (self._owner.id,))
         except sqlite3.Error as exc:
             log.warning("session store could not release its owner row: %s", exc)
 
     def _apply(self, conn: sqlite3.Connection, batch: list[DurableEvent | _Call | _Stop]) -> bool:
-        done: list[tuple[_Call, Any, BaseException | None]] = []
-        keep_going = True
-        assert self._owner is not None
-        writes = _Writes(self._owner.id)
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            self._fail(exc)
-            for item in batch:
-                if isinstance(item, _Call):
-                    item.future.set_exception(self._error or StoreError(str(exc)))
-            return not any(isinstance(item, _Stop) for item in batch)
-        now = now_ms()
+        """Write one batch in one transaction and answer its reads; false when the batch asked the thread to stop.
+
+        This is the thread's boundary: any failure of a write (SQLite refusing a row, a full disk, a read-only file,
+        a value the encoder cannot take) rolls the whole batch back and becomes the store's error. From then on
+        nothing more is written (what was committed stays as it was, consistent), every ``append`` raises the error,
+        and reads are still answered. The thread never dies on a bad write, so nothing waits on it forever.
+        """
+        keep_going = not any(isinstance(item, _Stop) for item in batch)
+        if self._error is None:
+            assert self._owner is not None
+            writes = _Writes(self._owner.id, self._inputs)
+            done: list[tuple[_Call, Any, Exception | None]] = []
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                now = now_ms()
+                for item in batch:
+                    if isinstance(item, _Call):
+                        writes.execute(conn)  # a read sees every write queued before it
+                        try:
+                            done.append((item, item.fn(conn), None))
+                        except Exception as exc:
+                            done.append((item, None, exc))
+                    elif not isinstance(item, _Stop):
+                        writes.add(item, now)
+                writes.execute(conn)
+                conn.execute("COMMIT")
+            except Exception as exc:  # the store's failure (every caller gets it), never the thread's death
+                self._fail(exc)
+                if conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error as rollback:
+                        log.warning("session store rollback failed: %s", rollback)
+            else:
+                # Answered after the commit: a flush returns only once what was queued before it is committed.
+                for call, result, error in done:
+                    _resolve(call, result, error)
+                return keep_going
+        # The store has failed: nothing more is written; reads are answered outside a transaction.
         for item in batch:
             if isinstance(item, _Call):
-                # A read sees every write queued before it.
-                self._flush_writes(conn, writes)
                 try:
-                    done.append((item, item.fn(conn), None))
+                    result = item.fn(conn)
                 except Exception as exc:
-                    done.append((item, None, exc))
-            elif isinstance(item, _Stop):
-                keep_going = False
-            else:
-                try:
-                    writes.add(item, now)
-                except (TypeError, ValueError) as exc:
-                    self._fail(exc)
-        self._flush_writes(conn, writes)
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self._fail(exc)
-        for call, result, error in done:
-            if error is None:
-                call.future.set_result(result)
-            elif isinstance(error, sqlite3.Error):
-                call.future.set_exception(StoreError(f"Session store read failed: {error}"))
-            else:
-                call.future.set_exception(error)
+                    _resolve(item, None, exc)
+                else:
+                    _resolve(item, result, None)
         return keep_going
-
-    def _flush_writes(self, conn: sqlite3.Connection, writes: _Writes) -> None:
-        try:
-            writes.execute(conn)
-        except sqlite3.Error as exc:
-            self._fail(exc)
 
     def _fail(self, exc: BaseException) -> None:
         log.error("session store write failed: %s", exc)
         if self._error is None:
             self._error = StoreError(f"Session store write failed ({self.path}): {exc}")
+
+
+def _resolve(call: _Call, result: Any, error: Exception | None) -> None:
+    if error is None:
+        call.future.set_result(result)
+    elif isinstance(error, sqlite3.Error):
+        call.future.set_exception(StoreError(f"Session store read failed: {error}"))
+    else:
+        call.future.set_exception(error)
+
+
+def _retry_busy(statement: Callable[[], object], *, attempts: int = 200) -> None:
+    """Run ``statement``, retrying while another connection holds a lock SQLite's busy handler does not wait for.
+
+    Switching a fresh file to WAL and starting a write transaction during another process's recovery can report
+    ``database is locked`` at once, without the busy timeout.
+    """
+    for attempt in range(attempts):
+        try:
+            statement()
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or attempt == attempts - 1:
+                raise
+            time.sleep(0.01 + 0.002 * attempt)
 
 
 class _Rows:
@@ -509,6 +627,10 @@ _UPSERT_SESSION = (
     "rules = excluded.rules, updated = excluded.updated"
 )
 _TOUCH_SESSION = "UPDATE sessions SET updated = ? WHERE id = ?"
+_UPSERT_INPUT = (
+    "INSERT INTO inputs (session_id, part_id, data) VALUES (?, ?, ?) "
+    "ON CONFLICT (session_id, part_id) DO UPDATE SET data = excluded.data"
+)
 _INSERT_EVENT = _Rows("INSERT INTO events (session_id, type, ref, time, data)", 5)
 
 
@@ -520,10 +642,12 @@ class _Writes:
     different records are independent, so grouping by table preserves the outcome.
     """
 
-    __slots__ = ("events", "messages", "owner", "parts", "sessions", "touched")
+    __slots__ = ("events", "inputs", "messages", "owner", "parts", "sessions", "touched", "written")
 
-    def __init__(self, owner: str) -> None:
+    def __init__(self, owner: str, written: dict[str, tuple[Any, Any]]) -> None:
         self.owner = owner
+        self.written = written
+        self.inputs: dict[str, tuple[Any, ...]] = {}
         self.sessions: dict[str, tuple[Any, ...]] = {}
         self.messages: dict[str, tuple[Any, ...]] = {}
         self.parts: dict[str, tuple[Any, ...]] = {}
@@ -533,19 +657,26 @@ class _Writes:
     def add(self, event: DurableEvent, now: int) -> None:
         if isinstance(event, PartUpdated):
             part = event.part
-            data = _dumps(part_to_json(part))
+            record = part_to_json(part)
             if isinstance(part, ToolPart):
+                # The input is written once, to ``inputs``: every state change rewrites the part row, and a row
+                # holding a 50 MB argument would be rewritten (and logged) with it each time.
+                del record["input"]
+                record.pop("raw", None)
+                self._input(part)
+                data = _dumps(record)
                 row = (
                     part.id,
                     part.session_id,
                     part.message_id,
                     "tool",
                     part.state,
-                    part.call_id,
+                    _text(part.call_id),
                     data,
                     self.owner,
                 )
             else:
+                data = _dumps(record)
                 row = (part.id, part.session_id, part.message_id, part.type, None, None, data, self.owner)
             self.parts[part.id] = row
             self.events.append((part.session_id, event.type, part.id, now, data))
@@ -562,7 +693,21 @@ class _Writes:
             data = _dumps(dict(zip(_SESSION_COLUMNS.split(", "), row, strict=True)))
             self.events.append((event.session.id, event.type, event.session.id, now, data))
 
+    def _input(self, part: ToolPart) -> None:
+        if part.input is None and part.raw is None:
+            return  # pending, or recovered from a row whose input already is in ``inputs``
+        last = self.written.get(part.id)
+        if last is None or last[0] is not part.input or last[1] is not part.raw:
+            self.inputs[part.id] = (part.session_id, part.id, _dumps([part.input, part.raw]))
+        if part.settled:
+            self.written.pop(part.id, None)  # later updates of a settled part are rare: the cache stays small
+        else:
+            self.written[part.id] = (part.input, part.raw)
+
     def execute(self, conn: sqlite3.Connection) -> None:
+        if self.inputs:
+            conn.executemany(_UPSERT_INPUT, self.inputs.values())
+            self.inputs.clear()
         if self.sessions:
             conn.executemany(_UPSERT_SESSION, self.sessions.values())
             self.sessions.clear()
@@ -581,9 +726,29 @@ class _Writes:
 
 
 def _write(conn: sqlite3.Connection, event: DurableEvent, owner: str, now: int) -> None:
-    writes = _Writes(owner)
+    writes = _Writes(owner, {})
     writes.add(event, now)
     writes.execute(conn)
+
+
+def _claim(conn: sqlite3.Connection, me: Owner, session_id: str) -> OwnerRow | None:
+    """Take the claim on ``session_id`` unless a live owner holds it; return that holder when one does."""
+    row = conn.execute(
+        "SELECT o.id, o.host, o.pid, o.identity, o.heartbeat FROM claims AS c JOIN owners AS o ON o.id = c.owner "
+        "WHERE c.session_id = ?",
+        (session_id,),
+    ).fetchone()
+    if row is not None and row[0] != me.id:
+        holder = OwnerRow(id=row[0], host=row[1], pid=row[2], identity=row[3], heartbeat=row[4])
+        if owner_alive(holder, me, now_ms()):
+            return holder
+    now = now_ms()
+    conn.execute(
+        "INSERT INTO claims (session_id, owner, claimed) VALUES (?, ?, ?) "
+        "ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, claimed = excluded.claimed",
+        (session_id, me.id, now),
+    )
+    return None
 
 
 def _forget_gone_owners(conn: sqlite3.Connection, me: Owner, now: int) -> None:
