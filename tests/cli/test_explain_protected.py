@@ -19,3 +19,9 @@ def test_explain_shows_a_deny_of_a_protected_path(cli: Any, project: Path) -> No
     cli.configure(project, {"permission": {"edit": {".git/hooks/*": "deny"}}})
     denied = cli.run("permissions", "--explain", "edit", ".git/hooks/pre-commit", "--dir", str(project))
     assert "edit: deny" in denied.stdout and ".git/hooks/*" in denied.stdout, denied.output
+
+
+def test_explain_knows_the_instruction_files_the_config_names(cli: Any, project: Path) -> None:
+    cli.configure(project, {"instructions": ["docs/rules.md"]})
+    result = cli.run("permissions", "--explain", "edit", "docs/rules.md", "--dir", str(project))
+    assert "edit: ask" in result.stdout and "protected path docs/rules.md" in result.stdout, result.output

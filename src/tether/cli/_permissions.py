@@ -80,6 +80,7 @@ def explain_command(
     """Print which rule decides ``action`` on ``resource`` for the agent in the project."""
 
     async def main() -> Any:
+        from ..errors import PathError
         from ..location import protected_anchor
         from ..permissions import evaluate_request
         from ._tools import _agent  # pyright: ignore[reportPrivateUsage]
@@ -88,8 +89,15 @@ def explain_command(
             project = await _project(rt, directory)
             chosen = _agent(rt, agent)
             saved = await rt.saved.rules(project)
-            # a write to a protected path is asked as the file tools ask it: only a rule naming it can allow
-            protected = protected_anchor(resource) if action == "edit" else None
+            # a write to a protected path is asked as the file tools ask it (the path resolved by the project's
+            # Location, which knows the instruction files the config names): only a rule naming it can allow
+            protected = None
+            if action == "edit":
+                location = (await rt.location((directory or Path.cwd()).resolve())).location
+                try:
+                    protected = (await location.aresolve(resource)).protected
+                except PathError:
+                    protected = protected_anchor(resource)
             decision = evaluate_request(action, [resource], chosen.rulesets, saved, protected=protected)
             return decision, chosen.name
 
