@@ -213,12 +213,15 @@ class Runtime:
             raise UsageError("Use the Runtime inside `async with Runtime(...) as rt`")
         from .builtins import BuiltinDeps, builtin_tools
         from .location import Location
+        from .paths import default_config_dir
         from .tools import ToolRegistry
 
         named = self.config.get("instructions")
-        instructions = [i for i in named if isinstance(i, str)] if isinstance(named, list) else []
-        # the instruction files the config names are protected paths, like AGENTS.md
-        location = await anyio.to_thread.run_sync(lambda: Location(path, instructions=instructions))
+        # Protected paths, like AGENTS.md: the instruction files the config names, and tether's own directories (the
+        # saved approvals and trusted projects live in the data directory, the user's config in the config one).
+        protected = [i for i in named if isinstance(i, str)] if isinstance(named, list) else []
+        protected += [f"{self.data_dir}{os.sep}", f"{default_config_dir()}{os.sep}"]
+        location = await anyio.to_thread.run_sync(lambda: Location(path, protected=protected))
         key = str(location.root)
         found = self._locations.get(key)
         if found is not None:

@@ -92,7 +92,7 @@ def test_instruction_files_named_by_the_config_are_protected_where_they_resolve(
     root = tmp_path / "project"
     (root / "docs").mkdir(parents=True)
     outside = tmp_path / "shared" / "rules.md"
-    location = Location(root, instructions=["docs/rules.md", str(outside), "notes/*.md"])
+    location = Location(root, protected=["docs/rules.md", str(outside), "notes/*.md"])
     assert location.resolve("docs/rules.md").protected == "docs/rules.md"
     assert location.resolve("./docs/../docs/rules.md").protected == "docs/rules.md"
     assert location.resolve(str(outside)).protected == outside.as_posix()
@@ -141,3 +141,8 @@ async def test_the_runtime_protects_the_instruction_files_its_config_names(tmp_p
         location = (await rt.location(project)).location
         assert location.resolve("docs/rules.md").protected == "docs/rules.md"
         assert location.resolve("docs/other.md").protected is None
+        data = (tmp_path / "data").resolve().as_posix()
+        trust_file = location.resolve(str(tmp_path / "data" / "trusted-projects.json"))
+        assert trust_file.protected == f"{data}/"
+        assert location.resolve(str(tmp_path / "data" / "tether.db")).protected == f"{data}/"
+        assert location.resolve(str(tmp_path / "elsewhere.txt")).protected is None

@@ -141,18 +141,21 @@ def _read_pointer(path: str, key: str) -> str | None:
     return text[len(prefix) :].strip() or None
 
 
-def extra_protected(root: str, instructions: Iterable[str] = ()) -> frozenset[str]:
+def extra_protected(root: str, paths: Iterable[str] = ()) -> frozenset[str]:
     """The extra protected resources of the Location whose real root is ``root``. Reads the file system.
 
-    - each of ``instructions`` (instruction files the config names: relative to ``root``, absolute, ``~/...``, or a
-      glob, kept as a wildcard pattern) as a resource;
+    - each of ``paths`` as a resource: a file (relative to ``root``, absolute or ``~/...``; the instruction files the
+      config names), a directory when it ends with ``/`` (tether's data and config directories: everything in it),
+      or a glob, kept as a wildcard pattern;
     - when ``<root>/.git`` is a file (a worktree or submodule checkout), the git directory it points at and that
       directory's ``commondir``, as ``dir/`` prefixes: everything in them is protected.
     """
     out: set[str] = set()
-    for entry in instructions:
+    for entry in paths:
         if "*" in entry or "?" in entry:
             out.add(entry.replace("\\", "/"))
+        elif entry.endswith(("/", os.sep)):
+            out.add(_resource(root, entry).rstrip("/") + "/")
         elif entry.strip():
             out.add(_resource(root, entry))
     dotgit = os.path.join(root, ".git")

@@ -93,8 +93,9 @@ class Location:
 
     Args:
         root: the project directory. It must exist and be a directory; symlinks in it are resolved.
-        instructions: instruction files the config names (relative, absolute or globs): protected like
-            ``AGENTS.md`` (see ``extra_protected``; reads the root's ``.git`` file, so build a Location off the loop).
+        protected: further paths whose writes are always asked, like ``AGENTS.md``: the instruction files the config
+            names (relative, absolute or globs) and tether's own directories (ending with ``/``). See
+            ``extra_protected``; it also reads the root's ``.git`` file, so build a Location off the event loop.
 
     Raises:
         UsageError: ``root`` does not exist or is not a directory.
@@ -102,7 +103,7 @@ class Location:
 
     __slots__ = ("_directory", "_protected", "_root", "_root_str")
 
-    def __init__(self, root: str | os.PathLike[str], *, instructions: Iterable[str] = ()) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, protected: Iterable[str] = ()) -> None:
         directory = os.path.abspath(os.fspath(root))
         real = os.path.realpath(directory)
         if not os.path.isdir(real):
@@ -110,7 +111,7 @@ class Location:
         self._directory = directory
         self._root = Path(real)
         self._root_str = real
-        self._protected = extra_protected(real, instructions)
+        self._protected = extra_protected(real, protected)
 
     def __repr__(self) -> str:
         return f"Location({self._root_str!r})"
