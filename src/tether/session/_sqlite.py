@@ -495,14 +495,16 @@ class SQLiteStore:
     def _apply(self, conn: sqlite3.Connection, batch: list[DurableEvent | _Call | _Stop]) -> bool:
         """Write one batch in one transaction and answer its reads; false when the batch asked the thread to stop.
 
-        This is the thread's boundary: any failure of a write (SQLite refusing a row, a full disk, a read-only file,
-        a value the encoder cannot take) rolls the whole batch back and becomes the store's error. From then on
-        nothing more is written (what was committed stays as it was, consistent), every ``append`` raises the error,
-        and reads are still answered. The thread never dies on a bad write, so nothing waits on it forever.
+        This is the thread's boundary: when a write fails (SQLite refusing a row, a full disk, a read-only file),
+        the batch is rolled back and written again event by event, in append order, up to the one that fails: the
+        file then holds exactly the events appended before the failure. The failure becomes the store's error: from
+        then on nothing more is written, every ``append`` and ``flush`` raises it, and reads are still answered. The
+        thread never dies on a bad write, so nothing waits on it forever.
         """
         keep_going = not any(isinstance(item, _Stop) for item in batch)
         if self._error is None:
             assert self._owner is not None
+            inputs = dict(self._inputs)
             writes = _Writes(self._owner.id, self._inputs)
             done: list[tuple[_Call, Any, Exception | None]] = []
             try:
@@ -519,13 +521,12 @@ class SQLiteStore:
                         writes.add(item, now)
                 writes.execute(conn)
                 conn.execute("COMMIT")
-            except Exception as exc:  # the store's failure (every caller gets it), never the thread's death
-                self._fail(exc)
-                if conn.in_transaction:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except sqlite3.Error as rollback:
-                        log.warning("session store rollback failed: %s", rollback)
+            except Exception:  # becomes the store's failure (every caller gets it), never the thread's death
+                _rollback(conn)
+                self._inputs = inputs
+                failure = self._write_prefix(conn, batch)
+                if failure is not None:
+                    self._fail(failure)
             else:
                 # Answered after the commit: a flush returns only once what was queued before it is committed.
                 for call, result, error in done:
@@ -542,10 +543,50 @@ class SQLiteStore:
                     _resolve(item, result, None)
         return keep_going
 
+    def _write_prefix(
+        self, conn: sqlite3.Connection, batch: list[DurableEvent | _Call | _Stop]
+    ) -> Exception | None:
+        """Write the batch's events one by one up to the first that fails; return that failure (``None``: none)."""
+        assert self._owner is not None
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            return exc
+        now = now_ms()
+        failure: Exception | None = None
+        for item in batch:
+            if isinstance(item, _Call | _Stop):
+                continue
+            conn.execute("SAVEPOINT event")
+            try:
+                writes = _Writes(self._owner.id, self._inputs)
+                writes.add(item, now)
+                writes.execute(conn)
+            except Exception as exc:
+                conn.execute("ROLLBACK TO event")
+                failure = exc
+                break
+            finally:
+                conn.execute("RELEASE event")
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            _rollback(conn)
+            return failure or exc
+        return failure
+
     def _fail(self, exc: BaseException) -> None:
         log.error("session store write failed: %s", exc)
         if self._error is None:
             self._error = StoreError(f"Session store write failed ({self.path}): {exc}")
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            log.warning("session store rollback failed: %s", exc)
 
 
 def _resolve(call: _Call, result: Any, error: Exception | None) -> None:
