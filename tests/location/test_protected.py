@@ -3,6 +3,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tether.location import Location, names_protected_path, protected_anchor
 
@@ -146,3 +148,29 @@ async def test_the_runtime_protects_the_instruction_files_its_config_names(tmp_p
         assert trust_file.protected == f"{data}/"
         assert location.resolve(str(tmp_path / "data" / "tether.db")).protected == f"{data}/"
         assert location.resolve(str(tmp_path / "elsewhere.txt")).protected is None
+
+
+SEGMENTS = st.sampled_from(["./", "src/../", "src/./../", "alias/../", ""])
+TARGETS = st.sampled_from([".git/config", "alias/config", "cfg", ".git/hooks/x", "alias/hooks/x", "hooks/x"])
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
+@given(prefix=st.lists(SEGMENTS, max_size=3), target=TARGETS, slashes=st.booleans())
+def test_every_spelling_of_a_git_file_resolves_to_a_protected_resource(
+    tmp_path: Path, prefix: list[str], target: str, slashes: bool
+) -> None:
+    root = tmp_path / "project"
+    if not root.exists():
+        (root / ".git" / "hooks").mkdir(parents=True)
+        (root / ".git" / "config").write_text("[core]\n")
+        (root / "src").mkdir()
+        (root / "alias").symlink_to(".git", target_is_directory=True)
+        (root / "cfg").symlink_to(".git/config")
+        (root / "hooks").symlink_to(".git/hooks", target_is_directory=True)
+    spelling = "".join(prefix) + target
+    if slashes:
+        spelling = spelling.replace("/", "//")
+    resolved = Location(root).resolve(spelling)
+    assert resolved.protected is not None, spelling
+    absolute = Location(root).resolve(str(root) + "/" + spelling)
+    assert absolute.protected == resolved.protected

@@ -2,6 +2,8 @@
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tether.bus import Bus
 from tether.errors import BlockedError
@@ -16,6 +18,7 @@ from tether.permissions import (
     StaticRules,
     evaluate_request,
     explain,
+    names_protected_path,
 )
 
 from .conftest import Recorder
@@ -134,3 +137,38 @@ async def test_a_denied_protected_path_is_blocked_by_the_service(bus: Bus, saved
     service = PermissionService(bus=bus, saved=saved, resolve=StaticRules(project="prj_1", agent=agent))
     with pytest.raises(BlockedError):
         await service.assert_(protected_request(".tether/tether.json", ".tether/", (".tether/tether.json",)))
+
+
+PATTERNS = ["*", ".git/*", ".git/hooks/*", ".git/hooks/pre-commit", ".git/config", "*/config", ".g*", "src/*"]
+RESOURCES = [(".git/hooks/pre-commit", ".git/hooks/"), (".git/config", ".git/config")]
+rules_strategy = st.lists(
+    st.builds(
+        Rule,
+        st.sampled_from(["edit", "*", "read"]),
+        st.sampled_from(PATTERNS),
+        st.sampled_from(["allow", "ask", "deny"]),
+    ),
+    max_size=8,
+)
+
+
+@given(
+    configured=st.lists(rules_strategy, max_size=3),
+    saved=st.lists(st.builds(Rule, st.just("edit"), st.sampled_from(PATTERNS), st.just("allow")), max_size=3),
+    target=st.sampled_from(RESOURCES),
+)
+def test_protection_only_turns_allow_into_ask_unless_a_naming_rule_allows(
+    configured: list[list[Rule]], saved: list[Rule], target: tuple[str, str]
+) -> None:
+    resource, anchor = target
+    rulesets = [Ruleset(source=f"layer{i}", rules=tuple(rules)) for i, rules in enumerate(configured)]
+    plain = evaluate_request("edit", [resource], rulesets, saved)
+    guarded = evaluate_request("edit", [resource], rulesets, saved, protected=anchor)
+    assert (plain.effect == "deny") == (
+        guarded.effect == "deny"
+    )  # a deny still denies, and nothing new denies
+    if plain.effect == "ask":
+        assert guarded.effect == "ask"  # never wider than without protection
+    if guarded.effect == "allow":
+        (verdict,) = guarded.verdicts
+        assert verdict.rule.effect == "allow" and names_protected_path(verdict.rule.resource, anchor)
