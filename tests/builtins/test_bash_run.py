@@ -515,3 +515,13 @@ async def test_a_cancelled_bash_call_keeps_its_output_so_far_on_its_part(tmp_pat
             ABORTED_ERROR,
         ]
         assert replayed.is_error
+
+
+async def test_the_shell_gets_the_environment_it_was_given_and_nothing_from_the_guard(
+    store: OutputStore, cwd: Path
+) -> None:
+    env = {"PATH": os.environ["PATH"], "ODD": "x y"}
+    result = await run("env", store, cwd, env=env)
+    names = {line.split("=", 1)[0] for line in result.output.splitlines()}
+    assert {"PATH", "ODD", "TETHER", "PWD"} <= names
+    assert not names & {"LC_CTYPE", "LC_ALL", "PYTHONPATH"}  # Python's locale coercion stays in the guard

@@ -1,27 +1,26 @@
 """The guard: a small supervisor process between tether and one shell command, so that nothing of the call survives.
 
-Run as a script (``python -S -I _shell_guard.py ...``, stdlib only and few imports: its start-up is the call's
-overhead; never imported by tether) by
-:mod:`tether.builtins._shell_run`, one guard per bash call. It
+Run as a script (``python -S -I _shell_guard.py <control fd> <report fd>``, stdlib only; never imported by tether)
+by :mod:`tether.builtins._shell_run`, one guard per bash call, started before the call comes (Python's start-up is
+most of a call's overhead). It
 
 - marks itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux): every process the command starts that
   is orphaned (``setsid CMD &``, a double fork, a daemon) is re-parented to the guard, not to init, so the call's
   processes are exactly the guard's descendants, whatever sessions and groups they moved to;
-- starts the shell in a new session, with ``PR_SET_PDEATHSIG(SIGKILL)`` (the guard is single-threaded, so its death,
-  not a thread's exit, is what the shell's parent-death signal follows);
+- reads its request from the control pipe: one JSON line ``{"argv", "cwd", "env", "grace"}`` (end of file first: it
+  was a spare nobody needed, it exits);
+- starts the shell in ``cwd``, in a new session, with the request's environment and ``PR_SET_PDEATHSIG(SIGKILL)``
+  (the guard is single-threaded, so the guard's death, not some thread's exit, is what that signal follows), and
+  reports ``P<pid>`` on the report pipe, or ``C<errno>`` (the working directory) / ``E<errno>`` (the shell) when it
+  could not;
 - waits until the shell exits, tether asks it to end the call (a byte on the control pipe: timeout, cancellation), or
   tether is gone (end of file on the control pipe: tether exited or was killed, even with SIGKILL);
 - then ends every descendant: SIGTERM, SIGKILL to what is left after the grace period, until none is alive, reaping
   each (it is the parent of the orphans, and has no other children), and exits with the shell's status (``128 + n``
   for a signal ``n``).
 
-``argv``: ``<control fd> <report fd> <grace seconds> <LC_CTYPE as =value, or - when unset> <shell> -c <command>``.
-The control fd is the read end of a pipe whose write end only tether holds; the guard writes ``P<pid>\\n`` to the
-report fd once the shell runs, or ``E<errno>\\n`` when it could not be started. 0 is ``/dev/null``, 1 and 2 the
-output pipe, which the shell inherits. Python's start-up may set
-``LC_CTYPE`` (locale coercion); the shell gets the environment tether gave, with ``LC_CTYPE`` restored.
-
-Without ``prctl`` (not Linux) the guard is no subreaper: an orphan then goes to init and only the shell's group and
+Descriptors: 0 is ``/dev/null``, 1 and 2 the output pipe, which the shell inherits; the control pipe's write end is
+held by tether alone. Without ``prctl`` (not Linux) the guard is no subreaper: an orphan then goes to init and only
 the processes still below the guard are ended.
 """
 
@@ -32,6 +31,7 @@ import select
 import signal
 import sys
 import time
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -53,19 +53,22 @@ def _prctl() -> object:
 
 def main(argv: list[str]) -> int:
     control, report = int(argv[0]), int(argv[1])
-    grace = float(argv[2])
-    ctype = argv[3]
-    command = argv[4:]
-    env = dict(os.environ)
-    if ctype == "-":
-        env.pop("LC_CTYPE", None)
-    else:
-        env["LC_CTYPE"] = ctype[1:]
     os.set_inheritable(control, False)
     os.set_inheritable(report, False)
     prctl = _prctl()
     if prctl is not None:
         prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # type: ignore[operator]
+    request = _read_request(control)
+    if request is None:
+        return 0
+    command: list[str] = request["argv"]
+    env: dict[str, str] = request["env"]
+    grace = float(request["grace"])
+    try:
+        os.chdir(request["cwd"])
+    except OSError as exc:
+        os.write(report, f"C{exc.errno or 0}\n".encode())
+        return 127
     guard = os.getpid()
     errors, errors_w = os.pipe()
     pid = os.fork()
@@ -102,6 +105,18 @@ def main(argv: list[str]) -> int:
     if os.WIFSIGNALED(status):
         return 128 + os.WTERMSIG(status)
     return os.WEXITSTATUS(status)
+
+
+def _read_request(control: int) -> dict[str, Any] | None:
+    import json
+
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(control, 1 << 16)
+        if not chunk:
+            return None
+        data += chunk
+    return json.loads(data)
 
 
 def _wait(shell: int, control: int) -> int | None:
@@ -224,4 +239,4 @@ def _alive(pid: int) -> bool:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    os._exit(main(sys.argv[1:]))  # no interpreter teardown: the call waits for this exit

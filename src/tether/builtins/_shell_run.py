@@ -22,8 +22,10 @@ This module knows nothing about permissions or the model: :mod:`tether.builtins.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
+import json
 import os
 import select
 import signal
@@ -118,66 +120,18 @@ async def run_shell(
     environment = dict(os.environ if env is None else env)
     environment["TETHER"] = "1"
     environment["PWD"] = str(cwd)
-    source, sink = os.pipe()
-    pump = _Pump(source=source, spill=spill, progress=progress, limit=capture_limit)
+    request = _request(default_shell(shell), command, cwd, environment, kill_grace)
+    started = time.monotonic()
+    # Shielded: a process started by a worker thread whose result is lost would be an orphan.
+    call: tuple[_Guard, int] | None = None
+    with anyio.CancelScope(shield=True):
+        call = await anyio.to_thread.run_sync(_start_call, request)
+    assert call is not None
+    guard, shell_pid = call
+    pump = _Pump(source=guard.source, spill=spill, progress=progress, limit=capture_limit)
     finished = False
     try:
-        with contextlib.suppress(OSError):
-            if sys.platform == "linux":
-                import fcntl
-
-                fcntl.fcntl(source, _F_SETPIPE_SZ, _PIPE_SIZE)
-        os.set_blocking(source, False)
-        started = time.monotonic()
-        shell_path = default_shell(shell)
-        ctype = environment.get("LC_CTYPE")
-        control, control_w = os.pipe()
-        report_r, report = os.pipe()
-        argv = [
-            *_guard_argv(),
-            str(control),
-            str(report),
-            repr(kill_grace),
-            "-" if ctype is None else "=" + ctype,
-            shell_path,
-            "-c",
-            command,
-        ]
-
-        def spawn() -> tuple[subprocess.Popen[bytes], int]:
-            try:
-                process = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=sink,
-                    stderr=sink,
-                    cwd=cwd,
-                    env=environment,
-                    start_new_session=True,
-                    pass_fds=(control, report),
-                )
-            finally:
-                os.close(report)
-                os.close(control)
-            try:
-                return process, _read_report(report_r, process, shell_path)
-            except BaseException:
-                _kill_guard(process)
-                raise
-
-        process: subprocess.Popen[bytes] | None = None
-        shell_pid = 0
-        try:
-            # Shielded: a process started by a worker thread whose result is lost would be an orphan.
-            with anyio.CancelScope(shield=True):
-                process, shell_pid = await anyio.to_thread.run_sync(spawn)
-        except BaseException:
-            os.close(control_w)
-            raise
-        finally:
-            os.close(sink)
-            os.close(report_r)
-        assert process is not None
+        process = guard.process
         _register_group(shell_pid)
         timed_out = False
         exited = _Exit(process)
@@ -198,7 +152,7 @@ async def run_shell(
                     timed_out = deadline.cancelled_caught
                 finally:
                     with anyio.CancelScope(shield=True):
-                        await _end_call(exited, control_w, shell_pid, kill_grace)
+                        await _end_call(exited, guard.control, shell_pid, kill_grace)
                         # The guard ended every process of the call, so EOF is near; a process it could not end
                         # (another user's, through a setuid program) may still hold the pipe: stop waiting then.
                         with anyio.move_on_after(_DRAIN_WAIT):
@@ -206,8 +160,10 @@ async def run_shell(
                         pump.stop.set()
         finally:
             exited.close()
-            os.close(control_w)
             _unregister_group(shell_pid)
+            # The next call's guard starts now, in the background: its start-up (mostly Python's) then neither
+            # delays nor competes with this call, and is over when the next call comes after a model step.
+            threading.Thread(target=_keep_spare, name="tether-shell-guard", daemon=True).start()
         if pump.error is not None:
             raise OutputStoreError(f"Failed to write tool output: {pump.error}") from pump.error
         head, tail = await pump.capture()
@@ -233,7 +189,7 @@ async def run_shell(
             duration=duration,
         )
     finally:
-        os.close(source)
+        guard.close()
         pump.close(remove=not finished)
 
 
@@ -294,38 +250,145 @@ def _unregister_group(pgid: int) -> None:
         _live.discard(pgid)
 
 
-def _guard_argv() -> list[str]:
-    """How to start the guard (:mod:`._shell_guard`): this Python, isolated, without site-packages."""
+# --- the guard (see ._shell_guard) -----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Guard:
+    """A started guard process, waiting for its command: the pipes tether keeps (the ends the guard has are closed)."""
+
+    process: subprocess.Popen[bytes]
+    source: int  # the output pipe (the guard's stdout and stderr, then the shell's)
+    control: int  # tether's end: the request, then a byte or EOF to end the call
+    report: int  # the guard's reports: the shell's pid, or why it could not start
+
+    def close(self) -> None:
+        for fd in (self.source, self.control, self.report):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.source = self.control = self.report = -1
+
+    def discard(self) -> None:
+        """End an unused (or failed) guard: it sees EOF on its control pipe and exits. Blocking."""
+        self.close()
+        try:
+            self.process.wait(_GUARD_SLACK)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+_spare_lock = threading.Lock()
+_spare: _Guard | None = None
+
+
+def _start_guard() -> _Guard:
+    """Start a guard process (Python's start-up is most of a call's overhead: one is kept started in advance)."""
     if not sys.executable:
         raise OSError("cannot start the shell's guard: no Python executable (sys.executable is empty)")
-    return [sys.executable, "-S", "-I", str(_GUARD)]
+    source, sink = os.pipe()
+    control_r, control = os.pipe()
+    report, report_w = os.pipe()
+    with contextlib.suppress(OSError):
+        if sys.platform == "linux":
+            import fcntl
+
+            fcntl.fcntl(source, _F_SETPIPE_SZ, _PIPE_SIZE)
+    os.set_blocking(source, False)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-S", "-I", str(_GUARD), str(control_r), str(report_w)],
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=sink,
+            cwd="/",
+            start_new_session=True,
+            pass_fds=(control_r, report_w),
+        )
+    except BaseException:
+        for fd in (source, control, report):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (sink, control_r, report_w):
+            os.close(fd)
+    return _Guard(process=process, source=source, control=control, report=report)
 
 
-def _read_report(fd: int, process: subprocess.Popen[bytes], shell: str) -> int:
-    """The shell's pid, as the guard reports it once the shell runs. Blocking (a worker thread).
+def _take_guard() -> _Guard:
+    """The spare guard if there is a live one, else a new one. Blocking."""
+    global _spare
+    with _spare_lock:
+        guard, _spare = _spare, None
+    if guard is not None and guard.process.poll() is None:
+        return guard
+    if guard is not None:
+        guard.discard()
+    return _start_guard()
+
+
+def _keep_spare() -> None:
+    """Start the next call's guard (in a thread of its own). Best effort: without a spare a call starts one."""
+    global _spare
+    if _spare is not None:
+        return
+    try:
+        spare = _start_guard()
+    except OSError:
+        return
+    with _spare_lock:
+        if _spare is None:
+            _spare, spare = spare, None
+    if spare is not None:
+        spare.discard()
+
+
+@atexit.register
+def _drop_spare() -> None:
+    global _spare
+    with _spare_lock:
+        spare, _spare = _spare, None
+    if spare is not None:
+        spare.discard()
+
+
+def _request(shell: str, command: str, cwd: Path, env: Mapping[str, str], grace: float) -> bytes:
+    # ensure_ascii: a name or value that is not valid UTF-8 (a surrogate escape) travels as \udcXX and comes back.
+    data = {"argv": [shell, "-c", command], "cwd": str(cwd), "env": dict(env), "grace": grace}
+    return json.dumps(data, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def _start_call(request: bytes) -> tuple[_Guard, int]:
+    """Hand ``request`` to a guard; return it with the shell's pid once the shell runs. Blocking (a worker thread).
 
     Raises:
-        OSError: the shell could not be started (the guard's errno), or the guard failed before starting it.
+        OSError: the shell could not be started (the guard's errno, naming the shell or the working directory), or
+            the guard failed before starting it.
     """
+    guard = _take_guard()
+    try:
+        _write_all(guard.control, request)
+        pid = _read_report(guard, json.loads(request))
+    except BaseException:
+        guard.discard()
+        raise
+    return guard, pid
+
+
+def _read_report(guard: _Guard, request: dict[str, Any]) -> int:
     data = b""
     while not data.endswith(b"\n"):
-        chunk = os.read(fd, 64)
+        chunk = os.read(guard.report, 64)
         if not chunk:
             break
         data += chunk
-    if data.startswith(b"P") and data[1:-1].isdigit():
-        return int(data[1:-1])
-    code = process.wait()
-    if data.startswith(b"E") and data[1:-1].isdigit():
-        number = int(data[1:-1])
-        raise OSError(number, os.strerror(number), shell)
-    raise OSError(f"the shell's guard exited with status {code} before starting the shell")
-
-
-def _kill_guard(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(OSError):
-        process.kill()
-    process.wait()
+    kind, value = data[:1], data[1:-1]
+    if kind == b"P" and value.isdigit():
+        return int(value)
+    if kind in (b"E", b"C") and value.isdigit():
+        number = int(value)
+        raise OSError(number, os.strerror(number), request["cwd"] if kind == b"C" else request["argv"][0])
+    raise OSError(f"the shell's guard exited with status {guard.process.wait()} before starting the shell")
 
 
 async def _end_call(exited: _Exit, control: int, shell: int, grace: float) -> None:
