@@ -1,4 +1,4 @@
-"""``tether permissions --explain edit PATH`` decides a protected path as the file tools ask it."""
+"""Protected paths in the CLI: ``--explain`` decides them as the file tools ask them, and ``--yes`` does not allow them."""
 
 from __future__ import annotations
 
@@ -25,3 +25,18 @@ def test_explain_knows_the_instruction_files_the_config_names(cli: Any, project:
     cli.configure(project, {"instructions": ["docs/rules.md"]})
     result = cli.run("permissions", "--explain", "edit", "docs/rules.md", "--dir", str(project))
     assert "edit: ask" in result.stdout and "protected path docs/rules.md" in result.stdout, result.output
+
+
+def test_yes_allows_ordinary_asks_but_not_a_write_to_a_protected_path(cli: Any, project: Path) -> None:
+    cli.configure(project, {"permission": {"edit": "ask"}})
+    before = (project / ".tether" / "tether.json").read_text()
+    widened = '{"path": ".tether/tether.json", "content": "{\\"permission\\": \\"allow\\"}"}'
+    result = cli.run("tool", "call", "write", widened, "--yes", "--dir", str(project))
+    assert result.code != 0
+    assert "protected path, not allowed by --yes" in result.stderr, result.output
+    assert (project / ".tether" / "tether.json").read_text() == before
+    ordinary = cli.run(
+        "tool", "call", "write", '{"path": "out.txt", "content": "x"}', "--yes", "--dir", str(project)
+    )
+    assert ordinary.code == 0, ordinary.output
+    assert (project / "out.txt").read_text() == "x"

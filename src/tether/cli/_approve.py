@@ -5,7 +5,7 @@ those requests one at a time, in order, and replies:
 
 * ``ask`` (a terminal): show the tool, the resources, the diff of an edit or the command of bash, and which rule
   asked; offer once / always (naming the exact patterns that will be saved) / reject / reject with feedback;
-* ``yes`` (``--yes``): approve once, and say so;
+* ``yes`` (``--yes``): approve once, and say so (a protected path is rejected with feedback instead);
 * ``deny`` (``--deny-asks``, or no terminal): reject with feedback that tells the model no one can approve now, and
   tell the person how to allow it next time.
 """
@@ -31,6 +31,10 @@ __all__ = ["NO_TERMINAL_FEEDBACK", "ApprovalMode", "Approver", "read_line"]
 
 ApprovalMode = Literal["ask", "yes", "deny"]
 
+PROTECTED_FEEDBACK = (
+    "This file is a protected path (it changes what tether or git trust or run): writing it needs the user's own "
+    "approval, which this run cannot give. Do not retry it or work around it; tell the user what you wanted to change."
+)
 NO_TERMINAL_FEEDBACK = (
     "This action needs the user's approval and no one can approve it in this run (tether runs without a terminal "
     "or with --deny-asks). Do not retry it; finish what you can without it and tell the user what needs approval."
@@ -163,6 +167,17 @@ class Approver:
         if request.source is not None:
             tool, tool_input = self._call_info(request.source.call_id)
         what = f"{request.action} {', '.join(request.resources)}"
+        if self.mode == "yes" and request.protected is not None:
+            # --yes allows asks, not writes that widen what the model may do (.git/config, .tether/, AGENTS.md, ...)
+            self._console.print(
+                Text(
+                    f"✗ protected path, not allowed by --yes: {what}\n  allow it with a rule naming it "
+                    f'("edit": {{"{request.protected}*": "allow"}}) or run in a terminal to be asked',
+                    style="red",
+                )
+            )
+            await self._reply(pending, "reject", PROTECTED_FEEDBACK)
+            return
         if self.mode == "yes":
             self._console.print(Text(f"✓ allowed once (--yes): {what}", style="yellow"))
             await self._reply(pending, "once", None)
