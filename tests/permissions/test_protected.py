@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tether.bus import Bus
-from tether.errors import BlockedError
+from tether.errors import BlockedError, CorrectedError
 from tether.permissions import (
     Agent,
     PermissionRequest,
@@ -172,3 +172,32 @@ def test_protection_only_turns_allow_into_ask_unless_a_naming_rule_allows(
     if guarded.effect == "allow":
         (verdict,) = guarded.verdicts
         assert verdict.rule.effect == "allow" and names_protected_path(verdict.rule.resource, anchor)
+
+
+@pytest.mark.anyio
+async def test_an_always_for_ordinary_edits_does_not_approve_a_waiting_protected_write(
+    bus: Bus, saved: SavedApprovals, recorder: Recorder
+) -> None:
+    agent = Agent(name="build", rules=(Rule("*", "*", "allow"), Rule("edit", "*", "ask")))
+    service = PermissionService(bus=bus, saved=saved, resolve=StaticRules(project="prj_1", agent=agent))
+    ordinary = PermissionRequest(
+        session_id="ses_a",
+        action="edit",
+        resources=("src/app.py",),
+        save=("*",),
+        source=PermissionSource(message_id="msg_1", call_id="call_2"),
+    )
+    protected = protected_request(".git/config", ".git/config", save=(".git/config",))
+
+    async def rejected() -> None:
+        with pytest.raises(CorrectedError):
+            await service.assert_(protected)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(rejected)
+        await recorder.wait("permission.asked")
+        tg.start_soon(service.assert_, ordinary)
+        asked = await recorder.wait("permission.asked", 2)
+        await service.reply(asked[1].request.id, "always")  # saves edit "*"
+        assert [p.request.resources for p in service.pending()] == [(".git/config",)]
+        await service.reply(asked[0].request.id, "reject", "no")
