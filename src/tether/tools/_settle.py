@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
+from .._text import has_surrogates, visible
 from .._wildcard import match
 from ..content import Content, File, Text
 from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreError, ToolFailure
@@ -66,7 +67,7 @@ def _invalid_input(name: str, raw: Any, issues: Sequence[str]) -> str:
     lines = [f'Invalid input for tool "{name}":', *(f"- {i}" for i in issues)]
     lines.append(f"Arguments received: {_echo(raw)}")
     lines.append("Update the arguments and call the tool again.")
-    return "\n".join(lines)
+    return visible("\n".join(lines))
 
 
 def _fmt_seconds(value: float) -> str:
@@ -76,12 +77,17 @@ def _fmt_seconds(value: float) -> str:
 def normalize_content(value: Any) -> tuple[Content, ...]:
     """Turn a tool's content (a string or a sequence of parts) into a non-empty tuple of parts.
 
+    Text is made storable here, once for every tool (law 12): a lone surrogate (an undecodable byte of a file name
+    from ``os.fsdecode``) is shown as a visible escape (``\\xff``, see ``tether._text``).
+
     Raises:
         _Defect: the value is empty or not made of Text/File parts.
     """
     if isinstance(value, str):
-        return (Text(value),)
-    if isinstance(value, Text | File):
+        return (Text(visible(value)),)
+    if isinstance(value, Text):
+        return (_visible_part(value),)
+    if isinstance(value, File):
         return (value,)
     if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
         parts = tuple(value)  # type: ignore[var-annotated]
@@ -90,8 +96,24 @@ def normalize_content(value: Any) -> tuple[Content, ...]:
         for part in parts:
             if not isinstance(part, Text | File):
                 raise _Defect(f"content parts must be Text or File, got {type(part).__name__}")
+        if any(isinstance(part, Text) and has_surrogates(part.text) for part in parts):
+            parts = tuple(_visible_part(p) if isinstance(p, Text) else p for p in parts)
         return parts  # type: ignore[return-value]
     raise _Defect(f"content must be a string or a list of Text/File parts, got {type(value).__name__}")
+
+
+def _visible_part(part: Text) -> Text:
+    return part if not has_surrogates(part.text) else Text(visible(part.text))
+
+
+def _visible_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, Mapping):
+        return {visible(str(k)): _visible_json(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if isinstance(value, list | tuple):
+        return [_visible_json(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
 
 
 def _check_metadata(name: str, metadata: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
@@ -105,6 +127,8 @@ def _check_metadata(name: str, metadata: Mapping[str, Any] | None) -> Mapping[st
     if len(encoded.encode("utf-8", "surrogatepass")) > MAX_METADATA_BYTES:
         log.warning("dropping metadata of tool %s: larger than %d bytes", name, MAX_METADATA_BYTES)
         return None
+    if has_surrogates(encoded):  # a file name from os.fsdecode: shown with visible escapes, like content
+        return _visible_json(metadata)
     return metadata
 
 
@@ -291,7 +315,10 @@ class Materialization:
                 except _Defect:
                     partial = ()
             return Failed(
-                error=exc.message, kind="tool", partial=partial, metadata=_check_metadata(name, exc.metadata)
+                error=visible(exc.message),
+                kind="tool",
+                partial=partial,
+                metadata=_check_metadata(name, exc.metadata),
             )
         except BlockedError as exc:
             return Failed(error=exc.message, kind="blocked")
@@ -303,10 +330,10 @@ class Materialization:
             return Failed(error=exc.message, kind="output_store")
         except _Defect as exc:
             log.error("tool %s broke its contract: %s", name, exc)
-            return Failed(error=f"Tool execution failed: {exc}", kind="defect")
+            return Failed(error=visible(f"Tool execution failed: {exc}"), kind="defect")
         except Exception as exc:
             log.exception("tool %s raised", name)
-            return Failed(error=f"Tool execution failed: {exc}", kind="defect")
+            return Failed(error=visible(f"Tool execution failed: {exc}"), kind="defect")
 
     async def _execute(self, name: str, tool: Tool[Any, Any], value: Any, ctx: ToolContext) -> Outcome:
         timeout = tool.timeout
@@ -366,5 +393,5 @@ def _complete(name: str, tool: Tool[Any, Any], value: Any, result: Any) -> Outco
         content=normalize_content(content),
         output=encoded,
         metadata=_check_metadata(name, metadata),
-        title=title,
+        title=None if title is None else visible(title),
     )

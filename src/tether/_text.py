@@ -1,0 +1,61 @@
+"""Making outside text storable and showable: lone surrogates become visible escapes (law 12).
+
+Python represents what is not valid Unicode text with lone surrogates: ``os.fsdecode`` turns each undecodable byte
+of a file name into ``U+DC80``–``U+DCFF`` (``surrogateescape``), and JSON may carry a lone ``\\ud800``. Such a
+string cannot be encoded as UTF-8: not by SQLite, not into a provider request, not onto a terminal. At the
+boundaries where outside text enters (tool content, model text, the CLI's prompt) it is made visible instead:
+an undecodable byte is shown as ``\\xff``, any other lone surrogate as ``\\ud800``. Valid text is returned as is
+(ASCII in O(1)).
+
+A tool given a shown name back (``bad\\xffname.txt``) finds the real file through :func:`raw_name`; a file literally
+named with a backslash and the same letters is a different name, and the tools refuse the ambiguity when both exist.
+
+This module owns the mapping only; where each boundary applies it is documented there.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["has_surrogates", "raw_name", "visible"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])|\\u(d[89a-fA-F][0-9a-fA-F]{2})")
+
+
+def has_surrogates(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (cannot be encoded as UTF-8)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _show(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with each lone surrogate shown as an escape: ``\\xNN`` for an undecodable byte, else ``\\uXXXX``."""
+    if not has_surrogates(text):
+        return text
+    return _SURROGATE.sub(_show, text)
+
+
+def _raw(match: re.Match[str]) -> str:
+    byte, code = match.groups()
+    return chr(0xDC00 + int(byte, 16)) if byte is not None else chr(int(code, 16))
+
+
+def raw_name(shown: str) -> str | None:
+    """The name :func:`visible` showed as ``shown`` (with its lone surrogates), or ``None`` when it has no escape."""
+    if "\\" not in shown:
+        return None
+    raw = _ESCAPE.sub(_raw, shown)
+    return None if raw == shown else raw
