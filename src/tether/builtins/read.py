@@ -19,6 +19,7 @@ from typing import Any
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
+from .._text import raw_name
 from ..errors import ToolFailure
 from ..location import Location, ResolvedPath, authorize
 from ..tools import File, Text, Tool, ToolContext, ToolResponse
@@ -143,6 +144,9 @@ def _suggestions(path: Path, location: Location) -> tuple[Path | None, list[str]
         name = unicodedata.normalize("NFC", name).replace("\u00a0", " ").replace("\u202f", " ")
         return name.replace("\u2018", "'").replace("\u2019", "'")
 
+    raw = raw_name(path.name)
+    if raw is not None and raw in names:
+        return parent / raw, []  # the name was shown with visible escapes for its undecodable bytes
     wanted = fold(path.name)
     alternates = [n for n in names if n != path.name and fold(n) == wanted]
     if len(alternates) == 1:
@@ -239,6 +243,12 @@ def _read(
         raise ToolFailure(message) from None
     except OSError as exc:
         raise ToolFailure(f"Unable to read {input.path.strip()}: {exc.strerror}") from exc
+    raw = raw_name(path.name)
+    if raw is not None and alternates and os.path.lexists(path.parent / raw):
+        raise ToolFailure(
+            f"Ambiguous path: {input.path.strip()} names a file with these characters, and it is also how the "
+            "file with undecodable bytes in its name is shown. Rename one of the two files."
+        )
     if stat.S_ISDIR(st.st_mode):
         page = _list_directory(path, input.offset, input.limit)
         if not page.lines:
