@@ -20,8 +20,8 @@ parsing (:mod:`._shell_parse`). Order of one call:
 
 The model reads the output (stdout and stderr interleaved), then ``Command exited with code N.`` or ``Command timed
 out after N ms.``. Bounding the content for the model is settle's job (law 6); this tool only reports the loss of its
-own 1 MiB in-memory capture, naming the spill file that holds everything. Cancellation kills the process group and
-propagates (law 3).
+own 1 MiB in-memory capture, naming the spill file that holds everything. Cancellation ends every process of the
+call (:mod:`._shell_guard`) and propagates (law 3).
 """
 
 from __future__ import annotations
@@ -57,7 +57,9 @@ DESCRIPTION = f"""Run a shell command in the project directory and return its ou
   and everything it started are killed.
 - `description` is a few words saying what the command does, shown to the user.
 - stdout and stderr are combined in the order they were written. Long output is shortened in the middle and the full
-  output is saved to a file you can read. Background jobs (`cmd &`) are stopped when the command finishes.
+  output is saved to a file you can read. Every process the command starts, background (`cmd &`) and detached
+  (`setsid`, `nohup`, daemons) ones included, is stopped when the command finishes: a server started here does not
+  keep running.
 - Commands and paths outside the project may need the user's approval. Use the dedicated tools to read, search and
   edit files rather than `cat`, `grep`, `sed` or `echo >`."""
 
