@@ -126,21 +126,30 @@ def _wait(shell: int, control: int) -> int | None:
         pidfd = os.pidfd_open(shell)
     except (AttributeError, OSError):
         pass
-    watched = [control] if pidfd is None else [control, pidfd]
+    # poll, not select: the control fd keeps its number from tether, which may be past FD_SETSIZE.
+    poller = select.poll()
+    poller.register(control, select.POLLIN)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
     while True:
-        ready, _, _ = select.select(watched, [], [], None if pidfd is not None else 0.05)
+        ready = poller.poll(None if pidfd is not None else 50)
         done, status = os.waitpid(shell, os.WNOHANG)
         if done:
             return status
-        if control in ready:
+        if any(fd == control for fd, _ in ready):
             return None
 
 
 def _end(shell: int, grace: float, status: int | None) -> int | None:
-    """End every descendant (TERM, then KILL after ``grace``), reaping them; return the shell's status."""
+    """End every descendant (TERM, then KILL after ``grace``), reaping them; return the shell's status.
+
+    A process the guard may not signal (one that changed its user through a setuid program such as ``sudo``) cannot
+    be ended: the guard stops trying ``grace`` seconds after SIGKILL and leaves it (to init).
+    """
     deadline = time.monotonic() + grace
+    give_up = deadline + grace
     termed: set[int] = set()
-    while True:
+    while time.monotonic() < give_up:
         status = _reap(shell, status)
         if not _has_children():
             return status  # a subreaper without children has no descendants
@@ -156,6 +165,7 @@ def _end(shell: int, grace: float, status: int | None) -> int | None:
                 except OSError:
                     pass
         time.sleep(_POLL)
+    return _reap(shell, status)
 
 
 def _reap(shell: int, status: int | None) -> int | None:

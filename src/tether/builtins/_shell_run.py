@@ -367,7 +367,12 @@ def _start_call(request: bytes) -> tuple[_Guard, int]:
     """
     guard = _take_guard()
     try:
-        _write_all(guard.control, request)
+        try:
+            _write_all(guard.control, request)
+        except BrokenPipeError:  # the spare died meanwhile (someone killed it): one fresh guard
+            guard.discard()
+            guard = _start_guard()
+            _write_all(guard.control, request)
         pid = _read_report(guard, json.loads(request))
     except BaseException:
         guard.discard()
