@@ -35,6 +35,10 @@ from tether.location import Location, names_protected_path, protected_anchor
         (".GIT/config", ".GIT/config"),
         (".Tether/tether.json", ".Tether/"),
         ("docs/agents.md", "docs/agents.md"),
+        (".g\u200cit/config", ".g\u200cit/config"),  # HFS+ ignores U+200C
+        (".git./config", ".git./config"),  # NTFS drops trailing dots
+        ("GIT~1/hooks/x", "GIT~1/hooks/"),  # NTFS short name
+        ("AGENTS.md ", "AGENTS.md "),
     ],
 )
 def test_protected_paths_have_the_anchor_a_rule_must_name(resource: str, anchor: str) -> None:

@@ -6,8 +6,9 @@ A model that may edit the project must not be able to widen its own permissions 
 apply_patch, bash redirects and path-taking commands) asks ``edit`` for a protected path, and only a rule that
 *names* the protected path can allow it: a broad ``edit: *`` allow or a saved "always" for ``*`` does not.
 
-Protected, matched on the path's components, case-insensitively (a case-insensitive file system writes
-``.GIT/config`` to ``.git/config``), for relative resources and absolute paths alike:
+Protected, matched on the path's components as a folding file system may see them (case-insensitively, so
+``.GIT/config`` is ``.git/config``; without the code points HFS+ ignores; without NTFS's trailing dots and spaces,
+and ``GIT~1`` as ``.git``), for relative resources and absolute paths alike:
 
 - ``.tether/**`` (project config, plans, skills);
 - ``.git`` itself (as a file, ``gitdir: <dir>`` redirects git to a directory the model could fill) and everything in a
@@ -62,6 +63,19 @@ _GIT_DATA = frozenset(
 _NESTED_GIT_DIRS = frozenset({"modules", "worktrees"})
 
 
+# Code points HFS+ ignores in file names (as git's is_hfs_dotgit lists them): ".g\u200cit" is ".git" there.
+_IGNORABLE = dict.fromkeys(
+    [*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF], None
+)
+
+
+def _fold(name: str) -> str:
+    """How a file system that folds names may see ``name``: case-folded, HFS+-ignorable code points dropped,
+    NTFS's trailing dots and spaces dropped, and NTFS's short name of ``.git`` read as ``.git``."""
+    folded = name.translate(_IGNORABLE).casefold().rstrip(". ") or name
+    return ".git" if folded == "git~1" else folded
+
+
 def _anchor(parts: list[str], end: int) -> str:
     text = "/".join(parts[: end + 1])
     return f"{text}/" if end < len(parts) - 1 else text
@@ -102,7 +116,7 @@ def protected_anchor(resource: str, extra: Collection[str] = ()) -> str | None:
         if best is not None:
             return best
     parts = path.split("/")
-    folded = [part.casefold() for part in parts]
+    folded = [_fold(part) for part in parts]
     last = len(parts) - 1
     for index, name in enumerate(folded):
         if name in _PROTECTED_DIRS:
