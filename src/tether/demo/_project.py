@@ -9,8 +9,21 @@ from typing import Any
 
 __all__ = ["SAMPLE_CONFIG", "copy_sample_project", "sample_project"]
 
-SAMPLE_CONFIG: dict[str, Any] = {"permission": {"edit": "ask"}}
-"""The demo project's ``.tether/tether.json``: edits ask, so the recording shows an approval at the point of action."""
+SAMPLE_CONFIG: dict[str, Any] = {
+    "permission": {
+        "edit": "ask",
+        "bash": {
+            "python3 -m unittest": "allow",
+            "python -m unittest": "allow",
+            "python3 report.py": "allow",
+            "python report.py": "allow",
+        },
+    }
+}
+"""The demo project's ``.tether/tether.json``: edits ask, so the recording shows an approval at the point of action.
+
+The recording's two commands (the test suite and the report) are allowed by their exact text: the built-in agents
+ask for every command that is not read-only, and the demo should ask only for its edit."""
 
 
 def sample_project() -> Path:
