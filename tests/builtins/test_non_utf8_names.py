@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tether._text import has_surrogates
+from tether.storable import has_surrogates
 
 pytestmark = pytest.mark.anyio
 

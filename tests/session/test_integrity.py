@@ -15,7 +15,16 @@ from pydantic import BaseModel
 
 from tether.errors import StoreError
 from tether.llm import ModelRequest, TextDelta, TextEnd, TextStart
-from tether.session import AssistantInfo, MessageUpdated, PartUpdated, SQLiteStore, TextPart, ToolPart
+from tether.session import (
+    AssistantInfo,
+    MessageUpdated,
+    PartUpdated,
+    SessionInfo,
+    SessionUpdated,
+    SQLiteStore,
+    TextPart,
+    ToolPart,
+)
 from tether.testing import FunctionModel, ScriptedModel, Step, tool_call
 from tether.tools import Text, Tool, ToolContext, ToolResponse
 
@@ -26,39 +35,85 @@ class Echo(BaseModel):
     text: str
 
 
-def _echo(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
-    return ToolResponse(content=[Text("got " + i.text)], metadata={"seen": i.text})
+ODD = "a\ud800b\udcff"
+SHOWN = "a\\ud800b\\xff"
 
 
 @pytest.mark.anyio
-async def test_lone_surrogates_in_model_text_input_and_output_are_stored_and_read_back_exactly(
+async def test_lone_surrogates_from_user_model_and_tools_are_made_visible_and_never_run(
     harness: Harness, tmp_path: Path
 ) -> None:
-    harness.tools.register({"echo": Tool(description="echo", input=Echo, execute=_echo)})
-    odd = "a\ud800b\udcff"
+    ran: list[str] = []
+
+    def lister(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        ran.append(i.text)
+        return ToolResponse(content=[Text("file " + ODD)], metadata={"name": ODD}, title="list " + ODD)
+
+    harness.tools.register({"lister": Tool(description="l", input=Echo, execute=lister)})
     session = await harness.sessions.create(harness.loc, agent="build")
     model = ScriptedModel(
         [
-            [tool_call("echo", {"text": odd}, id="c1")],
-            Step(TextStart(id="t"), TextDelta(id="t", text="done " + odd), TextEnd(id="t")),
+            [tool_call("lister", {"text": ODD}, id="c1"), tool_call("lister", {"text": "plain"}, id="c2")],
+            Step(TextStart(id="t"), TextDelta(id="t", text="done " + ODD), TextEnd(id="t")),
         ]
     )
     with model, anyio.fail_after(10):
-        result = await session.prompt("prompt " + odd, model=model)
+        result = await session.prompt("prompt " + ODD, model=model)
         await harness.store.flush()
-    assert result.text == "done " + odd
+    assert ran == ["plain"]  # the call whose argument is not valid Unicode never executed
+    assert result.text == "done " + SHOWN
     await harness.store.aclose()
     async with SQLiteStore(tmp_path / "tether.db") as reopened:
         messages = await reopened.load_messages(session.id)
     parts = [p for m in messages for p in m.parts]
-    (call,) = [p for p in parts if isinstance(p, ToolPart)]
-    assert (call.state, call.input, call.content, call.metadata) == (
+    c1, c2 = [p for p in parts if isinstance(p, ToolPart)]
+    assert (c1.state, c1.error_kind, c1.input) == ("error", "invalid_input", {"text": ODD})  # stored exactly
+    assert "not valid Unicode" in (c1.error or "")
+    assert (c2.state, c2.content, c2.metadata, c2.title) == (
         "completed",
-        {"text": odd},
-        (Text("got " + odd),),
-        {"seen": odd},
+        (Text("file " + SHOWN),),
+        {"name": SHOWN},
+        "list " + SHOWN,
     )
-    assert [p.text for p in parts if isinstance(p, TextPart)] == ["prompt " + odd, "done " + odd]
+    assert [p.text for p in parts if isinstance(p, TextPart)] == ["prompt " + SHOWN, "done " + SHOWN]
+
+
+@pytest.mark.anyio
+async def test_the_store_keeps_any_text_exactly_even_lone_surrogates(tmp_path: Path) -> None:
+    weird = {ODD: [ODD, {"k": "\udfff\ud800"}], "nested": "é" + ODD}
+    async with SQLiteStore(tmp_path / "tether.db") as store:
+        store.append(
+            SessionUpdated(
+                SessionInfo(
+                    id="ses_1",
+                    project="/p" + ODD,
+                    directory="/p" + ODD,
+                    title=ODD,
+                    agent="build",
+                    created=1,
+                    updated=1,
+                )
+            )
+        )
+        store.append(
+            MessageUpdated(
+                AssistantInfo(
+                    id="msg_1", session_id="ses_1", parent_id="msg_0", agent="b", model="m", created=1
+                )
+            )
+        )
+        store.append(PartUpdated(_part("prt_1", "running", weird)))
+        store.append(PartUpdated(TextPart(id="prt_2", session_id="ses_1", message_id="msg_1", text=ODD)))
+        with anyio.fail_after(5):
+            await store.flush()
+        assert [s.id for s in await store.list_sessions(project="/p" + ODD)] == ["ses_1"]
+    async with SQLiteStore(tmp_path / "tether.db") as store:
+        (message,) = await store.load_messages("ses_1")
+        info = await store.get_session("ses_1")
+    assert (info.title, info.project) == (SHOWN, "/p" + SHOWN)  # plain columns: visible escapes
+    tool, text = message.parts
+    assert isinstance(tool, ToolPart) and tool.input == weird
+    assert isinstance(text, TextPart) and text.text == ODD
 
 
 FAULT = "CREATE TRIGGER fault_{name} BEFORE {op} ON parts WHEN NEW.call_id = 'c1' AND NEW.state = 'completed' BEGIN SELECT RAISE(ABORT, 'injected fault: disk on fire'); END"

@@ -19,7 +19,7 @@ from typing import Any
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
-from .._text import raw_name
+from ..storable import raw_name
 from ..errors import ToolFailure
 from ..location import Location, ResolvedPath, authorize
 from ..tools import File, Text, Tool, ToolContext, ToolResponse

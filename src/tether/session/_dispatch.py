@@ -25,6 +25,7 @@ import anyio.lowlevel
 from anyio import RunFinishedError
 from anyio.abc import TaskGroup
 
+from ..storable import has_surrogates
 from ..errors import BlockedError, CorrectedError, DeclinedError
 from ..llm import ToolCallEvent
 from ..location import PermissionAsserter
@@ -37,6 +38,24 @@ from ._prompts import DEFECT_PREFIX, DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
 __all__ = ["DOOM_LOOP_THRESHOLD", "CallPool", "Dispatcher", "DoomLoopDetector", "PermissionAsserter"]
 
 DOOM_LOOP_THRESHOLD = 3
+
+SURROGATE_INPUT_ERROR = (
+    "Invalid input: the arguments contain text that is not valid Unicode (a lone surrogate escape such as \\ud800). "
+    "Nothing was run. Send the arguments as valid text; a file name shown with an escape like \\xff is passed "
+    "exactly as shown."
+)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a JSON value holds a string that cannot be encoded as UTF-8 (a tool must never act on it: a path
+    mangled into valid text could name a different existing file). ASCII strings are checked in O(1)."""
+    if isinstance(value, str):
+        return has_surrogates(value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
+    return False
 
 
 class DoomLoopDetector:
@@ -206,6 +225,8 @@ class Dispatcher:
         outcome: Outcome | None = None
         if event.incomplete:
             outcome = Failed(error=INCOMPLETE_CALL_ERROR, kind="invalid_input")
+        elif _has_lone_surrogate(event.input):
+            outcome = Failed(error=SURROGATE_INPUT_ERROR, kind="invalid_input")
         else:
             ctx = ToolContext(
                 session_id=processor.session_id,

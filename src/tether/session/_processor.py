@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from .. import ids
+from ..storable import visible
 from ..bus import Bus
 from ..errors import ProviderError
 from ..llm import (
@@ -186,6 +187,7 @@ class StepProcessor:
         return block
 
     def _delta(self, block_id: str, text: str, *, reasoning: bool) -> None:
+        text = visible(text)  # model text is made storable where it enters the session (law 12)
         block = self._blocks.get(block_id)
         if block is None:
             block = self._start(block_id, reasoning=reasoning, metadata=None)

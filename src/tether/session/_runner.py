@@ -20,6 +20,7 @@ import anyio
 from .. import ids
 from ..errors import ProviderError, UsageError
 from ..llm import Model, RetryPolicy, Usage
+from ..storable import has_surrogates, visible
 from ..tools import Content, RuleLike, Text, ToolRegistry
 from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
 from ._events import MessageUpdated, PartUpdated, SessionStatus
@@ -113,12 +114,16 @@ def resolve_agent(agents: Mapping[str, AgentLike], name: str) -> AgentLike:
 
 
 def _user_parts(content: str | Sequence[Content]) -> tuple[Content, ...]:
+    # The user's text is made storable where it enters the session (law 12): a prompt from a non-UTF-8 terminal or
+    # file has lone surrogates, shown as visible escapes (``tether.storable``).
     if isinstance(content, str):
-        return (Text(content),)
+        return (Text(visible(content)),)
     parts = tuple(content)
     if not parts:
         raise UsageError("A prompt needs at least one text or file part")
-    return parts
+    return tuple(
+        Text(visible(p.text)) if isinstance(p, Text) and has_surrogates(p.text) else p for p in parts
+    )
 
 
 @dataclass(kw_only=True, slots=True)

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from ..errors import NotFoundError, StoreError, UsageError
+from ..storable import visible
 from ._events import DurableEvent, MessageUpdated, PartUpdated
 from ._migrations import MIGRATIONS
 from ._model import (
@@ -87,18 +88,12 @@ def _dumps(value: Any) -> str:
 
 
 def _text(value: str) -> str:
-    """A plain text column (ids, paths, names) that SQLite can always store.
+    """A plain text column (ids, paths, a title): lone surrogates are shown as visible escapes (``\\xff``).
 
-    Lone surrogates become their visible escape (``\\udcff``); the same mapping is applied to the values a query
-    compares with (a project path), so a lookup finds what was stored.
+    JSON columns keep any text exactly (:func:`_dumps`); plain columns are compared in queries (a project path), so
+    the same mapping is applied to the value a query compares with, and a lookup finds what was stored.
     """
-    if value.isascii():
-        return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    return value
+    return visible(value)
 
 
 class _Call:

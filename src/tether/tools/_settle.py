@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from .._text import has_surrogates, visible
+from ..storable import has_surrogates, visible
 from .._wildcard import match
 from ..content import Content, File, Text
 from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreError, ToolFailure
@@ -78,7 +78,7 @@ def normalize_content(value: Any) -> tuple[Content, ...]:
     """Turn a tool's content (a string or a sequence of parts) into a non-empty tuple of parts.
 
     Text is made storable here, once for every tool (law 12): a lone surrogate (an undecodable byte of a file name
-    from ``os.fsdecode``) is shown as a visible escape (``\\xff``, see ``tether._text``).
+    from ``os.fsdecode``) is shown as a visible escape (``\\xff``, see ``tether.storable``).
 
     Raises:
         _Defect: the value is empty or not made of Text/File parts.
