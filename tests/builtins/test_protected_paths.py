@@ -66,9 +66,9 @@ class Harness:
         return result["outcome"], asked
 
 
-async def git(root: Path, home: Path, *args: str) -> str:
+async def git(root: Path, home: Path, *args: str, check: bool = True) -> str:
     env = {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-    done = await anyio.run_process(["git", *args], cwd=root, env=env, check=True)
+    done = await anyio.run_process(["git", *args], cwd=root, env=env, check=check)
     return done.stdout.decode()
 
 
@@ -305,3 +305,31 @@ async def test_a_git_directory_kept_outside_the_checkout_is_protected_too(
     assert (gitdir / "config").read_bytes() == before
     await git(tmp_path / "checkout", tmp_path / "home", "status", "--short")
     assert not canary.exists()
+
+
+async def test_an_embedded_git_directory_cannot_be_given_a_config(
+    harness: Callable[..., Any], repo: Path, tmp_path: Path
+) -> None:
+    h = await harness()
+    for name, content in (
+        ("evil/HEAD", "ref: refs/heads/main\n"),
+        ("evil/objects/.keep", ""),
+        ("evil/refs/.keep", ""),
+    ):
+        outcome, asked = await h.call("reject", "write", path=name, content=content)
+        assert isinstance(outcome, Completed) and asked == []
+    canary = tmp_path / "canary"
+    config = (
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n"
+        f"\tfsmonitor = {CANARY_COMMAND.format(canary=canary)}\n"
+    )
+    outcome, asked = await h.call("reject", "write", path="evil/config", content=config)
+    assert isinstance(outcome, Failed) and [p.request.protected for p in asked] == ["evil/config"]
+    assert not (repo / "evil" / "config").exists()
+    await git(repo / "evil", tmp_path / "home", "status", "--short", check=False)
+    assert not canary.exists()
+    # approved, the same write makes the next `git status` there run the canary: the attack is real
+    outcome, asked = await h.call("once", "write", path="evil/config", content=config)
+    assert isinstance(outcome, Completed) and len(asked) == 1
+    await git(repo / "evil", tmp_path / "home", "status", "--short", check=False)
+    assert canary.read_text().startswith("ran")

@@ -39,6 +39,10 @@ from tether.location import Location, names_protected_path, protected_anchor
         (".git./config", ".git./config"),  # NTFS drops trailing dots
         ("GIT~1/hooks/x", "GIT~1/hooks/"),  # NTFS short name
         ("AGENTS.md ", "AGENTS.md "),
+        (
+            "evil/config",
+            "evil/config",
+        ),  # an embedded git directory (HEAD, objects/, refs/) has no .git in its path
     ],
 )
 def test_protected_paths_have_the_anchor_a_rule_must_name(resource: str, anchor: str) -> None:
@@ -56,6 +60,8 @@ def test_protected_paths_have_the_anchor_a_rule_must_name(resource: str, anchor:
         ".github/x",
         ".gitignore",
         "docs/agents.txt",
+        "config/settings.py",
+        "app/config.py",
     ],
 )
 def test_ordinary_paths_are_not_protected(resource: str) -> None:

@@ -16,6 +16,7 @@ and ``GIT~1`` as ``.git``), for relative resources and absolute paths alike:
   ...): ``config``, ``config.worktree``, ``commondir`` (another redirect), ``hooks/``, ``info/``, an in-progress
   rebase's todo, ...; the git directories of submodules and worktrees (``.git/modules/<name>/``,
   ``.git/worktrees/<name>/``) the same way; ``.gitmodules``;
+- a file named ``config`` at any depth (an embedded git directory needs no ``.git`` in its path);
 - the files the config and instruction loaders read: ``tether.json``, ``tether.jsonc``, ``opencode.json``,
   ``opencode.jsonc`` and ``AGENTS.md`` at any depth, plus the extra resources a Location is given (exact files, or
   directories as ``dir/`` prefixes).
@@ -37,9 +38,13 @@ from ..permissions import names_protected_path, wildcard_match
 __all__ = ["PROTECTED_NAMES", "extra_protected", "names_protected_path", "protected_anchor"]
 
 PROTECTED_NAMES = frozenset(
-    {"AGENTS.md", ".gitmodules", "tether.json", "tether.jsonc", "opencode.json", "opencode.jsonc"}
+    {"AGENTS.md", ".gitmodules", "config", "tether.json", "tether.jsonc", "opencode.json", "opencode.jsonc"}
 )
-"""File names protected at any depth (compared case-insensitively)."""
+"""File names protected at any depth (compared case-insensitively).
+
+``config`` is there because any directory holding ``HEAD``, ``objects/`` and ``refs/`` is a git directory to git
+(an embedded repository): ``cd evil && git status`` reads ``evil/config``, and its ``core.fsmonitor`` runs.
+"""
 
 _NAMES = frozenset(name.casefold() for name in PROTECTED_NAMES)
 _PROTECTED_DIRS = frozenset({".tether"})
