@@ -27,6 +27,7 @@ call (:mod:`._shell_guard`) and propagates (law 3).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from ._deps import BuiltinDeps
 from ._shell_parse import Analysis, PathArg, analyze
 from ._shell_run import CAPTURE_LIMIT, ShellRun, default_shell, run_shell
 
-__all__ = ["DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS", "BashInput", "make"]
+__all__ = ["DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS", "BashInput", "CommandPlan", "make", "plan_command"]
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -97,12 +98,11 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
         else:
             workdir = await resolve_or_fail(location, input.workdir, "directory")
         cwd = workdir.path
-        inspected = await anyio.to_thread.run_sync(_inspect, location, command, cwd)
-        if inspected is None:
+        plan = await anyio.to_thread.run_sync(plan_command, location, command, cwd)
+        if plan is None:
             raise ToolFailure(f"Working directory is not a directory: {location.display(cwd)}")
-        analysis, resolved = inspected
-        outside = [item for _, item in resolved if item.external is not None]
-        await require_external(permissions, ctx, [workdir, *outside], metadata={"command": command})
+        analysis = plan.analysis
+        await require_external(permissions, ctx, [workdir, *plan.outside], metadata={"command": command})
         if analysis.uncertain:
             raw = command.strip()
             await permissions.assert_(
@@ -114,16 +114,18 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
                     metadata={"command": command, "uncertain": list(analysis.uncertain)},
                 )
             )
-        written = list({item.resource: item for arg, item in resolved if arg.write}.values())
-        if written:
-            ordinary = [item.resource for item in written if protected_anchor(item.resource) is None]
-            if ordinary:
-                await permissions.assert_(
-                    PermissionRequest.from_context(
-                        ctx, action="edit", resources=ordinary, save=("*",), metadata={"command": command}
-                    )
+        if plan.ordinary_writes:
+            await permissions.assert_(
+                PermissionRequest.from_context(
+                    ctx,
+                    action="edit",
+                    resources=plan.ordinary_writes,
+                    save=("*",),
+                    metadata={"command": command},
                 )
-            await authorize_protected(permissions, ctx, written, metadata={"command": command})
+            )
+        if plan.protected_writes:
+            await authorize_protected(permissions, ctx, plan.protected_writes, metadata={"command": command})
         if analysis.resources:  # empty only for blank or comment-only text, which runs nothing
             metadata: dict[str, Any] = {"command": command}
             if input.description:
@@ -169,12 +171,41 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
     )
 
 
-def _inspect(
-    location: Location, command: str, cwd: Path
-) -> tuple[Analysis, list[tuple[PathArg, ResolvedPath]]] | None:
-    """Analyse ``command`` and resolve its path arguments through the Location. Blocking.
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CommandPlan:
+    """What the bash tool asks before running a command (``tether permissions --explain bash`` shows the same).
 
-    ``None`` when ``cwd`` is not a directory.
+    In order: ``external_directory`` for each of ``outside`` (one request per directory, after the workdir's), and
+    for the raw text when ``analysis.uncertain``; ``edit`` for ``ordinary_writes`` (one request), then for each of
+    ``protected_writes``; then ``bash`` with ``analysis.resources`` and ``analysis.save``.
+    """
+
+    analysis: Analysis
+    paths: tuple[tuple[PathArg, ResolvedPath], ...]
+    """Every path argument with its resolution through the Location (paths that cannot exist are left out)."""
+
+    @property
+    def outside(self) -> tuple[ResolvedPath, ...]:
+        return tuple(item for _, item in self.paths if item.external is not None)
+
+    @property
+    def written(self) -> tuple[ResolvedPath, ...]:
+        return tuple({item.resource: item for arg, item in self.paths if arg.write}.values())
+
+    @property
+    def ordinary_writes(self) -> tuple[str, ...]:
+        return tuple(item.resource for item in self.written if _anchor(item) is None)
+
+    @property
+    def protected_writes(self) -> tuple[ResolvedPath, ...]:
+        return tuple(item for item in self.written if _anchor(item) is not None)
+
+
+def plan_command(location: Location, command: str, cwd: Path) -> CommandPlan | None:
+    """Analyse ``command`` as run from ``cwd`` and resolve its path arguments through ``location``. Blocking.
+
+    ``None`` when ``cwd`` is not a directory. The analysis itself is pure (:func:`._shell_parse.analyze`); only the
+    resolution here looks at the file system (symlinks, existing directories).
     """
     if not cwd.is_dir():
         return None
@@ -185,7 +216,11 @@ def _inspect(
         resolved = _resolve_arg(location, arg)
         if resolved is not None:
             found.append((arg, resolved))
-    return analysis, found
+    return CommandPlan(analysis=analysis, paths=tuple(found))
+
+
+def _anchor(item: ResolvedPath) -> str | None:
+    return item.protected if item.protected is not None else protected_anchor(item.resource)
 
 
 def _resolve_arg(location: Location, arg: PathArg) -> ResolvedPath | None:

@@ -78,6 +78,9 @@ def explain_command(
     *, data_dir: Path, action: str, resource: str, agent: str | None, directory: Path | None
 ) -> None:
     """Print which rule decides ``action`` on ``resource`` for the agent in the project."""
+    if action == "bash":
+        _explain_bash(data_dir=data_dir, command=resource, agent=agent, directory=directory)
+        return
 
     async def main() -> Any:
         from ..errors import PathError
@@ -111,6 +114,83 @@ def explain_command(
         Text(
             "Sources, in evaluation order: agent (built-in defaults), config (tether.json permission), "
             'agent-config (agent.<name>.permission), saved ("always" approvals); the last matching rule wins.',
+            style="dim",
+        )
+    )
+
+
+def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory: Path | None) -> None:
+    """``--explain bash COMMAND``: the bash tool's own analysis and the requests it would make, each decided."""
+
+    async def main() -> tuple[Any, list[tuple[str, Any]], str]:
+        import anyio.to_thread
+
+        from ..builtins.bash import plan_command
+        from ..permissions import evaluate_request
+        from ._tools import _agent  # pyright: ignore[reportPrivateUsage]
+
+        async with await runtime(data_dir, directory) as rt:
+            project = await _project(rt, directory)
+            chosen = _agent(rt, agent)
+            saved = await rt.saved.rules(project)
+            location = (await rt.location((directory or Path.cwd()).resolve())).location
+            plan = await anyio.to_thread.run_sync(plan_command, location, command, location.root)
+            assert plan is not None  # the project root is a directory
+
+            def decide(action: str, resources: list[str], protected: str | None = None) -> Any:
+                return evaluate_request(action, resources, chosen.rulesets, saved, protected=protected)
+
+            asks: list[tuple[str, Any]] = []
+            for directory_resource in dict.fromkeys(p.external.resource for p in plan.outside if p.external):
+                asks.append(("outside the project", decide("external_directory", [directory_resource])))
+            analysis = plan.analysis
+            if analysis.uncertain:
+                asks.append(("paths not known statically", decide("external_directory", [command.strip()])))
+            if plan.ordinary_writes:
+                asks.append(("writes", decide("edit", list(plan.ordinary_writes))))
+            for item in plan.protected_writes:
+                asks.append(("writes a protected path", decide("edit", [item.resource], item.protected)))
+            if analysis.resources:
+                asks.append(("the command", decide("bash", list(analysis.resources))))
+            return plan, asks, chosen.name
+
+    from ..permissions import explain
+
+    plan, asks, agent_name = run_async(main)
+    analysis = plan.analysis
+    console = out_console()
+    console.print(Text(f"agent {agent_name}: bash ", style="bold") + Text(command))
+    for item in analysis.commands:
+        line = Text("  command: ", style="bold") + Text(item.text)
+        if item.forms:
+            line += Text("  runs as: ", style="dim") + Text(" | ".join(item.forms))
+        console.print(line)
+    for redirect in analysis.redirects:
+        console.print(Text("  redirect: ", style="bold") + Text(redirect))
+    for arg, resolved in plan.paths:
+        where = "outside the project" if resolved.external is not None else "inside"
+        console.print(
+            Text("  path: ", style="bold") + Text(f"{arg.path} ({'write' if arg.write else 'read'}, {where})")
+        )
+    if analysis.uncertain_resource is not None:
+        reasons = list(analysis.unknown) or ["the command is not valid shell"]
+        console.print(Text("  uncertain: ", style="bold yellow") + Text("; ".join(reasons)))
+        console.print(Text('    only a bash rule of * allows it; "always" saves nothing for it', style="dim"))
+    for reason in analysis.uncertain:
+        console.print(Text("  unknown path: ", style="bold yellow") + Text(reason))
+    effect = "allow"
+    for why, decision in asks:
+        style = {"allow": "green", "ask": "yellow", "deny": "red"}.get(decision.effect, "white")
+        console.print(Text(f"{why}: ", style="bold") + Text(explain(decision), style=style))
+        if effect == "allow" and decision.effect != "allow":
+            effect = decision.effect
+    verdict = {"allow": "runs without asking", "ask": "asks first", "deny": "is blocked"}[effect]
+    console.print(Text(f"The bash tool {verdict} (requests in the order the tool makes them).", style="bold"))
+    console.print(
+        Text(
+            "Sources, in evaluation order: agent (built-in defaults), config (tether.json permission), "
+            'agent-config (agent.<name>.permission), saved ("always" approvals); the last matching rule wins. '
+            "Every resource of a request must be allowed.",
             style="dim",
         )
     )

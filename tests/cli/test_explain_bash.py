@@ -1,0 +1,31 @@
+"""``tether permissions --explain bash`` runs the bash tool's own analysis: what it says is what the tool asks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def test_explain_bash_shows_the_normalized_form_that_a_deny_matches(cli: Any, project: Path) -> None:
+    cli.configure(project, {"permission": {"bash": {"*": "allow", "rm *": "deny"}}})
+    result = cli.run("permissions", "--explain", "bash", "\\rm -rf build", "--dir", str(project))
+    assert result.code == 0, result.output
+    assert "runs as: rm -rf build" in result.stdout
+    assert 'rm -rf build: deny by bash "rm *" (config)' in result.stdout
+    assert "The bash tool is blocked" in result.stdout
+
+
+def test_explain_bash_shows_paths_writes_and_uncertain_text(cli: Any, project: Path) -> None:
+    result = cli.run("permissions", "--explain", "bash", "ls > out.txt; echo $((x))", "--dir", str(project))
+    assert result.code == 0, result.output
+    assert f"path: {project.resolve()}/out.txt (write, inside)" in result.stdout
+    assert "redirect: > out.txt" in result.stdout
+    assert "uncertain: arithmetic on a variable" in result.stdout
+    assert "(uncertain) ls > out.txt; echo $((x)): ask" in result.stdout
+    assert "The bash tool asks first" in result.stdout
+
+
+def test_explain_bash_says_a_read_only_command_runs_by_default(cli: Any, project: Path) -> None:
+    result = cli.run("permissions", "--explain", "bash", "git status", "--dir", str(project))
+    assert 'git status: allow by bash "git status *" (agent)' in result.stdout, result.output
+    assert "The bash tool runs without asking" in result.stdout
