@@ -528,20 +528,17 @@ async def test_the_shell_gets_the_environment_it_was_given_and_nothing_from_the_
     assert not names & {"LC_CTYPE", "LC_ALL", "PYTHONPATH"}  # Python's locale coercion stays in the guard
 
 
-async def test_a_call_starts_its_own_guard_when_the_spare_one_was_killed(
+async def test_a_call_starts_a_new_guard_server_when_the_old_one_was_killed(
     store: OutputStore, cwd: Path
 ) -> None:
     from tether.builtins import _shell_run
 
     assert (await run("true", store, cwd)).exit_code == 0
-    # After a call, the next call's guard starts in the background.
-    await anyio.to_thread.run_sync(
-        lambda: wait_until(lambda: _shell_run._spare is not None, "a spare guard runs")
-    )
-    spare = _shell_run._spare
-    assert spare is not None
-    os.kill(spare.process.pid, signal.SIGKILL)
-    await anyio.to_thread.run_sync(lambda: wait_until(lambda: gone(spare.process.pid), "the spare is dead"))
-    result = await run("echo $$", store, cwd)
-    assert result.exit_code == 0 and int(result.output) != spare.process.pid
-    assert spare.process.returncode == -signal.SIGKILL  # found dead and reaped, never used
+    server = _shell_run._server
+    assert server is not None
+    os.kill(server.process.pid, signal.SIGKILL)
+    await anyio.to_thread.run_sync(lambda: wait_until(lambda: gone(server.process.pid), "the server is dead"))
+    result = await run("echo ran", store, cwd)
+    assert (result.exit_code, result.output) == (0, "ran\n")
+    assert server.process.returncode == -signal.SIGKILL  # found dead and reaped
+    assert _shell_run._server is not server

@@ -1,44 +1,52 @@
-"""The guard: a small supervisor process between tether and one shell command, so that nothing of the call survives.
+"""The guards: one small supervisor process per shell command, so that nothing of the call survives.
 
-Run as a script (``python -S -I _shell_guard.py <control fd> <report fd>``, stdlib only; never imported by tether)
-by :mod:`tether.builtins._shell_run`, one guard per bash call, started before the call comes (Python's start-up is
-most of a call's overhead). It
+Run as a script by :mod:`tether.builtins._shell_run` (``python -S -I _shell_guard.py <socket fd>``; stdlib only, never
+imported by tether), once per tether process: the **server**. It waits for requests on its socket and forks one
+**guard** per bash call (a fork of this small single-threaded process costs about a millisecond; starting Python
+costs ~15 ms). It ends when tether closes the socket or dies. It reaps the guards it forked.
 
-- marks itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux): every process the command starts that
+A request is an 8-byte length, then a JSON object ``{"argv", "cwd", "env", "grace"}``, with three descriptors
+attached (``SCM_RIGHTS``): the output pipe's write end, the control pipe's read end (tether alone holds the write
+end), and the report pipe's write end. The guard
+
+- reports ``G<pid>`` (its own pid), leaves the server's session, puts the output pipe on its stdout and stderr, and
+  marks itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux): every process the command starts that
   is orphaned (``setsid CMD &``, a double fork, a daemon) is re-parented to the guard, not to init, so the call's
   processes are exactly the guard's descendants, whatever sessions and groups they moved to;
-- reads its request from the control pipe: one JSON line ``{"argv", "cwd", "env", "grace"}`` (end of file first: it
-  was a spare nobody needed, it exits);
 - starts the shell in ``cwd``, in a new session, with the request's environment and ``PR_SET_PDEATHSIG(SIGKILL)``
   (the guard is single-threaded, so the guard's death, not some thread's exit, is what that signal follows), and
-  reports ``P<pid>`` on the report pipe, or ``C<errno>`` (the working directory) / ``E<errno>`` (the shell) when it
-  could not;
+  reports ``P<pid>``, or ``C<errno>`` (the working directory) / ``E<errno>`` (the shell) when it could not;
 - waits until the shell exits, tether asks it to end the call (a byte on the control pipe: timeout, cancellation), or
   tether is gone (end of file on the control pipe: tether exited or was killed, even with SIGKILL);
 - then ends every descendant: SIGTERM, SIGKILL to what is left after the grace period, until none is alive, reaping
-  each (it is the parent of the orphans, and has no other children), and exits with the shell's status (``128 + n``
-  for a signal ``n``).
+  each (it is the parent of the orphans, and has no other children), reports ``X<status>`` (the shell's exit status,
+  ``128 + n`` for a signal ``n``) and exits.
 
-Descriptors: 0 is ``/dev/null``, 1 and 2 the output pipe, which the shell inherits; the control pipe's write end is
-held by tether alone. Without ``prctl`` (not Linux) the guard is no subreaper: an orphan then goes to init and only
-the processes still below the guard are ended.
+Without ``prctl`` (not Linux) a guard is no subreaper: an orphan then goes to init and only the processes still
+below the guard are ended.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
+import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _POLL = 0.01
+_HEADER = 8
+
+Prctl = Callable[[int, int, int, int, int], int]
 
 
-def _prctl() -> object:
+def _prctl() -> Prctl | None:
     """libc's ``prctl`` where there is one, else ``None``."""
     if not sys.platform.startswith("linux"):
         return None
@@ -52,24 +60,86 @@ def _prctl() -> object:
 
 
 def main(argv: list[str]) -> int:
-    control, report = int(argv[0]), int(argv[1])
+    """The server: fork a guard for each request until the socket ends."""
+    sock = socket.socket(fileno=int(argv[0]))
+    prctl = _prctl()
+    signal.signal(signal.SIGCHLD, _reap_guards)
+    while True:
+        try:
+            received = _receive(sock)
+        except OSError:
+            return 0
+        if received is None:
+            return 0
+        request, fds = received
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            continue
+        pid = os.fork()
+        if pid == 0:
+            code = 127
+            try:
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                sock.close()
+                code = guard(request, fds, prctl)
+            finally:
+                os._exit(code)
+        for fd in fds:
+            os.close(fd)
+
+
+def _reap_guards(signum: int, frame: object) -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
+    header, fds, _, _ = socket.recv_fds(sock, _HEADER, 3)
+    if not header:
+        return None
+    header += _exactly(sock, _HEADER - len(header))
+    payload = _exactly(sock, int.from_bytes(header, "big"))
+    return json.loads(payload), fds
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes:
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = sock.recv(min(size, 1 << 20))
+        if not chunk:
+            raise OSError("the request was cut short")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def guard(request: dict[str, Any], fds: list[int], prctl: Prctl | None) -> int:
+    """Run one call (see the module docstring); the exit status of the guard process."""
+    sink, control, report = fds
     os.set_inheritable(control, False)
     os.set_inheritable(report, False)
-    prctl = _prctl()
+    me = os.getpid()
+    _say(report, f"G{me}")
+    os.setsid()
+    os.dup2(sink, 1)
+    os.dup2(sink, 2)
+    os.close(sink)
     if prctl is not None:
-        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # type: ignore[operator]
-    request = _read_request(control)
-    if request is None:
-        return 0
+        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     command: list[str] = request["argv"]
     env: dict[str, str] = request["env"]
     grace = float(request["grace"])
     try:
         os.chdir(request["cwd"])
     except OSError as exc:
-        os.write(report, f"C{exc.errno or 0}\n".encode())
+        _say(report, f"C{exc.errno or 0}")
         return 127
-    guard = os.getpid()
     errors, errors_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the shell
@@ -77,8 +147,8 @@ def main(argv: list[str]) -> int:
             os.close(errors)
             os.setsid()
             if prctl is not None:
-                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # type: ignore[operator]
-                if os.getppid() != guard:  # the guard died before the signal was armed
+                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                if os.getppid() != me:  # the guard died before the signal was armed
                     os._exit(137)
             # Python ignores these; a shell started by any other program has them at their defaults.
             for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ"):
@@ -94,29 +164,27 @@ def main(argv: list[str]) -> int:
     os.close(errors)
     if failure:
         os.waitpid(pid, 0)
-        os.write(report, b"E" + failure + b"\n")
+        _say(report, "E" + failure.decode())
         return 127
-    os.write(report, f"P{pid}\n".encode())
-    os.close(report)
+    _say(report, f"P{pid}")
     status = _wait(pid, control)
     status = _end(pid, grace, status)
     if status is None:
-        return 137
-    if os.WIFSIGNALED(status):
-        return 128 + os.WTERMSIG(status)
-    return os.WEXITSTATUS(status)
+        code = 137
+    elif os.WIFSIGNALED(status):
+        code = 128 + os.WTERMSIG(status)
+    else:
+        code = os.WEXITSTATUS(status)
+    _say(report, f"X{code}")
+    return code
 
 
-def _read_request(control: int) -> dict[str, Any] | None:
-    import json
-
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = os.read(control, 1 << 16)
-        if not chunk:
-            return None
-        data += chunk
-    return json.loads(data)
+def _say(report: int, line: str) -> None:
+    """Report a line; if tether is gone (a broken pipe), the guard still does its job."""
+    try:
+        os.write(report, (line + "\n").encode())
+    except OSError:
+        pass
 
 
 def _wait(shell: int, control: int) -> int | None:
@@ -249,4 +317,4 @@ def _alive(pid: int) -> bool:
 
 
 if __name__ == "__main__":
-    os._exit(main(sys.argv[1:]))  # no interpreter teardown: the call waits for this exit
+    os._exit(main(sys.argv[1:]))  # no interpreter teardown

@@ -29,6 +29,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -58,6 +59,7 @@ _POLL_MS = 100
 _F_SETPIPE_SZ = 1031
 _GUARD = Path(__file__).with_name("_shell_guard.py")
 _GUARD_SLACK = 5.0
+_HEADER = 8
 
 Progress = Callable[[Mapping[str, Any]], None]
 Spill = Callable[[], tuple[Path, IO[bytes]]]
@@ -123,18 +125,15 @@ async def run_shell(
     request = _request(default_shell(shell), command, cwd, environment, kill_grace)
     started = time.monotonic()
     # Shielded: a process started by a worker thread whose result is lost would be an orphan.
-    call: tuple[_Guard, int] | None = None
+    call: _Call | None = None
     with anyio.CancelScope(shield=True):
         call = await anyio.to_thread.run_sync(_start_call, request)
     assert call is not None
-    guard, shell_pid = call
-    pump = _Pump(source=guard.source, spill=spill, progress=progress, limit=capture_limit)
+    pump = _Pump(source=call.source, spill=spill, progress=progress, limit=capture_limit)
     finished = False
     try:
-        process = guard.process
-        _register_group(shell_pid)
+        _register_group(call.shell)
         timed_out = False
-        exited = _Exit(process)
         try:
             async with anyio.create_task_group() as tg:
                 drained = anyio.Event()
@@ -148,28 +147,23 @@ async def run_shell(
                 tg.start_soon(run_pump)
                 try:
                     with anyio.move_on_after(time_limit) as deadline:
-                        await exited.wait()
+                        await call.wait()
                     timed_out = deadline.cancelled_caught
                 finally:
                     with anyio.CancelScope(shield=True):
-                        await _end_call(exited, guard.control, shell_pid, kill_grace)
+                        await _end_call(call, kill_grace)
                         # The guard ended every process of the call, so EOF is near; a process it could not end
                         # (another user's, through a setuid program) may still hold the pipe: stop waiting then.
                         with anyio.move_on_after(_DRAIN_WAIT):
                             await drained.wait()
                         pump.stop.set()
         finally:
-            exited.close()
-            _unregister_group(shell_pid)
-            # The next call's guard starts now, in the background: its start-up (mostly Python's) then neither
-            # delays nor competes with this call, and is over when the next call comes after a model step.
-            threading.Thread(target=_keep_spare, name="tether-shell-guard", daemon=True).start()
+            _unregister_group(call.shell)
         if pump.error is not None:
             raise OutputStoreError(f"Failed to write tool output: {pump.error}") from pump.error
         head, tail = await pump.capture()
         duration = time.monotonic() - started
-        code = process.returncode
-        exit_code = None if timed_out or code is None else (128 - code if code < 0 else code)
+        exit_code = None if timed_out else call.status
         path = pump.path
         captured = len(head) + len(tail)
         if path is not None and captured < pump.total:
@@ -189,39 +183,12 @@ async def run_shell(
             duration=duration,
         )
     finally:
-        guard.close()
+        call.close()
         pump.close(remove=not finished)
 
 
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
-
-
-class _Exit:
-    """Waits for the shell to exit without a thread: on a pidfd where the platform has one."""
-
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self.process = process
-        self.pid = process.pid
-        self._fd: int | None = None
-        with contextlib.suppress(AttributeError, OSError):
-            self._fd = os.pidfd_open(process.pid)
-
-    @property
-    def returncode(self) -> int | None:
-        return self.process.poll()
-
-    async def wait(self) -> int:
-        if self._fd is None:
-            return await anyio.to_thread.run_sync(self.process.wait, abandon_on_cancel=True)
-        while (code := self.process.poll()) is None:
-            await anyio.wait_readable(self._fd)
-        return code
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
 
 # --- the process group ---------------------------------------------------------------------------------------------
@@ -250,27 +217,41 @@ def _unregister_group(pgid: int) -> None:
         _live.discard(pgid)
 
 
-# --- the guard (see ._shell_guard) -----------------------------------------------------------------------------------
+# --- the guards (see ._shell_guard) ----------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Guard:
-    """A started guard process, waiting for its command: the pipes tether keeps (the ends the guard has are closed)."""
+class _Server:
+    """The guard server of this process (one Python start-up, then a fork per call)."""
 
-    process: subprocess.Popen[bytes]
-    source: int  # the output pipe (the guard's stdout and stderr, then the shell's)
-    control: int  # tether's end: the request, then a byte or EOF to end the call
-    report: int  # the guard's reports: the shell's pid, or why it could not start
+    def __init__(self) -> None:
+        if not sys.executable:
+            raise OSError("cannot start the shell's guard: no Python executable (sys.executable is empty)")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-S", "-I", str(_GUARD), str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+                start_new_session=True,
+                pass_fds=(theirs.fileno(),),
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.socket = ours
+
+    def send(self, request: bytes, fds: list[int]) -> None:
+        """Hand a request and its descriptors to the server (the caller holds the lock)."""
+        socket.send_fds(self.socket, [len(request).to_bytes(_HEADER, "big")], fds)
+        self.socket.sendall(request)
 
     def close(self) -> None:
-        for fd in (self.source, self.control, self.report):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self.source = self.control = self.report = -1
-
-    def discard(self) -> None:
-        """End an unused (or failed) guard: it sees EOF on its control pipe and exits. Blocking."""
-        self.close()
+        """Close the socket: the server exits (its running guards go on). Blocking."""
+        self.socket.close()
         try:
             self.process.wait(_GUARD_SLACK)
         except subprocess.TimeoutExpired:
@@ -278,138 +259,161 @@ class _Guard:
             self.process.wait()
 
 
-_spare_lock = threading.Lock()
-_spare: _Guard | None = None
+_server_lock = threading.Lock()
+_server: _Server | None = None
 
 
-def _start_guard() -> _Guard:
-    """Start a guard process (Python's start-up is most of a call's overhead: one is kept started in advance)."""
-    if not sys.executable:
-        raise OSError("cannot start the shell's guard: no Python executable (sys.executable is empty)")
-    source, sink = os.pipe()
-    control_r, control = os.pipe()
-    report, report_w = os.pipe()
-    with contextlib.suppress(OSError):
-        if sys.platform == "linux":
-            import fcntl
-
-            fcntl.fcntl(source, _F_SETPIPE_SZ, _PIPE_SIZE)
-    os.set_blocking(source, False)
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-S", "-I", str(_GUARD), str(control_r), str(report_w)],
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=sink,
-            cwd="/",
-            start_new_session=True,
-            pass_fds=(control_r, report_w),
-        )
-    except BaseException:
-        for fd in (source, control, report):
-            os.close(fd)
-        raise
-    finally:
-        for fd in (sink, control_r, report_w):
-            os.close(fd)
-    return _Guard(process=process, source=source, control=control, report=report)
-
-
-def _take_guard() -> _Guard:
-    """The spare guard if there is a live one, else a new one. Blocking."""
-    global _spare
-    with _spare_lock:
-        guard, _spare = _spare, None
-    if guard is not None and guard.process.poll() is None:
-        return guard
-    if guard is not None:
-        guard.discard()
-    return _start_guard()
-
-
-def _keep_spare() -> None:
-    """Start the next call's guard (in a thread of its own). Best effort: without a spare a call starts one."""
-    global _spare
-    if _spare is not None:
-        return
-    try:
-        spare = _start_guard()
-    except OSError:
-        return
-    with _spare_lock:
-        if _spare is None:
-            _spare, spare = spare, None
-    if spare is not None:
-        spare.discard()
+def _send(request: bytes, fds: list[int]) -> None:
+    """Hand a call to the guard server, starting it (again) when there is none or it died. Blocking."""
+    global _server
+    with _server_lock:
+        for attempt in range(2):
+            if _server is not None and _server.process.poll() is not None:
+                _server.close()
+                _server = None
+            if _server is None:
+                _server = _Server()
+            try:
+                _server.send(request, fds)
+                return
+            except OSError:
+                # It died meanwhile (someone killed it): one fresh server. A request cut in two is dropped by the
+                # dead one; the fresh one gets it whole.
+                _server.close()
+                _server = None
+                if attempt:
+                    raise
 
 
 @atexit.register
-def _drop_spare() -> None:
-    global _spare
-    with _spare_lock:
-        spare, _spare = _spare, None
-    if spare is not None:
-        spare.discard()
+def _stop_server() -> None:
+    global _server
+    with _server_lock:
+        server, _server = _server, None
+    if server is not None:
+        server.close()
 
 
 def _request(shell: str, command: str, cwd: Path, env: Mapping[str, str], grace: float) -> bytes:
     # ensure_ascii: a name or value that is not valid UTF-8 (a surrogate escape) travels as \udcXX and comes back.
     data = {"argv": [shell, "-c", command], "cwd": str(cwd), "env": dict(env), "grace": grace}
-    return json.dumps(data, ensure_ascii=True).encode("ascii") + b"\n"
+    return json.dumps(data, ensure_ascii=True).encode("ascii")
 
 
-def _start_call(request: bytes) -> tuple[_Guard, int]:
-    """Hand ``request`` to a guard; return it with the shell's pid once the shell runs. Blocking (a worker thread).
+class _Call:
+    """One call's guard, seen from tether: the pipes it keeps, the pids, and the guard's reports."""
+
+    def __init__(self, *, source: int, control: int, report: int) -> None:
+        self.source = source  # the output pipe (the guard's stdout and stderr, then the shell's)
+        self.control = control  # a byte or EOF ends the call
+        self.report = report  # G<guard pid>, P<shell pid> | C<errno> | E<errno>, X<status>
+        self.guard = 0
+        self.shell = 0
+        self.status: int | None = None
+        self.ended = False
+        self._buffer = b""
+
+    def lines(self, data: bytes) -> list[bytes]:
+        self._buffer += data
+        *complete, self._buffer = self._buffer.split(b"\n")
+        return complete
+
+    def start(self, request: dict[str, Any]) -> None:
+        """Read the guard's first reports until the shell runs. Blocking.
+
+        Raises:
+            OSError: the shell could not be started (naming the shell or the working directory), or the guard failed.
+        """
+        while not self.shell:
+            data = os.read(self.report, 256)
+            if not data:
+                raise OSError("the shell's guard ended before starting the shell")
+            for line in self.lines(data):
+                kind, value = line[:1], line[1:]
+                if not value.isdigit():
+                    raise OSError(f"the shell's guard reported {line!r}")
+                if kind == b"G":
+                    self.guard = int(value)
+                elif kind == b"P":
+                    self.shell = int(value)
+                elif kind == b"X":
+                    self.status, self.ended = int(value), True
+                elif kind in (b"C", b"E"):
+                    number = int(value)
+                    raise OSError(
+                        number, os.strerror(number), request["cwd"] if kind == b"C" else request["argv"][0]
+                    )
+
+    async def wait(self) -> None:
+        """Return when the guard has ended the call (it reported the shell's status, or died)."""
+        while not self.ended:
+            await anyio.wait_readable(self.report)
+            try:
+                data = os.read(self.report, 256)
+            except BlockingIOError:
+                continue
+            if not data:
+                # The guard died without reporting (SIGKILLed): PR_SET_PDEATHSIG killed the shell.
+                self.status = self.status if self.status is not None else 128 + signal.SIGKILL
+                self.ended = True
+                return
+            for line in self.lines(data):
+                if line[:1] == b"X" and line[1:].isdigit():
+                    self.status, self.ended = int(line[1:]), True
+
+    def close(self) -> None:
+        for fd in (self.source, self.control, self.report):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.source = self.control = self.report = -1
+
+
+def _start_call(raw: bytes) -> _Call:
+    """Hand a request to a new guard; return once the shell runs. Blocking (a worker thread).
 
     Raises:
         OSError: the shell could not be started (the guard's errno, naming the shell or the working directory), or
-            the guard failed before starting it.
+            the guard server could not be started or reached.
     """
-    guard = _take_guard()
+    source, sink = os.pipe()
+    control_r, control = os.pipe()
+    report, report_w = os.pipe()
+    call = _Call(source=source, control=control, report=report)
     try:
+        with contextlib.suppress(OSError):
+            if sys.platform == "linux":
+                import fcntl
+
+                fcntl.fcntl(source, _F_SETPIPE_SZ, _PIPE_SIZE)
+        os.set_blocking(source, False)
         try:
-            _write_all(guard.control, request)
-        except BrokenPipeError:  # the spare died meanwhile (someone killed it): one fresh guard
-            guard.discard()
-            guard = _start_guard()
-            _write_all(guard.control, request)
-        pid = _read_report(guard, json.loads(request))
+            _send(raw, [sink, control_r, report_w])
+        finally:
+            for fd in (sink, control_r, report_w):
+                os.close(fd)
+        call.start(json.loads(raw))
+        os.set_blocking(report, False)
     except BaseException:
-        guard.discard()
+        call.close()  # the guard, if one runs, reads EOF on its control pipe and ends what it started
         raise
-    return guard, pid
+    return call
 
 
-def _read_report(guard: _Guard, request: dict[str, Any]) -> int:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = os.read(guard.report, 64)
-        if not chunk:
-            break
-        data += chunk
-    kind, value = data[:1], data[1:-1]
-    if kind == b"P" and value.isdigit():
-        return int(value)
-    if kind in (b"E", b"C") and value.isdigit():
-        number = int(value)
-        raise OSError(number, os.strerror(number), request["cwd"] if kind == b"C" else request["argv"][0])
-    raise OSError(f"the shell's guard exited with status {guard.process.wait()} before starting the shell")
-
-
-async def _end_call(exited: _Exit, control: int, shell: int, grace: float) -> None:
-    """Have the guard end every process of the call (at once on timeout/cancel), then wait for the guard."""
-    if exited.returncode is None:
-        # The guard may be exiting already: its end of the pipe is closed then.
+async def _end_call(call: _Call, grace: float) -> None:
+    """Have the guard end every process of the call (at once on timeout/cancel), then wait for it to report."""
+    if not call.ended:
+        # The guard may be ending already: a byte it does not read is harmless.
         with contextlib.suppress(OSError):
-            os.write(control, b"e")
-    # The guard takes at most the grace period to end the call; more means it is stuck (or was stopped).
+            os.write(call.control, b"e")
+    # The guard takes at most twice the grace period to end the call; more means it is stuck (or was stopped).
     with anyio.move_on_after(2 * grace + _GUARD_SLACK):
-        await exited.wait()
+        await call.wait()
         return
-    for pgid in (exited.pid, shell):
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGKILL)
-    await exited.wait()
+    for pgid in (call.guard, call.shell):
+        if pgid > 0:
+            with contextlib.suppress(OSError):
+                os.killpg(pgid, signal.SIGKILL)
+    await call.wait()
 
 
 # --- the output pump -----------------------------------------------------------------------------------------------
