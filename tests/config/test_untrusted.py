@@ -10,7 +10,7 @@ import pytest
 
 from tether.config import PROJECT_CONFIG, Config, Ignored, load_config
 from tether.config._restrict import describe
-from tether.permissions import Rule
+from tether.permissions import Rule, builtin_agents, evaluate
 
 
 @pytest.fixture
@@ -74,6 +74,7 @@ def test_untrusted_project_keeps_only_what_tightens(project: Path, user_file: Pa
         Rule("bash", "*", "deny"),  # the project's tools: {bash: false} (the legacy map comes first)
         Rule("edit", "secrets/*", "deny"),
         Rule("read", "*", "ask"),
+        Rule("bash", "*", "deny"),  # the user's denies again, after the project's ask
     )
     build = config.agents["build"]
     assert build.permission == ()
@@ -191,3 +192,23 @@ def test_the_trust_question_names_what_the_file_sets() -> None:
         )
         == "a provider, allow rules and instruction files outside the project"
     )
+
+
+def test_a_project_ask_does_not_soften_the_users_deny(project: Path, user_file: Path, tmp_path: Path) -> None:
+    config = _load(
+        project,
+        user_file,
+        {"permission": {"bash": "ask"}, "agent": {"build": {"permission": {"bash": {"*": "ask"}}}}},
+        {
+            "permission": {"bash": {"rm *": "deny", "*": "allow"}},
+            "agent": {"build": {"permission": {"edit": "deny"}}},
+        },
+    )
+    build = builtin_agents(tmp_path / "data", tmp_path / "tmp", config)["build"]
+
+    def decide(action: str, resource: str) -> str:
+        return evaluate(action, resource, *build.rulesets).effect
+
+    assert decide("bash", "rm -rf /") == "deny"
+    assert decide("edit", "app.py") == "deny"
+    assert decide("bash", "git status") == "ask"  # the project tightened the user's allow

@@ -286,10 +286,30 @@ def _read_untrusted(path: Path, root: Path, user: Config) -> Config | None:
     kept, dropped = restrict_project(cast(Mapping[str, Any], value), user.data)
     layer = parse_config(kept, file=str(path), text=text)
     return replace(
-        layer,
+        _reassert_denies(layer, user),
         instructions=tuple(replace(i, own=False) for i in layer.instructions),
         ignored=ignored_notices(dropped, file=path, root=root),
     )
+
+
+def _reassert_denies(layer: Config, user: Config) -> Config:
+    """Repeat the user's ``deny`` rules after an untrusted project's ``ask`` rules.
+
+    The last matching rule wins, so a project's ``{"bash": "ask"}`` would otherwise turn the user's
+    ``{"bash": {"rm *": "deny"}}`` into a question (and ``--yes`` into an allow). Repeating the denies after it keeps
+    the project's ``ask`` where the user allowed and the user's ``deny`` where the user denied.
+    """
+    denies = tuple(r for r in user.permission if r.effect == "deny")
+    permission = layer.permission
+    if any(r.effect == "ask" for r in permission):
+        permission += denies
+    agents = dict(layer.agents)
+    for name, section in layer.agents.items():
+        if any(r.effect == "ask" for r in section.permission):
+            mine = user.agents.get(name)
+            own = tuple(r for r in mine.permission if r.effect == "deny") if mine is not None else ()
+            agents[name] = replace(section, permission=section.permission + denies + own)
+    return replace(layer, permission=permission, agents=agents)
 
 
 def load_config(
