@@ -901,7 +901,8 @@ class _Walker:
         if kind == "raw_string":
             return _text(node)[1:-1], False
         if kind == "ansi_c_string":
-            return None
+            decoded = _ansi_c(_text(node)[2:-1])
+            return None if decoded is None else (decoded, False)
         if kind == "brace_expression":  # ``{1..3}``: expanded by :meth:`expand`
             return _text(node), True
         if kind == "string":
@@ -958,6 +959,40 @@ def _unescape(raw: str) -> str:
     chars = iter(raw)
     for ch in chars:
         out.append(next(chars, "") if ch == "\\" else ch)
+    return "".join(out)
+
+
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_ANSI_SIMPLE.update({"v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"})
+
+
+def _ansi_c(body: str) -> str | None:
+    """The value of a ``$'...'`` string: C escapes, ``\\xHH`` and octal; ``None`` for what this does not decode."""
+    out: list[str] = []
+    index = 0
+    while index < len(body):
+        ch = body[index]
+        if ch != "\\":
+            out.append(ch)
+            index += 1
+            continue
+        nxt = body[index + 1 : index + 2]
+        if nxt in _ANSI_SIMPLE:
+            out.append(_ANSI_SIMPLE[nxt])
+            index += 2
+        elif nxt == "x":
+            digits = re.match(r"[0-9a-fA-F]{1,2}", body[index + 2 :])
+            if digits is None:
+                return None
+            out.append(chr(int(digits.group(), 16)))
+            index += 2 + len(digits.group())
+        elif nxt.isdigit() and nxt < "8":
+            digits = re.match(r"[0-7]{1,3}", body[index + 1 :])
+            assert digits is not None
+            out.append(chr(int(digits.group(), 8) & 0xFF))
+            index += 1 + len(digits.group())
+        else:
+            return None  # \\u, \\c and others: uncertain rather than wrong
     return "".join(out)
 
 

@@ -37,6 +37,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "builtin": Wrapper(),
     "exec": Wrapper(flags="cl", with_arg="a"),
     "nohup": Wrapper(),
+    "busybox": Wrapper(),
     "sudo": Wrapper(
         flags="AbEHiKklnPSsV",
         with_arg="CDghpRrTtUu",
@@ -49,6 +50,7 @@ WRAPPERS: dict[str, Wrapper] = {
             "--user".split()
         ),
         unsure=frozenset({"-D", "--chdir", "-R", "--chroot"}),
+        assignments=True,  # sudo A=1 rm x
     ),
     "doas": Wrapper(flags="ns", with_arg="uC"),
     "env": Wrapper(
@@ -66,6 +68,7 @@ WRAPPERS: dict[str, Wrapper] = {
         long_flags=frozenset({"--portability", "--verbose", "--append", "--quiet"}),
         long_with_arg=frozenset({"--format", "--output"}),
         unsure=frozenset({"-o", "--output"}),
+        assignments=True,  # bash's ``time`` keyword: time A=1 rm x
     ),
     "timeout": Wrapper(
         flags="v",
