@@ -2,14 +2,17 @@
 
 - The command runs as ``<shell> -c <command>`` (``/bin/bash`` if present, else ``/bin/sh``, or the configured one) in
   a new session, with stdin on ``/dev/null`` and the environment inherited plus ``TETHER=1``, under a **guard**
-  (:mod:`._shell_guard`): a small supervisor process, one per call, started with this Python. The guard is a child
-  subreaper, so every process the command starts stays below it even when it leaves the shell's session and group
-  (``setsid CMD &``, a double fork, a daemon). When the shell exits, the call times out or is cancelled, or tether
-  itself dies (even by SIGKILL: the guard sees the end of its control pipe), the guard sends SIGTERM to every
-  process of the call, SIGKILL after the grace period, reaps them all, and exits. Background jobs (``sleep 1000 &``)
-  end with the call too. The shell has ``PR_SET_PDEATHSIG(SIGKILL)``: if the guard is killed, so is the shell.
-- tether itself is not a subreaper: orphans from its other children (MCP servers, ripgrep) still go to init, and
-  tether never reaps a process it did not start, so asyncio's child watchers keep every status they wait for.
+  (:mod:`._shell_guard`): a small supervisor process, one per call, forked by a guard server that this module starts
+  once per process with this Python (so a call pays a fork, not Python's start-up). The guard is a child subreaper,
+  so every process the command starts stays below it even when it leaves the shell's session and group (``setsid
+  CMD &``, a double fork, a daemon). When the shell exits, the call times out or is cancelled, or tether itself dies
+  (even by SIGKILL: the guard sees the end of its control pipe), the guard sends SIGTERM to every process of the
+  call, SIGKILL after the grace period, reaps them all, reports the shell's status and exits. Background jobs
+  (``sleep 1000 &``) end with the call too. The shell has ``PR_SET_PDEATHSIG(SIGKILL)``: if the guard is killed, so
+  is the shell.
+- tether itself is not a subreaper and has no per-call child: orphans from its other children (MCP servers,
+  ripgrep) still go to init, and tether never reaps a process it did not start, so asyncio's child watchers keep
+  every status they wait for. The guards are the server's children; the server reaps them.
 - stdout and stderr share one pipe, so the stream keeps arrival order. A worker thread moves the pipe into the
   managed spill file as it arrives (``os.splice`` where the platform has it: the bytes never enter Python), so memory
   stays flat for any output size. At the end at most ``capture_limit`` bytes are read back: the whole output, or its
