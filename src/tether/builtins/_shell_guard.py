@@ -194,7 +194,7 @@ def _wait(shell: int, control: int) -> int | None:
         pidfd = os.pidfd_open(shell)
     except (AttributeError, OSError):
         pass
-    # poll, not select: the control fd keeps its number from tether, which may be past FD_SETSIZE.
+    # poll, not select: no FD_SETSIZE limit on the descriptors.
     poller = select.poll()
     poller.register(control, select.POLLIN)
     if pidfd is not None:
