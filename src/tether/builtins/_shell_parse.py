@@ -214,6 +214,8 @@ _CWD_COMMANDS = frozenset({"cd", "chdir", "pushd", "popd"})
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "rbash"})
 # Options of a shell that take an argument (``bash -o errexit -c x``): the argument is not the script.
 _SHELL_ARG_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+# Commands whose ``-c``/``--command`` option is shell text (``su -c 'rm x'``).
+_COMMAND_OPTION = frozenset({"su", "runuser", "script", "flock"})
 # Interpreters that run program text given on the command line: that text is code we do not analyse.
 _INLINE_CODE = {
     "node": frozenset({"-e", "--eval", "-p", "--print"}),
@@ -291,6 +293,14 @@ def analyze(command: str, *, cwd: str, home: str) -> Analysis:
     opaque = "syntax" if root.has_error else None
     walker.unknown.extend(scan_unknown(root))
     walker.sequence(statements, frozenset({walker.cwd}))
+    if "\\\n" in command:
+        # The shell drops a backslash-newline before reading words (``r\<newline>m`` is ``rm``); the parser does not.
+        # Analyse the joined text as well and keep both views: a deny matching either applies.
+        joined = _parse(command.replace("\\\n", ""))
+        opaque = opaque or ("syntax" if joined.has_error else None)
+        walker.broken = walker.broken or joined.has_error
+        walker.unknown.extend(scan_unknown(joined))
+        walker.sequence(_named(joined), frozenset({walker.cwd}))
     commands: dict[tuple[str, tuple[str, ...]], SimpleCommand] = {}
     for item in walker.commands:
         commands.setdefault((item.text, item.forms), item)
@@ -349,6 +359,8 @@ def scan_unknown(root: Node) -> list[str]:
                 reason = "an arithmetic test evaluates its operands"
         elif kind == "heredoc_redirect":
             reason = _heredoc_reason(node)
+        elif kind in ("word", "regex", "string_content") and _UNREAD_SUBSTITUTION.search(_text(node)):
+            reason = "a substitution the parser did not read"
         if reason is not None:
             reasons.append(f"{reason}: {_clip(_text(node))}")
         stack.extend(node.children)
@@ -356,6 +368,7 @@ def scan_unknown(root: Node) -> list[str]:
 
 
 _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_UNREAD_SUBSTITUTION = re.compile(r"(?<!\\)(?:`|\$\()")
 _VARIABLE_TYPES = frozenset(
     {"variable_name", "simple_expansion", "expansion", "word", "command_substitution"}
 )
@@ -726,6 +739,36 @@ class _Walker:
             return "\n".join(found) if found else None
         if name in _SHELLS:
             return self.shell_script(name, rest, clipped)
+        if name in _COMMAND_OPTION:
+            return self.command_option(name, rest, clipped)
+        if name in ("mapfile", "readarray"):
+            values = [w.value for w in rest]
+            callbacks = [values[i + 1] for i, v in enumerate(values[:-1]) if v == "-C"]
+            if any(c is None for c in callbacks):
+                self.unknown.append(f"{name} -C runs text only known at run time: {clipped}")
+                return None
+            return "\n".join(c for c in callbacks if c) or None
+        if name == "watch":
+            operands = [w for w in rest if w.value is None or not w.value.startswith("-")]
+            if any(w.value is None for w in operands):
+                self.unknown.append(f"watch runs text only known at run time: {clipped}")
+                return None
+            return " ".join(w.value or "" for w in operands) or None
+        if name in ("source", ".") and (
+            not rest or rest[0].value is None or rest[0].value.startswith(("/dev/", "/proc/"))
+        ):
+            self.unknown.append(f"{name} runs text that is only known at run time: {clipped}")
+            return None
+        if name == "hash" and any(
+            w.value is not None and w.value.startswith("-") and "p" in w.value for w in rest
+        ):
+            self.unknown.append(f"hash -p changes which program a name runs: {clipped}")
+            return None
+        if name == "git":
+            aliases = [w.value for w in rest if w.value is not None and w.value.startswith("alias.")]
+            shell_aliases = [a.partition("=")[2][1:] for a in aliases if a.partition("=")[2].startswith("!")]
+            if shell_aliases:
+                return "\n".join(shell_aliases)
         python = name.startswith(("python", "pypy"))
         inline = _INLINE_CODE.get(name, frozenset({"-c"}) if python else None)
         if inline is None:
@@ -737,6 +780,24 @@ class _Walker:
             if value in inline or clustered:
                 self.unknown.append(f"{name} runs program text given on its command line: {clipped}")
                 return None
+        return None
+
+    def command_option(self, name: str, rest: list[_Word], clipped: str) -> str | None:
+        """The shell text of ``su -c TEXT``, ``script -c TEXT``, ``flock -c TEXT``, ``runuser -c TEXT``, if any."""
+        for index, word in enumerate(rest):
+            value = word.value
+            if value is None:
+                continue
+            if value.startswith("--command="):
+                return value.partition("=")[2]
+            if value == "--command" or (
+                value.startswith("-") and not value.startswith("--") and value.endswith("c")
+            ):
+                following = rest[index + 1] if index + 1 < len(rest) else None
+                if following is None or following.value is None:
+                    self.unknown.append(f"{name} -c runs text only known at run time: {clipped}")
+                    return None
+                return following.value
         return None
 
     def shell_script(self, name: str, rest: list[_Word], clipped: str) -> str | None:

@@ -38,6 +38,15 @@ WRAPPERS: dict[str, Wrapper] = {
     "exec": Wrapper(flags="cl", with_arg="a"),
     "nohup": Wrapper(),
     "busybox": Wrapper(),
+    "coproc": Wrapper(),
+    "taskset": Wrapper(flags="acp", long_flags=frozenset({"--all-tasks", "--cpu-list"}), positionals=1),
+    "flock": Wrapper(
+        flags="sxeunoFh",
+        with_arg="wEc",
+        long_flags=frozenset("--shared --exclusive --unlock --nonblock --no-fork --close --verbose".split()),
+        long_with_arg=frozenset({"--timeout", "--conflict-exit-code", "--command"}),
+        positionals=1,
+    ),
     "sudo": Wrapper(
         flags="AbEHiKklnPSsV",
         with_arg="CDghpRrTtUu",
