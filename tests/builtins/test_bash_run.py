@@ -3,6 +3,7 @@ memory, and what a cancelled call keeps."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -516,6 +517,41 @@ async def test_a_cancelled_bash_call_keeps_its_output_so_far_on_its_part(tmp_pat
             ABORTED_ERROR,
         ]
         assert replayed.is_error
+
+
+async def test_a_cancelled_bash_call_keeps_only_the_tail_of_long_output_and_says_so(tmp_path: Path) -> None:
+    from tether import Runtime
+    from tether.session import ToolPart, ToolProgress
+    from tether.testing import ScriptedModel, tool_call
+    from tether.tools import Text
+
+    project = tmp_path / "project"
+    project.mkdir()
+    argument = marker()
+    command = f"seq 1 20000; echo END; sleep {argument}"  # ~109 KB before it holds still
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        session = await rt.sessions.create(project, rules=[("bash", "*", "allow")])
+        printed = anyio.Event()
+
+        def on_progress(event: ToolProgress) -> None:
+            if str(event.update.get("output")).endswith("END\n"):
+                printed.set()
+
+        rt.bus.subscribe(ToolProgress, on_progress)
+        model = ScriptedModel([[tool_call("bash", {"command": command})]])
+        with model, anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(functools.partial(session.prompt, "go", model=model))
+                await printed.wait()
+                session.cancel()
+        (part,) = [p for m in await session.messages() for p in m.parts if isinstance(p, ToolPart)]
+        (kept,) = part.content
+        assert isinstance(kept, Text)
+        notice = "[... earlier output not kept ...]\n"
+        assert kept.text.startswith(notice)
+        assert kept.text.endswith("19999\n20000\nEND\n")
+        assert len(kept.text) <= len(notice) + 30_000
+        assert running(argument) == []
 
 
 async def test_the_shell_gets_the_environment_it_was_given_and_nothing_from_the_guard(
