@@ -288,6 +288,23 @@ def _send(request: bytes, fds: list[int]) -> None:
                     raise
 
 
+def _forget_server() -> None:
+    # In a forked child of this process: the socket is shared with the parent, whose requests would interleave with
+    # ours. The child starts its own server; the parent's keeps running (the child only drops its copy).
+    global _server, _server_lock
+    _server_lock = threading.Lock()
+    if _server is not None:
+        _server.socket.close()
+        _inherited.append(_server)  # kept: its process is the parent's child, never ours to wait for
+        _server = None
+
+
+_inherited: list[_Server] = []
+
+
+os.register_at_fork(after_in_child=_forget_server)
+
+
 @atexit.register
 def _stop_server() -> None:
     global _server
