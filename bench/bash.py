@@ -1,6 +1,6 @@
 """The bash tool's overhead against running the same command with ``subprocess`` directly.
 
-Run: .venv/bin/python bench/bash.py [--calls N] [--mib M] [--repeat R] [--dir DIR]
+Run: .venv/bin/python bench/bash.py [--calls N] [--mib M] [--repeat R] [--dir DIR] [--analysis-only]
 Targets (issue 5): ≤ 1.3x for 1 GiB of output; peak memory growth under 64 MiB.
 
 - ``true``: median wall time per call, the tool settled through a registry (allow-all permission fake, so the
@@ -9,6 +9,8 @@ Targets (issue 5): ≤ 1.3x for 1 GiB of output; peak memory growth under 64 MiB
   system temp directory) and keeps 1 MiB in memory. Baselines: ``subprocess.run`` capturing stdout in memory (what
   "running it directly" usually means), and ``subprocess.run`` with stdout redirected to a file (the same disk work
   as the tool, no capture). Ratios are against the capture baseline; the file baseline is printed for context.
+- analysis: the permission analysis (tree-sitter parse, normalized forms, paths; pure, no file system) of a
+  200-command script (pipelines, ``cd`` chains, redirects, wrappers, ``sh -c``, loops), median of 50 runs.
 Peak memory growth is read from /proc/self/status (VmHWM) after resetting it through /proc/self/clear_refs.
 """
 
@@ -27,6 +29,7 @@ from typing import Any
 import anyio
 
 from tether.builtins import BuiltinDeps
+from tether.builtins._shell_parse import analyze
 from tether.builtins._shell_run import default_shell
 from tether.builtins.bash import make
 from tether.location import Location
@@ -141,6 +144,37 @@ async def bench_output(registry: ToolRegistry, data: Path, mib: int, repeat: int
         print(f"  tool peak memory growth: {max(growth) / (1 << 20):.1f} MiB (target < 64 MiB)")
 
 
+SCRIPT_LINES = (
+    "git status --short && git diff --stat HEAD~1 | tail -n 5",
+    "cd src && rm -rf build/*.o && make -j4 > ../build.log 2>&1",
+    "sudo -u www nice -n 5 timeout 30 python3 -m http.server 8000 &",
+    'for f in *.py; do black "$f" || echo "failed $f" >> errors.txt; done',
+    "find . -name '*.pyc' -exec rm {} + ; ls -la ~/projects/{a,b,c}",
+    "bash -c 'cd /tmp && tar -czf backup.tgz -C /srv data' && cp -t /mnt/backup backup.tgz",
+    "echo \"$(date +%s)\" | tee -a stamps.txt | sed -i.bak 's/a/b/' notes.md",
+    "env A=1 B=2 command grep -rn 'TODO' src/ tests/ 2>/dev/null | sort | uniq -c | head -20",
+)
+"""Eight lines of 2-5 simple commands each; repeated to reach 200 simple commands."""
+
+
+def bench_analysis(commands: int, runs: int = 50) -> None:
+    lines: list[str] = []
+    counted = 0
+    while counted < commands:
+        # Each line distinct (as in a real script), so no work is shared between repeated lines.
+        line = SCRIPT_LINES[len(lines) % len(SCRIPT_LINES)].replace("src", f"src{len(lines)}")
+        lines.append(line)
+        counted += len(analyze(line, cwd="/p", home="/h").commands)
+    script = "\n".join(lines)
+    analyze(script, cwd="/p/w", home="/h")  # warm the parser and caches
+    times = [_time(lambda: analyze(script, cwd="/p/w", home="/h")) for _ in range(runs)]
+    t = statistics.median(times)
+    print(
+        f"analysis of a {len(lines)}-line script ({counted} simple commands, {len(script)} bytes, "
+        f"median of {runs}): {t * 1e3:.2f} ms ({t / max(counted, 1) * 1e6:.0f} µs per command)"
+    )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -149,7 +183,11 @@ async def main() -> None:
     parser.add_argument("--mib", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=None, help="where the managed output files go")
+    parser.add_argument("--analysis-only", action="store_true", help="only the 200-command analysis line")
     args = parser.parse_args()
+    bench_analysis(200)
+    if args.analysis_only:
+        return
     data = Path(tempfile.mkdtemp(prefix="tether-bench-bash-", dir=args.dir))
     root = data / "project"
     root.mkdir()
