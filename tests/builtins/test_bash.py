@@ -401,3 +401,51 @@ async def test_cancelling_the_call_kills_the_command_and_propagates(project: Pro
 async def test_environment_marks_tether(project: Project) -> None:
     assert (await project.text("bash", command="echo $TETHER")).startswith("1\n")
     assert "TETHER" not in os.environ
+
+
+# --- writes: edit, protected paths ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "target"),
+    [
+        ("echo '[core] fsmonitor = touch canary' >> .git/config", ".git/config"),
+        ("printf x | tee -a .git/hooks/pre-commit", ".git/hooks/pre-commit"),
+        ("sed -i s/ask/allow/ .tether/tether.json", ".tether/tether.json"),
+        ("cp evil.md AGENTS.md", "AGENTS.md"),
+        ("\\command dd if=evil.md of=.gitmodules", ".gitmodules"),
+        ("bash -c 'cat evil.md > .git/config'", ".git/config"),
+        ("git diff --output=.git/config", ".git/config"),
+    ],
+)
+async def test_a_write_to_a_protected_path_asks_edit_for_it_and_writes_nothing_when_refused(
+    make_project: MakeProject, kit: Any, command: str, target: str
+) -> None:
+    project = make_project(
+        kit.Recorder(
+            decide=lambda r: "deny" if r.action == "edit" and r.metadata.get("protected") else "allow"
+        )
+    )
+    root = project.root
+    for name in (".git/config", ".git/hooks/pre-commit", ".tether/tether.json", "AGENTS.md", ".gitmodules"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("original\n")
+    (root / "evil.md").write_text("evil\n")
+    outcome = await project.fail("bash", command=command)
+    assert outcome.kind == "blocked"
+    protected = [r for r in project.permissions.requests if r.metadata.get("protected")]
+    assert [tuple(r.resources) for r in protected] == [(target,)]
+    assert (root / target).read_text() == "original\n"
+    assert not (root / "canary").exists()
+
+
+async def test_writes_inside_the_project_ask_edit_so_an_agent_that_may_not_edit_cannot_write(
+    make_project: MakeProject, kit: Any
+) -> None:
+    project = make_project(kit.Recorder(decide=lambda r: "deny" if r.action == "edit" else "allow"))
+    (project.root / "app.py").write_text("print(1)\n")
+    for command in ("echo x > app.py", "ls; >> app.py", "truncate -s 0 app.py", "rm app.py", "ls 1<>app.py"):
+        outcome = await project.fail("bash", command=command)
+        assert outcome.kind == "blocked", command
+    assert (project.root / "app.py").read_text() == "print(1)\n"
+    assert [a for a, _ in project.permissions.asked] == ["edit"] * 5
