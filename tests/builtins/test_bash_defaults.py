@@ -39,6 +39,8 @@ def build(tmp_path: Path) -> Agent:
         "echo hello",
         "ls 2>/dev/null",
         "cat < notes.txt",
+        "seq 1 5000",
+        "echo started; sleep 60",
     ],
 )
 def test_read_only_commands_run_without_asking(build: Agent, command: str) -> None:

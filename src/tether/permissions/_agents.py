@@ -86,6 +86,7 @@ _ENV_READS: list[Rule] = _rules("read", [("*.env", "ask"), ("*.env.*", "ask"), (
 BASH_READ_ONLY = (
     *("ls *", "cat *", "head *", "tail *", "wc *", "grep *", "rg *", "find *", "pwd *", "echo *", "diff *"),
     *("which *", "stat *", "du *", "df *", "basename *", "dirname *", "realpath *", "readlink *", "whoami *"),
+    *("seq *", "sleep *", "true *", "false *"),
     *("git status *", "git diff *", "git log *", "git show *", "git branch", "git branch --show-current"),
     *("git branch -a", "git branch -r", "git branch -v", "git branch -vv", "git branch --list", "< *"),
 )
