@@ -208,7 +208,7 @@ def test_a_terminal_run_asks_once_and_yes_saves_trust(cli: Any, project: Path) -
     cli.configure(
         project, {"shell": "/bin/sh", "provider": {"openai": {"base_url": "http://127.0.0.1:9/v1"}}}
     )
-    term = cli.pty("run", "hi", "--model", "replay", "--dir", str(project))
+    term = cli.pty("run", "hi", "--model", cli.script([{"text": "ok"}]), "--dir", str(project))
     term.expect(r"This project's \.tether/tether\.json sets shell and a provider URL\. Trust it\? \[y/N\]")
     term.send("y\n")
     term.expect(rf"trusted {project.resolve()}")
@@ -219,12 +219,12 @@ def test_a_terminal_run_asks_once_and_yes_saves_trust(cli: Any, project: Path) -
 
 def test_a_terminal_run_answered_no_ignores_the_keys_and_does_not_ask_again(cli: Any, project: Path) -> None:
     cli.configure(project, {"permission": {"bash": "allow"}})
-    term = cli.pty("run", "hi", "--model", "replay", "--dir", str(project))
+    term = cli.pty("run", "hi", "--model", cli.script([{"text": "ok"}]), "--dir", str(project))
     term.expect(r"sets allow rules\. Trust it\? \[y/N\]")
     term.send("n\n")
     term.expect(r"warning: ignored permission\.bash in")
     term.wait()
-    again = cli.pty("run", "hi", "--model", "replay", "--dir", str(project))
+    again = cli.pty("run", "hi", "--model", cli.script([{"text": "ok"}]), "--dir", str(project))
     again.wait()
     assert "Trust it?" not in again.text
     assert "warning: ignored permission.bash in" in again.text
