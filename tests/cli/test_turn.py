@@ -52,7 +52,8 @@ def test_kill_live_shells_without_a_registry_does_nothing(monkeypatch: pytest.Mo
 def test_second_ctrl_c_kills_a_bash_command_still_in_its_grace_period(cli: Any, project: Path) -> None:
     command = "trap '' TERM; echo pgid $$; sleep 60"  # ignores SIGTERM: only SIGKILL ends it
     model = cli.script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "x"}])
-    term = cli.pty("run", "wait", "--model", model, "--dir", str(project))
+    # --yes: the command is not read-only, so the built-in defaults would ask for it first.
+    term = cli.pty("run", "wait", "--model", model, "--dir", str(project), "--yes")
     term.expect(r"│ pgid \d+")
     match = re.search(r"│ pgid (\d+)", term.text)
     assert match is not None
