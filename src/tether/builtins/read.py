@@ -19,9 +19,9 @@ from typing import Any
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
-from ..storable import raw_name
 from ..errors import ToolFailure
 from ..location import Location, ResolvedPath, authorize
+from ..storable import raw_name
 from ..tools import File, Text, Tool, ToolContext, ToolResponse
 from ._common import MAX_LINE_CHARS, cut_line, resolve_or_fail
 from ._deps import BuiltinDeps

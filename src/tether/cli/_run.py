@@ -39,11 +39,17 @@ def project_dir(directory: Path | None) -> Path:
 async def open_session(rt: Any, location: Any, *, session_id: str | None, continue_: bool, agent: str) -> Any:
     """The session to prompt: ``--session ID``, the latest one in the directory for ``--continue``, or a new one.
 
+    The session is claimed for this process until it exits (one session, one writer): another ``tether run`` on it
+    meanwhile is refused.
+
     Raises:
         NotFoundError: ``--session`` names no session.
-        UsageError: ``--continue`` found no session in this directory.
+        UsageError: ``--continue`` found no session in this directory, or a live process runs the session
+            (``session ses_… is busy (pid N)``).
     """
     if session_id is not None:
+        await rt.store.get_session(session_id)  # NotFoundError before anything is claimed
+        await rt.store.claim(session_id)
         return await rt.sessions.get(session_id)
     if continue_:
         from ..errors import UsageError
@@ -53,8 +59,11 @@ async def open_session(rt: Any, location: Any, *, session_id: str | None, contin
         latest = next((i for i in infos if i.directory == directory), None)
         if latest is None:
             raise UsageError(f'no session to continue in {directory}: start one with `tether run "..."`')
+        await rt.store.claim(latest.id)
         return await rt.sessions.get(latest.id)
-    return await rt.sessions.create(location, agent=agent)
+    session = await rt.sessions.create(location, agent=agent)
+    await rt.store.claim(session.id)
+    return session
 
 
 def run_command(
@@ -110,6 +119,8 @@ def run_command(
                 console=console,
                 system=instructions.texts,
             )
+            # The turn is done only once the store has it: a refused write fails the run (one line, exit 1).
+            await rt.store.flush()
         print_summary(err_console() if not console.is_terminal else console, outcome, session.id)
         return outcome.code
 

@@ -21,12 +21,13 @@ import anyio
 from rich.console import Console
 from rich.text import Text
 
-from ..errors import ProviderError
+from ..errors import ProviderError, TetherError
 from ..llm import Model
 from ..permissions import PermissionAsked, PermissionService
+from ..session import AssistantInfo, ToolPart, UserInfo
 from ._approve import ApprovalMode, Approver
 from ._common import CANCELLED, OK, TURN_FAILED
-from ._live import LiveView
+from ._live import LiveView, TurnStats
 
 __all__ = ["TurnOutcome", "drive_turn", "kill_live_shells"]
 
@@ -125,8 +126,9 @@ async def drive_turn(
     finally:
         for subscription in subscriptions:
             subscription.close()
-    stats = view.stats
-    usage = result.usage if result is not None else stats.usage
+    # The summary comes from the store: a cancelled step is there even when prompt() could not count it.
+    stats = await _stored_stats(session) or view.stats
+    usage = stats.usage
     stop = "failed" if error is not None else str(result.stop) if result is not None else "done"
     if stop == "cancelled" or flags.get("interrupted"):
         code, stop = CANCELLED, "cancelled"
@@ -137,14 +139,40 @@ async def drive_turn(
     return TurnOutcome(
         code=code,
         stop=stop,
-        steps=result.steps if result is not None else stats.steps,
-        calls=result.tool_calls if result is not None else stats.calls,
+        steps=stats.steps,
+        calls=stats.calls,
         failed_calls=stats.failed_calls,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         seconds=time.monotonic() - started,
         error=error.message if error is not None else None,
     )
+
+
+async def _stored_stats(session: Any) -> TurnStats | None:
+    """Steps, tool calls and usage of the session's last turn as the store has them (``None``: unreadable)."""
+    try:
+        messages = await session.messages()
+    except TetherError:
+        return None
+    turn = list(messages)
+    for index in range(len(turn) - 1, -1, -1):
+        if isinstance(turn[index].info, UserInfo):
+            turn = turn[index + 1 :]
+            break
+    stats = TurnStats()
+    for message in turn:
+        info = message.info
+        if not isinstance(info, AssistantInfo):
+            continue
+        stats.steps += 1
+        if info.usage is not None:
+            stats.usage = stats.usage + info.usage
+        for part in message.parts:
+            if isinstance(part, ToolPart) and not part.provider_executed:
+                stats.calls += 1
+                stats.failed_calls += part.state == "error"
+    return stats
 
 
 def print_summary(console: Console, outcome: TurnOutcome, session_id: str) -> None:

@@ -25,11 +25,11 @@ import anyio.lowlevel
 from anyio import RunFinishedError
 from anyio.abc import TaskGroup
 
-from ..storable import has_surrogates
 from ..errors import BlockedError, CorrectedError, DeclinedError
 from ..llm import ToolCallEvent
 from ..location import PermissionAsserter
 from ..permissions import PermissionRequest
+from ..storable import has_surrogates
 from ..tools import DECLINED_ERROR, Failed, Materialization, Outcome, ToolCall, ToolContext
 from ._events import ToolProgress
 from ._processor import StepProcessor

@@ -16,7 +16,6 @@ from dataclasses import replace
 from typing import Any
 
 from .. import ids
-from ..storable import visible
 from ..bus import Bus
 from ..errors import ProviderError
 from ..llm import (
@@ -38,6 +37,7 @@ from ..llm import (
     ToolResultEvent,
     Usage,
 )
+from ..storable import visible
 from ..tools import Completed, Outcome, Text
 from ._events import DurableEvent, PartDelta, PartUpdated
 from ._model import Part, ReasoningPart, TextPart, ToolPart, now_ms
@@ -52,11 +52,13 @@ COALESCE_SECONDS = 0.2
 class Emitter:
     """Sends durable events to the store and the bus, and live events to the bus only."""
 
-    __slots__ = ("_append", "_publish")
+    __slots__ = ("_append", "_publish", "flush")
 
     def __init__(self, store: SessionStore, bus: Bus) -> None:
         self._append = store.append
         self._publish = bus.publish
+        self.flush = store.flush
+        """Wait until every durable event so far is committed (raises the store's ``StoreError``)."""
 
     def durable(self, event: DurableEvent) -> None:
         self._append(event)

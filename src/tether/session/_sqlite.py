@@ -571,7 +571,8 @@ class SQLiteStore:
         return failure
 
     def _fail(self, exc: BaseException) -> None:
-        log.error("session store write failed: %s", exc)
+        # Not logged above debug: every later append and flush raises the error, so the caller reports it once.
+        log.debug("session store write failed: %s", exc)
         if self._error is None:
             self._error = StoreError(f"Session store write failed ({self.path}): {exc}")
 

@@ -257,6 +257,8 @@ def _abandon(
     for write in writes:
         try:
             write()
+        except StoreError as exc:  # expected once the store failed: the turn raises it, no traceback to show
+            log.debug("session %s: the store refused a write closing a step: %s", processor.session_id, exc)
         except Exception:
             log.warning(
                 "session %s: a write failed while closing a step", processor.session_id, exc_info=True

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from ..storable import has_surrogates, visible
 from .._wildcard import match
 from ..content import Content, File, Text
 from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreError, ToolFailure
+from ..storable import has_surrogates, visible
 from ._codec import DecodeError
 from ._hooks import AfterEvent, BeforeEvent, run_hooks
 from ._outcome import Completed, Failed, Outcome
