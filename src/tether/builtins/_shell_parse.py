@@ -578,9 +578,9 @@ class _Walker:
         write = operator not in _READ_REDIRECTS or "<>" in source or self.broken
         self.redirects.append(source)
         static = self.static(destination, first=False)
-        if static is not None:
+        if static is not None and operator and "<>" not in source:
             descriptor = next((_text(c) for c in node.children if c.type == "file_descriptor"), "")
-            self.redirects.append(f"{descriptor}{operator or '<>'} {static[0]}")
+            self.redirects.append(f"{descriptor}{operator} {static[0]}")
         for value in values:
             self.add_path(value, cwds, role="path", source=source, write=write)
 
