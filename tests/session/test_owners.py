@@ -13,6 +13,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
+from tether.errors import UsageError
 from tether.session import (
     INTERRUPTED_ERROR,
     AssistantInfo,
@@ -216,3 +217,20 @@ def test_process_identity_is_stable_for_a_live_pid_and_empty_for_an_exited_one()
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     assert child.wait() == 0
     assert process_identity(child.pid) == ""
+
+
+@pytest.mark.anyio
+async def test_a_session_claimed_by_a_live_store_is_busy_until_released_or_closed(tmp_path: Path) -> None:
+    path = tmp_path / "tether.db"
+    async with SQLiteStore(path) as first, SQLiteStore(path) as second:
+        await first.claim("ses_1")
+        await first.claim("ses_1")  # claiming again is a no-op
+        with pytest.raises(UsageError, match=rf"session ses_1 is busy \(pid {os.getpid()}\)"):
+            await second.claim("ses_1")
+        await second.claim("ses_2")  # another session is free
+        await first.release("ses_1")
+        await second.claim("ses_1")
+        with pytest.raises(UsageError, match="is busy"):
+            await first.claim("ses_1")
+    async with SQLiteStore(path) as third:
+        await third.claim("ses_1")  # closing released every claim

@@ -215,6 +215,7 @@ async def _run_steps(
     emitter = ctx.emitter
     session_rules = [SessionRule(*r) for r in info.rules]
     opts: Mapping[str, Any] = options or {}
+    system = tuple(visible(text) for text in system)  # config and instruction files: storable, sendable text
     step = 0
     attempt = 0
     cached_agent: AgentLike | None = None
@@ -228,7 +229,7 @@ async def _run_steps(
         step += 1
         final = step >= (agent.steps if agent.steps is not None else DEFAULT_MAX_STEPS)
         materialization = ctx.tools.materialize(rules, final_step=final)
-        prompts = [agent.prompt] if agent.prompt else []
+        prompts = [visible(agent.prompt)] if agent.prompt else []
         result = await run_step(
             emitter=emitter,
             session_id=info.id,
