@@ -29,3 +29,16 @@ def test_explain_bash_says_a_read_only_command_runs_by_default(cli: Any, project
     result = cli.run("permissions", "--explain", "bash", "git status", "--dir", str(project))
     assert 'git status: allow by bash "git status *" (agent)' in result.stdout, result.output
     assert "The bash tool runs without asking" in result.stdout
+
+
+def test_the_prompt_shows_an_uncertain_command_as_such(cli: Any, project: Path) -> None:
+    call = {"name": "bash", "arguments": {"command": "echo $((x)) > out.txt"}}
+    model = cli.script([{"tool_calls": [call]}, {"text": "Finished."}])
+    term = cli.pty("run", "go", "--model", model, "--dir", str(project))
+    term.expect(r"choice \[o/a/r/f\]")
+    text = term.text
+    assert "(uncertain) echo $((x)) > out.txt" in text
+    assert "uncertain: arithmetic on a variable evaluates its value" in text
+    term.send("r\n")
+    term.wait()
+    assert not (project / "out.txt").exists()

@@ -90,6 +90,11 @@ def _describe(console: Console, pending: PendingRequest, tool: str | None, tool_
     if isinstance(command, str):
         console.print(Text("  command: ", style="bold") + Text(command))
     console.print(Text("  resources: ", style="bold") + Text(", ".join(request.resources)))
+    uncertain = metadata.get("uncertain")
+    if isinstance(uncertain, list) and uncertain:
+        # bash: what runs (or which paths it touches) cannot be known before it runs; say why
+        reasons = "; ".join(str(reason) for reason in uncertain[:5])
+        console.print(Text("  uncertain: ", style="bold yellow") + Text(reasons))
     diff = metadata.get("diff") or metadata.get("patch") or _input_diff(tool, tool_input)
     if isinstance(diff, str) and diff.strip():
         console.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
