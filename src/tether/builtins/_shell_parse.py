@@ -623,10 +623,12 @@ class _Walker:
             if len(names) != 1:
                 return _Word(raw=_text(node), value=None, path=None, glob=False)
             node = names[0]
+        raw = _text(node)
         plain = self.static(node, first=False)
-        path = self.static(node, first=True)
+        # The path value differs only by ``~`` expansion at the word's start or after ``--opt=``.
+        path = self.static(node, first=True) if raw.startswith("~") or "=~" in raw else plain
         return _Word(
-            raw=_text(node),
+            raw=raw,
             value=None if plain is None else plain[0],
             path=None if path is None else path[0],
             glob=path is not None and path[1],
