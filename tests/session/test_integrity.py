@@ -4,8 +4,10 @@ and several processes can open one fresh store together."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -291,3 +293,42 @@ async def test_processes_opening_one_fresh_data_directory_together_all_succeed(t
     conn.close()
     assert {"sessions", "parts", "inputs", "claims", "owners"} <= tables
     assert owners == 0
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 600 KiB file system (tmpfs), where the machine lets this process mount one (root); skipped elsewhere."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount)], capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.mark.anyio
+async def test_a_full_disk_fails_the_store_keeps_what_was_committed_and_never_hangs(tiny_disk: Path) -> None:
+    async with SQLiteStore(tiny_disk / "tether.db") as store:
+        store.append(
+            MessageUpdated(
+                AssistantInfo(
+                    id="msg_1", session_id="ses_1", parent_id="msg_0", agent="b", model="m", created=1
+                )
+            )
+        )
+        committed = 0
+        with anyio.fail_after(30), pytest.raises(StoreError, match="full"):
+            for n in range(1000):
+                store.append(PartUpdated(_part(f"prt_{n:04}", "running", {"x": "y" * 50_000})))
+                await store.flush()
+                committed += 1
+        with pytest.raises(StoreError, match="full"):
+            store.append(PartUpdated(_part("prt_late", "running", {})))
+        with anyio.fail_after(5):
+            (message,) = await store.load_messages("ses_1")
+        assert len(message.parts) == committed > 0

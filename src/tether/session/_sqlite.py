@@ -519,7 +519,11 @@ class SQLiteStore:
             except Exception:  # becomes the store's failure (every caller gets it), never the thread's death
                 _rollback(conn)
                 self._inputs = inputs
-                failure = self._write_prefix(conn, batch)
+                try:
+                    failure = self._write_prefix(conn, batch)
+                except Exception as exc:  # even a rollback can fail (a full disk): the thread lives
+                    _rollback(conn)
+                    failure = exc
                 if failure is not None:
                     self._fail(failure)
             else:
