@@ -112,7 +112,7 @@ async def test_the_store_keeps_any_text_exactly_even_lone_surrogates(tmp_path: P
     async with SQLiteStore(tmp_path / "tether.db") as store:
         (message,) = await store.load_messages("ses_1")
         info = await store.get_session("ses_1")
-    assert (info.title, info.project) == (SHOWN, "/p" + SHOWN)  # plain columns: visible escapes
+    assert (info.title, info.project, info.directory) == (ODD, "/p" + ODD, "/p" + ODD)
     tool, text = message.parts
     assert isinstance(tool, ToolPart) and tool.input == weird
     assert isinstance(text, TextPart) and text.text == ODD

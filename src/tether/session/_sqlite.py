@@ -87,13 +87,25 @@ def _dumps(value: Any) -> str:
     return text
 
 
-def _text(value: str) -> str:
-    """A plain text column (ids, paths, a title): lone surrogates are shown as visible escapes (``\\xff``).
+def _text(value: str) -> str | bytes:
+    """A plain text column (ids, paths, a title), stored exactly.
 
-    JSON columns keep any text exactly (:func:`_dumps`); plain columns are compared in queries (a project path), so
-    the same mapping is applied to the value a query compares with, and a lookup finds what was stored.
+    Text that is not valid Unicode (a project directory whose name has undecodable bytes, from ``os.fsdecode``) is
+    bound as its ``surrogatepass`` bytes (a BLOB in the column) and read back by :func:`_untext`, lossless: a session
+    reopened from it reaches the same directory, never one literally named like an escape. The same mapping is
+    applied to a value a query compares with, so a lookup finds what was stored.
     """
-    return visible(value)
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def _untext(value: str | bytes) -> str:
+    return value if isinstance(value, str) else value.decode("utf-8", "surrogatepass")
 
 
 class _Call:
@@ -127,12 +139,12 @@ def _session_row(s: SessionInfo) -> tuple[Any, ...]:
 
 def _session_from_row(row: Sequence[Any]) -> SessionInfo:
     return SessionInfo(
-        id=row[0],
-        project=row[1],
-        directory=row[2],
-        title=row[3],
-        agent=row[4],
-        parent_id=row[5],
+        id=_untext(row[0]),
+        project=_untext(row[1]),
+        directory=_untext(row[2]),
+        title=_untext(row[3]),
+        agent=_untext(row[4]),
+        parent_id=None if row[5] is None else _untext(row[5]),
         rules=session_rules(json.loads(row[6])),
         created=row[7],
         updated=row[8],
@@ -407,7 +419,7 @@ class SQLiteStore:
                 now = now_ms()
                 conn.execute(
                     "INSERT INTO owners (id, host, pid, identity, opened, heartbeat) VALUES (?, ?, ?, ?, ?, ?)",
-                    (owner.id, _text(owner.host), owner.pid, owner.identity, now, now),
+                    (owner.id, visible(owner.host), owner.pid, owner.identity, now, now),
                 )
                 conn.execute("COMMIT")
             except BaseException:
@@ -712,7 +724,7 @@ class _Writes:
                     part.message_id,
                     "tool",
                     part.state,
-                    _text(part.call_id),
+                    visible(part.call_id),  # informational (the JSON data keeps the exact id)
                     data,
                     self.owner,
                 )
@@ -729,9 +741,11 @@ class _Writes:
             self.touched[info.session_id] = now
             self.events.append((info.session_id, event.type, info.id, now, data))
         else:
-            row = _session_row(event.session)
-            self.sessions[event.session.id] = row
-            data = _dumps(dict(zip(_SESSION_COLUMNS.split(", "), row, strict=True)))
+            info = event.session
+            row = _session_row(info)
+            self.sessions[info.id] = row
+            fields = (info.id, info.project, info.directory, info.title, info.agent, info.parent_id, *row[6:])
+            data = _dumps(dict(zip(_SESSION_COLUMNS.split(", "), fields, strict=True)))
             self.events.append((event.session.id, event.type, event.session.id, now, data))
 
     def _input(self, part: ToolPart) -> None:
@@ -772,7 +786,7 @@ def _write(conn: sqlite3.Connection, event: DurableEvent, owner: str, now: int) 
     writes.execute(conn)
 
 
-def _claim(conn: sqlite3.Connection, me: Owner, session_id: str) -> OwnerRow | None:
+def _claim(conn: sqlite3.Connection, me: Owner, session_id: str | bytes) -> OwnerRow | None:
     """Take the claim on ``session_id`` unless a live owner holds it; return that holder when one does."""
     row = conn.execute(
         "SELECT o.id, o.host, o.pid, o.identity, o.heartbeat FROM claims AS c JOIN owners AS o ON o.id = c.owner "
