@@ -52,13 +52,11 @@ COALESCE_SECONDS = 0.2
 class Emitter:
     """Sends durable events to the store and the bus, and live events to the bus only."""
 
-    __slots__ = ("_append", "_publish", "flush")
+    __slots__ = ("_append", "_publish")
 
     def __init__(self, store: SessionStore, bus: Bus) -> None:
         self._append = store.append
         self._publish = bus.publish
-        self.flush = store.flush
-        """Wait until every durable event so far is committed (raises the store's ``StoreError``)."""
 
     def durable(self, event: DurableEvent) -> None:
         self._append(event)

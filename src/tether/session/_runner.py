@@ -163,7 +163,7 @@ async def run_turn(
     Raises:
         UsageError: the session's agent does not exist, or the prompt is empty.
         ProviderError: the model failed with an error that is not retryable (or retries ran out).
-        StoreError: the store cannot record (checked before the first step), or refused a write during the turn.
+        StoreError: the store refused a write (raised by the first write after the store reports the failure).
     """
     info = ctx.info
     emitter = ctx.emitter
@@ -182,9 +182,6 @@ async def run_turn(
                 PartUpdated(FilePart(id=pid, session_id=info.id, message_id=user.id, content=part))
             )
     ctx.history.add_user(parts)
-    # Nothing runs unrecorded (law 12): a turn starts no tool on a store that cannot record. One barrier per turn;
-    # within the turn a refused write stops it at the next write after the store reports it.
-    await emitter.flush()
 
     failure: Exception | None = None
     async with anyio.create_task_group() as call_tasks:

@@ -23,6 +23,7 @@ from .. import ids
 from ..bus import Bus, Subscription
 from ..errors import UsageError
 from ..llm import Model
+from ..storable import visible
 from ..tools import Content, ToolRegistry
 from ._dispatch import DoomLoopDetector, PermissionAsserter
 from ._events import SessionStatus, SessionUpdated
@@ -55,7 +56,7 @@ class SessionLocation(Protocol):
 
 def _title(content: str | Sequence[Content]) -> str:
     text = content if isinstance(content, str) else " ".join(getattr(p, "text", "") for p in content)
-    line = " ".join(text.split())
+    line = " ".join(visible(text).split())  # user input: visible escapes, like the prompt
     return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
 
 
