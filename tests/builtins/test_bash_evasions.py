@@ -92,6 +92,15 @@ def spellings(draw: st.DrawFn) -> str:
                 "find . -name canary -exec {n} {{}} \\;",
                 "find . -name canary -delete",
                 "x=$({c})",
+                "case x in x) {c};; esac",
+                "while true; do {c}; break; done",
+                "! {c}",
+                "{c} | cat",
+                "cat <({c})",
+                "coproc {c}\nwait",
+                'echo "$({c})"',
+                "echo ${{x:-$({c})}}",
+                "true\n{c}",
             ]
         )
     )
@@ -153,6 +162,8 @@ def test_a_spelling_that_runs_a_denied_command_is_never_allowed(tmp_path: Path, 
         "time A=1 /usr/bin/rm -f canary",
         "r\\\nm canary",
         "coproc rm canary; wait",
+        "coproc A=1 rm canary\nwait",
+        "true\n\\rm canary",  # tree-sitter-bash reads a line starting with a backslash as more arguments
         "taskset 1 rm canary",
         "flock canary.lock rm canary",
         "script -qc 'rm canary' /dev/null",

@@ -293,14 +293,14 @@ def analyze(command: str, *, cwd: str, home: str) -> Analysis:
     opaque = "syntax" if root.has_error else None
     walker.unknown.extend(scan_unknown(root))
     walker.sequence(statements, frozenset({walker.cwd}))
-    if "\\\n" in command:
-        # The shell drops a backslash-newline before reading words (``r\<newline>m`` is ``rm``); the parser does not.
-        # Analyse the joined text as well and keep both views: a deny matching either applies.
-        joined = _parse(command.replace("\\\n", ""))
-        opaque = opaque or ("syntax" if joined.has_error else None)
-        walker.broken = walker.broken or joined.has_error
-        walker.unknown.extend(scan_unknown(joined))
-        walker.sequence(_named(joined), frozenset({walker.cwd}))
+    for view in _views(command):
+        # Another reading of the same text where the parser and the shell disagree; every view's commands are
+        # resources, so a deny matching any of them applies.
+        other = _parse(view)
+        opaque = opaque or ("syntax" if other.has_error else None)
+        walker.broken = walker.broken or other.has_error
+        walker.unknown.extend(scan_unknown(other))
+        walker.sequence(_named(other), frozenset({walker.cwd}))
     commands: dict[tuple[str, tuple[str, ...]], SimpleCommand] = {}
     for item in walker.commands:
         commands.setdefault((item.text, item.forms), item)
@@ -317,6 +317,22 @@ def analyze(command: str, *, cwd: str, home: str) -> Analysis:
         unknown=tuple(dict.fromkeys(walker.unknown)),
         empty=not statements and opaque is None,
     )
+
+
+def _views(command: str) -> list[str]:
+    """Rewritings of ``command`` that the shell reads as the original but tree-sitter-bash reads differently.
+
+    - The shell drops a backslash-newline before reading words (``r\\<newline>m`` is ``rm``); the parser keeps it.
+    - A line that starts with a backslash (``true<newline>\\rm x``) is read by the parser as more arguments of the
+      previous line; a space after the newline makes it read two commands, as the shell does.
+    """
+    views: list[str] = []
+    joined = command.replace("\\\n", "") if "\\\n" in command else command
+    if joined != command:
+        views.append(joined)
+    if "\n\\" in joined:
+        views.append(joined.replace("\n\\", "\n \\"))
+    return views
 
 
 def scan_unknown(root: Node) -> list[str]:

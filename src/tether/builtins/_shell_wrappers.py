@@ -38,7 +38,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "exec": Wrapper(flags="cl", with_arg="a"),
     "nohup": Wrapper(),
     "busybox": Wrapper(),
-    "coproc": Wrapper(),
+    "coproc": Wrapper(assignments=True),  # coproc A=1 rm x
     "taskset": Wrapper(flags="acp", long_flags=frozenset({"--all-tasks", "--cpu-list"}), positionals=1),
     "flock": Wrapper(
         flags="sxeunoFh",
