@@ -374,6 +374,12 @@ def test_unknown_cwd_keeps_absolute_paths_checked() -> None:
     assert {(p.path, p.role) for p in analysis.paths} == {("/etc/y", "path")}
 
 
+def test_an_unknown_wrapper_option_guesses_every_later_word_as_the_command() -> None:
+    # Only ``*`` allows the text (uncertain), and a deny on the real command still applies.
+    assert "rm canary" in run("env -S 'rm canary'").resources
+    assert "rm x" in run("nice -q rm x").resources
+
+
 def test_uncertain_wrapper_saves_nothing_for_its_command() -> None:
     analysis = run("sudo --frobnicate rm ../x")
     assert analysis.save == ()

@@ -675,6 +675,12 @@ class _Walker:
                 self.unknown.append(f"{unsure}: {clipped}")
                 self.uncertain.append(f"{unsure}: {clipped}")
                 known = False
+                # Where the wrapped command starts is unknown: every later word may be it. Each guess is one more
+                # form, so a deny or ask on the real one still applies (only ``*`` can allow the text anyway).
+                for index, word in enumerate(rest):
+                    if word.value is not None and word.value and not word.value.startswith("-"):
+                        guess = posixpath.basename(word.value) or word.value
+                        levels.append((guess, rest[index + 1 :]))
                 break
             if index is None:
                 break
