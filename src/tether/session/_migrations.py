@@ -80,7 +80,7 @@ MIGRATIONS: tuple[str, ...] = (
         part_id TEXT NOT NULL,
         data TEXT NOT NULL,
         PRIMARY KEY (session_id, part_id)
-    );
+    ) WITHOUT ROWID;
     CREATE TABLE claims (
         session_id TEXT PRIMARY KEY,
         owner TEXT NOT NULL,

@@ -680,9 +680,10 @@ _UPSERT_SESSION = (
     "rules = excluded.rules, updated = excluded.updated"
 )
 _TOUCH_SESSION = "UPDATE sessions SET updated = ? WHERE id = ?"
-_UPSERT_INPUT = (
-    "INSERT INTO inputs (session_id, part_id, data) VALUES (?, ?, ?) "
-    "ON CONFLICT (session_id, part_id) DO UPDATE SET data = excluded.data"
+_UPSERT_INPUT = _Rows(
+    "INSERT INTO inputs (session_id, part_id, data)",
+    3,
+    " ON CONFLICT (session_id, part_id) DO UPDATE SET data = excluded.data",
 )
 _INSERT_EVENT = _Rows("INSERT INTO events (session_id, type, ref, time, data)", 5)
 
@@ -761,7 +762,7 @@ class _Writes:
 
     def execute(self, conn: sqlite3.Connection) -> None:
         if self.inputs:
-            conn.executemany(_UPSERT_INPUT, self.inputs.values())
+            _UPSERT_INPUT.run(conn, list(self.inputs.values()))
             self.inputs.clear()
         if self.sessions:
             conn.executemany(_UPSERT_SESSION, self.sessions.values())
