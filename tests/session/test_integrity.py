@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from tether.errors import StoreError
-from tether.llm import ModelRequest, TextDelta, TextEnd, TextStart
+from tether.llm import AssistantMessage, ModelRequest, TextDelta, TextEnd, TextStart, ToolCallContent
 from tether.session import (
     AssistantInfo,
     MessageUpdated,
@@ -64,6 +64,15 @@ async def test_lone_surrogates_from_user_model_and_tools_are_made_visible_and_ne
         await harness.store.flush()
     assert ran == ["plain"]  # the call whose argument is not valid Unicode never executed
     assert result.text == "done " + SHOWN
+    # The next request can be sent: the rejected arguments are replayed as a visible copy.
+    replayed = [
+        c
+        for m in model.requests[1].messages
+        if isinstance(m, AssistantMessage)
+        for c in m.content
+        if isinstance(c, ToolCallContent)
+    ]
+    assert [c.input for c in replayed] == [{"text": SHOWN}, {"text": "plain"}]
     await harness.store.aclose()
     async with SQLiteStore(tmp_path / "tether.db") as reopened:
         messages = await reopened.load_messages(session.id)

@@ -14,7 +14,7 @@ calls. An assistant message that produced nothing is skipped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import overload
+from typing import Any, overload
 
 from ..llm import (
     AssistantContent,
@@ -27,6 +27,7 @@ from ..llm import (
     ToolResultContent,
     UserMessage,
 )
+from ..storable import visible
 from ..tools import Content, Text
 from ._model import FilePart, Part, ReasoningPart, TextPart, ToolPart
 from ._prompts import REPLAY_UNFINISHED
@@ -84,6 +85,17 @@ def tool_result(part: ToolPart) -> ToolResultContent:
     )
 
 
+def _sendable(value: Any) -> Any:
+    """A JSON value with lone surrogates shown as visible escapes (the part keeps the exact value it was sent)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {visible(str(k)): _sendable(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if isinstance(value, list):
+        return [_sendable(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
 def step_messages(parts: Iterable[Part]) -> tuple[Message, ...]:
     """The assistant message (and tool results, in call order) for one step's parts."""
     content: list[AssistantContent] = []
@@ -95,11 +107,14 @@ def step_messages(parts: Iterable[Part]) -> tuple[Message, ...]:
         elif isinstance(part, ReasoningPart):
             content.append(ReasoningContent(text=part.text, provider_metadata=part.provider_metadata))
         elif isinstance(part, ToolPart) and not part.provider_executed:
+            value = part.input if part.raw is None else part.raw
+            if part.error_kind == "invalid_input":  # never run; may hold lone surrogates: send a copy
+                value = _sendable(value)
             content.append(
                 ToolCallContent(
-                    call_id=part.call_id,
-                    name=part.tool,
-                    input=part.input if part.raw is None else part.raw,
+                    call_id=visible(part.call_id),
+                    name=visible(part.tool),
+                    input=value,
                     provider_metadata=part.provider_metadata,
                 )
             )
