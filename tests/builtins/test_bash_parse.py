@@ -385,3 +385,51 @@ def test_uncertain_wrapper_saves_nothing_for_its_command() -> None:
     assert analysis.save == ()
     assert analysis.resources[-1] == "(uncertain) sudo --frobnicate rm ../x"
     assert run("nice -n 5 rm ../x").save == ("nice -n 5 rm *", "rm *")
+
+
+# --- path-taking commands: which arguments are paths, and which are written ----------------------------------------
+
+WRITES = [
+    ("tee -a /etc/x out.txt", {("/etc/x", True), ("/p/w/out.txt", True)}),
+    ("dd if=/dev/sda of=../disk.img bs=1M", {("/dev/sda", False), ("/p/disk.img", True)}),
+    ("sed -i.bak s/a/b/ f.txt", {("/p/w/s/a/b", True), ("/p/w/f.txt", True)}),
+    ("sed -n p /etc/passwd", {("/p/w/p", False), ("/etc/passwd", False)}),
+    ("truncate -s 0 log.txt", {("/p/w/0", True), ("/p/w/log.txt", True)}),
+    (
+        "install -m 755 tool /usr/local/bin/",
+        {("/usr/local/bin", True), ("/p/w/tool", False), ("/p/w/755", False)},
+    ),
+    ("cp -t /srv a b", {("/srv", True), ("/p/w/a", False), ("/p/w/b", False)}),
+    ("mv -t /srv a", {("/srv", True), ("/p/w/a", True)}),
+    ("rsync -a src/ host:/x /backup/", {("/backup", True), ("/p/w/src", False)}),
+    ("tar -xzf a.tgz -C /opt", {("/p/w/a.tgz", False), ("/opt", True)}),
+    ("tar czf /tmp/out.tgz src", {("/tmp/out.tgz", True), ("/p/w/src", False)}),
+    ("git -C /repo status", {("/repo", False)}),
+    ("git --git-dir=/g --work-tree=/w checkout .", {("/g", True), ("/w", True)}),
+    ("git diff --output=../d.patch", {("/p/d.patch", True)}),
+    ("git diff --no-index /etc/passwd x", {("/etc/passwd", False), ("/p/w/x", False)}),
+    ("find /etc -name x -fprint ../found", {("/etc", False), ("/p/found", True)}),
+    ("find build -delete", {("/p/w/build", True)}),
+    ("ls /etc > ../list.txt", {("/etc", False), ("/p/list.txt", True)}),
+    ("cat < /etc/passwd", {("/etc/passwd", False)}),
+    ("ls 2>>err.log", {("/p/w/err.log", True)}),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), WRITES)
+def test_path_taking_commands_report_read_and_written_paths(
+    command: str, expected: set[tuple[str, bool]]
+) -> None:
+    assert {(p.path, p.write) for p in run(command).paths} == expected
+
+
+def test_the_analysis_never_reads_the_password_database() -> None:
+    analysis = run("cat ~root/.ssh/id_rsa")
+    assert analysis.paths == ()
+    assert analysis.uncertain  # the path is asked as unknown instead
+
+
+def test_three_hundred_nested_substitutions_are_uncertain_not_a_recursion_error() -> None:
+    analysis = run("$(" * 300 + "ls" + ")" * 300)
+    assert analysis.uncertain_resource is not None
+    assert any("nested deeper" in reason for reason in analysis.unknown)
