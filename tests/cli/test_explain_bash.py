@@ -13,6 +13,7 @@ def test_explain_bash_shows_the_normalized_form_that_a_deny_matches(cli: Any, pr
     assert "runs as: rm -rf build" in result.stdout
     assert 'rm -rf build: deny by bash "rm *" (config)' in result.stdout
     assert "The bash tool is blocked" in result.stdout
+    assert 'saves: bash "\\rm *", bash "rm *"' in result.stdout
 
 
 def test_explain_bash_shows_paths_writes_and_uncertain_text(cli: Any, project: Path) -> None:

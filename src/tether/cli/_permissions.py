@@ -184,6 +184,9 @@ def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory:
         console.print(Text(f"{why}: ", style="bold") + Text(explain(decision), style=style))
         if effect == "allow" and decision.effect != "allow":
             effect = decision.effect
+    if analysis.resources:
+        saves = ", ".join(f'bash "{pattern}"' for pattern in analysis.save) or "nothing (acts as once)"
+        console.print(Text('an "always" reply to the bash request saves: ', style="dim") + Text(saves))
     verdict = {"allow": "runs without asking", "ask": "asks first", "deny": "is blocked"}[effect]
     console.print(Text(f"The bash tool {verdict} (requests in the order the tool makes them).", style="bold"))
     console.print(
