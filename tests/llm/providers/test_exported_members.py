@@ -15,6 +15,7 @@ def test_public_surface_is_pinned() -> None:
         "OpenAIChatModel",
         "OpenAIResponsesModel",
         "ProviderConfig",
+        "Timeouts",
         "is_context_overflow",
         "resolve_model",
     }

@@ -6,7 +6,7 @@ event vocabulary (law 8) and maps SDK errors to the :class:`~tether.errors.Provi
 """
 
 from ._anthropic import AnthropicModel
-from ._base import ClientSettings
+from ._base import ClientSettings, Timeouts
 from ._errors import is_context_overflow
 from ._openai_chat import OpenAIChatModel
 from ._openai_responses import OpenAIResponsesModel
@@ -21,6 +21,7 @@ __all__ = [
     "OpenAIChatModel",
     "OpenAIResponsesModel",
     "ProviderConfig",
+    "Timeouts",
     "is_context_overflow",
     "resolve_model",
 ]

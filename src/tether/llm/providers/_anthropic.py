@@ -33,7 +33,7 @@ from .._events import (
     Usage,
 )
 from .._request import AssistantMessage, Message, ModelRequest, ReasoningContent, TextContent, UserMessage
-from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._base import Assembler, ClientSettings, MalformedEvent, SDKModel, stream_ended_early
 from ._common import CallIds, ToolNames, dumps, parse_tool_input, provider_meta, tool_call_event
 from ._errors import map_anthropic_error
 from ._wire import as_int, result_text
@@ -373,9 +373,13 @@ class AnthropicAssembler:
         state = self._blocks.get(event.index)
         if state is None:
             return []
-        delta = event.delta
+        delta = getattr(event, "delta", None)
+        if delta is None:
+            raise MalformedEvent("a content_block_delta event needs a delta")
         kind = delta.type
         if kind == "text_delta":
+            if not isinstance(delta.text, str):
+                raise MalformedEvent("a text_delta needs a string text")
             return [TextDelta(id=state.id, text=delta.text)]
         if kind == "input_json_delta":
             text = delta.partial_json

@@ -329,6 +329,8 @@ class ChatAssembler:
             out.append(ReasoningDelta(id=self._reasoning, text=reasoning))
         content = delta.content
         if content:
+            if not isinstance(content, str):
+                raise MalformedEvent(f"a delta's content must be a string, not {type(content).__name__}")
             self._close_reasoning(out)
             if self._text is None:
                 self._text = f"text-{self._blocks}"

@@ -40,7 +40,7 @@ from .._request import (
     ToolMessage,
     UserMessage,
 )
-from ._base import Assembler, ClientSettings, SDKModel, stream_ended_early
+from ._base import Assembler, ClientSettings, MalformedEvent, SDKModel, stream_ended_early
 from ._common import CallIds, ToolNames, dump_arguments, dumps, provider_meta, tool_call_event
 from ._errors import error_from_code, map_openai_error
 from ._wire import as_int, openai_strict_ok, result_text
@@ -295,6 +295,15 @@ class _Item:
 _CALL_KINDS = frozenset({"function_call", "custom_tool_call", "apply_patch_call"})
 
 
+def _delta(event: Any) -> tuple[str, str]:
+    """``(item_id, delta)`` of a text or reasoning delta event, both strings as the API always sends them."""
+    item_id = _f(event, "item_id")
+    delta = _f(event, "delta")
+    if not isinstance(item_id, str) or not isinstance(delta, str):
+        raise MalformedEvent(f"a {_f(event, 'type')} event needs a string item_id and delta")
+    return item_id, delta
+
+
 class ResponsesAssembler:
     """Turns Responses stream events into tether events (pure, synchronous)."""
 
@@ -354,15 +363,15 @@ class ResponsesAssembler:
         return []
 
     def _text_delta(self, event: Any) -> list[Event]:
-        item_id = _f(event, "item_id")
+        item_id, delta = _delta(event)
         if item_id not in self._items:
             self._items[item_id] = _Item("message")
-            return [TextStart(id=item_id), TextDelta(id=item_id, text=_f(event, "delta"))]
-        return [TextDelta(id=item_id, text=_f(event, "delta"))]
+            return [TextStart(id=item_id), TextDelta(id=item_id, text=delta)]
+        return [TextDelta(id=item_id, text=delta)]
 
     def _reasoning_delta(self, event: Any) -> list[Event]:
-        item_id = _f(event, "item_id")
-        return [ReasoningDelta(id=item_id, text=_f(event, "delta"))]
+        item_id, delta = _delta(event)
+        return [ReasoningDelta(id=item_id, text=delta)]
 
     def _summary_part(self, event: Any) -> list[Event]:
         if _f(event, "summary_index"):
