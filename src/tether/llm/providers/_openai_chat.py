@@ -268,7 +268,7 @@ def _detail(details: Any, key: str) -> int:
 def _brief(item: Any) -> str:
     """A short view of a chunk for an error message."""
     dump = getattr(item, "model_dump_json", None)
-    text = dump() if callable(dump) else repr(item)
+    text = str(dump()) if callable(dump) else repr(item)
     return text if len(text) <= 200 else text[:200] + "..."
 
 
