@@ -209,9 +209,10 @@ class SDKModel(Model):
         error.args = (f"{self.provider} ({url}): {error.message}", *error.args[1:])
         return error
 
-    def _mapped(self, exc: BaseException, url: str) -> ProviderError:
+    def _mapped(self, exc: BaseException) -> ProviderError:
+        """The ProviderError for an SDK (or transport) exception, before it is located."""
         if isinstance(exc, ProviderError):  # a deadline of the watched stream
-            return self._located(exc, url)
+            return exc
         error = self._map_error(exc)
         if isinstance(error, ProviderConnectionError) and error.status is None:
             if _is_connect_timeout(exc):
@@ -224,7 +225,7 @@ class SDKModel(Model):
             elif exc.__cause__ is not None and str(exc.__cause__) not in error.message:
                 error = type(error)(f"{error.message} ({exc.__cause__})", body=error.body)
         error.__cause__ = exc
-        return self._located(error, url)
+        return error
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
         from ._deadlines import StreamClock, watch
@@ -244,7 +245,7 @@ class SDKModel(Model):
             try:
                 sdk_stream = await self._open(loaded, body)
             except errors as exc:
-                raise self._mapped(exc, url) from exc
+                raise self._located(self._mapped(exc), url) from exc
         if sdk_stream is None or scope.cancelled_caught:
             raise self._located(
                 ProviderTimeoutError(
@@ -287,7 +288,7 @@ class SDKModel(Model):
                     for event in events:
                         yield event
             except (*errors, ProviderTimeoutError) as exc:
-                failure = self._mapped(exc, url)
+                failure = self._mapped(exc)
             except (ValueError, RecursionError) as exc:  # the SDK's SSE decoding: UTF-8, JSON, nesting
                 failure = ProviderMalformedError(_malformed(exc))
                 failure.__cause__ = exc
