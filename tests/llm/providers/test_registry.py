@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tether.errors import ConfigError, ProviderAuthError
+from tether.llm import RetryPolicy
 from tether.llm.providers import (
     BUILTIN_PROVIDERS,
     AnthropicModel,
     ModelLimits,
     OpenAIChatModel,
     OpenAIResponsesModel,
+    Timeouts,
     resolve_model,
 )
 
@@ -112,3 +116,49 @@ def test_the_common_providers_are_built_in() -> None:
         "mistral",
     }
     assert expected <= set(BUILTIN_PROVIDERS)
+
+
+def test_retry_and_timeouts_come_from_the_provider_entry_with_the_documented_defaults() -> None:
+    local = resolve_model("ollama/qwen3:8b", env={})
+    assert local.retry == RetryPolicy(attempts=4, max_retry_after=60)
+    assert local.settings.timeouts == Timeouts(connect=10, first_event=300, idle=120)  # type: ignore[attr-defined]
+    config = {
+        "provider": {
+            "ollama": {
+                "retry": {"max_attempts": 2, "max_retry_after": 5},
+                "timeouts": {"idle": 30, "first_event": 600.5},
+            }
+        }
+    }
+    model = resolve_model("ollama/qwen3:8b", config, env={})
+    assert model.retry is not None and (model.retry.attempts, model.retry.max_retry_after) == (2, 5)
+    assert model.settings.timeouts == Timeouts(connect=10, first_event=600.5, idle=30)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("entry", "match"),
+    [
+        ({"retry": {"max_attempts": 0}}, "provider.ollama.retry.max_attempts: must be a whole number"),
+        ({"retry": {"max_attempts": 2.5}}, "provider.ollama.retry.max_attempts"),
+        ({"retry": {"max_attempts": True}}, "provider.ollama.retry.max_attempts"),
+        ({"retry": {"max_retry_after": -1}}, "provider.ollama.retry.max_retry_after"),
+        ({"retry": {"attempts": 3}}, "provider.ollama.retry.attempts: unknown key"),
+        ({"retry": 3}, "provider.ollama.retry: must be an object"),
+        ({"timeouts": {"idle": 0}}, "provider.ollama.timeouts.idle: must be a number of seconds above 0"),
+        ({"timeouts": {"idle": "2m"}}, "provider.ollama.timeouts.idle"),
+        ({"timeouts": {"read": 5}}, "provider.ollama.timeouts.read: unknown key"),
+        ({"max_retries": 2}, "provider.ollama.max_retries: is no longer read; use 'retry.max_attempts'"),
+        ({"timeout": 60}, "provider.ollama.timeout: is no longer read; use 'timeouts'"),
+    ],
+)
+def test_bad_retry_and_timeouts_entries_are_config_errors_naming_the_key(entry: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(match)):
+        resolve_model("ollama/m", {"provider": {"ollama": entry}}, env={})
+
+
+def test_a_provider_that_is_not_built_in_needs_a_base_url() -> None:
+    with pytest.raises(
+        ConfigError, match=re.escape("provider.mine.base_url: a provider that is not built in")
+    ):
+        resolve_model("mine/m", {"provider": {"mine": {"api": "anthropic"}}}, env={})
+    assert resolve_model("mine/m", {"provider": {"mine": {"options": {"baseURL": "http://h/v1"}}}}, env={})
