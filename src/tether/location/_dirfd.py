@@ -82,7 +82,7 @@ class Target:
         directories = parts[1:-1]
         for index, name in enumerate(directories):
             try:
-                fd = self._open_dir(name, Path(*parts[: index + 2]))
+                fd = self._open_dir(name, index + 2)
             except FileNotFoundError:
                 self._missing = directories[index:]
                 return
@@ -92,12 +92,13 @@ class Target:
     def _close(self) -> None:
         os.close(self._fd)
 
-    def _open_dir(self, name: str, component: Path) -> int:
+    def _open_dir(self, name: str, depth: int) -> int:
+        """Open directory ``name`` (the path's first ``depth`` parts) relative to the current descriptor."""
         try:
             return os.open(name, _DIR_FLAGS, dir_fd=self._fd)
         except OSError as exc:
             if exc.errno in _SWAPPED:
-                raise _changed(self.path, component, self._fd, name) from None
+                raise _changed(self.path, Path(*self.path.parts[:depth]), self._fd, name) from None
             raise
 
     def read(self) -> tuple[bytes, os.stat_result] | None:
@@ -196,7 +197,7 @@ class Target:
         for index, name in enumerate(self._missing):
             with contextlib.suppress(FileExistsError):
                 os.mkdir(name, 0o777, dir_fd=self._fd)
-            fd = self._open_dir(name, Path(*parent.parts[: base + index + 1]))
+            fd = self._open_dir(name, base + index + 1)
             os.close(self._fd)
             self._fd = fd
             self._missing = self._missing[1:]

@@ -107,16 +107,21 @@ def lock_file(path: Path) -> Path:
     Raises:
         OSError: as :func:`lock_directory`.
     """
-    return lock_directory() / (hashlib.sha256(os.fsencode(str(path))).hexdigest()[:40] + ".lock")
+    return lock_directory() / _lock_name(str(path))
+
+
+def _lock_name(key: str) -> str:
+    return hashlib.sha256(os.fsencode(key)).hexdigest()[:40] + ".lock"
 
 
 def _open_lock_file(key: str) -> int:
     global _directory
+    name = _lock_name(key)
     try:
-        return os.open(lock_file(Path(key)), _LOCK_FLAGS, 0o600)
+        return os.open(os.path.join(lock_directory(), name), _LOCK_FLAGS, 0o600)
     except FileNotFoundError:
         _directory = None  # the directory was cleaned away (a temp cleaner): make it again
-        return os.open(lock_file(Path(key)), _LOCK_FLAGS, 0o600)
+        return os.open(os.path.join(lock_directory(), name), _LOCK_FLAGS, 0o600)
 
 
 def _flock(fd: int) -> None:
