@@ -66,16 +66,16 @@ class Target:
 
     __slots__ = ("_fd", "_missing", "name", "path")
 
-    @property
-    def missing(self) -> bool:
-        """Whether a directory of the path does not exist yet (:meth:`write` creates it)."""
-        return bool(self._missing)
-
     def __init__(self, path: Path) -> None:
         self.path = path
         self.name = path.name
         self._fd = os.open("/", _DIR_FLAGS)
         self._missing: tuple[str, ...] = ()
+
+    @property
+    def missing(self) -> bool:
+        """Whether a directory of the path does not exist yet (:meth:`write` creates it)."""
+        return bool(self._missing)
 
     def _walk(self) -> None:
         parts = self.path.parts
@@ -122,12 +122,16 @@ class Target:
             if exc.errno in _SWAPPED:
                 raise _changed(self.path, self.path, self._fd, self.name) from None
             raise
-        with open(fd, "rb", closefd=True) as handle:
+        try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", str(self.path))
             if not stat.S_ISREG(st.st_mode):
                 raise OSError(f"Not a regular file: {self.path.as_posix()}")
+        except BaseException:
+            os.close(fd)
+            raise
+        with open(fd, "rb", closefd=True) as handle:
             return handle.read(), st
 
     def status(self) -> os.stat_result | None:

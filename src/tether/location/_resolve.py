@@ -12,7 +12,9 @@ never asks permissions (``_authorize`` does). It follows the canonical variant o
   carries the ``external_directory`` request parts.
 
 Every file operation a tool performs afterwards must use :attr:`ResolvedPath.path` (the canonical path), never the
-string the model sent: that is what makes the check and the action agree.
+string the model sent: that is what makes the check and the action agree. Mutations go through ``_files``, which
+reaches that path through directory descriptors without following symlinks, so a symlink swapped in after this
+resolution is refused instead of followed.
 """
 
 from __future__ import annotations
