@@ -115,3 +115,24 @@ def test_a_prompt_that_is_not_utf8_is_recorded_with_visible_escapes(cli: Any, pr
     timeline = cli.json("session", "show", _session_id(stderr), "--json")
     users = [item["text"] for item in timeline["timeline"] if item["type"] == "user"]
     assert users == ["caf\\xe9 \\xff"]
+
+
+def test_model_text_and_file_names_that_are_not_utf8_are_shown_with_escapes_never_a_crash(
+    cli: Any, project: Path
+) -> None:
+    with open(os.path.join(os.fsencode(project), b"bad\xffname.txt"), "wb") as f:
+        f.write(b"secret\n")
+    steps = (
+        '[{"text": "looking \\ud800", "tool_calls": [{"name": "list", "arguments": {"path": "."}},'
+        ' {"name": "read", "arguments": {"path": "bad\\\\xffname.txt"}}]}, {"text": "done \\udcff"}]'
+    )
+    script = cli.tmp / "odd.json"
+    script.write_text(steps, encoding="utf-8")
+    result = cli.run("run", "look", "--model", f"scripted:{script}", "--dir", str(project))
+    assert result.code == 0, result.output
+    assert "Traceback" not in result.output
+    assert "looking \\ud800" in result.stdout and "done \\xff" in result.stdout
+    shown = cli.run("session", "show", _session_id(result.stderr))
+    assert shown.code == 0 and "Traceback" not in shown.output, shown.output
+    assert "bad\\xffname.txt" in shown.stdout
+    assert "1: secret" in shown.stdout

@@ -36,8 +36,21 @@ CANCELLED = 130
 T = TypeVar("T")
 
 
+def _escape_unencodable() -> None:
+    """Text a terminal cannot encode (a lone surrogate from a non-UTF-8 file name) is written as a visible escape.
+
+    Stored values keep such text exactly; this is the one place where it meets the terminal, so no print can fail.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        # a TextIOWrapper (strict, or surrogateescape under a C locale, which fails on "\ud800"); harnesses may differ
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) in ("strict", "surrogateescape"):
+            reconfigure(errors="backslashreplace")
+
+
 def out_console() -> Console:
     """The console for results (stdout)."""
+    _escape_unencodable()
     console = Console(highlight=False)
     if not console.is_terminal:  # logs and pipes: never hard-wrap text at a guessed width; tables get room
         console = Console(highlight=False, soft_wrap=True, width=200)
@@ -46,6 +59,7 @@ def out_console() -> Console:
 
 def err_console() -> Console:
     """The console for notices and errors (stderr)."""
+    _escape_unencodable()
     console = Console(stderr=True, highlight=False)
     if not console.is_terminal:
         console = Console(stderr=True, highlight=False, soft_wrap=True, width=200)
