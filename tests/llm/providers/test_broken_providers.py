@@ -335,4 +335,5 @@ async def test_a_refused_connection_names_the_url_it_tried(api: str) -> None:
     server.close()
     error_ = await failure_of(api, server)
     assert isinstance(error_, ProviderConnectionError) and error_.retryable
+    assert "Connection refused" in error_.message
     assert_names_provider_and_url(error_, server)

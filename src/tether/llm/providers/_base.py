@@ -13,6 +13,7 @@ and an HTML page with HTTP 200 become :class:`ProviderMalformedError`; the deadl
 
 from __future__ import annotations
 
+import os
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -108,6 +109,20 @@ def _unreadable(exc: BaseException) -> str:
     if isinstance(exc, MalformedEvent):
         return str(exc)
     return f"an event does not have the API's shape ({type(exc).__name__}: {exc})"
+
+
+def _root_cause(exc: BaseException) -> str:
+    """What the innermost cause says: an ``OSError``'s errno text (``Connection refused``), else the last message."""
+    text = ""
+    current: BaseException | None = exc.__cause__
+    for _ in range(8):
+        if current is None:
+            break
+        if isinstance(current, OSError) and current.errno:
+            return os.strerror(current.errno)
+        text = str(current) or text
+        current = current.__cause__ or current.__context__
+    return text
 
 
 def _is_connect_timeout(exc: BaseException | None) -> bool:
@@ -222,8 +237,8 @@ class SDKModel(Model):
                     deadline="connect",
                     seconds=seconds,
                 )
-            elif exc.__cause__ is not None and str(exc.__cause__) not in error.message:
-                error = type(error)(f"{error.message} ({exc.__cause__})", body=error.body)
+            elif (cause := _root_cause(exc)) and cause not in error.message:
+                error = type(error)(f"{error.message} ({cause})", body=error.body)
         error.__cause__ = exc
         return error
 
