@@ -6,6 +6,8 @@ family where it applies, and drives the adapter's stream. Deadlines are configur
 
 from __future__ import annotations
 
+import socket
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -337,3 +339,27 @@ async def test_a_refused_connection_names_the_url_it_tried(api: str) -> None:
     assert isinstance(error_, ProviderConnectionError) and error_.retryable
     assert "Connection refused" in error_.message
     assert_names_provider_and_url(error_, server)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("api", APIS)
+async def test_a_server_that_never_accepts_ends_in_the_connect_deadline(api: str) -> None:
+    # A listening socket with a full accept queue: Linux drops further SYNs, so the connection never opens.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        host, port = listener.getsockname()
+        fillers = [socket.socket() for _ in range(4)]
+        try:
+            for filler in fillers:
+                filler.setblocking(False)
+                filler.connect_ex((host, port))
+            nowhere: Any = SimpleNamespace(url=f"http://{host}:{port}")
+            error_ = await failure_of(api, nowhere, Timeouts(connect=0.3, first_event=30, idle=30))
+        finally:
+            for filler in fillers:
+                filler.close()
+    assert isinstance(error_, ProviderTimeoutError) and error_.retryable
+    assert (error_.deadline, error_.seconds) == ("connect", 0.3)
+    assert "could not connect within 0.3 s (timeouts.connect)" in error_.message
+    assert f"http://{host}:{port}" in error_.message
