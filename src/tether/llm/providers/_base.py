@@ -262,6 +262,8 @@ class SDKModel(Model):
             except errors as exc:
                 raise self._located(self._mapped(exc), url) from exc
         if sdk_stream is None or scope.cancelled_caught:
+            if sdk_stream is not None:  # it opened just as the deadline passed
+                await sdk_stream.close()
             raise self._located(
                 ProviderTimeoutError(
                     f"no response within {timeouts.first_event:g} s of the request (timeouts.first_event)",
