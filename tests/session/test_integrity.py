@@ -341,3 +341,30 @@ async def test_a_full_disk_fails_the_store_keeps_what_was_committed_and_never_ha
         with anyio.fail_after(5):
             (message,) = await store.load_messages("ses_1")
         assert len(message.parts) == committed > 0
+
+
+@pytest.mark.anyio
+async def test_a_large_input_survives_recovery_and_small_ones_stay_inline(tmp_path: Path) -> None:
+    path = tmp_path / "tether.db"
+    big = {"text": "z" * 100_000}
+    async with SQLiteStore(path) as store:
+        store.append(
+            MessageUpdated(
+                AssistantInfo(
+                    id="msg_1", session_id="ses_1", parent_id="msg_0", agent="b", model="m", created=1
+                )
+            )
+        )
+        store.append(PartUpdated(_part("prt_1", "running", big)))
+        store.append(PartUpdated(_part("prt_2", "running", {"small": 1})))
+    async with SQLiteStore(path) as store:  # the first store closed with both calls running: recovered
+        assert store.recovered == 2
+        (message,) = await store.load_messages("ses_1")
+    first, second = message.parts
+    assert isinstance(first, ToolPart) and isinstance(second, ToolPart)
+    assert (first.state, first.interrupted, first.input) == ("error", True, big)
+    assert (second.state, second.input) == ("error", {"small": 1})
+    conn = sqlite3.connect(path)
+    stored = [part_id for (part_id,) in conn.execute("SELECT part_id FROM inputs")]
+    conn.close()
+    assert stored == ["prt_1"]

@@ -61,6 +61,8 @@ log = logging.getLogger("tether.session")
 T = TypeVar("T")
 
 _MAX_BATCH = 4096
+_INLINE_LIMIT = 16_384
+"""A tool part whose JSON is longer than this keeps its input in the ``inputs`` table (written once)."""
 _BUSY_TIMEOUT_MS = 30_000
 _dumps_utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
 _dumps_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=repr).encode
@@ -713,12 +715,7 @@ class _Writes:
             part = event.part
             record = part_to_json(part)
             if isinstance(part, ToolPart):
-                # The input is written once, to ``inputs``: every state change rewrites the part row, and a row
-                # holding a 50 MB argument would be rewritten (and logged) with it each time.
-                del record["input"]
-                record.pop("raw", None)
-                self._input(part)
-                data = _dumps(record)
+                data = self._tool_data(part, record)
                 row = (
                     part.id,
                     part.session_id,
@@ -749,16 +746,26 @@ class _Writes:
             data = _dumps(dict(zip(_SESSION_COLUMNS.split(", "), fields, strict=True)))
             self.events.append((event.session.id, event.type, event.session.id, now, data))
 
-    def _input(self, part: ToolPart) -> None:
-        if part.input is None and part.raw is None:
-            return  # pending, or recovered from a row whose input already is in ``inputs``
+    def _tool_data(self, part: ToolPart, record: dict[str, Any]) -> str:
+        """The part's JSON for ``parts.data`` and the event log; a large input goes to ``inputs``, written once.
+
+        Every state change rewrites the part row (SQLite rewrites a whole row) and logs an event: a part whose JSON
+        is larger than :data:`_INLINE_LIMIT` keeps its input (and ``raw`` text) out of both, in ``inputs``, written
+        when the part first carries it; small parts stay inline (one row, no extra write per call).
+        """
         last = self.written.get(part.id)
-        if last is None or last[0] is not part.input or last[1] is not part.raw:
+        if last is None or last[0] is not part.input or last[1] is not part.raw:  # not in ``inputs`` yet
+            data = _dumps(record)
+            if last is None and (len(data) <= _INLINE_LIMIT or (part.input is None and part.raw is None)):
+                return data
             self.inputs[part.id] = (part.session_id, part.id, _dumps([part.input, part.raw]))
         if part.settled:
             self.written.pop(part.id, None)  # later updates of a settled part are rare: the cache stays small
         else:
             self.written[part.id] = (part.input, part.raw)
+        del record["input"]
+        record.pop("raw", None)
+        return _dumps(record)
 
     def execute(self, conn: sqlite3.Connection) -> None:
         if self.inputs:
