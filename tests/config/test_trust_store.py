@@ -60,7 +60,8 @@ def test_the_file_is_private_and_written_whole(store: TrustStore, tmp_path: Path
     store.trust(tmp_path)
     assert store.path.name == TRUST_FILE
     assert stat.S_IMODE(os.stat(store.path).st_mode) == 0o600
-    assert [p.name for p in store.path.parent.iterdir()] == [TRUST_FILE]
+    # no temporary file left behind; the lock file beside the store is empty and stays
+    assert sorted(p.name for p in store.path.parent.iterdir()) == [TRUST_FILE, TRUST_FILE + ".lock"]
 
 
 def test_a_declined_project_is_remembered_until_trusted(store: TrustStore, tmp_path: Path) -> None:
@@ -77,3 +78,25 @@ def test_a_broken_trust_file_is_a_config_error_naming_it(store: TrustStore, tmp_
     store.path.write_text('{"trusted": "/"}', encoding="utf-8")
     with pytest.raises(ConfigError, match=TRUST_FILE):
         store.is_trusted(tmp_path)
+
+
+def test_two_processes_trusting_at_once_lose_no_project(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    data = tmp_path / "data"
+    projects = [tmp_path / f"p{i}" for i in range(40)]
+    for project in projects:
+        project.mkdir()
+    script = (
+        "import sys\n"
+        "from tether.config import TrustStore\n"
+        "store = TrustStore(sys.argv[1])\n"
+        "for p in sys.argv[2:]:\n"
+        "    store.trust(p)\n"
+    )
+    halves = [projects[0::2], projects[1::2]]
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(data), *map(str, half)]) for half in halves]
+    for proc in procs:
+        assert proc.wait(timeout=60) == 0
+    assert set(TrustStore(data).trusted()) == {p.resolve() for p in projects}

@@ -4,14 +4,18 @@ A root is the real path of the project directory (every symlink resolved) and ma
 ``~/src`` does not trust ``~/src/cloned-repo``, and a symlink to a trusted directory is that directory. The file
 (``trusted-projects.json``, mode 0600) is written whole to a temporary file and renamed over the old one, so a crash
 or a concurrent reader never sees half of it. It also remembers the projects whose trust question was answered "no",
-so that question is asked once.
+so that question is asked once. Changes (read, modify, write) hold an advisory ``flock`` on a lock file beside it, so two
+``tether trust`` commands at the same moment both land.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Generator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -82,9 +86,10 @@ class TrustStore:
             OSError: the file cannot be written.
         """
         root = str(project_root(directory))
-        entries = self._load()
-        trusted = entries.trusted if root in entries.trusted else (*entries.trusted, root)
-        self._save(_Entries(trusted=trusted, declined=tuple(p for p in entries.declined if p != root)))
+        with self._locked():
+            entries = self._load()
+            trusted = entries.trusted if root in entries.trusted else (*entries.trusted, root)
+            self._save(_Entries(trusted=trusted, declined=tuple(p for p in entries.declined if p != root)))
         return Path(root)
 
     def decline(self, directory: Path | str) -> None:
@@ -95,9 +100,10 @@ class TrustStore:
             OSError: the file cannot be written.
         """
         root = str(project_root(directory))
-        entries = self._load()
-        if root not in entries.declined:
-            self._save(_Entries(trusted=entries.trusted, declined=(*entries.declined, root)))
+        with self._locked():
+            entries = self._load()
+            if root not in entries.declined:
+                self._save(_Entries(trusted=entries.trusted, declined=(*entries.declined, root)))
 
     def remove(self, directory: Path | str) -> bool:
         """Forget ``directory`` (trusted or declined); return whether it was trusted.
@@ -109,15 +115,29 @@ class TrustStore:
             OSError: the file cannot be written.
         """
         keys = {str(project_root(directory)), os.path.abspath(os.fspath(directory))}
-        entries = self._load()
-        was = any(p in keys for p in entries.trusted)
-        self._save(
-            _Entries(
-                trusted=tuple(p for p in entries.trusted if p not in keys),
-                declined=tuple(p for p in entries.declined if p not in keys),
+        with self._locked():
+            entries = self._load()
+            was = any(p in keys for p in entries.trusted)
+            self._save(
+                _Entries(
+                    trusted=tuple(p for p in entries.trusted if p not in keys),
+                    declined=tuple(p for p in entries.declined if p not in keys),
+                )
             )
-        )
         return was
+
+    @contextmanager
+    def _locked(self) -> Generator[None]:
+        """Hold the store's advisory lock (a ``.lock`` file beside it) for one read-modify-write."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(
+            self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     def _load(self) -> _Entries:
         found = read_json(self.path)
