@@ -34,14 +34,6 @@ def _timeout(settings: ClientSettings) -> Any:
     return httpx2.Timeout(None, connect=settings.timeouts.connect)
 
 
-def _http_client(default_client: Any, timeout: Any) -> Any:
-    from ._transport import install_quick_ack
-
-    http_client = default_client(timeout=timeout)
-    install_quick_ack(http_client)
-    return http_client
-
-
 def load_openai(settings: ClientSettings, *, client: Any = None, stream_of: str | None = None) -> Loaded:
     """Import ``openai`` and build a client (unless ``client`` is given). Blocking: run it in a worker thread.
 
@@ -59,8 +51,7 @@ def load_openai(settings: ClientSettings, *, client: Any = None, stream_of: str 
             default_headers=dict(settings.headers) or None,
             max_retries=0,  # the session runner is the one retry layer
             timeout=timeout,
-            http_client=_http_client(openai.DefaultAsyncHttpxClient, timeout),
-        )
+                    )
     stream_cls: Any = None
     if stream_of == "chat":
         from openai.types.chat import ChatCompletionChunk
@@ -92,8 +83,7 @@ def load_anthropic(settings: ClientSettings, *, client: Any = None) -> Loaded:
             default_headers=dict(settings.headers) or None,
             max_retries=0,  # the session runner is the one retry layer
             timeout=timeout,
-            http_client=_http_client(anthropic.DefaultAsyncHttpxClient, timeout),
-        )
+                    )
     return Loaded(
         client=client,
         errors=(anthropic.AnthropicError, httpx2.HTTPError, httpx2.StreamError),
