@@ -21,9 +21,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
-import anyio.lowlevel
-from anyio import RunFinishedError
 from anyio.abc import TaskGroup
+from anyio.from_thread import BlockingPortal
 
 from ..errors import BlockedError, CorrectedError, DeclinedError
 from ..llm import ToolCallEvent
@@ -98,9 +97,10 @@ class CallPool:
 
     Each submitted job wakes one idle task or starts a new one, so there are always at least as many free tasks as
     queued jobs. ``close()`` lets idle tasks end; an exception in a job propagates to the task group like any child's.
+    A blocking portal, a task of the same group, carries :meth:`call_soon` from other threads until ``close()``.
     """
 
-    __slots__ = ("_closed", "_idle", "_jobs", "_task_group", "_token", "loop_thread")
+    __slots__ = ("_closed", "_ended", "_idle", "_jobs", "_portal", "_task_group", "loop_thread")
 
     def __init__(self, task_group: TaskGroup) -> None:
         self._task_group = task_group
@@ -108,15 +108,19 @@ class CallPool:
         self._idle: list[anyio.Event] = []
         self._closed = False
         self.loop_thread = threading.get_ident()
-        self._token = anyio.lowlevel.current_token()
+        self._portal: BlockingPortal | None = None
+        self._ended = anyio.Event()
+        task_group.start_soon(self._serve_portal)
 
     def call_soon(self, func: Callable[[Any], object], arg: Any) -> None:
         """From any thread: run ``func(arg)`` on the turn's event loop soon, without waiting (dropped once it ended)."""
-        token = self._token
+        portal = self._portal
+        if portal is None:
+            return  # the turn is over
         try:
-            token.backend_class.run_sync_soon(func, (arg,), token.native_token)
-        except RunFinishedError:
-            pass
+            portal.start_task_soon(func, arg)
+        except RuntimeError:
+            pass  # the portal has just stopped
 
     def submit(self, job: Job) -> None:
         """Start ``job`` now on an idle task, or on a new one when all are busy."""
@@ -129,9 +133,18 @@ class CallPool:
     def close(self) -> None:
         """No more jobs: each task ends once it is idle."""
         self._closed = True
+        self._ended.set()
         for wake in self._idle:
             wake.set()
         self._idle.clear()
+
+    async def _serve_portal(self) -> None:
+        async with BlockingPortal() as portal:
+            self._portal = portal
+            try:
+                await self._ended.wait()
+            finally:
+                self._portal = None
 
     async def _work(self) -> None:
         jobs = self._jobs
