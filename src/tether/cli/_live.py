@@ -5,6 +5,11 @@ and renders with rich. On a terminal, running calls sit in a ``Live`` region (sp
 of a command's output); everywhere else only settled lines are printed, so logs stay readable. Text is printed line
 by line: a partial line cannot be printed above a live region without tearing it.
 
+Settled lines are coalesced to a frame rate: they wait in order and are printed together by :meth:`run` every
+``FRAME`` seconds, or at once before anything else is printed (text, a retry note, a permission prompt), so the order
+on screen is the order of events. One print per frame instead of one per call: printing costs a rich render (and,
+above a live region, a redraw of every running call).
+
 The view only renders: it never decides anything and never replies to a permission request (``_approve`` does).
 """
 
@@ -17,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.spinner import Spinner
@@ -28,9 +34,12 @@ from ..session._model import StepFinishPart, TextPart, ToolPart
 from ..tools import text_of
 from ._format import duration, first_line, subject, summary
 
-__all__ = ["LiveView", "TurnStats"]
+__all__ = ["FRAME", "LiveView", "TurnStats"]
 
 _TAIL_LINES = 5
+
+FRAME = 0.05
+"""Seconds between two prints of settled lines (20 frames a second)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -78,6 +87,7 @@ class LiveView:
         self._lines: dict[str, str] = {}
         self._printed: dict[str, int] = {}
         self._ended: set[str] = set()
+        self._pending: list[Text] = []
         self._live: Live | None = None
         self._interactive = console.is_terminal
 
@@ -98,6 +108,7 @@ class LiveView:
 
     def __exit__(self, *exc: object) -> None:
         self.flush_text()
+        self.flush_lines()
         if self._live is not None:
             self._live.stop()
             self._live = None
@@ -106,6 +117,7 @@ class LiveView:
     def paused(self) -> Generator[None]:
         """Stop the live region while a prompt owns the terminal, then resume it."""
         self.flush_text()
+        self.flush_lines()
         live = self._live
         if live is not None:
             live.stop()
@@ -114,6 +126,19 @@ class LiveView:
         finally:
             if live is not None and self._live is live:
                 live.start()
+
+    async def run(self) -> None:
+        """Print the settled lines every ``FRAME`` seconds until cancelled (run it beside the turn)."""
+        while True:
+            await anyio.sleep(FRAME)
+            self.flush_lines()
+
+    def flush_lines(self) -> None:
+        """Print the settled lines waiting for the next frame, in one print."""
+        pending = self._pending
+        if pending:
+            self._pending = []
+            self.console.print(pending[0] if len(pending) == 1 else Text("\n").join(pending))
 
     # -- events ------------------------------------------------------------------------------------------------------
 
@@ -135,11 +160,14 @@ class LiveView:
                 self.stats.steps += 1
                 if part.usage is not None:
                     self.stats.usage = self.stats.usage + part.usage
+        elif kind == "permission.asked":
+            self.flush_lines()  # the approver prints about it next
         elif kind == "tool.progress":
             if event.session_id == self.session_id:
                 self._progress(event.call_id, event.update)
         elif kind == "session.status":
             if event.session_id == self.session_id and event.status == "retry":
+                self.flush_lines()
                 wait = f" in {event.retry_in:.1f}s" if event.retry_in else ""
                 self.console.print(f"[yellow]↻ provider error, retrying{wait}:[/] {event.message or ''}")
 
@@ -172,6 +200,7 @@ class LiveView:
             self._lines[part_id] = ""
 
     def _emit_text(self, text: str) -> None:
+        self.flush_lines()
         self.console.print(Text(text), soft_wrap=True)
 
     def _tool(self, part: ToolPart) -> None:
@@ -186,9 +215,9 @@ class LiveView:
             if part.state == "error":
                 self.stats.failed_calls += 1
             self.flush_text()
-            self.console.print(self.settled_line(part))
+            self._pending.append(self.settled_line(part))
             for path in part.output_paths:
-                self.console.print(Text(f"    full output: {path}", style="dim"))
+                self._pending.append(Text(f"    full output: {path}", style="dim"))
             return
         with self._lock:
             running = self._running.get(part.call_id)

@@ -116,6 +116,7 @@ async def drive_turn(
         with view:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(approver.run)
+                tg.start_soon(view.run)
                 tg.start_soon(_watch_interrupt, session, console, flags)
                 try:
                     result = await session.prompt(prompt, model=model, system=system)
