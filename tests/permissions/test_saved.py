@@ -110,6 +110,33 @@ async def test_own_changes_are_seen_at_once_and_reads_are_not_repeated(
         assert list(await saved.rules("prj")) == []
 
 
+async def test_checks_arriving_together_share_one_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with SavedApprovals(tmp_path / "t.db") as saved:
+        await saved.add("prj", "bash", ["git *"])
+        saved._fresh.clear()  # as after the refresh period
+        reads = 0
+        run = saved._run
+
+        async def counting(work: object) -> object:
+            nonlocal reads
+            reads += 1
+            return await run(work)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(saved, "_run", counting)
+        results: list[list[Rule]] = []
+
+        async def check() -> None:
+            results.append(list(await saved.rules("prj")))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(50):  # a parallel step's calls all check at once
+                tg.start_soon(check)
+        assert reads == 1
+        assert results == [[Rule("bash", "git *", "allow")]] * 50
+
+
 async def test_changes_by_another_process_are_seen_within_the_refresh_period(tmp_path: Path) -> None:
     async with (
         SavedApprovals(tmp_path / "t.db", refresh=3600) as slow,

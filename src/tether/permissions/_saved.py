@@ -76,6 +76,9 @@ class SavedApprovals:
         self._refresh = refresh
         self._fresh: dict[str, tuple[Ruleset, float]] = {}
         self._changes = 0
+        # project -> the read in flight: the checks that arrive meanwhile (a parallel step's calls all check at once)
+        # wait for it instead of each starting its own read.
+        self._reading: dict[str, anyio.Event] = {}
 
     @property
     def path(self) -> str:
@@ -198,14 +201,26 @@ class SavedApprovals:
         fresh = self._fresh.get(project)
         if fresh is not None and time.monotonic() - fresh[1] < self._refresh:
             return fresh[0]
+        reading = self._reading.get(project)
+        if reading is not None:
+            await reading.wait()
+            fresh = self._fresh.get(project)
+            if fresh is not None:
+                return fresh[0]  # else an add/remove raced with that read: read again below
         changes = self._changes
-        rules = await self._run(read)
-        cached = self._rulesets.get(project)
-        if cached is None or cached.rules != rules:
-            cached = self._rulesets[project] = Ruleset(source=SAVED_SOURCE, rules=rules)
-        if changes == self._changes:  # no add/remove raced with this read
-            self._fresh[project] = (cached, time.monotonic())
-        return cached
+        done = self._reading[project] = anyio.Event()
+        try:
+            rules = await self._run(read)
+            cached = self._rulesets.get(project)
+            if cached is None or cached.rules != rules:
+                cached = self._rulesets[project] = Ruleset(source=SAVED_SOURCE, rules=rules)
+            if changes == self._changes:  # no add/remove raced with this read
+                self._fresh[project] = (cached, time.monotonic())
+            return cached
+        finally:
+            if self._reading.get(project) is done:
+                del self._reading[project]
+            done.set()
 
     async def close(self) -> None:
         """Close the database connection; later calls fail with ``StoreError``."""
