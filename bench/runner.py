@@ -58,7 +58,7 @@ class NoopInput(BaseModel):
 class _Agent:
     name: str = "build"
     rules: tuple[Any, ...] = ()
-    steps: int | None = None
+    steps: int | None = None  # None: the default cap (100 steps per turn); seq1000 needs more
     prompt: str | None = None
 
 
@@ -98,7 +98,9 @@ async def run_tether(n: int, parallel: bool) -> float:
         async with SQLiteStore(root / "tether.db") as store:
             registry = ToolRegistry(output=OutputStore(root / "tool-output"))
             registry.register({"noop": Tool(description="Do nothing", input=NoopInput, execute=noop)})
-            sessions = Sessions(store=store, bus=Bus(), agents={"build": _Agent()})
+            # One step per sequential call plus the final text step: above the default cap of 100 steps a turn,
+            # which is configurable per agent.
+            sessions = Sessions(store=store, bus=Bus(), agents={"build": _Agent(steps=n + 1)})
             session = await sessions.create(_Loc(registry, root, root))
             model = ScriptedModel(_steps(n, parallel))
             start, cpu_start = time.perf_counter(), time.process_time()
