@@ -51,7 +51,7 @@ def load_openai(settings: ClientSettings, *, client: Any = None, stream_of: str 
             default_headers=dict(settings.headers) or None,
             max_retries=0,  # the session runner is the one retry layer
             timeout=timeout,
-                    )
+        )
     stream_cls: Any = None
     if stream_of == "chat":
         from openai.types.chat import ChatCompletionChunk
@@ -83,7 +83,7 @@ def load_anthropic(settings: ClientSettings, *, client: Any = None) -> Loaded:
             default_headers=dict(settings.headers) or None,
             max_retries=0,  # the session runner is the one retry layer
             timeout=timeout,
-                    )
+        )
     return Loaded(
         client=client,
         errors=(anthropic.AnthropicError, httpx2.HTTPError, httpx2.StreamError),
