@@ -5,6 +5,10 @@ so a denied read reveals nothing (not even whether the file exists). A missing p
 existing sibling (NFC/NFD, NBSP, curly quotes) is answered with that sibling only after it has been resolved and
 authorized on its own (it may be a symlink leading out, or fall under other rules). Paging is this tool's domain (2,000 lines or
 50 KiB per page); the settle boundary bounds the content again independently (law 6).
+
+The filesystem work (resolving, then reading one page or listing) runs in worker threads batched with the other
+calls' (``tether._blocking``): the permission check sits between the two, so a call cannot do both in one hand-off,
+but a parallel step's calls share their hand-offs.
 """
 
 from __future__ import annotations
@@ -16,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
 from pydantic import BaseModel, Field
 
+from .._blocking import run_batched
 from ..errors import ToolFailure
 from ..location import Location, ResolvedPath, authorize
 from ..storable import raw_name
@@ -200,13 +204,13 @@ def make(deps: BuiltinDeps) -> Tool[ReadInput, Any]:
         resolved = await resolve_or_fail(location, input.path, "directory")
         await authorize(permissions, ctx, resolved, action="read", save=("*",))
         try:
-            return await anyio.to_thread.run_sync(_read, resolved, input, location, True)
+            return await run_batched(_read, resolved, input, location, True)
         except _Alternate as found:
             # The sibling is a different file: it may be a symlink leading out of the project, or lie under other
             # rules. Resolve it and ask for it as if the model had spelled it so; never read it on the first approval.
             alternate = await resolve_or_fail(location, str(found.path), "directory")
             await authorize(permissions, ctx, alternate, action="read", save=("*",))
-            return await anyio.to_thread.run_sync(_read, alternate, input, location, False)
+            return await run_batched(_read, alternate, input, location, False)
 
     return Tool(description=DESCRIPTION, input=ReadInput, execute=execute)
 

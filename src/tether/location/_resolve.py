@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import anyio.to_thread
-
+from .._blocking import run_batched
 from ..errors import PathError, UsageError
 from ._protected import extra_protected, protected_anchor
 
@@ -133,12 +132,13 @@ class Location:
         return _posix(str(path))
 
     async def aresolve(self, path: str, kind: PathKind = "file") -> ResolvedPath:
-        """:meth:`resolve` in a worker thread (it stats the filesystem; law 9).
+        """:meth:`resolve` in a worker thread (it stats the filesystem; law 9), batched with the other short
+        filesystem work waiting at that moment (``tether._blocking``: one hand-off for a parallel step's calls).
 
         Raises:
             PathError: as :meth:`resolve`.
         """
-        return await anyio.to_thread.run_sync(self.resolve, path, kind)
+        return await run_batched(self.resolve, path, kind)
 
     def resolve(self, path: str, kind: PathKind = "file") -> ResolvedPath:
         """Resolve ``path`` (relative to the Location, absolute, or ``~``-prefixed).
