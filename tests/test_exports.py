@@ -9,10 +9,11 @@ SURFACES = {
         "DECLINED_ERROR", "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterEvent", "AfterHook", "BeforeEvent", "BeforeHook",
         "Codec", "Completed", "Content", "DecodeError", "Entry", "Failed", "FailureKind", "File", "Issue",
         "JsonSchemaCodec", "Materialization", "Outcome", "PydanticCodec", "Registration", "RegistrationError",
-        "RuleLike", "Text", "Tool", "ToolCall", "ToolContext", "ToolDefinition", "ToolFailure", "ToolRegistry",
+        "Text", "Tool", "ToolCall", "ToolContext", "ToolDefinition", "ToolFailure", "ToolRegistry",
         "ToolResponse", "content_from_json", "content_to_json", "effective_name", "is_hidden", "make_codec",
         "normalize_content", "normalize_name", "simplify_schema", "text_of",
     },
+    "tether.rules": {"EFFECTS", "Effect", "Rule", "is_effect", "last_match"},
     "tether.output": {
         "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "MAX_STRUCTURED_BYTES", "RETENTION_SECONDS", "Bounded",
         "OutputStore", "bounded_preview", "marker_for", "utf8_len",

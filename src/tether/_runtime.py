@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .llm import Model
     from .location import Location
     from .output import OutputStore
-    from .permissions import Agent, Effect, PermissionService, ResolvedRules, Ruleset, SavedApprovals
+    from .permissions import Agent, PermissionService, ResolvedRules, Rule, Ruleset, SavedApprovals
     from .session import Session, SessionInfo, Sessions, SQLiteStore, TurnResult
     from .tools import ToolRegistry
 
@@ -83,13 +83,13 @@ class RuntimeSessions:
         *,
         agent: str | None = None,
         title: str = "",
-        rules: Sequence[Sequence[str]] = (),
+        rules: Sequence[Rule | Sequence[str]] = (),
         parent_id: str | None = None,
     ) -> Session:
         """Create a session in ``location`` (a Location scope or a directory) for ``agent`` (default ``build``).
 
         Raises:
-            UsageError: no such agent, the directory does not exist, or a rule is not a valid
+            UsageError: no such agent, the directory does not exist, or a rule is neither a ``Rule`` nor a valid
                 ``(action, resource, effect)`` triple (effect ``allow``, ``ask`` or ``deny``).
         """
         if not isinstance(location, RuntimeLocation):
@@ -134,7 +134,7 @@ class Runtime:
         self._concurrency = concurrency
         self._stack: AsyncExitStack | None = None
         self._locations: dict[str, RuntimeLocation] = {}
-        self._rules_cache: dict[tuple[int, tuple[tuple[str, str, str], ...]], tuple[Ruleset, ...]] = {}
+        self._rules_cache: dict[tuple[int, tuple[Rule, ...]], tuple[Ruleset, ...]] = {}
         self._session_rules: dict[tuple[str, int], tuple[Ruleset, ...]] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ class Runtime:
 
     def _resolve_rules(self, session_id: str, agent: str | None) -> ResolvedRules | None:
         """The permission service's view of a session: its agent's rulesets, its own retained outputs, its rules."""
-        from .permissions import ResolvedRules, Rule, Ruleset
+        from .permissions import ResolvedRules, Ruleset
 
         service = self.sessions.service
         info = service.info(session_id)
@@ -265,9 +265,7 @@ class Runtime:
             if shared is None:
                 extra: tuple[Ruleset, ...] = ()
                 if info.rules:
-                    # Validated when the session was created (``Sessions.create`` refuses an unknown effect).
-                    rules = tuple(Rule(a, r, cast("Effect", e)) for a, r, e in info.rules)
-                    extra = (Ruleset(source="session", rules=rules),)
+                    extra = (Ruleset(source="session", rules=info.rules),)
                 shared = self._rules_cache[key] = (*found.rulesets, *extra)
             outputs = self._session_outputs(session_id, info.parent_id, found)
             # after the agent's layers (and the config's), before the session's own rules

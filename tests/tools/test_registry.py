@@ -1,25 +1,16 @@
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from tether.errors import RegistrationError
+from tether.errors import NotFoundError, RegistrationError
+from tether.rules import Rule
 from tether.tools import Tool, ToolContext, ToolRegistry, ToolResponse
 
 
 class Empty(BaseModel):
     pass
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A stand-in for tether.permissions.Rule: tools only needs the RuleLike shape."""
-
-    action: str
-    resource: str
-    effect: str
 
 
 def make(label: str) -> Tool[Empty, Any]:
@@ -34,9 +25,9 @@ def test_latest_registration_wins_and_closing_reveals_previous(registry: ToolReg
     overlay = make("overlay")
     registry.register({"x": base})
     handle = registry.register({"x": overlay})
-    assert registry.current("x").tool is overlay  # type: ignore[union-attr]
+    assert registry.require("x").tool is overlay
     handle.close()
-    assert registry.current("x").tool is base  # type: ignore[union-attr]
+    assert registry.require("x").tool is base
 
 
 def test_close_in_any_order(registry: ToolRegistry) -> None:
@@ -45,12 +36,27 @@ def test_close_in_any_order(registry: ToolRegistry) -> None:
     hb = registry.register({"x": b})
     hc = registry.register({"x": c})
     hb.close()
-    assert registry.current("x").tool is c  # type: ignore[union-attr]
+    assert registry.require("x").tool is c
     hc.close()
-    assert registry.current("x").tool is a  # type: ignore[union-attr]
+    assert registry.require("x").tool is a
     ha.close()
     assert registry.current("x") is None
     ha.close()  # idempotent
+
+
+def test_require_returns_the_current_registration_or_names_what_is_registered(registry: ToolRegistry) -> None:
+    location = ToolRegistry(parent=registry)
+    registry.register({"app": make("a")})
+    handle = location.register({"app": make("override"), "own": make("o")})
+    assert location.require("app") is location.current("app") is not registry.require("app")
+    with pytest.raises(
+        NotFoundError, match=r"No tool is registered as 'missing'\. Registered tools: app, own$"
+    ):
+        location.require("missing")
+    handle.close()
+    assert location.require("app") is registry.require("app")
+    with pytest.raises(NotFoundError, match=r"Registered tools: \(none\)$"):
+        ToolRegistry(output=registry.output).require("app")
 
 
 def test_context_manager_closes(registry: ToolRegistry) -> None:
@@ -71,10 +77,10 @@ def test_location_beats_application(registry: ToolRegistry) -> None:
     app_tool, loc_tool = make("app"), make("loc")
     registry.register({"x": app_tool, "y": app_tool})
     handle = location.register({"x": loc_tool})
-    assert location.current("x").tool is loc_tool  # type: ignore[union-attr]
-    assert location.current("y").tool is app_tool  # type: ignore[union-attr]
+    assert location.require("x").tool is loc_tool
+    assert location.require("y").tool is app_tool
     handle.close()
-    assert location.current("x").tool is app_tool  # type: ignore[union-attr]
+    assert location.require("x").tool is app_tool
 
 
 def test_later_mutation_of_the_record_has_no_effect(registry: ToolRegistry) -> None:
@@ -92,7 +98,7 @@ def test_names_are_normalized(registry: ToolRegistry) -> None:
 def test_later_normalized_duplicate_wins(registry: ToolRegistry) -> None:
     first, last = make("first"), make("last")
     registry.register({"echo.tool": first, "echo_tool": last})
-    assert registry.current("echo_tool").tool is last  # type: ignore[union-attr]
+    assert registry.require("echo_tool").tool is last
 
 
 def test_namespace_prefixes_the_name(registry: ToolRegistry) -> None:

@@ -1,11 +1,11 @@
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 from tether.errors import BlockedError, CorrectedError, DeclinedError, ToolFailure
 from tether.output import OutputStore
@@ -37,13 +37,31 @@ def content_tool(fn: Any, **kw: Any) -> Tool[Q, Any]:
     return Tool(description="test tool", input=Q, execute=fn, **kw)
 
 
+class CountedOutput(BaseModel):
+    """An output model that counts how often pydantic serializes it (``serializations`` is shared per test)."""
+
+    echoed: str
+    serializations: ClassVar[list[str]] = []
+
+    @model_serializer(mode="wrap")
+    def _count(self, handler: SerializerFunctionWrapHandler) -> Any:
+        type(self).serializations.append(self.echoed)
+        return handler(self)
+
+
 @pytest.mark.anyio
-async def test_typed_output_is_encoded_and_serialized_once(
-    registry: ToolRegistry, echo: Tool[Any, Any], ctx: ToolContext
+async def test_typed_output_is_serialized_once_for_both_output_and_content(
+    registry: ToolRegistry, ctx: ToolContext
 ) -> None:
-    registry.register({"echo": echo})
-    outcome = await registry.materialize().settle(call("echo", {"text": "ab", "times": 2}), ctx)
+    async def run(inp: Q, c: ToolContext) -> CountedOutput:
+        return CountedOutput(echoed=inp.q * 2)
+
+    CountedOutput.serializations.clear()
+    registry.register({"echo": Tool(description="echo", input=Q, output=CountedOutput, execute=run)})
+    outcome = await registry.materialize().settle(call("echo", {"q": "ab"}), ctx)
     assert isinstance(outcome, Completed)
+    # One pydantic serialization gives the output; the content is that output's JSON text, not a second dump.
+    assert CountedOutput.serializations == ["abab"]
     assert outcome.output == {"echoed": "abab"}
     assert outcome.content == (Text('{"echoed": "abab"}'),)
     assert outcome.metadata is None

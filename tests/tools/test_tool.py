@@ -4,7 +4,8 @@ import pytest
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-from tether.tools import DecodeError, Tool, ToolContext, ToolResponse
+from tether.errors import UsageError
+from tether.tools import DEFAULT_TIMEOUT, DecodeError, Tool, ToolContext, ToolResponse
 
 
 class Node(BaseModel):
@@ -101,6 +102,16 @@ def test_with_permission_returns_a_new_tool() -> None:
     assert edit.permission == "edit" and tool.permission is None
 
 
-def test_non_positive_timeout_falls_back_to_default() -> None:
-    assert Tool(description="d", input=Point, execute=_noop, timeout=0).timeout == 300.0
+@pytest.mark.parametrize("timeout", [0, 0.0, -1, -0.5, float("inf"), float("nan"), True, "30"])
+def test_a_timeout_that_is_not_a_positive_finite_number_is_a_usage_error(timeout: Any) -> None:
+    with pytest.raises(
+        UsageError, match=r"Tool timeout must be a positive, finite number of seconds"
+    ) as caught:
+        Tool(description="d", input=Point, execute=_noop, timeout=timeout)
+    assert repr(timeout) in str(caught.value)
+
+
+def test_timeout_none_means_no_deadline_and_the_default_is_300_seconds() -> None:
     assert Tool(description="d", input=Point, execute=_noop, timeout=None).timeout is None
+    assert Tool(description="d", input=Point, execute=_noop).timeout == DEFAULT_TIMEOUT == 300.0
+    assert Tool(description="d", input=Point, execute=_noop, timeout=2).timeout == 2

@@ -25,6 +25,7 @@ from ..session._model import (
     UserInfo,
     message_to_json,
     part_to_json,
+    rules_to_json,
     usage_to_json,
 )
 from ..session._store import StoredMessage
@@ -45,7 +46,7 @@ def _session_json(info: SessionInfo) -> dict[str, Any]:
         "directory": info.directory,
         "agent": info.agent,
         "parent_id": info.parent_id,
-        "rules": [list(rule) for rule in info.rules],
+        "rules": rules_to_json(info.rules),
         "created": info.created,
         "updated": info.updated,
     }

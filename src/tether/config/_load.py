@@ -25,7 +25,7 @@ from typing import Any, Literal, NoReturn, cast
 
 from ..errors import ConfigError
 from ..paths import default_config_dir
-from ..permissions._types import Rule
+from ..rules import Rule
 from ._json import KeyPath, format_path, key_lines, parse_json, read_json
 from ._permission import Fail, parse_tools, rules_from_value
 from ._restrict import Ignored, ignored_notices, restrict_project

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NoReturn, cast, get_args
+from typing import Any, NoReturn, cast
 
-from ..permissions._types import Effect, Rule
+from ..rules import Effect, Rule, is_effect
 from ._json import KeyPath
 
 __all__ = ["Fail", "expand_home", "parse_tools", "rules_from_value"]
@@ -24,7 +24,6 @@ __all__ = ["Fail", "expand_home", "parse_tools", "rules_from_value"]
 Fail = Callable[[str, KeyPath], NoReturn]
 """Raises a ConfigError for ``message`` at a key path (the loader binds the file and line lookup)."""
 
-_EFFECTS: tuple[str, ...] = get_args(Effect)
 _EDIT_TOOLS = frozenset({"edit", "write", "patch", "apply_patch", "multiedit"})
 
 
@@ -39,8 +38,8 @@ def expand_home(pattern: str) -> str:
 
 
 def _effect(value: object, path: KeyPath, fail: Fail) -> Effect:
-    if isinstance(value, str) and value in _EFFECTS:
-        return cast(Effect, value)
+    if is_effect(value):
+        return value
     shown = f"{value!r}" if isinstance(value, str) else f"a {_kind(value)}"
     fail(f'unknown effect {shown}; expected "allow", "ask" or "deny"', path)
 

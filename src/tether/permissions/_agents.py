@@ -21,7 +21,7 @@ from ..errors import UsageError
 from ._ruleset import Ruleset
 from ._types import Effect, Rule
 
-if TYPE_CHECKING:  # config imports permissions; the reverse is type-only to keep the layering acyclic
+if TYPE_CHECKING:  # types only: config never imports permissions (rules live in tether.rules)
     from ..config import AgentConfig, Config
 
 __all__ = ["BASH_READ_ONLY", "BASH_WRITING_OPTIONS", "DEFAULT_AGENT", "Agent", "AgentMode", "builtin_agents"]

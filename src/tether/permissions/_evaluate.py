@@ -13,8 +13,9 @@ from typing import Any, NamedTuple, cast
 
 from .._wildcard import match as wildcard_match
 from ..errors import UsageError
-from ._ruleset import Ruleset, last_match_naive
-from ._types import Effect, Reply, Rule
+from ..rules import Effect, Rule, last_match
+from ._ruleset import Ruleset
+from ._types import Reply
 
 __all__ = [
     "DEFAULT_SOURCE",
@@ -121,7 +122,7 @@ def _lookups(action: str, rulesets: Sequence[Sequence[Rule]]) -> list[_Lookup]:
         if isinstance(rules, Ruleset):
             out.append((rules.finder(action), rules.rules, rules.source))
         else:
-            out.append((partial(last_match_naive, rules, action), rules, _PLAIN_SOURCE))
+            out.append((partial(last_match, rules, action), rules, _PLAIN_SOURCE))
     return out
 
 

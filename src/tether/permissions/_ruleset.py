@@ -13,8 +13,8 @@ once per action it is asked about and keeps that index for its lifetime:
 * the rare patterns with neither (``*x*``, ``?``) become one alternation, newest first, so the regex engine returns
   the newest matching rule and ``lastindex`` names it.
 
-The index is a cache in the strict sense: :func:`last_match_naive` gives the same answers and the property tests hold
-the two together.
+The index is a cache in the strict sense: the reference scan :func:`tether.rules.last_match` gives the same answers
+and the property tests hold the two together.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import overload
 
 from .._wildcard import _compile as _compile_wildcard  # pyright: ignore[reportPrivateUsage]
 from .._wildcard import match as wildcard_match
-from ._types import Rule
+from ..rules import Rule
 
-__all__ = ["Ruleset", "last_match_naive"]
+__all__ = ["Ruleset"]
 
 # Past this many distinct actions an index is rebuilt on demand rather than kept; actions are tool names, so a real
 # ruleset never gets near it.
@@ -192,12 +192,3 @@ class Ruleset(Sequence[Rule]):
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
-
-
-def last_match_naive(rules: Sequence[Rule], action: str, resource: str) -> int:
-    """The reference scan: the index of the last rule matching both patterns, or -1."""
-    for i in range(len(rules) - 1, -1, -1):
-        rule = rules[i]
-        if wildcard_match(action, rule.action) and wildcard_match(resource, rule.resource):
-            return i
-    return -1

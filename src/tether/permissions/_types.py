@@ -1,4 +1,7 @@
-"""Permission data types shared by the service, the leaves that ask, and the session that records decisions."""
+"""Permission data types shared by the service, the leaves that ask, and the session that records decisions.
+
+The rule itself (:class:`~tether.rules.Rule`, :data:`~tether.rules.Effect`) lives in ``tether.rules``.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +9,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..rules import Effect, Rule
 from ..tools import ToolContext
 
+# ``Rule`` and ``Effect`` are defined once, in ``tether.rules`` (below ``tools``, ``config`` and ``session``, which
+# use them too); they are re-exported here for the modules of this package.
 __all__ = ["Effect", "PermissionRequest", "PermissionSource", "Reply", "Rule"]
 
-Effect = Literal["allow", "ask", "deny"]
 Reply = Literal["once", "always", "reject"]
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """``(action, resource, effect)``; ``action`` and ``resource`` are wildcard patterns. Last matching rule wins."""
-
-    action: str
-    resource: str
-    effect: Effect
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -17,10 +17,10 @@ from typing import Any, Literal, assert_never
 
 from ..errors import UsageError
 from ..llm import Usage
+from ..rules import EFFECTS, Rule, is_effect
 from ..tools import Content, content_from_json, content_to_json
 
 __all__ = [
-    "RULE_EFFECTS",
     "AssistantInfo",
     "FilePart",
     "MessageError",
@@ -40,6 +40,8 @@ __all__ = [
     "now_ms",
     "part_from_json",
     "part_to_json",
+    "rules_from_json",
+    "rules_to_json",
     "usage_from_json",
     "usage_to_json",
 ]
@@ -56,7 +58,7 @@ def now_ms() -> int:
 class SessionInfo:
     """One session: where it runs (``project`` root, ``directory``), its agent, and extra session ``rules``.
 
-    ``rules`` are ``(action, resource, effect)`` triples added to the agent's rules for this session only.
+    ``rules`` are added after the agent's rules for this session only (checked by :func:`check_session_rules`).
     """
 
     id: str
@@ -65,7 +67,7 @@ class SessionInfo:
     title: str
     agent: str
     parent_id: str | None = None
-    rules: tuple[tuple[str, str, str], ...] = ()
+    rules: tuple[Rule, ...] = ()
     created: int = 0
     updated: int = 0
 
@@ -428,32 +430,47 @@ def part_from_json(session_id: str, message_id: str, data: Mapping[str, Any]) ->
     raise ValueError(f"unknown part type: {kind!r}")
 
 
-RULE_EFFECTS = ("allow", "ask", "deny")
+def rules_to_json(rules: Sequence[Rule]) -> list[list[str]]:
+    """The stored form of a session's rules: ``[[action, resource, effect], ...]``."""
+    return [[rule.action, rule.resource, rule.effect] for rule in rules]
 
 
-def session_rules(rules: Sequence[Sequence[str]]) -> tuple[tuple[str, str, str], ...]:
-    """Normalize ``(action, resource, effect)`` triples (from JSON lists) into tuples."""
-    return tuple((str(a), str(r), str(e)) for a, r, e in rules)
-
-
-def check_session_rules(rules: Sequence[Sequence[str]]) -> tuple[tuple[str, str, str], ...]:
-    """Validate rules given for a session: each is ``(action, resource, effect)``, strings, effect in ``RULE_EFFECTS``.
+def rules_from_json(data: Sequence[Sequence[str]]) -> tuple[Rule, ...]:
+    """Read rules stored by :func:`rules_to_json`.
 
     Raises:
-        UsageError: a rule is not such a triple (the message names it); an unknown effect is never ignored.
+        ValueError: an entry is not an ``[action, resource, effect]`` triple with a known effect (a damaged row).
     """
-    checked: list[tuple[str, str, str]] = []
+    rules: list[Rule] = []
+    for item in data:
+        action, resource, effect = item
+        if not (isinstance(action, str) and isinstance(resource, str) and is_effect(effect)):
+            raise ValueError(f"stored session rule is not [action, resource, effect]: {item!r}")
+        rules.append(Rule(action, resource, effect))
+    return tuple(rules)
+
+
+def check_session_rules(rules: Sequence[Rule | Sequence[str]]) -> tuple[Rule, ...]:
+    """Validate rules given for a session: each a :class:`~tether.permissions.Rule` or an ``(action, resource,
+    effect)`` triple of strings, effect one of ``allow``, ``ask``, ``deny``.
+
+    Raises:
+        UsageError: a rule is neither (the message names it); an unknown effect is never ignored.
+    """
+    checked: list[Rule] = []
     for rule in rules:
-        items: tuple[object, ...] = (rule,) if isinstance(rule, str) else tuple(rule)
-        if (
-            len(items) != 3
-            or not all(isinstance(item, str) for item in items)
-            or items[2] not in RULE_EFFECTS
-        ):
-            shown = rule if isinstance(rule, str) else items
-            raise UsageError(
-                f"Invalid session rule {shown!r}: a rule is (action, resource, effect) with string patterns and "
-                f"effect one of {', '.join(RULE_EFFECTS)}"
-            )
-        checked.append((str(items[0]), str(items[1]), str(items[2])))
+        if isinstance(rule, Rule):
+            items: tuple[object, ...] = (rule.action, rule.resource, rule.effect)
+        else:
+            items = (rule,) if isinstance(rule, str) else tuple(rule)
+        if len(items) == 3:
+            action, resource, effect = items
+            if isinstance(action, str) and isinstance(resource, str) and is_effect(effect):
+                checked.append(rule if isinstance(rule, Rule) else Rule(action, resource, effect))
+                continue
+        shown = rule if isinstance(rule, str | Rule) else items
+        raise UsageError(
+            f"Invalid session rule {shown!r}: a rule is (action, resource, effect) with string patterns and "
+            f"effect one of {', '.join(EFFECTS)}"
+        )
     return tuple(checked)

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
 
 from .. import ids
 from ..errors import ProviderError, UsageError
 from ..llm import Model, RetryPolicy, Usage
+from ..rules import Rule
 from ..storable import has_surrogates, visible
-from ..tools import Content, RuleLike, Text, ToolRegistry
+from ..tools import Content, Text, ToolRegistry
 from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
 from ._events import MessageUpdated, PartUpdated, SessionStatus
 from ._history import History
@@ -34,7 +35,6 @@ __all__ = [
     "DEFAULT_MAX_STEPS",
     "AgentLike",
     "RetryPolicy",
-    "SessionRule",
     "StopReason",
     "TurnContext",
     "TurnProgress",
@@ -51,19 +51,11 @@ class AgentLike(Protocol):
     @property
     def name(self) -> str: ...
     @property
-    def rules(self) -> Sequence[RuleLike]: ...
+    def rules(self) -> Sequence[Rule]: ...
     @property
     def steps(self) -> int | None: ...
     @property
     def prompt(self) -> str | None: ...
-
-
-class SessionRule(NamedTuple):
-    """A session-level rule as stored with the session (``RuleLike`` for catalog visibility)."""
-
-    action: str
-    resource: str
-    effect: str
 
 
 DEFAULT_MAX_STEPS = 100
@@ -210,19 +202,18 @@ async def _run_steps(
 ) -> None:
     info = ctx.info
     emitter = ctx.emitter
-    session_rules = [SessionRule(*r) for r in info.rules]
     opts: Mapping[str, Any] = options or {}
     system = tuple(visible(text) for text in system)  # config and instruction files: storable, sendable text
     step = 0
     attempt = 0
     cached_agent: AgentLike | None = None
-    rules: Sequence[RuleLike] = ()
+    rules: Sequence[Rule] = ()
     limiter = None if ctx.concurrency is None else anyio.CapacityLimiter(ctx.concurrency)
     while True:
         agent = resolve_agent(ctx.agents, info.agent)
         if agent is not cached_agent:
             cached_agent = agent
-            rules = [*agent.rules, *session_rules] if session_rules else agent.rules
+            rules = (*agent.rules, *info.rules) if info.rules else agent.rules
         step += 1
         final = step >= (agent.steps if agent.steps is not None else DEFAULT_MAX_STEPS)
         materialization = ctx.tools.materialize(rules, final_step=final)

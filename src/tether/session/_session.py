@@ -23,6 +23,7 @@ from .. import ids
 from ..bus import Bus, Subscription
 from ..errors import UsageError
 from ..llm import Model
+from ..rules import Rule
 from ..storable import visible
 from ..tools import Content, ToolRegistry
 from ._dispatch import DoomLoopDetector, PermissionAsserter
@@ -207,14 +208,14 @@ class Sessions:
         *,
         agent: str = "build",
         title: str = "",
-        rules: Sequence[Sequence[str]] = (),
+        rules: Sequence[Rule | Sequence[str]] = (),
         parent_id: str | None = None,
     ) -> Session:
         """Create a session in ``location`` for ``agent``.
 
         Args:
-            rules: extra ``(action, resource, effect)`` rules for this session only (effect ``allow``, ``ask`` or
-                ``deny``).
+            rules: extra rules for this session only, after the agent's: :class:`~tether.permissions.Rule` values
+                or ``(action, resource, effect)`` triples (effect ``allow``, ``ask`` or ``deny``).
 
         Raises:
             UsageError: no such agent, or a rule is not a valid ``(action, resource, effect)`` triple.

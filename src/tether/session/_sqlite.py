@@ -49,7 +49,8 @@ from ._model import (
     now_ms,
     part_from_json,
     part_to_json,
-    session_rules,
+    rules_from_json,
+    rules_to_json,
 )
 from ._owners import HEARTBEAT_SECONDS, Owner, OwnerRow, current_owner, owner_alive
 from ._store import INTERRUPTED_ERROR, StoredMessage
@@ -133,7 +134,7 @@ def _session_row(s: SessionInfo) -> tuple[Any, ...]:
         _text(s.title),
         _text(s.agent),
         None if s.parent_id is None else _text(s.parent_id),
-        _dumps([list(r) for r in s.rules]),
+        _dumps(rules_to_json(s.rules)),
         s.created,
         s.updated,
     )
@@ -147,7 +148,7 @@ def _session_from_row(row: Sequence[Any]) -> SessionInfo:
         title=_untext(row[3]),
         agent=_untext(row[4]),
         parent_id=None if row[5] is None else _untext(row[5]),
-        rules=session_rules(json.loads(row[6])),
+        rules=rules_from_json(json.loads(row[6])),
         created=row[7],
         updated=row[8],
     )

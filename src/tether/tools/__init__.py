@@ -9,7 +9,7 @@ from ._codec import Codec, DecodeError, Issue, JsonSchemaCodec, PydanticCodec, m
 from ._hooks import AfterEvent, AfterHook, BeforeEvent, BeforeHook
 from ._names import effective_name, normalize_name
 from ._outcome import Completed, Failed, FailureKind, Outcome
-from ._registry import Entry, Registration, RuleLike, ToolRegistry
+from ._registry import Entry, Registration, ToolRegistry
 from ._settle import DECLINED_ERROR, FINAL_STEP_ERROR, Materialization, is_hidden, normalize_content
 from ._tool import DEFAULT_TIMEOUT, UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolResponse
 
@@ -37,7 +37,6 @@ __all__ = [
     "PydanticCodec",
     "Registration",
     "RegistrationError",
-    "RuleLike",
     "Text",
     "Tool",
     "ToolCall",

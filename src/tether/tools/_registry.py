@@ -12,11 +12,12 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from ..errors import RegistrationError
+from ..errors import NotFoundError, RegistrationError
 from ..output import OutputStore
 from ..paths import default_data_dir
+from ..rules import Rule
 from ._hooks import AfterHook, BeforeHook
 from ._names import effective_name
 from ._tool import Tool
@@ -24,20 +25,9 @@ from ._tool import Tool
 if TYPE_CHECKING:
     from ._settle import Materialization
 
-__all__ = ["Entry", "Registration", "RuleLike", "ToolRegistry"]
+__all__ = ["Entry", "Registration", "ToolRegistry"]
 
 _tokens = itertools.count(1)
-
-
-class RuleLike(Protocol):
-    """What catalog visibility needs from a permission rule (``tools`` never imports ``permissions``)."""
-
-    @property
-    def action(self) -> str: ...
-    @property
-    def resource(self) -> str: ...
-    @property
-    def effect(self) -> str: ...
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -180,6 +170,19 @@ class ToolRegistry:
             return stack[-1]
         return self.parent.current(name) if self.parent is not None else None
 
+    def require(self, name: str) -> Entry:
+        """The effective registration for ``name`` now, which must exist (:meth:`current` without the ``None``).
+
+        Raises:
+            NotFoundError: nothing is registered under ``name`` here or in the parent placement.
+        """
+        entry = self.current(name)
+        if entry is None:
+            names = sorted(self.effective())
+            shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "") if names else "(none)"
+            raise NotFoundError(f"No tool is registered as {name!r}. Registered tools: {shown}")
+        return entry
+
     def effective(self) -> dict[str, Entry]:
         """Every effective registration, by name (this placement wins over the parent)."""
         merged = self.parent.effective() if self.parent is not None else {}
@@ -204,7 +207,7 @@ class ToolRegistry:
 
     def materialize(
         self,
-        rules: Sequence[RuleLike] = (),
+        rules: Sequence[Rule] = (),
         *,
         final_step: bool = False,
         visible: Callable[[Entry], bool] | None = None,

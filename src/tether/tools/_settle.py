@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from .._wildcard import match
 from ..content import Content, File, Text
 from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreError, ToolFailure
+from ..rules import Rule, last_match
 from ..storable import has_surrogates, visible
 from ._codec import DecodeError
 from ._hooks import AfterEvent, BeforeEvent, run_hooks
@@ -29,7 +29,7 @@ from ._outcome import Completed, Failed, Outcome
 from ._tool import UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolResponse
 
 if TYPE_CHECKING:
-    from ._registry import Entry, RuleLike, ToolRegistry
+    from ._registry import Entry, ToolRegistry
 
 __all__ = ["DECLINED_ERROR", "FINAL_STEP_ERROR", "MAX_METADATA_BYTES", "Materialization", "is_hidden"]
 
@@ -43,12 +43,16 @@ MAX_METADATA_BYTES = 16_384
 _MAX_ECHO = 2_000
 
 
-def is_hidden(action: str, rules: Sequence[RuleLike]) -> bool:
-    """Whether the last rule matching ``action`` is a deny on resource ``*`` (catalog visibility only)."""
-    for rule in reversed(rules):
-        if match(action, rule.action):
-            return rule.resource == "*" and rule.effect == "deny"
-    return False
+def is_hidden(action: str, rules: Sequence[Rule]) -> bool:
+    """Whether the last rule about ``action`` (its action pattern matches) is a deny on resource ``*``.
+
+    Catalog visibility only (law 4): the leaf still asks the permission service at the point of action.
+    """
+    i = last_match(rules, action)
+    if i < 0:
+        return False
+    rule = rules[i]
+    return rule.resource == "*" and rule.effect == "deny"
 
 
 class _Defect(Exception):
@@ -167,7 +171,7 @@ class Materialization:
         registry: ToolRegistry,
         captured: dict[str, Entry],
         final_step: bool,
-        rules: tuple[RuleLike, ...] = (),
+        rules: tuple[Rule, ...] = (),
     ) -> None:
         self._registry = registry
         self.rules = rules

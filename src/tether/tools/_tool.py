@@ -8,11 +8,13 @@ It returns a :class:`ToolResponse` or a bare output value.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ..content import Content
+from ..errors import UsageError
 from ._codec import Codec, make_codec
 
 __all__ = [
@@ -112,6 +114,7 @@ class Tool(Generic[InT, OutT]):
 
     Raises:
         TypeError: a schema cannot be built, or ``execute`` is not callable.
+        UsageError: ``timeout`` is not a positive, finite number of seconds or ``None``.
     """
 
     __slots__ = (
@@ -142,8 +145,12 @@ class Tool(Generic[InT, OutT]):
             raise TypeError("Tool description must be a non-empty string")
         if not callable(execute):
             raise TypeError("Tool execute must be callable")
-        if timeout is not None and not (timeout > 0 and timeout != float("inf")):
-            timeout = DEFAULT_TIMEOUT
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf
+        ):
+            raise UsageError(
+                f"Tool timeout must be a positive, finite number of seconds (or None for no deadline); got {timeout!r}"
+            )
         set_ = object.__setattr__
         set_(self, "_description", description)
         set_(self, "_input", make_codec(input))
