@@ -8,9 +8,9 @@ SURFACES = {
     "tether.tools": {
         "DECLINED_ERROR", "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterEvent", "AfterHook", "BeforeEvent", "BeforeHook",
         "Codec", "Completed", "Content", "DecodeError", "Entry", "Failed", "FailureKind", "File", "Issue",
-        "JsonSchemaCodec", "Materialization", "Outcome", "PydanticCodec", "Registration", "RegistrationError",
+        "JsonSchemaCodec", "Materialization", "Outcome", "PermissionRecord", "PermissionRecorder", "PydanticCodec", "Registration", "RegistrationError",
         "Text", "Tool", "ToolCall", "ToolContext", "ToolDefinition", "ToolFailure", "ToolRegistry",
-        "ToolResponse", "content_from_json", "content_to_json", "effective_name", "is_hidden", "make_codec",
+        "ToolResponse", "Verdict", "Reply", "content_from_json", "content_to_json", "effective_name", "is_hidden", "make_codec",
         "normalize_content", "normalize_name", "simplify_schema", "text_of",
     },
     "tether.rules": {"EFFECTS", "Effect", "Rule", "is_effect", "last_match"},

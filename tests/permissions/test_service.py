@@ -1,7 +1,7 @@
 """The permission service: ask, assert_, reply (once / always / reject), close, cancellation."""
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from tether.permissions import (
     StaticRules,
     builtin_agents,
 )
+from tether.tools import PermissionRecord, ToolContext
 
 from .conftest import Recorder
 
@@ -386,3 +387,44 @@ async def test_pending_request_has_a_wire_form(service: PermissionService, make_
     assert wire["source"] == {"type": "tool", "message_id": "msg_1", "call_id": "call_1"}
     assert wire["save"] == ["git *"]
     assert wire["decision"]["effect"] == "ask"
+
+
+async def test_every_decision_on_a_request_reaches_the_recorder_it_carries(
+    service: PermissionService, recorder: Recorder, make_request: MakeRequest
+) -> None:
+    records: list[PermissionRecord] = []
+    allowed = replace(make_request("read", ("a.py",)), recorder=records.append)
+    await service.assert_(allowed)
+    asked = replace(make_request("bash", ("git push",)), recorder=records.append)
+    rejected = replace(make_request("bash", ("rm -rf build",)), recorder=records.append)
+    async with anyio.create_task_group() as tg:
+        once = start(tg, service, asked)
+        (first,) = await recorder.wait("permission.asked")
+        await service.reply(first.request.id, "once")
+        await once.wait()
+        no = start(tg, service, rejected)
+        second = (await recorder.wait("permission.asked", 2))[1]
+        await service.reply(second.request.id, "reject", "use the build script")
+        await no.wait()
+    assert [(r.event, r.resources, r.effect, r.reply, r.message) for r in records] == [
+        ("permission.decided", ("a.py",), "allow", None, None),
+        ("permission.asked", ("git push",), "ask", None, None),
+        ("permission.replied", ("git push",), "allow", "once", None),
+        ("permission.asked", ("rm -rf build",), "ask", None, None),
+        ("permission.replied", ("rm -rf build",), "deny", "reject", "use the build script"),
+    ]
+    assert records[0].verdicts[0].rule == Rule("*", "*", "allow") and not records[0].asked
+    assert records[1].request_id == first.request.id == records[2].request_id
+    assert records[2].verdicts[0].rule == Rule("bash", "*", "ask")
+
+
+async def test_a_request_built_from_a_context_reports_to_that_contexts_recorder(
+    service: PermissionService,
+) -> None:
+    records: list[PermissionRecord] = []
+    ctx = ToolContext(session_id="ses_a", agent="build", message_id="msg_1", call_id="call_1")
+    # Outside a session the context's recorder is a no-op; a caller that wants the records passes its own.
+    await service.assert_(PermissionRequest.from_context(ctx, action="read", resources=("a.py",)))
+    recording = replace(ctx, record_permission=records.append)
+    await service.assert_(PermissionRequest.from_context(recording, action="read", resources=("b.py",)))
+    assert [r.resources for r in records] == [("b.py",)]

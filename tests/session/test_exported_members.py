@@ -33,7 +33,6 @@ SURFACES = {
         "MessageInfo",
         "Part",
         "DoomLoopDetector",
-        "PERMISSION_EVENTS",
         "ToolPart",
         "PartUpdated",
         "StepStartPart",

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import functools
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from pydantic import BaseModel
 
+import tether.session
 from tether.errors import (
     DeclinedError,
     ProviderBadRequestError,
@@ -21,7 +25,15 @@ from tether.errors import (
     UsageError,
 )
 from tether.llm import ModelRequest, TextDelta, ToolInputStart, ToolMessage
-from tether.permissions import Decision, PendingRequest, PermissionAsked, PermissionDecided, PermissionRequest
+from tether.permissions import (
+    PermissionAsked,
+    PermissionRequest,
+    PermissionService,
+    ResolvedRules,
+    Rule,
+    Ruleset,
+    SavedApprovals,
+)
 from tether.session import (
     ABORTED_ERROR,
     INCOMPLETE_CALL_ERROR,
@@ -713,68 +725,115 @@ async def test_a_store_failure_while_settling_a_call_fails_that_call_and_never_c
     assert (assistant.error.kind, assistant.error.message) == ("store", "disk full")
 
 
-def decided(ctx: ToolContext) -> PermissionDecided:
-    request = PermissionRequest.from_context(ctx, action="read", resources=("a.txt",))
-    return PermissionDecided(request=request, decision=Decision(action="read", effect="allow", verdicts=()))
-
-
-@pytest.mark.anyio
-async def test_a_permission_record_lands_on_its_own_sessions_call_when_call_ids_repeat(
-    harness: Harness,
-) -> None:
-    # Local servers number calls call_0, call_1... in every session: the same call id is live in two sessions.
-    both_live = anyio.Event()
-    recorded = anyio.Event()
-
-    async def ask(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
-        await both_live.wait()
-        harness.bus.publish(decided(ctx))
-        recorded.set()
-        return ToolResponse(content="asked")
-
-    async def wait(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
-        both_live.set()
-        await recorded.wait()
-        return ToolResponse(content="waited")
-
-    harness.tools.register(
-        {
-            "ask": Tool(description="a", input=Echo, execute=ask),
-            "wait": Tool(description="w", input=Echo, execute=wait),
-        }
+@contextlib.asynccontextmanager
+async def permission_service(harness: Harness, tmp_path: Path) -> AsyncIterator[PermissionService]:
+    rules = Ruleset(
+        source="session",
+        rules=(Rule("read", "one-*", "allow"), Rule("read", "two-*", "deny"), Rule("read", "ask-*", "ask")),
     )
-    first = await harness.sessions.create(harness.loc)
-    second = await harness.sessions.create(harness.loc)
-    first_model = ScriptedModel([[tool_call("ask", {"text": "a"}, id="call_0")], "done"])
-    second_model = ScriptedModel([[tool_call("wait", {"text": "b"}, id="call_0")], "done"])
-    with first_model, second_model, anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(functools.partial(first.prompt, "go", model=first_model))
-            tg.start_soon(functools.partial(second.prompt, "go", model=second_model))
-    (asked,) = tool_parts(await first.messages())
-    (waited,) = tool_parts(await second.messages())
-    assert [r["event"] for r in asked.permissions] == ["permission.decided"]
-    assert waited.permissions == ()
+    resolved = ResolvedRules(project="p", rulesets=(rules,))
+    async with (
+        SavedApprovals(tmp_path / "approvals.db") as saved,
+        PermissionService(bus=harness.bus, saved=saved, resolve=lambda _s, _a: resolved) as service,
+    ):
+        yield service
+
+
+def reading_tool(service: PermissionService, live: int, all_live: anyio.Event) -> Tool[Echo, Any]:
+    """A tool that asks ``read`` on its input text once ``live`` calls (of every session) have started."""
+    started: list[str] = []
+
+    async def read(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        started.append(ctx.call_id)
+        if len(started) == live:
+            all_live.set()
+        await all_live.wait()
+        await service.assert_(PermissionRequest.from_context(ctx, action="read", resources=(i.text,)))
+        return ToolResponse(content=f"read {i.text}")
+
+    return Tool(description="r", input=Echo, execute=read)
+
+
+def decisions(part: ToolPart) -> list[tuple[str, list[str], str | None, str | None]]:
+    """Each record on a part: its event, its resources, its effect (asks and rule decisions) and its reply."""
+    return [
+        (r["event"], r["resources"], r.get("decision", {}).get("effect"), r.get("reply"))
+        for r in part.permissions
+    ]
 
 
 @pytest.mark.anyio
-async def test_a_request_never_answered_is_forgotten_when_its_call_ends(harness: Harness) -> None:
-    async def ask(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
-        request = PermissionRequest.from_context(ctx, action="read", resources=("a.txt",))
-        decision = Decision(action="read", effect="ask", verdicts=())
-        pending = PendingRequest(id="per_1", request=request, project="p", decision=decision)
-        harness.bus.publish(PermissionAsked(request=pending))  # then withdrawn: nothing else is published
-        return ToolResponse(content="asked")
+async def test_a_decision_is_recorded_on_its_own_sessions_part_when_parallel_calls_share_call_ids(
+    harness: Harness, tmp_path: Path
+) -> None:
+    # Local servers number calls call_0, call_1... in every session: both sessions run call_0 and call_1 at once.
+    async with permission_service(harness, tmp_path) as service:
+        all_live = anyio.Event()
+        harness.tools.register({"read": reading_tool(service, 4, all_live)})
+        send, receive = anyio.create_memory_object_stream[PermissionAsked](4)
+        harness.bus.subscribe(PermissionAsked, send.send_nowait)
 
-    harness.tools.register({"ask": Tool(description="a", input=Echo, execute=ask)})
-    session = await harness.sessions.create(harness.loc)
-    model = ScriptedModel([[tool_call("ask", {"text": "a"})], "done"])
-    with model, anyio.fail_after(5):
-        await session.prompt("go", model=model)
+        async def approve() -> None:
+            asked = await receive.receive()
+            await service.reply(asked.request.id, "once")
+
+        first = await harness.sessions.create(harness.loc)
+        second = await harness.sessions.create(harness.loc)
+        calls = [("call_0", "one-0.txt"), ("call_1", "one-1.txt")]
+        first_model = ScriptedModel([[tool_call("read", {"text": t}, id=c) for c, t in calls], "done"])
+        calls = [("call_0", "two-0.txt"), ("call_1", "ask-1.txt")]
+        second_model = ScriptedModel([[tool_call("read", {"text": t}, id=c) for c, t in calls], "done"])
+        with first_model, second_model, send, receive, anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(approve)
+                tg.start_soon(functools.partial(first.prompt, "go", model=first_model))
+                tg.start_soon(functools.partial(second.prompt, "go", model=second_model))
+    one_0, one_1 = tool_parts(await first.messages())
+    two_0, ask_1 = tool_parts(await second.messages())
+    assert decisions(one_0) == [("permission.decided", ["one-0.txt"], "allow", None)]
+    assert decisions(one_1) == [("permission.decided", ["one-1.txt"], "allow", None)]
+    assert decisions(two_0) == [("permission.decided", ["two-0.txt"], "deny", None)]
+    assert two_0.error_kind == "blocked"
+    assert decisions(ask_1) == [
+        ("permission.asked", ["ask-1.txt"], "ask", None),
+        ("permission.replied", ["ask-1.txt"], None, "once"),
+    ]
+    asked, replied = ask_1.permissions
+    assert asked["id"] == replied["id"]
+    (verdict,) = asked["decision"]["verdicts"]
+    assert verdict["rule"] == {"action": "read", "resource": "ask-*", "effect": "ask"}
+    assert verdict["source"] == "session"
+    assert ask_1.state == "completed"
+
+
+@pytest.mark.anyio
+async def test_a_call_cancelled_while_it_asks_keeps_only_its_ask_record(
+    harness: Harness, tmp_path: Path
+) -> None:
+    async with permission_service(harness, tmp_path) as service:
+        all_live = anyio.Event()
+        harness.tools.register({"read": reading_tool(service, 1, all_live)})
+        session = await harness.sessions.create(harness.loc)
+        harness.bus.subscribe(PermissionAsked, lambda _event: session.cancel())
+        model = ScriptedModel([[tool_call("read", {"text": "ask-0.txt"})]])
+        with model, anyio.fail_after(5):
+            result = await session.prompt("go", model=model)
+        assert result.stop == "cancelled" and service.pending() == []
     (part,) = tool_parts(await session.messages())
-    assert [r["event"] for r in part.permissions] == ["permission.asked"]
-    live = harness.sessions.live_calls
-    assert (len(live), live.pending_requests) == (0, 0)
+    assert decisions(part) == [("permission.asked", ["ask-0.txt"], "ask", None)]
+    assert part.interrupted
+
+
+def test_the_session_package_never_probes_an_object_with_getattr() -> None:
+    # Permission decisions used to reach the session as untyped bus events read with getattr probes; they now arrive
+    # typed, through the call's context. The one getattr left is the optional ``aclose`` of a model's stream.
+    package = Path(tether.session.__file__).parent
+    probes: list[tuple[str, str]] = []
+    for module in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(), module.name)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+                probes.append((module.name, ast.unparse(node)))
+    assert probes == [("_step.py", "getattr(stream, 'aclose', None)")]
 
 
 @pytest.mark.anyio

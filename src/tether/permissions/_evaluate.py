@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 from .._wildcard import match as wildcard_match
 from ..errors import UsageError
 from ..rules import Effect, Rule, last_match
+from ..tools import Reply, Verdict
 from ._ruleset import Ruleset
-from ._types import Reply
 
 __all__ = [
     "DEFAULT_SOURCE",
@@ -52,32 +52,6 @@ def names_protected_path(pattern: str, anchor: str) -> bool:
     pattern = pattern.replace("\\", "/")
     cut = min((i for i in (pattern.find(w) for w in _WILDCARDS) if i >= 0), default=len(pattern))
     return pattern[:cut].startswith(anchor)
-
-
-class Verdict(NamedTuple):
-    """How one resource of a request was decided: the deciding rule and where that rule came from.
-
-    A named tuple rather than a frozen dataclass: a decision builds one per resource on the hot path, and a tuple is
-    built about ten times faster (``bench/permissions.py``). Build it with keywords.
-    """
-
-    resource: str
-    rule: Rule
-    source: str
-
-    @property
-    def effect(self) -> Effect:
-        return self.rule.effect
-
-    def to_json(self) -> dict[str, Any]:
-        """A compact JSON form, for storing with the tool call."""
-        rule = self.rule
-        return {
-            "resource": self.resource,
-            "effect": rule.effect,
-            "rule": {"action": rule.action, "resource": rule.resource, "effect": rule.effect},
-            "source": self.source,
-        }
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

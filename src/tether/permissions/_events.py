@@ -1,14 +1,27 @@
-"""The pending request record and the permission events on the bus."""
+"""The pending request record, the permission events on the bus, and the record a call's recorder receives.
+
+The bus events are for people watching (the CLI's live view and approval prompt, a server's event stream). What is
+recorded with a call does not go through the bus: the service hands a :class:`~tether.tools.PermissionRecord` to the
+request's own recorder (:func:`permission_record`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..tools import PermissionRecord
 from ._evaluate import Decision
 from ._types import Effect, PermissionRequest, Reply
 
-__all__ = ["AskResult", "PendingRequest", "PermissionAsked", "PermissionDecided", "PermissionReplied"]
+__all__ = [
+    "AskResult",
+    "PendingRequest",
+    "PermissionAsked",
+    "PermissionDecided",
+    "PermissionReplied",
+    "permission_record",
+]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -76,10 +89,35 @@ class PermissionReplied:
 class PermissionDecided:
     """A request was allowed or denied by the rules alone, without asking (``permission.decided``).
 
-    Published so that every decision is recorded with the rule that made it (the session attaches it to the tool
-    part through ``request.source.call_id``).
+    For watchers only: the call records the decision through its own recorder (``PermissionRequest.recorder``).
     """
 
     type: ClassVar[str] = "permission.decided"
     request: PermissionRequest
     decision: Decision
+
+
+def permission_record(
+    request: PermissionRequest,
+    decision: Decision,
+    *,
+    request_id: str | None = None,
+    reply: Reply | None = None,
+    message: str | None = None,
+) -> PermissionRecord:
+    """What the call's recorder receives: ``decision`` on ``request``; with ``request_id`` a person was asked.
+
+    With ``reply`` the record is the answer: ``allow`` after ``once``/``always``, ``deny`` after ``reject``.
+    """
+    effect: Effect = decision.effect if reply is None else ("deny" if reply == "reject" else "allow")
+    return PermissionRecord(
+        action=request.action,
+        resources=tuple(request.resources),
+        effect=effect,
+        verdicts=decision.verdicts,
+        asked=request_id is not None,
+        request_id=request_id,
+        reply=reply,
+        message=message,
+        protected=request.protected,
+    )

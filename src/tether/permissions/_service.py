@@ -4,6 +4,10 @@ The leaf that acts calls :meth:`PermissionService.assert_` at the point of actio
 request against the rules the session layer resolves for it plus the project's saved approvals; ``allow`` returns,
 ``deny`` raises :class:`~tether.errors.BlockedError`, ``ask`` publishes ``permission.asked`` and waits for
 :meth:`PermissionService.reply`. The service never decides what a session is; it only calls the resolver.
+
+Every decision on a request is reported to the request's recorder (the calling tool's context): a decision by the
+rules when it is taken, an ask when it starts waiting, a reply by the waiter when it wakes (in the call's own task,
+so a recorder that refuses, a full store, fails the call before it acts). The bus events are for watchers only.
 """
 
 from __future__ import annotations
@@ -17,7 +21,14 @@ from ..bus import Bus
 from ..errors import BlockedError, CorrectedError, DeclinedError, NotFoundError, PermissionOutcome, UsageError
 from ..ids import ascending
 from ._evaluate import Decision, Verdict, evaluate_request, rules_for_action
-from ._events import AskResult, PendingRequest, PermissionAsked, PermissionDecided, PermissionReplied
+from ._events import (
+    AskResult,
+    PendingRequest,
+    PermissionAsked,
+    PermissionDecided,
+    PermissionReplied,
+    permission_record,
+)
 from ._resolve import UNRESOLVED, ResolvedRules, RulesResolver
 from ._ruleset import Ruleset
 from ._saved import SavedApprovals
@@ -32,14 +43,17 @@ _REPLIES: tuple[Reply, ...] = ("once", "always", "reject")
 class _Entry:
     """A pending request and the one-shot outcome its waiter reads."""
 
-    __slots__ = ("done", "error", "outcome", "pending", "withdrawn")
+    __slots__ = ("done", "error", "message", "outcome", "pending", "waited", "withdrawn")
 
-    def __init__(self, pending: PendingRequest) -> None:
+    def __init__(self, pending: PendingRequest, *, waited: bool) -> None:
         self.pending = pending
+        # An ``assert_`` waits for it and records the reply itself; an ``ask`` entry has no waiter.
+        self.waited = waited
         self.withdrawn = False  # its waiter is gone (cancelled): never hold it pending again
         self.done = anyio.Event()
         self.outcome: Decision | None = None
         self.error: PermissionOutcome | None = None
+        self.message: str | None = None
 
     def approve(self, decision: Decision) -> None:
         self.outcome = decision
@@ -123,17 +137,55 @@ class PermissionService:
         verdicts = tuple(Verdict(resource=r, rule=rule, source="closed") for r in request.resources)
         return Decision(action=request.action, effect="deny", verdicts=verdicts)
 
-    def _open(self, request: PermissionRequest, project: str, decision: Decision) -> _Entry:
+    def _decided(self, request: PermissionRequest, decision: Decision) -> None:
+        recorder = request.recorder
+        if recorder is not None:
+            recorder(permission_record(request, decision))
+        self._bus.publish(PermissionDecided(request=request, decision=decision))
+
+    def _open(self, request: PermissionRequest, project: str, decision: Decision, *, waited: bool) -> _Entry:
         pending = PendingRequest(id=ascending("per"), request=request, project=project, decision=decision)
-        entry = self._entries[pending.id] = _Entry(pending)
+        recorder = request.recorder
+        if recorder is not None:
+            recorder(permission_record(request, decision, request_id=pending.id))
+        entry = self._entries[pending.id] = _Entry(pending, waited=waited)
         self._bus.publish(PermissionAsked(request=pending))
         return entry
 
-    def _replied(self, entry: _Entry, reply: Reply) -> None:
+    def _replied(self, entry: _Entry, reply: Reply, decision: Decision | None = None) -> None:
         pending = entry.pending
+        request = pending.request
+        if not entry.waited and request.recorder is not None:
+            request.recorder(
+                permission_record(
+                    request,
+                    decision or pending.decision,
+                    request_id=pending.id,
+                    reply=reply,
+                    message=entry.message,
+                )
+            )
         self._bus.publish(
             PermissionReplied(session_id=pending.session_id, request_id=pending.id, reply=reply)
         )
+
+    def _record_reply(self, entry: _Entry) -> None:
+        """The waiter records the reply it woke to (in the call's task, before the call acts on it)."""
+        request = entry.pending.request
+        if request.recorder is None:
+            return
+        outcome = entry.outcome
+        if outcome is None:
+            record = permission_record(
+                request,
+                entry.pending.decision,
+                request_id=entry.pending.id,
+                reply="reject",
+                message=entry.message,
+            )
+        else:
+            record = permission_record(request, outcome, request_id=entry.pending.id, reply=outcome.reply)
+        request.recorder(record)
 
     async def ask(self, request: PermissionRequest) -> AskResult:
         """Evaluate ``request``; for ``ask``, hold it pending and publish ``permission.asked``. Never waits.
@@ -147,11 +199,11 @@ class PermissionService:
             return AskResult(id=None, effect="deny", decision=self._closed_decision(request))
         decision, resolved = await self._evaluate(request)
         if decision.effect != "ask" or resolved is None:
-            self._bus.publish(PermissionDecided(request=request, decision=decision))
+            self._decided(request, decision)
             return AskResult(id=None, effect=decision.effect, decision=decision)
         if self._closed:
             return AskResult(id=None, effect="deny", decision=self._closed_decision(request))
-        entry = self._open(request, resolved.project, decision)
+        entry = self._open(request, resolved.project, decision, waited=False)
         return AskResult(id=entry.pending.id, effect="ask", decision=decision)
 
     async def assert_(self, request: PermissionRequest) -> Decision:
@@ -173,20 +225,21 @@ class PermissionService:
             raise DeclinedError(DECLINED_MESSAGE)
         decision, resolved = await self._evaluate(request)
         if decision.effect == "allow":
-            self._bus.publish(PermissionDecided(request=request, decision=decision))
+            self._decided(request, decision)
             return decision
         if decision.effect == "deny" or resolved is None:
-            self._bus.publish(PermissionDecided(request=request, decision=decision))
+            self._decided(request, decision)
             raise _blocked(request, decision, resolved.rulesets if resolved is not None else (UNRESOLVED,))
         if self._closed:
             raise DeclinedError(DECLINED_MESSAGE)
-        entry = self._open(request, resolved.project, decision)
+        entry = self._open(request, resolved.project, decision, waited=True)
         try:
             await entry.done.wait()
         finally:
             entry.withdrawn = True
             if self._entries.get(entry.pending.id) is entry:
                 del self._entries[entry.pending.id]
+        self._record_reply(entry)
         if entry.error is not None:
             raise entry.error
         assert entry.outcome is not None
@@ -222,6 +275,8 @@ class PermissionService:
                     if not entry.withdrawn:  # still pending: the person can reply again
                         self._entries[request_id] = entry
                     raise
+            if reply == "reject":
+                entry.message = message or None
             self._replied(entry, reply)
             if reply == "reject":
                 if message:
@@ -255,7 +310,7 @@ class PermissionService:
             ):
                 continue
             del self._entries[entry.pending.id]
-            self._replied(entry, "always")
+            self._replied(entry, "always", decision)
             entry.approve(replace(decision, reply="always"))
 
     def pending(self, session_id: str | None = None) -> list[PendingRequest]:

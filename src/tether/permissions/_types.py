@@ -10,13 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..rules import Effect, Rule
-from ..tools import ToolContext
+from ..tools import PermissionRecorder, Reply, ToolContext
 
 # ``Rule`` and ``Effect`` are defined once, in ``tether.rules`` (below ``tools``, ``config`` and ``session``, which
 # use them too); they are re-exported here for the modules of this package.
 __all__ = ["Effect", "PermissionRequest", "PermissionSource", "Reply", "Rule"]
-
-Reply = Literal["once", "always", "reject"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -39,6 +37,9 @@ class PermissionRequest:
     anchor a rule must spell literally to allow it (see ``tether.location.protected_anchor``). Such a request asks
     whatever a broad rule or a saved approval says; only a rule that names the anchor allows it, a deny still denies,
     and an "always" reply saves the exact resources, never a pattern.
+
+    ``recorder`` is the calling tool's ``ToolContext.record_permission``: the service reports every decision on this
+    request to it, so the decision travels with the call (the session writes it on the call's tool part).
     """
 
     session_id: str
@@ -49,6 +50,7 @@ class PermissionRequest:
     source: PermissionSource | None = None
     agent: str | None = None
     protected: str | None = None
+    recorder: PermissionRecorder | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_context(
@@ -71,4 +73,5 @@ class PermissionRequest:
             metadata=dict(metadata or {}),
             source=PermissionSource(message_id=ctx.message_id, call_id=ctx.call_id),
             protected=protected,
+            recorder=ctx.record_permission,
         )

@@ -35,7 +35,7 @@ from ._model import (
 )
 from ._prompts import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_MARKERS, MAX_STEPS_PROMPT
 from ._runner import AgentLike, RetryPolicy, StopReason, TurnResult
-from ._session import PERMISSION_EVENTS, Session, SessionLocation, Sessions
+from ._session import Session, SessionLocation, Sessions
 from ._sqlite import SQLiteStore
 from ._step import CANCEL_GRACE
 from ._store import INTERRUPTED_ERROR, SessionStore, StoredMessage
@@ -48,7 +48,6 @@ __all__ = [
     "INTERRUPTED_ERROR",
     "MAX_STEPS_MARKERS",
     "MAX_STEPS_PROMPT",
-    "PERMISSION_EVENTS",
     "AgentLike",
     "AssistantInfo",
     "DoomLoopDetector",

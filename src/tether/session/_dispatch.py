@@ -247,6 +247,7 @@ class Dispatcher:
                 message_id=processor.message_id,
                 call_id=event.id,
                 progress=self._progress(event.id),
+                record_permission=processor.recorder(event.id),
             )
             if doom:
                 outcome = await self._doom_gate(event, ctx)

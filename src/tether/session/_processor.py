@@ -38,7 +38,7 @@ from ..llm import (
     Usage,
 )
 from ..storable import visible
-from ..tools import Completed, Outcome, Text
+from ..tools import Completed, Outcome, PermissionRecord, PermissionRecorder, Text
 from ._events import DurableEvent, PartDelta, PartUpdated
 from ._model import Part, ReasoningPart, TextPart, ToolPart, now_ms
 from ._store import SessionStore
@@ -348,12 +348,26 @@ class StepProcessor:
             raise refused
         return count
 
-    def record_permission(self, call_id: str, record: Mapping[str, Any]) -> None:
-        """Attach a permission record (a request, a decision, a reply) to the call's part."""
+    def recorder(self, call_id: str) -> PermissionRecorder:
+        """The permission recorder of one call of this step (``ToolContext.record_permission``)."""
+
+        def record(record: PermissionRecord) -> None:
+            self.record_permission(call_id, record)
+
+        return record
+
+    def record_permission(self, call_id: str, record: PermissionRecord) -> None:
+        """Write a permission decision (a request, a decision, a reply) on the call's part, at once (law 7).
+
+        A settled part ignores it (forward only).
+
+        Raises:
+            StoreError: the store refused the write (the call then fails before it acts: law 12).
+        """
         part = self.tool(call_id)
-        if part is None:
+        if part is None or part.settled:
             return
-        self.put(replace(part, permissions=(*part.permissions, dict(record))))
+        self.put(replace(part, permissions=(*part.permissions, record.to_json())))
 
     def _hosted_result(self, event: ToolResultEvent) -> None:
         part = self.tool(event.id)

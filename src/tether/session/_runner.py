@@ -26,7 +26,6 @@ from ..tools import Content, Text, ToolRegistry
 from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
 from ._events import MessageUpdated, PartUpdated, SessionStatus
 from ._history import History
-from ._live import LiveCalls
 from ._model import FilePart, MessageError, SessionInfo, TextPart, UserInfo, now_ms
 from ._processor import Emitter
 from ._step import run_step
@@ -88,7 +87,6 @@ class TurnContext:
     permissions: PermissionAsserter | None
     retry: RetryPolicy
     concurrency: int | None
-    live_calls: LiveCalls
     cancel_grace: float
 
 
@@ -232,7 +230,6 @@ async def _run_steps(
             doom=ctx.doom,
             permissions=ctx.permissions,
             limiter=limiter,
-            live_calls=ctx.live_calls,
             pool=pool,
             grace=ctx.cancel_grace,
         )

@@ -5,9 +5,8 @@ turn: the turn ends with ``stop == "cancelled"``; an outer cancel scope cancels 
 propagates. A live session keeps its model-facing history in memory and only appends to it; reopening a stored
 session replays it once.
 
-The service also records permission decisions on tool parts: the permission service publishes its events on the bus
-with the request's ``session_id`` and ``source.call_id``; the event is attached to that call's part while the call
-is live (``LiveCalls``: call ids repeat across sessions, so both make the key).
+Permission decisions do not pass through here: each call's context carries its step's recorder (``_dispatch``), and
+the permission service reports to it directly.
 """
 
 from __future__ import annotations
@@ -20,26 +19,22 @@ from typing import Any, Protocol
 import anyio
 
 from .. import ids
-from ..bus import Bus, Subscription
+from ..bus import Bus
 from ..errors import UsageError
 from ..llm import Model
 from ..rules import Rule
 from ..storable import visible
-from ..tools import Content, ToolRegistry
+from ..tools import Content, ToolRegistry, text_of
 from ._dispatch import DoomLoopDetector, PermissionAsserter
 from ._events import SessionStatus, SessionUpdated
 from ._history import History
-from ._live import CallKey, LiveCalls
 from ._model import SessionInfo, check_session_rules, now_ms
 from ._processor import Emitter
 from ._runner import AgentLike, RetryPolicy, TurnContext, TurnProgress, TurnResult, resolve_agent, run_turn
 from ._step import CANCEL_GRACE
 from ._store import SessionStore, StoredMessage
 
-__all__ = ["PERMISSION_EVENTS", "Session", "SessionLocation", "Sessions"]
-
-PERMISSION_EVENTS = ("permission.asked", "permission.replied", "permission.decided")
-"""Bus event types recorded on the tool part named by the event's ``request.source.call_id``."""
+__all__ = ["Session", "SessionLocation", "Sessions"]
 
 _TITLE_CHARS = 50
 
@@ -56,7 +51,7 @@ class SessionLocation(Protocol):
 
 
 def _title(content: str | Sequence[Content]) -> str:
-    text = content if isinstance(content, str) else " ".join(getattr(p, "text", "") for p in content)
+    text = content if isinstance(content, str) else text_of(content, " ")
     line = " ".join(visible(text).split())  # user input: visible escapes, like the prompt
     return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
 
@@ -126,7 +121,6 @@ class Session:
             permissions=service.permissions,
             retry=service.retry,
             concurrency=service.concurrency,
-            live_calls=service.live_calls,
             cancel_grace=service.cancel_grace,
         )
         progress = TurnProgress()
@@ -159,7 +153,7 @@ class Sessions:
 
     Args:
         store: where sessions are persisted.
-        bus: where live events are published (and permission events are heard).
+        bus: where live events are published.
         agents: agents by name (read at every step, so a live mapping may change between steps).
         permissions: the permission service, asked for ``doom_loop``; ``None`` fails doom-loop calls.
         locate: turns a stored session's directory back into its Location (needed by :meth:`get`).
@@ -189,18 +183,11 @@ class Sessions:
         self.concurrency = concurrency
         self.cancel_grace = cancel_grace
         self.emitter = Emitter(store, bus)
-        self.live_calls = LiveCalls()
         self._locate = locate
         self._live: dict[str, Session] = {}
-        self._subscriptions: list[Subscription] = [
-            bus.subscribe(kind, self._on_permission) for kind in PERMISSION_EVENTS
-        ]
 
     def close(self) -> None:
-        """Stop listening to the bus (sessions stay readable through the store)."""
-        for subscription in self._subscriptions:
-            subscription.close()
-        self._subscriptions.clear()
+        """Release what the service holds: today nothing, as it subscribes to nothing. Sessions stay readable."""
 
     async def create(
         self,
@@ -267,46 +254,3 @@ class Sessions:
         """The session's record if it is open in this process (sync; used to resolve permission rules)."""
         live = self._live.get(session_id)
         return live.info if live is not None else None
-
-    def _on_permission(self, event: Any) -> None:
-        # permission.asked carries the pending request (with the call's session and source); permission.replied only
-        # carries the pending id, so the asked events seen here map ids back to calls (see ``LiveCalls``).
-        pending = getattr(event, "request", None)
-        request = getattr(pending, "request", pending)
-        session_id = getattr(request, "session_id", None)
-        call_id = getattr(getattr(request, "source", None), "call_id", None)
-        pending_id = getattr(pending, "id", None) or getattr(event, "request_id", None)
-        live = self.live_calls
-        key: CallKey | None = None
-        if isinstance(call_id, str) and isinstance(session_id, str):
-            key = (session_id, call_id)
-            if isinstance(pending_id, str) and getattr(event, "type", "") == "permission.asked":
-                live.asked(pending_id, key)
-        elif isinstance(pending_id, str):
-            key = live.answered(pending_id)
-        if key is None:
-            return
-        processor = live.get(key)
-        if processor is None:
-            return
-        processor.record_permission(key[1], permission_record(event, pending, request))
-
-
-def permission_record(event: Any, pending: Any, request: Any) -> dict[str, Any]:
-    """A compact JSON record of a permission event for the tool part (which rule decided, who replied)."""
-    record: dict[str, Any] = {"event": str(getattr(event, "type", "permission"))}
-    request_id = getattr(pending, "id", None) or getattr(event, "request_id", None)
-    if isinstance(request_id, str):
-        record["id"] = request_id
-    for key, owner in (("action", request), ("reply", event), ("message", event)):
-        value = getattr(owner, key, None)
-        if isinstance(value, str):
-            record[key] = value
-    resources = getattr(request, "resources", None)
-    if resources is not None and not isinstance(resources, str):
-        record["resources"] = [str(r) for r in resources]
-    decision = getattr(event, "decision", None) or getattr(pending, "decision", None)
-    to_json = getattr(decision, "to_json", None)
-    if callable(to_json):
-        record["decision"] = to_json()
-    return record

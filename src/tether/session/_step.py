@@ -30,8 +30,7 @@ from ..tools import Materialization
 from ._dispatch import CallPool, Dispatcher, DoomLoopDetector, PermissionAsserter
 from ._events import MessageUpdated
 from ._history import History
-from ._live import LiveCalls
-from ._model import AssistantInfo, MessageError, StepFinishPart, StepStartPart, ToolPart, now_ms
+from ._model import AssistantInfo, MessageError, StepFinishPart, StepStartPart, now_ms
 from ._processor import Emitter, StepProcessor
 from ._prompts import ABORTED_ERROR, DEFECT_PREFIX, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT
 
@@ -69,7 +68,6 @@ async def run_step(
     doom: DoomLoopDetector,
     permissions: PermissionAsserter | None,
     limiter: anyio.CapacityLimiter | None,
-    live_calls: LiveCalls,
     pool: CallPool,
     grace: float = CANCEL_GRACE,
 ) -> StepResult:
@@ -113,7 +111,7 @@ async def run_step(
         limiter=limiter,
     )
     try:
-        error, failure = await _stream(model, request, processor, dispatcher, live_calls)
+        error, failure = await _stream(model, request, processor, dispatcher)
         await dispatcher.wait()
     except anyio.get_cancelled_exc_class():
         # The cancellation reached the calls too; each gets the grace to run its cleanup (a shell tool kills and reaps
@@ -125,7 +123,6 @@ async def run_step(
             processor,
             info,
             history,
-            live_calls,
             error=ABORTED_ERROR,
             kind="aborted",
             interrupted=True,
@@ -135,14 +132,13 @@ async def run_step(
     failure = failure or dispatcher.failure
     if failure is None:
         try:
-            return _finish(processor, info, history, live_calls, dispatcher, error)
+            return _finish(processor, info, history, dispatcher, error)
         except Exception as exc:  # the store refused a write: fail the step like any other defect
             failure = exc
     _abandon(
         processor,
         info,
         history,
-        live_calls,
         error=f"{DEFECT_PREFIX}{failure}",
         kind="defect",
         interrupted=False,
@@ -158,7 +154,6 @@ async def _stream(
     request: ModelRequest,
     processor: StepProcessor,
     dispatcher: Dispatcher,
-    live_calls: LiveCalls,
 ) -> tuple[ProviderError | None, Exception | None]:
     """Consume the stream, starting each complete call; return the provider error or the defect that ended it.
 
@@ -173,7 +168,6 @@ async def _stream(
         async for event in stream:
             call = processor.handle(event)
             if call is not None:
-                live_calls.add(processor.session_id, call.id, processor)
                 dispatcher.start(call)
     except ProviderError as exc:
         error = exc
@@ -194,11 +188,10 @@ def _finish(
     processor: StepProcessor,
     info: AssistantInfo,
     history: History,
-    live_calls: LiveCalls,
     dispatcher: Dispatcher,
     error: ProviderError | None,
 ) -> StepResult:
-    _close(processor, live_calls)
+    processor.close_blocks()
     # Parts still pending never received a complete call (the stream ended mid-input).
     processor.fail_unsettled(INCOMPLETE_CALL_ERROR, kind="invalid_input", interrupted=False)
     message_error = None
@@ -226,7 +219,6 @@ def _abandon(
     processor: StepProcessor,
     info: AssistantInfo,
     history: History,
-    live_calls: LiveCalls,
     *,
     error: str,
     kind: str,
@@ -240,7 +232,7 @@ def _abandon(
     every part is failed in memory and the step always reaches the history, so every call there has a result.
     """
     writes: tuple[Callable[[], object], ...] = (
-        lambda: _close(processor, live_calls),
+        processor.close_blocks,
         lambda: processor.fail_unsettled(error, kind=kind, interrupted=interrupted),
         lambda: processor.emitter.durable(
             MessageUpdated(
@@ -264,10 +256,3 @@ def _abandon(
                 "session %s: a write failed while closing a step", processor.session_id, exc_info=True
             )
     history.add_step(processor.parts.values())
-
-
-def _close(processor: StepProcessor, live_calls: LiveCalls) -> None:
-    for part in processor.parts.values():
-        if isinstance(part, ToolPart):
-            live_calls.discard(part.session_id, part.call_id)
-    processor.close_blocks()

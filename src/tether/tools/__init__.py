@@ -6,12 +6,22 @@ This package never imports ``tether.permissions``: the registry does not authori
 from ..content import Content, File, Text, content_from_json, content_to_json, text_of
 from ..errors import RegistrationError, ToolFailure
 from ._codec import Codec, DecodeError, Issue, JsonSchemaCodec, PydanticCodec, make_codec, simplify_schema
+from ._decision import PermissionRecord, Reply, Verdict
 from ._hooks import AfterEvent, AfterHook, BeforeEvent, BeforeHook
 from ._names import effective_name, normalize_name
 from ._outcome import Completed, Failed, FailureKind, Outcome
 from ._registry import Entry, Registration, ToolRegistry
 from ._settle import DECLINED_ERROR, FINAL_STEP_ERROR, Materialization, is_hidden, normalize_content
-from ._tool import DEFAULT_TIMEOUT, UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolResponse
+from ._tool import (
+    DEFAULT_TIMEOUT,
+    UNSET,
+    PermissionRecorder,
+    Tool,
+    ToolCall,
+    ToolContext,
+    ToolDefinition,
+    ToolResponse,
+)
 
 __all__ = [
     "DECLINED_ERROR",
@@ -34,9 +44,12 @@ __all__ = [
     "JsonSchemaCodec",
     "Materialization",
     "Outcome",
+    "PermissionRecord",
+    "PermissionRecorder",
     "PydanticCodec",
     "Registration",
     "RegistrationError",
+    "Reply",
     "Text",
     "Tool",
     "ToolCall",
@@ -45,6 +58,7 @@ __all__ = [
     "ToolFailure",
     "ToolRegistry",
     "ToolResponse",
+    "Verdict",
     "content_from_json",
     "content_to_json",
     "effective_name",

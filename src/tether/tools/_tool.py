@@ -16,10 +16,12 @@ from typing import Any, Generic, TypeVar
 from ..content import Content
 from ..errors import UsageError
 from ._codec import Codec, make_codec
+from ._decision import PermissionRecord
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "UNSET",
+    "PermissionRecorder",
     "Tool",
     "ToolCall",
     "ToolContext",
@@ -48,16 +50,29 @@ UNSET: Any = _Unset()
 """Marks an absent ``output`` in a :class:`ToolResponse` (``None`` is a valid output value)."""
 
 
+PermissionRecorder = Callable[[PermissionRecord], None]
+"""Receives each permission decision taken for one call (the session writes it on the call's tool part)."""
+
+
 def _no_progress(update: Mapping[str, Any]) -> None:
+    return None
+
+
+def _no_record(record: PermissionRecord) -> None:
     return None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolContext:
-    """The invocation context every tool receives: the call's durable identity and a progress callback.
+    """The invocation context every tool receives: the call's durable identity and what it reports back.
 
     ``progress(update)`` publishes a JSON-able mapping (for a UI: a live tail, a percentage). It never blocks and may be
     called from a worker thread.
+
+    ``record_permission(record)`` receives each permission decision taken for this call: requests built with
+    ``PermissionRequest.from_context(ctx, ...)`` carry it, and the permission service reports to it. A session's
+    dispatcher records on the call's tool part; a call settled outside a session records nothing unless its caller
+    passes a recorder (``records.append`` collects them in a list).
     """
 
     session_id: str
@@ -65,6 +80,7 @@ class ToolContext:
     message_id: str
     call_id: str
     progress: Callable[[Mapping[str, Any]], None] = field(default=_no_progress)
+    record_permission: PermissionRecorder = field(default=_no_record)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
