@@ -29,15 +29,16 @@ def hidden_reason(action: str, agent: Any) -> str | None:
     The decision is :func:`tether.tools.is_hidden` over the agent's rules, exactly what materialize uses, so the two
     cannot disagree; this only adds the explanation: the deciding rule and the layer (source) it came from.
     """
-    from .._wildcard import match
+    from ..rules import last_match
     from ..tools import is_hidden
 
     if not is_hidden(action, agent.rules):
         return None
     for ruleset in reversed(agent.rulesets):
-        for rule in reversed(ruleset.rules):
-            if match(action, rule.action):
-                return f'denied by rule {rule.action} "{rule.resource}" -> {rule.effect} ({ruleset.source})'
+        i = last_match(ruleset.rules, action)
+        if i >= 0:
+            rule = ruleset.rules[i]
+            return f'denied by rule {rule.action} "{rule.resource}" -> {rule.effect} ({ruleset.source})'
     return "denied by the agent's rules"  # unreachable while ``rules`` is the concatenation of ``rulesets``
 
 
