@@ -4,8 +4,9 @@ Records are immutable; an update is a new record with the same id (``dataclasses
 since the epoch. A tool part moves through ``pending → running → completed | error`` (:data:`ToolState`); the
 ``interrupted`` flag marks calls that were aborted (cancellation) or found unfinished after a crash (recovery).
 
-This module knows nothing about SQLite or the runner; ``part_to_json`` / ``part_from_json`` are the one encoding
-used by every store and by the HTTP API.
+This module knows nothing about SQLite or the runner. The JSON form of a part is declared on the classes themselves
+(``session_id`` and ``message_id`` are store columns, never in the JSON; optional fields are left out when unset) and
+one discriminated :data:`PARTS` adapter, built here once, encodes and decodes it for every store and the HTTP API.
 """
 
 from __future__ import annotations
@@ -13,17 +14,21 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, assert_never
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, PlainSerializer, PlainValidator, TypeAdapter
 
 from ..errors import UsageError
 from ..llm import Usage
 from ..rules import EFFECTS, Rule, is_effect
-from ..tools import Content, content_from_json, content_to_json
+from ..tools import Content, FailureKind
 
 __all__ = [
+    "PARTS",
     "AssistantInfo",
     "FilePart",
     "MessageError",
+    "MessageErrorKind",
     "MessageInfo",
     "Part",
     "ReasoningPart",
@@ -31,6 +36,7 @@ __all__ = [
     "StepFinishPart",
     "StepStartPart",
     "TextPart",
+    "ToolErrorKind",
     "ToolPart",
     "ToolState",
     "UserInfo",
@@ -48,6 +54,23 @@ __all__ = [
 
 ToolState = Literal["pending", "running", "completed", "error"]
 """``pending`` (input streaming) → ``running`` (input complete, settling) → ``completed`` | ``error``."""
+
+ToolErrorKind = Literal[
+    FailureKind,  # the call's settle failed (its outcome's kind)
+    "aborted",  # the step was cancelled while the call was unsettled
+    "interrupted",  # found unfinished when a store was reopened (recovery)
+    "provider",  # the provider reported the call failed
+]
+"""Why a tool part is ``error``."""
+
+MessageErrorKind = Literal[
+    "provider",  # the provider failed (``retryable`` says whether trying again may help)
+    "aborted",  # the step was cancelled
+    "interrupted",  # found unfinished when a store was reopened (recovery)
+    "store",  # the session store refused a write
+    "error",  # any other exception ended the step
+]
+"""Why an assistant message failed."""
 
 
 def now_ms() -> int:
@@ -74,9 +97,9 @@ class SessionInfo:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MessageError:
-    """Why an assistant message failed: ``kind`` is ``provider``, ``aborted``, ``interrupted``, ``agent``, ``store``."""
+    """Why an assistant message failed (:data:`MessageErrorKind`)."""
 
-    kind: str
+    kind: MessageErrorKind
     message: str
     retryable: bool = False
 
@@ -110,102 +133,18 @@ class AssistantInfo:
 MessageInfo = UserInfo | AssistantInfo
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TextPart:
-    id: str
-    session_id: str
-    message_id: str
-    text: str
-    started: int | None = None
-    ended: int | None = None
-    synthetic: bool = False
-    provider_metadata: Mapping[str, Any] | None = None
-    type: Literal["text"] = "text"
+# -- the stored form --------------------------------------------------------------------------------------------
+# Declared on the fields: ``Column`` fields are store columns, not JSON; ``Omitted`` fields are left out while they
+# hold their empty default, and every ``None`` is left out (``exclude_none`` in :data:`PARTS`' callers), so a row
+# carries only what the part has. Usage keeps its short stored names (``input``, ``output``, ...).
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ReasoningPart:
-    id: str
-    session_id: str
-    message_id: str
-    text: str
-    started: int | None = None
-    ended: int | None = None
-    provider_metadata: Mapping[str, Any] | None = None
-    type: Literal["reasoning"] = "reasoning"
+def _empty(value: object) -> bool:
+    return not value
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class FilePart:
-    """A file attached to a user message (an image, a PDF): one content part."""
-
-    id: str
-    session_id: str
-    message_id: str
-    content: Content
-    type: Literal["file"] = "file"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StepStartPart:
-    id: str
-    session_id: str
-    message_id: str
-    step: int
-    final: bool = False
-    type: Literal["step-start"] = "step-start"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StepFinishPart:
-    id: str
-    session_id: str
-    message_id: str
-    reason: str
-    usage: Usage | None = None
-    type: Literal["step-finish"] = "step-finish"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolPart:
-    """The durable record of one tool call (law 7).
-
-    ``content`` is the model-facing result when completed, or partial content kept on error. ``permissions`` lists
-    the permission decisions taken for this call (which rule decided, who replied). ``raw`` keeps the argument text
-    the model sent when it was not valid JSON.
-    """
-
-    id: str
-    session_id: str
-    message_id: str
-    call_id: str
-    tool: str
-    state: ToolState
-    input: Any = None
-    raw: str | None = None
-    content: tuple[Content, ...] = ()
-    metadata: Mapping[str, Any] | None = None
-    title: str | None = None
-    output_paths: tuple[str, ...] = ()
-    started: int | None = None
-    ended: int | None = None
-    error: str | None = None
-    error_kind: str | None = None
-    interrupted: bool = False
-    permissions: tuple[Mapping[str, Any], ...] = field(default=())
-    provider_executed: bool = False
-    provider_metadata: Mapping[str, Any] | None = None
-    type: Literal["tool"] = "tool"
-
-    @property
-    def settled(self) -> bool:
-        return self.state == "completed" or self.state == "error"
-
-
-Part = TextPart | ReasoningPart | FilePart | StepStartPart | StepFinishPart | ToolPart
-
-
-# -- JSON ----------------------------------------------------------------------------------------------------------
+Column = Annotated[str, Field(exclude=True)]
+_OMIT = Field(exclude_if=_empty)
 
 
 def usage_to_json(usage: Usage | None) -> dict[str, Any] | None:
@@ -234,6 +173,113 @@ def usage_from_json(data: Mapping[str, Any] | None) -> Usage | None:
         cache_write_tokens=int(data.get("cache_write", 0)),
         cost=data.get("cost"),
     )
+
+
+StoredUsage = Annotated[Usage | None, PlainSerializer(usage_to_json), PlainValidator(usage_from_json)]
+StoredContent = Annotated[Content, Field(discriminator="type")]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TextPart:
+    id: str
+    session_id: Column
+    message_id: Column
+    text: str
+    started: int | None = None
+    ended: int | None = None
+    synthetic: Annotated[bool, _OMIT] = False
+    provider_metadata: Mapping[str, Any] | None = None
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReasoningPart:
+    id: str
+    session_id: Column
+    message_id: Column
+    text: str
+    started: int | None = None
+    ended: int | None = None
+    provider_metadata: Mapping[str, Any] | None = None
+    type: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FilePart:
+    """A file attached to a user message (an image, a PDF): one content part."""
+
+    id: str
+    session_id: Column
+    message_id: Column
+    content: StoredContent
+    type: Literal["file"] = "file"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StepStartPart:
+    id: str
+    session_id: Column
+    message_id: Column
+    step: int
+    final: bool = False
+    type: Literal["step-start"] = "step-start"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StepFinishPart:
+    id: str
+    session_id: Column
+    message_id: Column
+    reason: str
+    usage: StoredUsage = None
+    type: Literal["step-finish"] = "step-finish"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolPart:
+    """The durable record of one tool call (law 7).
+
+    ``content`` is the model-facing result when completed, or partial content kept on error. ``permissions`` lists
+    the permission decisions taken for this call (which rule decided, who replied). ``raw`` keeps the argument text
+    the model sent when it was not valid JSON. ``error_kind`` says why a call is ``error`` (:data:`ToolErrorKind`).
+    """
+
+    id: str
+    session_id: Column
+    message_id: Column
+    call_id: str
+    tool: str
+    state: ToolState
+    input: Any = None
+    raw: str | None = None
+    content: Annotated[tuple[StoredContent, ...], _OMIT] = ()
+    metadata: Mapping[str, Any] | None = None
+    title: str | None = None
+    output_paths: Annotated[tuple[str, ...], _OMIT] = ()
+    started: int | None = None
+    ended: int | None = None
+    error: str | None = None
+    error_kind: ToolErrorKind | None = None
+    interrupted: Annotated[bool, _OMIT] = False
+    permissions: Annotated[tuple[Mapping[str, Any], ...], _OMIT] = field(default=())
+    provider_executed: Annotated[bool, _OMIT] = False
+    provider_metadata: Mapping[str, Any] | None = None
+    type: Literal["tool"] = "tool"
+
+    @property
+    def settled(self) -> bool:
+        return self.state == "completed" or self.state == "error"
+
+
+Part = TextPart | ReasoningPart | FilePart | StepStartPart | StepFinishPart | ToolPart
+
+PARTS: TypeAdapter[Part] = TypeAdapter(Annotated[Part, Field(discriminator="type")])
+"""The one codec of stored parts, both directions (dump with ``exclude_none=True``; ``session_id`` and
+``message_id`` come from the row). Values JSON cannot hold (a set, an object in a tool's input) dump as their
+``repr`` (``fallback=repr``), as they always have."""
+
+
+# -- JSON ----------------------------------------------------------------------------------------------------------
 
 
 def message_to_json(info: MessageInfo) -> dict[str, Any]:
@@ -279,155 +325,25 @@ def message_from_json(session_id: str, data: Mapping[str, Any]) -> MessageInfo:
     )
 
 
-def _pm(value: Mapping[str, Any] | None) -> Any:
-    return dict(value) if value is not None else None
-
-
 def part_to_json(part: Part) -> dict[str, Any]:
-    """Encode a part as a JSON object (``session_id`` and ``message_id`` are columns, not repeated here)."""
-    if isinstance(part, ToolPart):
-        out: dict[str, Any] = {
-            "id": part.id,
-            "type": "tool",
-            "call_id": part.call_id,
-            "tool": part.tool,
-            "state": part.state,
-            "input": part.input,
-        }
-        if part.raw is not None:
-            out["raw"] = part.raw
-        if part.content:
-            out["content"] = content_to_json(part.content)
-        if part.metadata is not None:
-            out["metadata"] = dict(part.metadata)
-        if part.title is not None:
-            out["title"] = part.title
-        if part.output_paths:
-            out["output_paths"] = list(part.output_paths)
-        if part.started is not None:
-            out["started"] = part.started
-        if part.ended is not None:
-            out["ended"] = part.ended
-        if part.error is not None:
-            out["error"] = part.error
-            out["error_kind"] = part.error_kind
-        if part.interrupted:
-            out["interrupted"] = True
-        if part.permissions:
-            out["permissions"] = [dict(p) for p in part.permissions]
-        if part.provider_executed:
-            out["provider_executed"] = True
-        if part.provider_metadata is not None:
-            out["provider_metadata"] = _pm(part.provider_metadata)
-        return out
-    if isinstance(part, TextPart):
-        out = {"id": part.id, "type": "text", "text": part.text, "started": part.started, "ended": part.ended}
-        if part.synthetic:
-            out["synthetic"] = True
-        if part.provider_metadata is not None:
-            out["provider_metadata"] = _pm(part.provider_metadata)
-        return out
-    if isinstance(part, ReasoningPart):
-        out = {
-            "id": part.id,
-            "type": "reasoning",
-            "text": part.text,
-            "started": part.started,
-            "ended": part.ended,
-        }
-        if part.provider_metadata is not None:
-            out["provider_metadata"] = _pm(part.provider_metadata)
-        return out
-    if isinstance(part, FilePart):
-        return {"id": part.id, "type": "file", "content": content_to_json((part.content,))[0]}
-    if isinstance(part, StepStartPart):
-        return {"id": part.id, "type": "step-start", "step": part.step, "final": part.final}
-    if isinstance(part, StepFinishPart):
-        return {
-            "id": part.id,
-            "type": "step-finish",
-            "reason": part.reason,
-            "usage": usage_to_json(part.usage),
-        }
-    assert_never(part)
+    """Encode a part as a JSON object (``session_id`` and ``message_id`` are columns, not repeated here).
+
+    A dict key with a lone surrogate (in a tool's input) cannot take pydantic's JSON mode: such a part is dumped as
+    plain Python data (tuples stay tuples), which ``json`` still encodes.
+    """
+    try:
+        return PARTS.dump_python(part, mode="json", exclude_none=True, fallback=repr)
+    except ValueError:
+        return PARTS.dump_python(part, exclude_none=True)
 
 
 def part_from_json(session_id: str, message_id: str, data: Mapping[str, Any]) -> Part:
-    """Decode a part written by :func:`part_to_json`.
+    """Decode a part written by :func:`part_to_json` (or by :data:`PARTS`' ``dump_json``).
 
     Raises:
-        ValueError: the object is not a known part type.
+        ValueError: the object is not a valid part (a ``pydantic.ValidationError`` naming the field).
     """
-    kind = data.get("type")
-    pid = data["id"]
-    if kind == "tool":
-        return ToolPart(
-            id=pid,
-            session_id=session_id,
-            message_id=message_id,
-            call_id=data["call_id"],
-            tool=data["tool"],
-            state=data["state"],
-            input=data.get("input"),
-            raw=data.get("raw"),
-            content=content_from_json(data.get("content", ())),
-            metadata=data.get("metadata"),
-            title=data.get("title"),
-            output_paths=tuple(data.get("output_paths", ())),
-            started=data.get("started"),
-            ended=data.get("ended"),
-            error=data.get("error"),
-            error_kind=data.get("error_kind"),
-            interrupted=bool(data.get("interrupted", False)),
-            permissions=tuple(data.get("permissions", ())),
-            provider_executed=bool(data.get("provider_executed", False)),
-            provider_metadata=data.get("provider_metadata"),
-        )
-    if kind == "text":
-        return TextPart(
-            id=pid,
-            session_id=session_id,
-            message_id=message_id,
-            text=data["text"],
-            started=data.get("started"),
-            ended=data.get("ended"),
-            synthetic=bool(data.get("synthetic", False)),
-            provider_metadata=data.get("provider_metadata"),
-        )
-    if kind == "reasoning":
-        return ReasoningPart(
-            id=pid,
-            session_id=session_id,
-            message_id=message_id,
-            text=data["text"],
-            started=data.get("started"),
-            ended=data.get("ended"),
-            provider_metadata=data.get("provider_metadata"),
-        )
-    if kind == "file":
-        return FilePart(
-            id=pid,
-            session_id=session_id,
-            message_id=message_id,
-            content=content_from_json([data["content"]])[0],
-        )
-    if kind == "step-start":
-        return StepStartPart(
-            id=pid,
-            session_id=session_id,
-            message_id=message_id,
-            step=data["step"],
-            final=data.get("final", False),
-        )
-    if kind == "step-finish":
-        return StepFinishPart(
-            id=pid,
-            session_id=session_id,
-            message_id=message_id,
-            reason=data["reason"],
-            usage=usage_from_json(data.get("usage")),
-        )
-    raise ValueError(f"unknown part type: {kind!r}")
+    return PARTS.validate_python({**data, "session_id": session_id, "message_id": message_id})
 
 
 def rules_to_json(rules: Sequence[Rule]) -> list[list[str]]:

@@ -32,12 +32,14 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio.to_thread
+from pydantic_core import PydanticSerializationError
 
 from ..errors import NotFoundError, StoreError, UsageError
 from ..storable import visible
 from ._events import DurableEvent, MessageUpdated, PartUpdated
 from ._migrations import MIGRATIONS
 from ._model import (
+    PARTS,
     AssistantInfo,
     MessageError,
     MessageInfo,
@@ -48,7 +50,6 @@ from ._model import (
     message_to_json,
     now_ms,
     part_from_json,
-    part_to_json,
     rules_from_json,
     rules_to_json,
 )
@@ -88,6 +89,29 @@ def _dumps(value: Any) -> str:
         except UnicodeEncodeError:
             return _dumps_ascii(value)
     return text
+
+
+def _dump_part(part: Part, exclude: set[str] | None = None) -> str:
+    """A part's JSON through the one codec (:data:`~tether.session._model.PARTS`), total like :func:`_dumps`.
+
+    The fast path is pydantic's encoder. It refuses a lone surrogate (it encodes UTF-8) and a cycle or excessive
+    nesting (in a tool's input): such a part is encoded again as plain data and goes through :func:`_dumps`, which
+    escapes surrogates losslessly; an input JSON cannot hold at all is replaced by a string saying so.
+    """
+    try:
+        return PARTS.dump_json(part, exclude=exclude, exclude_none=True, fallback=repr).decode()
+    except PydanticSerializationError:
+        pass
+    try:
+        # Python mode: JSON mode refuses a lone surrogate in a dict key. ``_dumps`` encodes what is left (tuples,
+        # and ``repr`` for what JSON cannot hold).
+        value = PARTS.dump_python(part, exclude=exclude, exclude_none=True)
+    except ValueError as exc:  # a cycle, or nesting too deep: only a tool's input can be either
+        if not isinstance(part, ToolPart):
+            raise
+        part = replace(part, input=f"<unstorable value: {type(exc).__name__}: {exc}>")
+        value = PARTS.dump_python(part, exclude=exclude, exclude_none=True)
+    return _dumps(value)
 
 
 def _text(value: str) -> str | bytes:
@@ -682,6 +706,7 @@ _UPSERT_SESSION = (
     "ON CONFLICT (id) DO UPDATE SET title = excluded.title, agent = excluded.agent, "
     "rules = excluded.rules, updated = excluded.updated"
 )
+_WITHOUT_INPUT = {"input", "raw"}
 _TOUCH_SESSION = "UPDATE sessions SET updated = ? WHERE id = ?"
 _UPSERT_INPUT = _Rows(
     "INSERT INTO inputs (session_id, part_id, data)",
@@ -714,9 +739,8 @@ class _Writes:
     def add(self, event: DurableEvent, now: int) -> None:
         if isinstance(event, PartUpdated):
             part = event.part
-            record = part_to_json(part)
             if isinstance(part, ToolPart):
-                data = self._tool_data(part, record)
+                data = self._tool_data(part)
                 row = (
                     part.id,
                     part.session_id,
@@ -728,7 +752,7 @@ class _Writes:
                     self.owner,
                 )
             else:
-                data = _dumps(record)
+                data = _dump_part(part)
                 row = (part.id, part.session_id, part.message_id, part.type, None, None, data, self.owner)
             self.parts[part.id] = row
             self.events.append((part.session_id, event.type, part.id, now, data))
@@ -747,7 +771,7 @@ class _Writes:
             data = _dumps(dict(zip(_SESSION_COLUMNS.split(", "), fields, strict=True)))
             self.events.append((event.session.id, event.type, event.session.id, now, data))
 
-    def _tool_data(self, part: ToolPart, record: dict[str, Any]) -> str:
+    def _tool_data(self, part: ToolPart) -> str:
         """The part's JSON for ``parts.data`` and the event log; a large input goes to ``inputs``, written once.
 
         Every state change rewrites the part row (SQLite rewrites a whole row) and logs an event: a part whose JSON
@@ -756,7 +780,7 @@ class _Writes:
         """
         last = self.written.get(part.id)
         if last is None or last[0] is not part.input or last[1] is not part.raw:  # not in ``inputs`` yet
-            data = _dumps(record)
+            data = _dump_part(part)
             if last is None and (len(data) <= _INLINE_LIMIT or (part.input is None and part.raw is None)):
                 return data
             self.inputs[part.id] = (part.session_id, part.id, _dumps([part.input, part.raw]))
@@ -764,9 +788,7 @@ class _Writes:
             self.written.pop(part.id, None)  # later updates of a settled part are rare: the cache stays small
         else:
             self.written[part.id] = (part.input, part.raw)
-        del record["input"]
-        record.pop("raw", None)
-        return _dumps(record)
+        return _dump_part(part, _WITHOUT_INPUT)
 
     def execute(self, conn: sqlite3.Connection) -> None:
         if self.inputs:
