@@ -1,0 +1,76 @@
+"""Which instruction files a run reads: AGENTS.md from the project root down to the working directory, the user's
+own entries even outside the project, and what is ignored (a malformed glob, a directory, the tail of a huge file)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tether.config import PROJECT_CONFIG, Instructions, load_config, load_instructions
+from tether.location import Location
+
+
+def load(
+    project: Path,
+    tmp_path: Path,
+    *,
+    project_value: object = None,
+    user_value: object = None,
+    directory: Path | None = None,
+) -> Instructions:
+    user_file = tmp_path / "user" / "tether.json"
+    user_file.parent.mkdir(exist_ok=True)
+    if user_value is not None:
+        user_file.write_text(json.dumps(user_value), encoding="utf-8")
+    if project_value is not None:
+        (project / PROJECT_CONFIG).parent.mkdir(exist_ok=True)
+        (project / PROJECT_CONFIG).write_text(json.dumps(project_value), encoding="utf-8")
+    config = load_config(project, user_file=user_file, environ={})
+    return load_instructions(Location(project), config, directory=directory, user_dir=user_file.parent)
+
+
+def bodies(found: Instructions) -> list[str]:
+    return [text.split("\n", 1)[1] for text in found.texts]
+
+
+def test_agents_md_files_are_read_from_the_root_down_to_the_working_directory(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "pkg" / "sub").mkdir(parents=True)
+    (project / "AGENTS.md").write_text("root", encoding="utf-8")
+    (project / "pkg" / "AGENTS.md").write_text("pkg", encoding="utf-8")
+    (project / "pkg" / "sub" / "AGENTS.md").write_text("sub", encoding="utf-8")
+    assert bodies(load(project, tmp_path, directory=project / "pkg" / "sub")) == ["root", "pkg", "sub"]
+    assert bodies(load(project, tmp_path)) == ["root"]
+
+
+def test_the_users_own_relative_entry_may_leave_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "style.md").write_text("house style", encoding="utf-8")
+    found = load(project, tmp_path, user_value={"instructions": ["../shared/*.md"]})
+    assert bodies(found) == ["house style"]
+    assert found.refused == ()
+
+
+def test_a_malformed_glob_is_ignored_with_a_warning_naming_the_entry(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.md").write_text("kept", encoding="utf-8")
+    found = load(project, tmp_path, project_value={"instructions": ["", "a.md"]})
+    assert bodies(found) == ["kept"]
+    assert len(found.refused) == 1 and found.refused[0].startswith("ignored instructions entry ''")
+
+
+def test_a_directory_and_a_missing_file_named_as_instructions_are_skipped(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    found = load(project, tmp_path, project_value={"instructions": ["docs", "missing.md"]})
+    assert found.texts == () and found.refused == ()
+
+
+def test_only_the_first_256_kib_of_a_huge_instruction_file_is_sent(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("x" * (300 * 1024), encoding="utf-8")
+    assert [len(body) for body in bodies(load(project, tmp_path))] == [256 * 1024]
