@@ -11,6 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict
+
+from ..errors import UsageError
 from ..tools import Content, ToolDefinition
 from ._events import ProviderMetadata
 
@@ -20,12 +24,14 @@ __all__ = [
     "Message",
     "ModelRequest",
     "ReasoningContent",
+    "RequestOptions",
     "TextContent",
     "ToolCallContent",
     "ToolChoice",
     "ToolMessage",
     "ToolResultContent",
     "UserMessage",
+    "request_options",
 ]
 
 ToolChoice = Literal["auto", "none", "required"] | str
@@ -89,12 +95,75 @@ class ToolMessage:
 Message = UserMessage | AssistantMessage | ToolMessage
 
 
+@with_config(ConfigDict(extra="forbid", strict=True))
+class RequestOptions(TypedDict, total=False):
+    """Provider-neutral knobs of a request; every key is optional, and a key not listed here is an error.
+
+    Each adapter sends the ones its API takes under its API's name (``max_tokens`` is Chat's
+    ``max_completion_tokens`` or ``max_tokens``, Responses' ``max_output_tokens``; ``stop`` is Anthropic's
+    ``stop_sequences``) and rejects the others with a :class:`~tether.errors.UsageError`. ``extra_body`` is the one
+    escape hatch: its members are merged into the wire body last, as given (provider-specific fields such as
+    Responses' ``store`` or Anthropic's ``metadata``).
+    """
+
+    temperature: float
+    top_p: float
+    top_k: int
+    max_tokens: int
+    stop: list[str]
+    seed: int
+    presence_penalty: float
+    frequency_penalty: float
+    user: str
+    reasoning_effort: str
+    """OpenAI's reasoning effort (``minimal``, ``low``, ``medium``, ``high``, ...)."""
+    thinking_budget: int
+    """Anthropic's extended thinking budget in tokens."""
+    extra_body: dict[str, Any]
+
+
+OPTION_NAMES: tuple[str, ...] = tuple(sorted(RequestOptions.__annotations__))
+_OPTIONS = TypeAdapter(RequestOptions)
+
+
+def request_options(options: Mapping[str, Any]) -> RequestOptions:
+    """``options`` checked against :class:`RequestOptions` (a copy; ``{}`` stays cheap).
+
+    Raises:
+        UsageError: a key that is not a request option (the message names it and the accepted keys), or a value
+            of the wrong type.
+    """
+    if not options:
+        return {}
+    try:
+        return _OPTIONS.validate_python(dict(options))
+    except ValidationError as exc:
+        problems: list[str] = []
+        for error in exc.errors(include_url=False):
+            key = ".".join(str(part) for part in error["loc"])
+            if error["type"] == "extra_forbidden":
+                problems.append(f"unknown request option {key!r}")
+            else:
+                problems.append(f"request option {key!r}: {error['msg']}")
+        raise UsageError(
+            f"{'; '.join(problems)}. Accepted options: {', '.join(OPTION_NAMES)} "
+            "(provider-specific fields go in extra_body)."
+        ) from None
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelRequest:
-    """One step's request. ``options`` holds provider-neutral knobs (temperature, max_tokens, reasoning effort)."""
+    """One step's request. ``options`` holds provider-neutral knobs (:class:`RequestOptions`), checked here.
+
+    Raises:
+        UsageError: ``options`` holds a key that is not a request option, or a value of the wrong type.
+    """
 
     system: Sequence[str] = ()
     messages: Sequence[Message] = ()
     tools: Sequence[ToolDefinition] = ()
     tool_choice: ToolChoice = "auto"
-    options: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    options: RequestOptions = field(default_factory=lambda: RequestOptions())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options", request_options(self.options))

@@ -11,7 +11,7 @@ unfinished blocks and continues with the second.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...errors import ProviderError
 from ...tools import File, Text, ToolDefinition
@@ -34,17 +34,15 @@ from .._events import (
 )
 from .._request import AssistantMessage, Message, ModelRequest, ReasoningContent, TextContent, UserMessage
 from ._base import Assembler, ClientSettings, MalformedEvent, SDKModel, stream_ended_early
-from ._common import CallIds, ToolNames, dumps, parse_tool_input, provider_meta, tool_call_event
+from ._common import CallIds, ToolNames, parse_tool_input, provider_meta, tool_call_event
 from ._errors import map_anthropic_error
 from ._wire import as_int, result_text
-from ._wirecache import BodyCache, WireMessage, call_ids, splice
 
 if TYPE_CHECKING:
     from ._clients import Loaded
 
 __all__ = [
     "AnthropicAssembler",
-    "AnthropicBodies",
     "AnthropicModel",
     "anthropic_blocks",
     "build_anthropic_body",
@@ -127,7 +125,7 @@ def anthropic_blocks(message: Message, names: ToolNames) -> tuple[str, list[dict
 def build_anthropic_body(
     request: ModelRequest, model_id: str, *, names: ToolNames, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> dict[str, Any]:
-    """The ``/v1/messages`` body for ``request`` (pure; snapshot-tested).
+    """The ``/v1/messages`` body for ``request``, without its options (pure; snapshot-tested).
 
     Tool results go back as ``tool_result`` blocks in one user message (``is_error`` for failures, images as image
     blocks); thinking blocks go back with their signatures; consecutive same-role messages are merged.
@@ -142,17 +140,10 @@ def build_anthropic_body(
         else:
             messages.append({"role": role, "content": content})
     body: dict[str, Any] = {"model": model_id, "max_tokens": max_tokens, "messages": messages, "stream": True}
-    if request.tools:
-        body["tools"] = [_tool(t, names) for t in request.tools]
-    _apply_rest(body, request, names)
-    return body
-
-
-def _apply_rest(body: dict[str, Any], request: ModelRequest, names: ToolNames) -> None:
-    """Everything in the body but ``model``, ``max_tokens``, ``messages``, ``stream`` and ``tools``."""
     if request.system:
         body["system"] = [{"type": "text", "text": s} for s in request.system]
     if request.tools:
+        body["tools"] = [_tool(t, names) for t in request.tools]
         choice = request.tool_choice
         if choice == "none":
             body["tool_choice"] = {"type": "none"}
@@ -160,69 +151,7 @@ def _apply_rest(body: dict[str, Any], request: ModelRequest, names: ToolNames) -
             body["tool_choice"] = {"type": "any"}
         elif choice != "auto":
             body["tool_choice"] = {"type": "tool", "name": names.wire(choice)}
-    _apply_options(body, request.options)
-
-
-class AnthropicBodies:
-    """Encodes ``/v1/messages`` bodies to JSON bytes, converting each history message once (law 10).
-
-    Each message's blocks are cached by identity (:class:`BodyCache`) with its role; consecutive same-role messages
-    are merged when the fragments are joined. The decoded bytes equal :func:`build_anthropic_body`.
-    """
-
-    __slots__ = ("cache",)
-
-    def __init__(self) -> None:
-        self.cache = BodyCache()
-
-    def encode(
-        self, request: ModelRequest, model_id: str, *, names: ToolNames, max_tokens: int
-    ) -> tuple[bytes, CallIds]:
-        """The body as JSON bytes and the call ids already used in the history."""
-        wire: list[WireMessage] = []
-        for message in request.messages:
-            role, convert = _role(message), lambda m=message: anthropic_blocks(m, names)[1]
-            wire.append(self.cache.message(message, names.key, convert, tag=lambda role=role: role))
-        ids = call_ids(wire)
-        rest: dict[str, Any] = {"model": model_id, "max_tokens": max_tokens, "stream": True}
-        _apply_rest(rest, request, names)
-        if (
-            "messages" in rest or "tools" in rest
-        ):  # extra_body replaced them: the plain path keeps its meaning
-            return dumps(build_anthropic_body(request, model_id, names=names, max_tokens=max_tokens)), ids
-        runs: list[tuple[Any, list[bytes]]] = []
-        for w in wire:
-            if not w.items:
-                continue
-            if runs and runs[-1][0] == w.tag:
-                runs[-1][1].append(w.items)
-            else:
-                runs.append((w.tag, [w.items]))
-        messages = [
-            b'{"role":' + dumps(role) + b',"content":[' + b",".join(items) + b"]}" for role, items in runs
-        ]
-        fields = {"messages": b"[" + b",".join(messages) + b"]"}
-        if request.tools:
-            fields["tools"] = self.cache.tool_list(request.tools, names.key, lambda t: _tool(t, names))
-        return splice(fields, rest), ids
-
-
-def _role(message: Message) -> str:
-    return "assistant" if isinstance(message, AssistantMessage) else "user"
-
-
-def _apply_options(body: dict[str, Any], options: Mapping[str, Any]) -> None:
-    for key, value in options.items():
-        if value is None:
-            continue
-        if key == "max_tokens":
-            body["max_tokens"] = value
-        elif key == "thinking_budget":
-            body["thinking"] = {"type": "enabled", "budget_tokens": int(value)}
-        elif key == "extra_body" and isinstance(value, Mapping):
-            body.update(value)
-        elif key in ("temperature", "top_p", "top_k", "stop_sequences", "thinking", "metadata"):
-            body[key] = value
+    return body
 
 
 def _plain(value: Any) -> Any:
@@ -490,6 +419,15 @@ class AnthropicModel(SDKModel):
     """A model served over Anthropic's Messages API."""
 
     path = "/v1/messages"
+    api = "Messages"
+    takes_options: ClassVar[Mapping[str, str]] = {
+        "temperature": "temperature",
+        "top_p": "top_p",
+        "top_k": "top_k",
+        "max_tokens": "max_tokens",
+        "stop": "stop_sequences",
+        "thinking_budget": "thinking",
+    }
 
     def __init__(
         self,
@@ -502,17 +440,22 @@ class AnthropicModel(SDKModel):
     ) -> None:
         super().__init__(model_id, provider=provider, settings=settings or ClientSettings(), client=client)
         self.max_tokens = max_tokens
-        self._bodies = AnthropicBodies()
 
     def _load(self) -> Loaded:
         from ._clients import load_anthropic
 
         return load_anthropic(self.settings, client=self._given_client)
 
-    def build_body(self, request: ModelRequest) -> tuple[bytes, Assembler]:
-        names = ToolNames(request.tools)
-        body, ids = self._bodies.encode(request, self.model_id, names=names, max_tokens=self.max_tokens)
-        return body, AnthropicAssembler(ids=ids, names=names)
+    def _body(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
+        return build_anthropic_body(request, self.model_id, names=names, max_tokens=self.max_tokens)
+
+    def _wire_option(self, key: str, value: Any) -> Mapping[str, Any]:
+        if key == "thinking_budget":
+            return {"thinking": {"type": "enabled", "budget_tokens": value}}
+        return super()._wire_option(key, value)
+
+    def _assembler(self, ids: CallIds, names: ToolNames) -> Assembler:
+        return AnthropicAssembler(ids=ids, names=names)
 
     def _map_error(self, exc: BaseException) -> ProviderError:
         return map_anthropic_error(exc)

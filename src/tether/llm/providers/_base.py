@@ -1,7 +1,9 @@
-"""The stream skeleton every SDK-backed adapter shares.
+"""The skeleton every SDK-backed adapter shares: request → body → stream → normalized events.
 
-A step is: build the wire body from the :class:`ModelRequest` (pure), open the SDK stream (errors here are raised,
-mapped), then feed each SDK event to a synchronous assembler that returns tether events. Once ``StepStart`` has
+A step is: build the wire body from the :class:`ModelRequest` (the adapter converts messages, tools and tool
+choice; the request options are applied here, once for every adapter, and an option the API does not take is a
+:class:`UsageError`), open the SDK stream (errors here are raised, mapped by the adapter's one ``_map_error`` hook),
+then feed each SDK event to a synchronous assembler that returns tether events. Once ``StepStart`` has
 been yielded, a failure is reported as a :class:`ProviderErrorEvent` carrying the mapped error and the stream ends;
 tool calls whose input was still streaming are never reported complete, so they never run.
 
@@ -22,11 +24,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 import anyio
 import anyio.to_thread
 
-from ...errors import ProviderConnectionError, ProviderError, ProviderMalformedError, ProviderTimeoutError
+from ...errors import (
+    ProviderConnectionError,
+    ProviderError,
+    ProviderMalformedError,
+    ProviderTimeoutError,
+    UsageError,
+)
 from .._events import Event, ProviderErrorEvent, StepStart
 from .._model import Model
-from .._request import ModelRequest
+from .._request import ModelRequest, RequestOptions
 from .._retry import RetryPolicy
+from ._common import CallIds, MalformedEvent, ToolNames, dumps
 
 if TYPE_CHECKING:
     from ._clients import Loaded
@@ -78,10 +87,6 @@ class Assembler(Protocol):
     def feed(self, item: Any) -> list[Event]: ...
 
     def finish(self) -> list[Event]: ...
-
-
-class MalformedEvent(Exception):
-    """Raised by an assembler for an event it cannot read; the model turns it into :class:`ProviderMalformedError`."""
 
 
 _EARLY_END = "the stream ended before the model finished its response (no finish event)"
@@ -184,9 +189,45 @@ class SDKModel(Model):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    @abstractmethod
+    api: ClassVar[str]
+    """The API's name, as errors show it (``Chat Completions``)."""
+    takes_options: ClassVar[Mapping[str, str]]
+    """The request options this API takes, each with the body field it is sent as (``_wire_option`` shapes others)."""
+
     def build_body(self, request: ModelRequest) -> tuple[bytes, Assembler]:
-        """The wire body for ``request`` (JSON bytes) and a fresh assembler for its stream."""
+        """The wire body for ``request`` (JSON bytes) and a fresh assembler for its stream.
+
+        Raises:
+            UsageError: a request option this API does not take.
+        """
+        names = ToolNames(request.tools)
+        body = self._body(request, names)
+        self._apply_options(body, request.options)
+        return dumps(body), self._assembler(CallIds.from_history(request.messages), names)
+
+    @abstractmethod
+    def _body(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
+        """The wire body for ``request`` without its options (system, messages, tools, tool choice)."""
+
+    @abstractmethod
+    def _assembler(self, ids: CallIds, names: ToolNames) -> Assembler:
+        """A fresh assembler for one stream (``ids``: the call ids the history already uses)."""
+
+    def _wire_option(self, key: str, value: Any) -> Mapping[str, Any]:
+        """The body members for one request option this API takes (as is, under its field name by default)."""
+        return {self.takes_options[key]: value}
+
+    def _apply_options(self, body: dict[str, Any], options: RequestOptions) -> None:
+        for key, value in options.items():
+            if key == "extra_body":
+                continue
+            if key not in self.takes_options:
+                taken = ", ".join(sorted({*self.takes_options, "extra_body"}))
+                raise UsageError(
+                    f"{self.name} ({self.api}) does not take the request option {key!r}; it takes: {taken}"
+                )
+            body.update(self._wire_option(key, value))
+        body.update(options.get("extra_body") or {})  # the escape hatch: members as given, last
 
     path: ClassVar[str]
     """The endpoint, relative to the client's base URL."""

@@ -19,11 +19,11 @@ from ...tools import ToolDefinition
 from ...tools._schema_normalize import provider_tool_name
 from .._events import ToolCallEvent
 from .._request import AssistantMessage, Message, ToolCallContent
-from ._base import MalformedEvent
 
 __all__ = [
     "MAX_DEPTH",
     "CallIds",
+    "MalformedEvent",
     "TooDeep",
     "ToolNames",
     "dump_arguments",
@@ -34,7 +34,8 @@ __all__ = [
     "tool_call_event",
 ]
 
-_decode = json.JSONDecoder().decode
+_DECODER = json.JSONDecoder()
+"""Decodes tool arguments: the one parse of a call's argument text (the session never parses them again)."""
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
@@ -49,6 +50,10 @@ def provider_meta(provider_metadata: Mapping[str, Any] | None, provider: str) ->
         return {}
     found = provider_metadata.get(provider)
     return found if isinstance(found, Mapping) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+class MalformedEvent(Exception):
+    """Raised by an assembler for an event it cannot read; the model turns it into :class:`ProviderMalformedError`."""
 
 
 MAX_DEPTH = 256
@@ -87,7 +92,7 @@ def parse_tool_input(raw: str, *, empty: Any = None) -> tuple[Any, str | None]:
     if too_deep(raw):
         raise TooDeep(f"tool arguments nest more than {MAX_DEPTH} levels deep ({len(raw):,} characters)")
     try:
-        value = _decode(raw)
+        value = _DECODER.decode(raw)
     except ValueError as exc:
         return raw, f"The arguments are not valid JSON ({exc}). Send the arguments as one JSON object."
     if not isinstance(value, dict):

@@ -9,7 +9,7 @@ chunk (or ``x_groq.usage``). Tool calls are reported when the stream finishes, w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...errors import ProviderError
 from ...tools import File, Text, ToolDefinition
@@ -29,15 +29,14 @@ from .._events import (
 )
 from .._request import AssistantMessage, Message, ModelRequest, ReasoningContent, TextContent, UserMessage
 from ._base import Assembler, ClientSettings, MalformedEvent, SDKModel, stream_ended_early
-from ._common import CallIds, ToolNames, dump_arguments, dumps, tool_call_event
+from ._common import CallIds, ToolNames, dump_arguments, tool_call_event
 from ._errors import map_openai_error
 from ._wire import FINISH_OPENAI_CHAT, as_int, openai_strict_ok, result_text, split_content
-from ._wirecache import BodyCache, call_ids, splice
 
 if TYPE_CHECKING:
     from ._clients import Loaded
 
-__all__ = ["ChatAssembler", "ChatBodies", "OpenAIChatModel", "build_chat_body", "chat_messages"]
+__all__ = ["ChatAssembler", "OpenAIChatModel", "build_chat_body", "chat_messages"]
 
 
 def _user_parts(parts: tuple[Text | File, ...]) -> str | list[dict[str, Any]]:
@@ -75,16 +74,14 @@ def build_chat_body(
     strict_tools: bool = True,
     include_usage: bool = True,
     reasoning_field: str | None = None,
-    max_tokens_field: str = "max_completion_tokens",
 ) -> dict[str, Any]:
-    """The ``/chat/completions`` body for ``request`` (pure; snapshot-tested).
+    """The ``/chat/completions`` body for ``request``, without its options (pure; snapshot-tested).
 
     Args:
         strict_tools: send ``strict`` on each tool (true when the schema fits strict mode); off for servers that
             reject the field.
         include_usage: ask for usage in the last chunk (``stream_options``).
         reasoning_field: send assistant reasoning back in this field (DeepSeek's ``reasoning_content``).
-        max_tokens_field: ``max_completion_tokens`` (OpenAI) or ``max_tokens`` (most compatible servers).
     """
     messages: list[dict[str, Any]] = []
     if request.system:
@@ -92,30 +89,16 @@ def build_chat_body(
     for message in request.messages:
         messages.extend(chat_messages(message, names, reasoning_field))
     body: dict[str, Any] = {"model": model_id, "messages": messages, "stream": True}
-    if request.tools:
-        body["tools"] = [_tool(t, names, strict_tools) for t in request.tools]
-    _apply_rest(body, request, names, include_usage=include_usage, max_tokens_field=max_tokens_field)
-    return body
-
-
-def _apply_rest(
-    body: dict[str, Any],
-    request: ModelRequest,
-    names: ToolNames,
-    *,
-    include_usage: bool,
-    max_tokens_field: str,
-) -> None:
-    """Everything in the body but ``messages`` and ``tools``."""
     if include_usage:
         body["stream_options"] = {"include_usage": True}
     if request.tools:
+        body["tools"] = [_tool(t, names, strict_tools) for t in request.tools]
         choice = request.tool_choice
         if choice in ("auto", "none", "required"):
             body["tool_choice"] = choice
         else:
             body["tool_choice"] = {"type": "function", "function": {"name": names.wire(choice)}}
-    _apply_options(body, request.options, max_tokens_field)
+    return body
 
 
 def chat_messages(message: Message, names: ToolNames, reasoning_field: str | None) -> list[dict[str, Any]]:
@@ -157,77 +140,6 @@ def chat_messages(message: Message, names: ToolNames, reasoning_field: str | Non
     if attachments:
         out.append({"role": "user", "content": attachments})
     return out
-
-
-class ChatBodies:
-    """Encodes ``/chat/completions`` bodies to JSON bytes, converting each history message once (law 10).
-
-    Each message's wire JSON (and the call ids it holds) is cached by identity (:class:`BodyCache`), and so is each
-    tool definition's, so a step serializes only its new messages; the body is the cached fragments joined. The
-    decoded bytes equal :func:`build_chat_body` (a test holds them equal).
-    """
-
-    __slots__ = ("cache",)
-
-    def __init__(self) -> None:
-        self.cache = BodyCache()
-
-    def encode(
-        self,
-        request: ModelRequest,
-        model_id: str,
-        *,
-        names: ToolNames,
-        strict_tools: bool,
-        include_usage: bool,
-        reasoning_field: str | None,
-        max_tokens_field: str,
-    ) -> tuple[bytes, CallIds]:
-        """The body as JSON bytes and the call ids already used in the history."""
-        variant = (names.key, reasoning_field)
-        wire = [
-            self.cache.message(m, variant, lambda m=m: chat_messages(m, names, reasoning_field))
-            for m in request.messages
-        ]
-        ids = call_ids(wire)
-        rest: dict[str, Any] = {"model": model_id, "stream": True}
-        _apply_rest(rest, request, names, include_usage=include_usage, max_tokens_field=max_tokens_field)
-        if (
-            "messages" in rest or "tools" in rest
-        ):  # extra_body replaced them: the plain path keeps its meaning
-            body = build_chat_body(
-                request,
-                model_id,
-                names=names,
-                strict_tools=strict_tools,
-                include_usage=include_usage,
-                reasoning_field=reasoning_field,
-                max_tokens_field=max_tokens_field,
-            )
-            return dumps(body), ids
-        fragments = [w.items for w in wire if w.items]
-        if request.system:
-            fragments.insert(0, dumps({"role": "system", "content": "\n\n".join(request.system)}))
-        fields = {"messages": b"[" + b",".join(fragments) + b"]"}
-        if request.tools:
-            fields["tools"] = self.cache.tool_list(
-                request.tools, (names.key, strict_tools), lambda t: _tool(t, names, strict_tools)
-            )
-        return splice(fields, rest), ids
-
-
-def _apply_options(body: dict[str, Any], options: Mapping[str, Any], max_tokens_field: str) -> None:
-    for key, value in options.items():
-        if value is None:
-            continue
-        if key == "max_tokens":
-            body[max_tokens_field] = value
-        elif key == "reasoning_effort":
-            body["reasoning_effort"] = value
-        elif key == "extra_body" and isinstance(value, Mapping):
-            body.update(value)
-        elif key in ("temperature", "top_p", "stop", "seed", "presence_penalty", "frequency_penalty", "user"):
-            body[key] = value
 
 
 class _Call:
@@ -403,6 +315,21 @@ class OpenAIChatModel(SDKModel):
 
     path = "/chat/completions"
     bearer_auth = True
+    api = "Chat Completions"
+    takes_options: ClassVar[Mapping[str, str]] = {
+        key: key
+        for key in (
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "stop",
+            "seed",
+            "presence_penalty",
+            "frequency_penalty",
+            "user",
+            "reasoning_effort",
+        )
+    }
 
     def __init__(
         self,
@@ -421,25 +348,28 @@ class OpenAIChatModel(SDKModel):
         self.include_usage = include_usage
         self.reasoning_field = reasoning_field
         self.max_tokens_field = max_tokens_field
-        self._bodies = ChatBodies()
+        """``max_completion_tokens`` (OpenAI) or ``max_tokens`` (most compatible servers)."""
 
     def _load(self) -> Loaded:
         from ._clients import load_openai
 
         return load_openai(self.settings, client=self._given_client, stream_of="chat")
 
-    def build_body(self, request: ModelRequest) -> tuple[bytes, Assembler]:
-        names = ToolNames(request.tools)
-        body, ids = self._bodies.encode(
+    def _body(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
+        return build_chat_body(
             request,
             self.model_id,
             names=names,
             strict_tools=self.strict_tools,
             include_usage=self.include_usage,
             reasoning_field=self.reasoning_field,
-            max_tokens_field=self.max_tokens_field,
         )
-        return body, ChatAssembler(ids=ids, names=names)
+
+    def _wire_option(self, key: str, value: Any) -> Mapping[str, Any]:
+        return {self.max_tokens_field if key == "max_tokens" else key: value}
+
+    def _assembler(self, ids: CallIds, names: ToolNames) -> Assembler:
+        return ChatAssembler(ids=ids, names=names)
 
     def _map_error(self, exc: BaseException) -> ProviderError:
         return map_openai_error(exc)

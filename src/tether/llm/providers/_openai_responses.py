@@ -8,8 +8,8 @@ stream as ``error`` or ``response.failed``; both become a :class:`ProviderErrorE
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...errors import ProviderError
 from ...tools import File, Text, ToolDefinition
@@ -37,14 +37,12 @@ from .._request import (
     ReasoningContent,
     TextContent,
     ToolCallContent,
-    ToolMessage,
     UserMessage,
 )
 from ._base import Assembler, ClientSettings, MalformedEvent, SDKModel, stream_ended_early
-from ._common import CallIds, ToolNames, dump_arguments, dumps, provider_meta, tool_call_event
+from ._common import CallIds, ToolNames, dump_arguments, provider_meta, tool_call_event
 from ._errors import error_from_code, map_openai_error
 from ._wire import as_int, openai_strict_ok, result_text
-from ._wirecache import BodyCache, WireMessage, call_ids, splice
 
 if TYPE_CHECKING:
     from ._clients import Loaded
@@ -52,7 +50,6 @@ if TYPE_CHECKING:
 __all__ = [
     "OpenAIResponsesModel",
     "ResponsesAssembler",
-    "ResponsesBodies",
     "build_responses_body",
     "responses_items",
 ]
@@ -142,10 +139,10 @@ def _call_kind(part: ToolCallContent) -> str:
 def build_responses_body(
     request: ModelRequest, model_id: str, *, names: ToolNames, strict_tools: bool = True
 ) -> dict[str, Any]:
-    """The ``/responses`` body for ``request`` (pure; snapshot-tested).
+    """The ``/responses`` body for ``request``, without its options (pure; snapshot-tested).
 
-    Reasoning items are sent back with their ``encrypted_content``; with ``reasoning_effort`` set, the request is
-    stateless (``store: false``) and asks for encrypted reasoning so it can travel to the next step.
+    Reasoning items are sent back with their ``encrypted_content`` (the ``reasoning_effort`` option makes the
+    request stateless and asks for encrypted reasoning, so it can travel to the next step).
     """
     items: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
@@ -153,70 +150,17 @@ def build_responses_body(
         items.extend(responses_items(message, names, kinds))
         kinds.update(_call_kinds(message))
     body: dict[str, Any] = {"model": model_id, "input": items, "stream": True}
-    if request.tools:
-        body["tools"] = [_tool(t, names, strict_tools) for t in request.tools]
-    _apply_rest(body, request, names)
-    return body
-
-
-def _apply_rest(body: dict[str, Any], request: ModelRequest, names: ToolNames) -> None:
-    """Everything in the body but ``model``, ``input``, ``stream`` and ``tools``."""
     if request.system:
         body["instructions"] = "\n\n".join(request.system)
     if request.tools:
+        body["tools"] = [_tool(t, names, strict_tools) for t in request.tools]
         choice = request.tool_choice
         body["tool_choice"] = (
             choice
             if choice in ("auto", "none", "required")
             else {"type": "function", "name": names.wire(choice)}
         )
-    _apply_options(body, request.options)
-
-
-class ResponsesBodies:
-    """Encodes ``/responses`` bodies to JSON bytes, converting each history message once (law 10).
-
-    Each message's items are cached by identity (:class:`BodyCache`), an assistant message's with the item type
-    of each of its calls; a tool message's items depend on those types, so they are part of its cache key. The
-    decoded bytes equal :func:`build_responses_body`.
-    """
-
-    __slots__ = ("cache",)
-
-    def __init__(self) -> None:
-        self.cache = BodyCache()
-
-    def encode(
-        self, request: ModelRequest, model_id: str, *, names: ToolNames, strict_tools: bool
-    ) -> tuple[bytes, CallIds]:
-        """The body as JSON bytes and the call ids already used in the history."""
-        kinds: dict[str, str] = {}
-        wire: list[WireMessage] = []
-        for message in request.messages:
-            variant: Hashable = names.key
-            if isinstance(message, ToolMessage):
-                variant = (names.key, tuple(kinds.get(r.call_id) for r in message.results))
-            w = self.cache.message(
-                message,
-                variant,
-                lambda m=message: responses_items(m, names, kinds),
-                tag=lambda m=message: _call_kinds(m),
-            )
-            if w.tag:
-                kinds.update(cast(_Kinds, w.tag))
-            wire.append(w)
-        ids = call_ids(wire)
-        rest: dict[str, Any] = {"model": model_id, "stream": True}
-        _apply_rest(rest, request, names)
-        if "input" in rest or "tools" in rest:  # extra_body replaced them: the plain path keeps its meaning
-            body = build_responses_body(request, model_id, names=names, strict_tools=strict_tools)
-            return dumps(body), ids
-        fields = {"input": b"[" + b",".join(w.items for w in wire if w.items) + b"]"}
-        if request.tools:
-            fields["tools"] = self.cache.tool_list(
-                request.tools, (names.key, strict_tools), lambda t: _tool(t, names, strict_tools)
-            )
-        return splice(fields, rest), ids
+    return body
 
 
 def _call_item(part: ToolCallContent, names: ToolNames) -> dict[str, Any]:
@@ -254,22 +198,6 @@ def _result_item(
     has_files = any(isinstance(p, File) for p in content)
     output: Any = _input_parts(content) if has_files else result_text(content)
     return {"type": "function_call_output", "call_id": call_id, "output": output}
-
-
-def _apply_options(body: dict[str, Any], options: Mapping[str, Any]) -> None:
-    for key, value in options.items():
-        if value is None:
-            continue
-        if key == "max_tokens":
-            body["max_output_tokens"] = value
-        elif key == "reasoning_effort":
-            body["reasoning"] = {"effort": value, "summary": "auto"}
-            body["include"] = ["reasoning.encrypted_content"]
-            body.setdefault("store", False)
-        elif key == "extra_body" and isinstance(value, Mapping):
-            body.update(value)
-        elif key in ("temperature", "top_p", "store", "user", "service_tier", "previous_response_id"):
-            body[key] = value
 
 
 def responses_usage(raw: Any) -> Usage:
@@ -505,6 +433,14 @@ class OpenAIResponsesModel(SDKModel):
 
     path = "/responses"
     bearer_auth = True
+    api = "Responses"
+    takes_options: ClassVar[Mapping[str, str]] = {
+        "temperature": "temperature",
+        "top_p": "top_p",
+        "max_tokens": "max_output_tokens",
+        "user": "user",
+        "reasoning_effort": "reasoning",
+    }
 
     def __init__(
         self,
@@ -517,17 +453,26 @@ class OpenAIResponsesModel(SDKModel):
     ) -> None:
         super().__init__(model_id, provider=provider, settings=settings or ClientSettings(), client=client)
         self.strict_tools = strict_tools
-        self._bodies = ResponsesBodies()
 
     def _load(self) -> Loaded:
         from ._clients import load_openai
 
         return load_openai(self.settings, client=self._given_client, stream_of="responses")
 
-    def build_body(self, request: ModelRequest) -> tuple[bytes, Assembler]:
-        names = ToolNames(request.tools)
-        body, ids = self._bodies.encode(request, self.model_id, names=names, strict_tools=self.strict_tools)
-        return body, ResponsesAssembler(ids=ids, names=names)
+    def _body(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
+        return build_responses_body(request, self.model_id, names=names, strict_tools=self.strict_tools)
+
+    def _wire_option(self, key: str, value: Any) -> Mapping[str, Any]:
+        if key == "reasoning_effort":  # stateless: the encrypted reasoning travels to the next step
+            return {
+                "reasoning": {"effort": value, "summary": "auto"},
+                "include": ["reasoning.encrypted_content"],
+                "store": False,
+            }
+        return super()._wire_option(key, value)
+
+    def _assembler(self, ids: CallIds, names: ToolNames) -> Assembler:
+        return ResponsesAssembler(ids=ids, names=names)
 
     def _map_error(self, exc: BaseException) -> ProviderError:
         return map_openai_error(exc)
