@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -153,9 +154,11 @@ def run_tether(kind: str, workdir: Path) -> float:
         argv = [str(tether)] if tether.exists() else [sys.executable, "-m", "tether.cli"]
         argv += ["--data-dir", str(workdir / "tether-data"), "run", "go", "--dir", str(project), "--yes"]
         argv += ["--trust"]  # the bench wrote this project config itself
+        cpu = _children_cpu()
         start = time.perf_counter()
         done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
         wall = time.perf_counter() - start
+        CPU[kind].append(_children_cpu() - cpu)  # the tether process only: the server is reaped later
         if done.returncode != 0:
             raise RuntimeError(f"tether run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
         expected = {"none": 1, "seq30": 31, "par100": 2}[kind]
@@ -283,6 +286,15 @@ def _measure(runner: Any, kinds: list[str], repeat: int, workdir: Path) -> dict[
     return {k: statistics.median(v) for k, v in walls.items()}
 
 
+CPU: dict[str, list[float]] = {"none": [], "seq30": [], "par100": []}
+"""CPU time (user + system) of each ``tether run`` process against the server, by kind."""
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _per_call(walls: dict[str, float]) -> dict[str, float]:
     return {
         "none": walls["none"],
@@ -340,6 +352,11 @@ def main() -> None:
     print(
         f"per sequential call net of the server's floor ({floor * 1000:.2f} ms): tether {net_ours * 1000:.2f} ms, "
         f"OpenCode {net_theirs * 1000:.2f} ms" + (f" ({net_theirs / net_ours:.1f}x)" if net_ours > 0 else "")
+    )
+    cpu = _per_call({k: statistics.median(v) for k, v in CPU.items()})
+    print(
+        f"tether CPU time (steadier than wall time on a loaded machine): {cpu['seq30'] * 1000:.2f} ms per sequential "
+        f"call, {cpu['par100'] * 1000:.2f} ms per parallel call, {cpu['none']:.2f} s for the no-tool run"
     )
     print("tether without HTTP (the same script played in-process by --model scripted:, no provider SDK):")
     print(
