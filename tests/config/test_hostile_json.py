@@ -39,7 +39,7 @@ def test_deep_but_valid_text_inside_strings_is_fine(tmp_path: Path) -> None:
     config = tmp_path / PROJECT_CONFIG
     config.parent.mkdir()
     config.write_text('{"permission": {"bash": {"[[[[' + "[" * 200 + '": "deny"}}}', encoding="utf-8")
-    assert len(load_config(tmp_path, user_file=tmp_path / "none.json", environ={}).permission) == 1
+    assert len(load_config(tmp_path, user_file=tmp_path / "none.json", environ={}).project_permission) == 1
 
 
 def test_the_permission_environment_variable_is_checked_the_same_way(tmp_path: Path) -> None:

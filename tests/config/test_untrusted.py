@@ -69,15 +69,15 @@ def test_untrusted_project_keeps_only_what_tightens(project: Path, user_file: Pa
     assert config.get("shell") == "/bin/bash"
     assert config.get("provider") is None
     assert config.get("mcp") is None
-    assert config.permission == (
-        Rule("bash", "*", "deny"),  # the user's
-        Rule("bash", "*", "deny"),  # the project's tools: {bash: false} (the legacy map comes first)
+    assert config.permission == (Rule("bash", "*", "deny"),)  # the user's
+    assert config.project_permission == (  # the project's, evaluated as a tighten-only layer
+        Rule("bash", "*", "deny"),  # tools: {bash: false} (the legacy map comes first)
         Rule("edit", "secrets/*", "deny"),
         Rule("read", "*", "ask"),
-        Rule("bash", "*", "deny"),  # the user's denies again, after the project's ask
     )
     build = config.agents["build"]
     assert build.permission == ()
+    assert build.project_permission == ()
     assert build.model is None
     assert build.prompt == "Be brief."
     assert build.steps == 3
@@ -119,10 +119,9 @@ def test_a_bare_allow_is_ignored_but_a_bare_deny_applies(project: Path, user_fil
     config = _load(project, user_file, {"permission": "allow"}, {"permission": {"edit": "deny"}})
     assert config.permission == (Rule("edit", "*", "deny"),)
     assert _keys(config) == ["permission"]
-    assert _load(project, user_file, {"permission": "deny"}).permission == (
-        Rule("edit", "*", "deny"),
-        Rule("*", "*", "deny"),
-    )
+    denied = _load(project, user_file, {"permission": "deny"})
+    assert denied.permission == (Rule("edit", "*", "deny"),)
+    assert denied.project_permission == (Rule("*", "*", "deny"),)
 
 
 def test_trusted_project_applies_everything(project: Path, user_file: Path) -> None:
@@ -200,7 +199,7 @@ def test_a_project_ask_does_not_soften_the_users_deny(project: Path, user_file: 
         user_file,
         {"permission": {"bash": "ask"}, "agent": {"build": {"permission": {"bash": {"*": "ask"}}}}},
         {
-            "permission": {"bash": {"rm *": "deny", "*": "allow"}},
+            "permission": {"bash": {"*": "allow", "rm *": "deny"}},
             "agent": {"build": {"permission": {"edit": "deny"}}},
         },
     )
@@ -212,3 +211,32 @@ def test_a_project_ask_does_not_soften_the_users_deny(project: Path, user_file: 
     assert decide("bash", "rm -rf /") == "deny"
     assert decide("edit", "app.py") == "deny"
     assert decide("bash", "git status") == "ask"  # the project tightened the user's allow
+
+
+def test_a_project_ask_does_not_soften_a_built_in_agents_deny(
+    project: Path, user_file: Path, tmp_path: Path
+) -> None:
+    config = _load(
+        project,
+        user_file,
+        {"permission": {"edit": "ask"}, "agent": {"plan": {"permission": {"edit": "ask"}}}},
+    )
+    plan = builtin_agents(tmp_path / "data", tmp_path / "tmp", config)["plan"]
+    assert evaluate("edit", "app.py", *plan.rulesets).effect == "deny"
+    assert (
+        evaluate("edit", ".tether/plans/x.md", *plan.rulesets).effect == "ask"
+    )  # tightened from plan's allow
+
+
+def test_a_project_rule_tightens_a_later_user_agent_allow(
+    project: Path, user_file: Path, tmp_path: Path
+) -> None:
+    config = _load(
+        project,
+        user_file,
+        {"permission": {"bash": {"git push *": "deny"}}},
+        {"agent": {"build": {"permission": {"bash": {"git *": "allow"}}}}},
+    )
+    build = builtin_agents(tmp_path / "data", tmp_path / "tmp", config)["build"]
+    assert evaluate("bash", "git push origin main", *build.rulesets).effect == "deny"
+    assert evaluate("bash", "git status", *build.rulesets).effect == "allow"

@@ -60,6 +60,7 @@ class AgentConfig:
 
     name: str
     permission: tuple[Rule, ...] = ()
+    project_permission: tuple[Rule, ...] = ()
     mode: AgentMode | None = None
     steps: int | None = None
     prompt: str | None = None
@@ -95,11 +96,15 @@ class Config:
     across files). ``files`` lists the files that were read, in merge order. ``instructions`` holds every layer's
     entries in order (``data["instructions"]`` holds only the last layer's list). ``ignored`` lists what an untrusted
     project's file set but may not (print each once, e.g. on stderr); ``project_trusted`` says whether the project
-    layer, and the project's own instruction files, were taken in full.
+    layer, and the project's own instruction files, were taken in full. ``project_permission`` holds an untrusted
+    project's rules (only ``deny``/``ask`` survive the restriction): they are evaluated as a *tighten-only* layer
+    (the stricter of the decision with and without them), so a project ``ask`` never softens a deny of the user's or
+    of a built-in agent (plan's ``edit: deny``). A trusted project's rules are in ``permission`` like the user's.
     """
 
     data: Mapping[str, Any] = field(default_factory=dict[str, Any])
     permission: tuple[Rule, ...] = ()
+    project_permission: tuple[Rule, ...] = ()
     agents: Mapping[str, AgentConfig] = field(default_factory=dict[str, AgentConfig])
     files: tuple[Path, ...] = ()
     instructions: tuple[Instruction, ...] = ()
@@ -178,6 +183,7 @@ def _merge_agent(base: AgentConfig, top: AgentConfig) -> AgentConfig:
     return replace(
         base,
         permission=base.permission + top.permission,
+        project_permission=base.project_permission + top.project_permission,
         mode=top.mode if top.mode is not None else base.mode,
         steps=top.steps if top.steps is not None else base.steps,
         prompt=top.prompt if top.prompt is not None else base.prompt,
@@ -197,6 +203,7 @@ def merge(base: Config, top: Config) -> Config:
     return Config(
         data=_merge_data(base.data, top.data),
         permission=base.permission + top.permission,
+        project_permission=base.project_permission + top.project_permission,
         agents=agents,
         files=base.files + top.files,
         instructions=base.instructions + top.instructions,
@@ -286,30 +293,24 @@ def _read_untrusted(path: Path, root: Path, user: Config) -> Config | None:
     kept, dropped = restrict_project(cast(Mapping[str, Any], value), user.data)
     layer = parse_config(kept, file=str(path), text=text)
     return replace(
-        _reassert_denies(layer, user),
+        _tighten_only(layer),
         instructions=tuple(replace(i, own=False) for i in layer.instructions),
         ignored=ignored_notices(dropped, file=path, root=root),
     )
 
 
-def _reassert_denies(layer: Config, user: Config) -> Config:
-    """Repeat the user's ``deny`` rules after an untrusted project's ``ask`` rules.
+def _tighten_only(layer: Config) -> Config:
+    """Move an untrusted project's rules to the tighten-only layers (``project_permission``), top level and per agent.
 
-    The last matching rule wins, so a project's ``{"bash": "ask"}`` would otherwise turn the user's
-    ``{"bash": {"rm *": "deny"}}`` into a question (and ``--yes`` into an allow). Repeating the denies after it keeps
-    the project's ``ask`` where the user allowed and the user's ``deny`` where the user denied.
+    The last matching rule wins, so a project's ``{"bash": "ask"}`` placed among the user's rules would turn the
+    user's ``{"bash": {"rm *": "deny"}}`` (or plan's built-in ``edit: deny``) into a question, and ``--yes`` into an
+    allow. As a tighten-only layer it is evaluated as the stricter of the decision with and without it.
     """
-    denies = tuple(r for r in user.permission if r.effect == "deny")
-    permission = layer.permission
-    if any(r.effect == "ask" for r in permission):
-        permission += denies
-    agents = dict(layer.agents)
-    for name, section in layer.agents.items():
-        if any(r.effect == "ask" for r in section.permission):
-            mine = user.agents.get(name)
-            own = tuple(r for r in mine.permission if r.effect == "deny") if mine is not None else ()
-            agents[name] = replace(section, permission=section.permission + denies + own)
-    return replace(layer, permission=permission, agents=agents)
+    agents = {
+        name: replace(section, permission=(), project_permission=section.permission)
+        for name, section in layer.agents.items()
+    }
+    return replace(layer, permission=(), project_permission=layer.permission, agents=agents)
 
 
 def load_config(

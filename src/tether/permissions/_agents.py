@@ -5,6 +5,10 @@ An agent's configured rules are an ordered tuple of labelled rulesets:
 1. ``agent``: the built-in defaults for that agent;
 2. ``config``: the config file's top-level ``permission`` (and legacy ``tools``);
 3. ``agent-config``: the config's ``agent.<name>.permission``;
+4. ``project``: an untrusted project's rules (``Config.project_permission``, top level then the agent's section), a
+   *tighten-only* ruleset: the stricter of the decision with and without it decides, so a project ``ask`` never
+   softens the user's or the agent's own ``deny`` (plan's ``edit: deny``).
+
 The session layer appends, when it resolves a request, the session's own retained-output allow
 (``retained_output_rules``: only that session's outputs, not the whole data directory) and then its ``session``
 rules.
@@ -185,6 +189,10 @@ def _layered(agent: Agent, config: Config, section: AgentConfig | None) -> Agent
     layers = [*agent.rulesets, Ruleset(source="config", rules=config.permission)]
     if own:
         layers.append(Ruleset(source="agent-config", rules=own))
+    # An untrusted project's rules only tighten: evaluated as the stricter of the decision with and without them.
+    project = (*config.project_permission, *(section.project_permission if section is not None else ()))
+    if project:
+        layers.append(Ruleset(source="project", rules=project, tighten_only=True))
     if section is None:
         return Agent(
             name=agent.name,

@@ -84,29 +84,42 @@ class Decision:
         return out
 
 
-_Lookup = tuple[Callable[[str], int], Sequence[Rule], str]
+_Lookup = tuple[Callable[[str], int], Sequence[Rule], str, bool]
+_STRICTNESS: dict[Effect, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
 def _lookups(action: str, rulesets: Sequence[Sequence[Rule]]) -> list[_Lookup]:
-    """Per ruleset, newest first: a ``resource -> index`` finder for ``action``, the rules and their source."""
+    """Per ruleset, newest first: a ``resource -> index`` finder for ``action``, the rules, their source, and
+    whether the ruleset is tighten-only."""
     out: list[_Lookup] = []
     for rules in reversed(rulesets):
         if not rules:
             continue
         if isinstance(rules, Ruleset):
-            out.append((rules.finder(action), rules.rules, rules.source))
+            out.append((rules.finder(action), rules.rules, rules.source, rules.tighten_only))
         else:
-            out.append((partial(last_match, rules, action), rules, _PLAIN_SOURCE))
+            out.append((partial(last_match, rules, action), rules, _PLAIN_SOURCE, False))
     return out
 
 
 def _first(lookups: list[_Lookup], resource: str) -> tuple[Rule, str] | None:
-    """The last rule matching ``resource`` (``/`` only) across the rulesets behind ``lookups``, with its source."""
-    for find, rules, source in lookups:
-        i = find(resource)
-        if i >= 0:
-            return rules[i], source
-    return None
+    """The last rule matching ``resource`` (``/`` only) across the rulesets behind ``lookups``, with its source.
+
+    Tighten-only rulesets decide only where they are stricter: the newest ordinary match (or the default ``ask`` when
+    there is none) is compared with the newest tighten-only match, and the stricter one decides.
+    """
+    base: tuple[Rule, str] | None = None
+    tight: tuple[Rule, str] | None = None
+    for find, rules, source, tighten_only in lookups:
+        if tighten_only:
+            if tight is None and (i := find(resource)) >= 0:
+                tight = rules[i], source
+        elif base is None and (i := find(resource)) >= 0:
+            base = rules[i], source
+    if tight is None:
+        return base
+    base_effect: Effect = base[0].effect if base is not None else "ask"
+    return tight if _STRICTNESS[tight[0].effect] > _STRICTNESS[base_effect] else base
 
 
 def evaluate(action: str, resource: str, *rulesets: Sequence[Rule]) -> Rule:

@@ -152,10 +152,14 @@ class Ruleset(Sequence[Rule]):
 
     ``source`` names where the rules came from and is reported by :func:`explain`. Build a ruleset once and keep it:
     its per-action index is compiled on first use and reused for every later evaluation.
+
+    A ``tighten_only`` ruleset (an untrusted project's rules) can make a decision stricter, never looser: evaluation
+    takes the stricter of its newest match and the newest match of the other rulesets, wherever it stands in order.
     """
 
     source: str
     rules: tuple[Rule, ...] = ()
+    tighten_only: bool = False
     _index: dict[str, _Finder] = field(
         default_factory=dict[str, _Finder], init=False, repr=False, compare=False
     )
