@@ -189,6 +189,26 @@ async def test_keep_alive_comments_after_the_first_event_end_in_the_idle_deadlin
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(
+    "empty", [{"choices": []}, {"choices": [{"index": 0, "delta": {}, "finish_reason": None}]}]
+)
+async def test_empty_chunks_after_the_first_event_end_in_the_idle_deadline(empty: dict[str, Any]) -> None:
+    drip = sse({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m", **empty})
+    with broken_server(then_forever(first_event("chat"), comment=drip)) as server:
+        error = await failure_of("chat", server)
+    assert isinstance(error, ProviderTimeoutError) and error.retryable
+    assert error.deadline == "idle"
+
+
+@pytest.mark.anyio
+async def test_anthropic_pings_after_the_first_event_end_in_the_idle_deadline() -> None:
+    drip = sse({"type": "ping"}, named=True)
+    with broken_server(then_forever(first_event("anthropic"), comment=drip)) as server:
+        error = await failure_of("anthropic", server)
+    assert isinstance(error, ProviderTimeoutError) and error.deadline == "idle"
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize("api", APIS)
 async def test_keep_alive_comments_alone_end_in_the_first_event_deadline(api: str) -> None:
     with broken_server(then_forever(b"")) as server:

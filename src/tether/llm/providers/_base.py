@@ -329,7 +329,6 @@ class SDKModel(Model):
             failure: ProviderError | None = None
             try:
                 async for item in sdk_stream:
-                    clock.events += 1
                     try:
                         events = assembler.feed(item)
                     except (
@@ -343,6 +342,11 @@ class SDKModel(Model):
                         failure = ProviderMalformedError(_unreadable(exc))
                         failure.__cause__ = exc
                         break
+                    if events or not clock.events:
+                        # The stream's first event, then only events that carry something, reset the idle deadline:
+                        # a server that drips empty chunks ({"choices": []}, an empty delta, pings) is as stuck as
+                        # one that sends keep-alive comments.
+                        clock.events += 1
                     for event in events:
                         yield event
             except (*errors, ProviderTimeoutError) as exc:
