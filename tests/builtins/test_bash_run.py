@@ -578,3 +578,16 @@ async def test_a_call_starts_a_new_guard_server_when_the_old_one_was_killed(
     assert (result.exit_code, result.output) == (0, "ran\n")
     assert server.process.returncode == -signal.SIGKILL  # found dead and reaped
     assert _shell_run._server is not server
+
+
+async def test_a_command_that_kills_its_own_guard_leaves_no_process_behind(
+    store: OutputStore, cwd: Path
+) -> None:
+    argument = marker()
+    command = (
+        f"setsid sh -c 'echo $$ > a; exec sleep {argument}' > /dev/null 2>&1 & "
+        "while [ ! -s a ]; do sleep 0.01; done; kill -9 $PPID; sleep 5"
+    )
+    await run(command, store, cwd, time_limit=20)
+    escaped = int((cwd / "a").read_text())
+    wait_until(lambda: gone(escaped) and running(argument) == [], "the orphan of the killed guard is gone")

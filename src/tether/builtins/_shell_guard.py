@@ -22,6 +22,10 @@ end), and the report pipe's write end. The guard
   each (it is the parent of the orphans, and has no other children), reports ``X<status>`` (the shell's exit status,
   ``128 + n`` for a signal ``n``) and exits.
 
+The server is a child subreaper too: a guard that dies before its call is over (a command that runs
+``kill -9 $PPID``) leaves its orphans to the server, which forks nothing but guards, so every other child it finds is
+an orphan of a dead guard and is killed with its descendants when the server reaps.
+
 Without ``prctl`` (not Linux) a guard is no subreaper: an orphan then goes to init and only the processes still
 below the guard are ended.
 """
@@ -63,6 +67,8 @@ def main(argv: list[str]) -> int:
     """The server: fork a guard for each request until the socket ends."""
     sock = socket.socket(fileno=int(argv[0]))
     prctl = _prctl()
+    if prctl is not None:
+        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     signal.signal(signal.SIGCHLD, _reap_guards)
     while True:
         try:
@@ -76,27 +82,47 @@ def main(argv: list[str]) -> int:
             for fd in fds:
                 os.close(fd)
             continue
+        # SIGCHLD is blocked until the new guard is in _GUARDS, so the handler never takes it for an orphan.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         pid = os.fork()
         if pid == 0:
             code = 127
             try:
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
                 sock.close()
                 code = guard(request, fds, prctl)
             finally:
                 os._exit(code)
+        _GUARDS.add(pid)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         for fd in fds:
             os.close(fd)
 
 
+_GUARDS: set[int] = set()
+"""The guards the server forked and has not reaped yet; any other child of the server is an orphan of a dead guard."""
+
+
 def _reap_guards(signum: int, frame: object) -> None:
+    """Reap ended children; kill the orphans a dead guard left to the server (its subreaper) with their descendants."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            break
         if pid == 0:
-            return
+            break
+        _GUARDS.discard(pid)
+    children = _children_map().get(os.getpid(), [])
+    for orphan in children:
+        if orphan in _GUARDS:
+            continue
+        for pid in [orphan, *_descendants(orphan)]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def _receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
