@@ -127,8 +127,9 @@ PATHS = [
         'rm ~/x "$HOME/y" ${HOME}/z ~',
         {("/home/u/x", "path"), ("/home/u/y", "path"), ("/home/u/z", "path"), ("/home/u", "path")},
     ),
-    ("rm /var/log/*.log", {("/var/log", "path")}),
-    ("rm *", {("/p/w", "path")}),
+    # A written glob: its literal directory, and the whole pattern (asked as a protected write by the tool).
+    ("rm /var/log/*.log", {("/var/log", "path"), ("/var/log/*.log", "path")}),
+    ("rm *", {("/p/w", "path"), ("/p/w/*", "path")}),
     ("cp /etc/{passwd,group} .", {("/etc/passwd", "path"), ("/etc/group", "path"), ("/p/w", "path")}),
     ("rm $TARGET $(cat list) `x`", {("/p/w/list", "path")}),  # only the inner cat is static
     ("ls /etc", {("/etc", "path")}),

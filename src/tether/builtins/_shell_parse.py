@@ -40,7 +40,7 @@ from typing import Literal
 import tree_sitter
 import tree_sitter_bash
 
-from ._shell_paths import PATH_COMMANDS, path_operands
+from ._shell_paths import PATH_COMMANDS, option_effects, path_operands
 from ._shell_wrappers import WRAPPERS, unwrap
 
 __all__ = [
@@ -147,6 +147,8 @@ class PathArg:
     role: PathRole
     source: str
     write: bool = False
+    glob: bool = False
+    """``path`` is a written glob pattern (unexpanded): it may match any name, a protected one included."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -304,9 +306,9 @@ def analyze(command: str, *, cwd: str, home: str) -> Analysis:
     commands: dict[tuple[str, tuple[str, ...]], SimpleCommand] = {}
     for item in walker.commands:
         commands.setdefault((item.text, item.forms), item)
-    paths: dict[tuple[str, str, bool], PathArg] = {}
+    paths: dict[tuple[str, str, bool, bool], PathArg] = {}
     for arg in walker.paths:
-        paths.setdefault((arg.path, arg.role, arg.write), arg)
+        paths.setdefault((arg.path, arg.role, arg.write, arg.glob), arg)
     return Analysis(
         command=command,
         commands=tuple(commands.values()),
@@ -364,6 +366,16 @@ def scan_unknown(root: Node) -> list[str]:
             text = _text(node)
             if text.startswith("${!") or "@P" in text:
                 reason = "an indirect or prompt expansion evaluates a value"
+            elif _substring_evaluates(text):
+                reason = "a substring offset or length is evaluated as arithmetic"
+        elif (
+            kind == "command_substitution"
+            and _text(node).startswith("`")
+            and _ESCAPED_IN_BACKTICKS.search(_text(node)[1:-1])
+        ):
+            # Inside backticks, ``\``` and ``\$`` lose their backslash before the text is run: the parser sees an
+            # escaped argument where the shell sees a nested substitution.
+            reason = "a substitution nested in backticks"
         elif (
             kind == "binary_expression"
             and node.parent is not None
@@ -381,6 +393,24 @@ def scan_unknown(root: Node) -> list[str]:
             reasons.append(f"{reason}: {_clip(_text(node))}")
         stack.extend(node.children)
     return reasons
+
+
+_ESCAPED_IN_BACKTICKS = re.compile(r"\\(?:`|\$[({\[])")
+_PARAMETER = re.compile(r"\$\{#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[[^\]]*\])?")
+_LITERAL_SUBSTRING = re.compile(r"\s*-?\d+\s*(?::\s*-?\d+\s*)?")
+
+
+def _substring_evaluates(text: str) -> bool:
+    """Whether ``${x:OFFSET:LENGTH}`` has an offset or length other than a literal number (evaluated as arithmetic,
+    so ``${x:y}`` with ``y='a[$(cmd)]'`` runs ``cmd``). ``${x:-w}``, ``${x:=w}``, ``${x:?w}``, ``${x:+w}`` are not
+    substrings."""
+    head = _PARAMETER.match(text)
+    if head is None:
+        return False
+    rest = text[head.end() : -1] if text.endswith("}") else text[head.end() :]
+    if not rest.startswith(":") or rest[1:2] in ("-", "=", "?", "+"):
+        return False
+    return _LITERAL_SUBSTRING.fullmatch(rest[1:]) is None
 
 
 _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
@@ -588,7 +618,7 @@ class _Walker:
             return  # duplicating or closing a descriptor names no file
         source = _text(node).strip()
         values = list(self.values(destination, first=True))
-        if values and all(v is not None and (v in _DEVICES or v.startswith("/dev/fd/")) for v in values):
+        if values and all(v is not None and (v in _DEVICES or v.startswith("/dev/fd/")) for v, _ in values):
             return  # ``2>/dev/null`` writes nothing anywhere
         # An unrecognised operator (the parser lost ``1<>``) counts as a write: never under-report.
         write = operator not in _READ_REDIRECTS or "<>" in source or self.broken
@@ -597,8 +627,8 @@ class _Walker:
         if static is not None and operator and "<>" not in source:
             descriptor = next((_text(c) for c in node.children if c.type == "file_descriptor"), "")
             self.redirects.append(f"{descriptor}{operator} {static[0]}")
-        for value in values:
-            self.add_path(value, cwds, role="path", source=source, write=write)
+        for value, pattern in values:
+            self.add_path(value, cwds, role="path", source=source, write=write, pattern=pattern)
 
     def assignment(self, node: Node) -> None:
         name = node.child_by_field_name("name")
@@ -735,9 +765,21 @@ class _Walker:
             self.unknown.append(f"a variable name with a subscript is evaluated: {clipped}")
         if name in PATH_COMMANDS:
             for operand in path_operands(name, [(w.path, w.glob) for w in rest]):
-                values = [None] if operand.value is None else self.expand(operand.value, operand.glob)
-                for value in values:
-                    self.add_path(value, cwds, role="path", source=text, write=operand.write)
+                if operand.value is None:
+                    self.add_path(None, cwds, role="path", source=text, write=operand.write)
+                    continue
+                for value, pattern in self.expand(operand.value, operand.glob):
+                    self.add_path(value, cwds, role="path", source=text, write=operand.write, pattern=pattern)
+        for effect in option_effects(name, [w.value for w in rest]):
+            if effect.kind == "follows":
+                self.uncertain.append(
+                    f"{name} {effect.option} follows symbolic links, which may lead outside the project: {clipped}"
+                )
+                continue
+            self.unknown.append(f"{name} {effect.option} runs another program: {clipped}")
+            if effect.program:  # the program is a command of its own: a deny on it applies
+                word = _Word(raw=effect.program, value=effect.program, path=effect.program, glob=False)
+                self.run([word], effect.program, cwds)
         return _Flow(cwds, cwds)
 
     def inner_code(self, name: str, rest: list[_Word], clipped: str) -> str | None:
@@ -908,7 +950,12 @@ class _Walker:
         elif operands[0].path is None:
             values = [None]
         else:
-            values = list(self.expand(operands[0].path, operands[0].glob))
+            expanded = list(self.expand(operands[0].path, operands[0].glob))
+            if any(pattern is not None for _, pattern in expanded):
+                self.uncertain.append(
+                    f"a glob may name any directory, through symbolic links too: {_clip(source)}"
+                )
+            values = [value for value, _ in expanded]
         targets: set[str | None] = set()
         for value in values:
             for cwd in cwds:
@@ -919,11 +966,35 @@ class _Walker:
         return _Flow(frozenset(targets), cwds)
 
     def add_path(
-        self, value: str | None, cwds: Cwds, *, role: PathRole, source: str, write: bool = False
+        self,
+        value: str | None,
+        cwds: Cwds,
+        *,
+        role: PathRole,
+        source: str,
+        write: bool = False,
+        pattern: str | None = None,
     ) -> None:
+        """Record ``value`` resolved from each of ``cwds``; ``pattern`` is the glob it was cut from, if any.
+
+        A glob is not expanded (the analysis does not read the file system): any name it matches may be a symbolic
+        link leading outside the project, so the path is uncertain; a written glob is also recorded whole (a
+        :attr:`PathArg.glob`), which the caller asks as a protected write, since it may match ``.git/config``.
+        """
         if value is None:
             self.uncertain.append(f"a path cannot be known before the command runs: {_clip(source)}")
             return
+        if pattern is not None:
+            self.uncertain.append(
+                f"a glob may match a symbolic link that leads outside the project: {_clip(source)}"
+            )
+            if write:
+                for cwd in cwds:
+                    whole = _join(cwd, pattern)
+                    if whole is not None:
+                        self.paths.append(
+                            PathArg(path=whole, role=role, source=source, write=True, glob=True)
+                        )
         for cwd in cwds:
             resolved = _join(cwd, value)
             if resolved is None:
@@ -937,30 +1008,37 @@ class _Walker:
 
     # -- word values -------------------------------------------------------------------------------------------------
 
-    def values(self, node: Node, *, first: bool) -> Iterator[str | None]:
-        """The static values of an argument after expansion (``None`` for a dynamic value), globs cut."""
+    def values(self, node: Node, *, first: bool) -> Iterator[tuple[str | None, str | None]]:
+        """The static values of an argument after expansion (``None`` for a dynamic value), globs cut (see
+        :meth:`expand`)."""
         static = self.static(node, first=first)
         if static is None:
-            yield None
+            yield None, None
             return
         yield from self.expand(*static)
 
-    def expand(self, text: str, unquoted_glob: bool) -> Iterator[str | None]:
-        """Brace-expand ``text`` and cut globs; ``None`` (unknown) when the expansion is too large to enumerate."""
+    def expand(self, text: str, unquoted_glob: bool) -> Iterator[tuple[str | None, str | None]]:
+        """Brace-expand ``text`` and cut globs: ``(value, pattern)`` pairs, ``pattern`` the uncut glob (or ``None``).
+
+        The value is ``None`` (unknown) when the expansion is too large to enumerate.
+        """
         if unquoted_glob:
             alternatives = _expand_braces(text)
             if alternatives is None:
-                yield None
+                yield None, None
                 return
         else:
             alternatives = [text]
         for expanded in alternatives:
             cut = min((i for i in (expanded.find(ch) for ch in _GLOB) if i >= 0), default=-1)
             if unquoted_glob and cut >= 0:
+                pattern = expanded
                 expanded = expanded[:cut] or "."
                 if not expanded.endswith("/"):
                     expanded = posixpath.dirname(expanded) or "."
-            yield expanded
+                yield expanded, pattern
+            else:
+                yield expanded, None
 
     def static(self, node: Node, *, first: bool) -> tuple[str, bool] | None:
         """``(value, has_unquoted_specials)`` for a statically known word, else ``None``.
@@ -1052,33 +1130,40 @@ _ANSI_SIMPLE.update({"v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"})
 
 
 def _ansi_c(body: str) -> str | None:
-    """The value of a ``$'...'`` string: C escapes, ``\\xHH`` and octal; ``None`` for what this does not decode."""
-    out: list[str] = []
+    """The value of a ``$'...'`` string: C escapes, ``\\xHH`` and octal; ``None`` for what this does not decode.
+
+    ``\\xHH`` and octal escapes are bytes, as bash makes them: the value is decoded with ``surrogateescape``, so a
+    byte that is not UTF-8 (``$'\\xff'``) names the same file (``os.fsencode``) as the one bash opens.
+    """
+    out = bytearray()
     index = 0
     while index < len(body):
         ch = body[index]
         if ch != "\\":
-            out.append(ch)
+            try:
+                out += ch.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a lone surrogate in the text itself: uncertain rather than wrong
+                return None
             index += 1
             continue
         nxt = body[index + 1 : index + 2]
         if nxt in _ANSI_SIMPLE:
-            out.append(_ANSI_SIMPLE[nxt])
+            out += _ANSI_SIMPLE[nxt].encode()
             index += 2
         elif nxt == "x":
             digits = re.match(r"[0-9a-fA-F]{1,2}", body[index + 2 :])
             if digits is None:
                 return None
-            out.append(chr(int(digits.group(), 16)))
+            out.append(int(digits.group(), 16))
             index += 2 + len(digits.group())
         elif nxt.isdigit() and nxt < "8":
             digits = re.match(r"[0-7]{1,3}", body[index + 1 :])
             assert digits is not None
-            out.append(chr(int(digits.group(), 8) & 0xFF))
+            out.append(int(digits.group(), 8) & 0xFF)
             index += 1 + len(digits.group())
         else:
             return None  # \\u, \\c and others: uncertain rather than wrong
-    return "".join(out)
+    return out.decode("utf-8", "surrogateescape")
 
 
 def _unescape_dquoted(raw: str) -> str:

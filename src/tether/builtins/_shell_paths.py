@@ -20,8 +20,9 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["PATH_COMMANDS", "Operand", "path_operands"]
+__all__ = ["PATH_COMMANDS", "Operand", "OptionEffect", "option_effects", "path_operands"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -359,3 +360,91 @@ def _find(args: list[_Word]) -> Iterator[Operand]:
 
 
 _SPECIAL = {"ln": _ln, "dd": _dd, "sed": _sed, "tar": _tar, "git": _git, "find": _find}
+
+
+# --- options that run programs or follow symbolic links ------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OptionEffect:
+    """What an option of a read-only-looking command does besides reading its operands.
+
+    ``runs``: the option runs a program (``rg --pre=PROG``, ``sort --compress-program=PROG``); ``program`` is its
+    value when given (``None`` for programs the command picks itself, ``rg -z``'s decompressors, or a dynamic word).
+    ``follows``: the command follows symbolic links it meets while recursing (``grep -R``, ``rg -L``, ``find -L``),
+    so it may read anywhere a committed symlink points.
+    """
+
+    kind: Literal["runs", "follows"]
+    option: str
+    program: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _OptionTable:
+    short_values: str
+    """Short options that take a value: the rest of a cluster after one of them is that value."""
+    runs: frozenset[str] = frozenset()
+    """Long options (and ``-x`` short ones) whose value is a program to run."""
+    runs_itself: frozenset[str] = frozenset()
+    """Options that make the command run programs of its own choosing (decompressors)."""
+    follows: frozenset[str] = frozenset()
+
+
+_OPTION_TABLES: dict[str, _OptionTable] = {
+    "rg": _OptionTable(
+        short_values="ABCEMTdefgjmrt",
+        runs=frozenset({"--pre", "--hostname-bin"}),
+        runs_itself=frozenset({"-z", "--search-zip"}),
+        follows=frozenset({"-L", "--follow"}),
+    ),
+    **dict.fromkeys(
+        ("grep", "egrep", "fgrep"),
+        _OptionTable(short_values="ABCDdefm", follows=frozenset({"-R", "--dereference-recursive"})),
+    ),
+    "sort": _OptionTable(short_values="kotST", runs=frozenset({"--compress-program"})),
+    "diff": _OptionTable(short_values="CUFIDSLWXx", follows=frozenset({"-r", "--recursive"})),
+    "find": _OptionTable(short_values="", follows=frozenset({"-L", "-follow"})),
+}
+
+
+def option_effects(name: str, values: Sequence[str | None]) -> Iterator[OptionEffect]:
+    """The :class:`OptionEffect` of each option of command ``name`` (a normalized name) in ``values``."""
+    table = _OPTION_TABLES.get(name)
+    if table is None:
+        return
+    if name == "find":  # single-dash words anywhere in the expression: ``find -L .``, ``find . -follow``
+        for value in values:
+            if value in table.follows:
+                yield OptionEffect(kind="follows", option=value)
+        return
+    index = 0
+    while index < len(values):
+        value = values[index]
+        index += 1
+        if value is None or not value.startswith("-") or value == "-":
+            continue
+        if value == "--":
+            return
+        if value.startswith("--"):
+            option, eq, rest = value.partition("=")
+            # a unique prefix of a long option is that option (``--pre`` of ``--pre-glob`` aside, rg is strict)
+            if option in table.runs:
+                program = rest if eq else (values[index] if index < len(values) else None)
+                index += 0 if eq else 1
+                yield OptionEffect(kind="runs", option=option, program=program or None)
+            elif option in table.runs_itself:
+                yield OptionEffect(kind="runs", option=option)
+            elif option in table.follows:
+                yield OptionEffect(kind="follows", option=option)
+            continue
+        for position, ch in enumerate(value[1:], 1):
+            short = "-" + ch
+            if short in table.runs_itself:
+                yield OptionEffect(kind="runs", option=short)
+            if short in table.follows:
+                yield OptionEffect(kind="follows", option=short)
+            if ch in table.short_values:
+                if position == len(value) - 1:
+                    index += 1  # the next word is the value
+                break

@@ -26,6 +26,7 @@ call (:mod:`._shell_guard`) and propagates (law 3).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,6 +215,9 @@ def plan_command(location: Location, command: str, cwd: Path) -> CommandPlan | N
     found: list[tuple[PathArg, ResolvedPath]] = []
     for arg in analysis.paths:
         resolved = _resolve_arg(location, arg)
+        if resolved is not None and arg.glob:
+            # A written glob may match any name, a protected one included: only a rule naming the pattern allows it.
+            resolved = dataclasses.replace(resolved, protected=resolved.resource)
         if resolved is not None:
             found.append((arg, resolved))
     return CommandPlan(analysis=analysis, paths=tuple(found))

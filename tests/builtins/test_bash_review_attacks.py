@@ -1,0 +1,253 @@
+"""Attacks from the security review of the bash analysis (issue 12 follow-up), each run against the real tool.
+
+Every attack is a command that a narrow rule set allowed although it ran something else, read outside the project or
+wrote a protected file. Each test runs the bash tool (settle, the analysis, the real permission evaluation of the
+built-in ``build`` agent or of a given rule set) with a fake that allows what the rules allow and refuses the rest,
+and checks that the attack is refused and its canary untouched; where the attack needs the shell's own behaviour to
+mean anything, the text is first run by the real ``/bin/bash`` to prove it does what the test says. Controls show the
+legitimate spelling still runs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from tether.builtins._shell_parse import analyze
+from tether.permissions import PermissionRequest, Rule, builtin_agents, evaluate_request
+from tether.tools import Completed
+
+from .conftest import Project, Recorder
+
+pytestmark = pytest.mark.anyio
+
+Rules = Sequence[Rule] | Sequence[Sequence[Rule]]
+
+
+class Gate(Recorder):
+    """The permission fake: decides each request with the real evaluation; ``ask`` refuses (nobody answers)."""
+
+    def __init__(self, rules: Rules) -> None:
+        super().__init__(decide=self._decide)
+        self.rules = rules
+        self.effects: list[tuple[str, str]] = []
+
+    def _decide(self, request: PermissionRequest) -> str:
+        effect = evaluate_request(
+            request.action, request.resources, self.rules, protected=request.protected
+        ).effect
+        self.effects.append((request.action, effect))
+        return "allow" if effect == "allow" else "deny"
+
+
+@pytest.fixture
+def default_rules(tmp_path: Path) -> Rules:
+    return builtin_agents(tmp_path / "data", tmp_path / "tmp")["build"].rulesets
+
+
+@pytest.fixture
+def run(make_project: Callable[..., Project]) -> Callable[..., Gate]:
+    """Run ``command`` through the real tool under ``rules``; returns the gate (what was asked, what was decided)."""
+
+    async def call(command: str, rules: Rules, *, ran: bool | None = None) -> Gate:
+        gate = Gate(rules)
+        project = make_project(gate)
+        outcome = await project.call("bash", command=command)
+        if ran is not None:
+            assert isinstance(outcome, Completed) == ran, (command, gate.effects, outcome)
+        return gate
+
+    return call  # type: ignore[return-value]
+
+
+def shell(text: str, cwd: Path, env: dict[str, str] | None = None) -> None:
+    subprocess.run(
+        ["/bin/bash", "-c", text],
+        cwd=cwd,
+        capture_output=True,
+        timeout=20,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
+# --- 1. the read-only allow list ran any command -------------------------------------------------------------------
+
+NESTED_BACKTICKS = "echo `echo \\`touch canary\\``"
+
+
+async def test_nested_escaped_backticks_are_not_allowed_as_echo(root: Path, run: Callable[..., Gate]) -> None:
+    scratch = root.parent / "scratch"
+    scratch.mkdir()
+    shell(NESTED_BACKTICKS, scratch)
+    assert (scratch / "canary").exists(), "bash runs the inner substitution"
+    rules = (Rule("bash", "*", "deny"), Rule("bash", "echo *", "allow"))
+    gate = await run(NESTED_BACKTICKS, rules, ran=False)
+    assert ("bash", "deny") in gate.effects
+    assert not (root / "canary").exists()
+    await run("echo `echo hi`", rules, ran=True)  # control: one level of backticks is analysed, and allowed
+
+
+SUBSTRINGS = [
+    "echo ${x:y}",
+    "echo ${x:1:y}",
+    "echo ${@:y}",
+    "echo ${x[@]:y}",
+    "echo ${x:(y)}",
+    "echo ${x:1+y}",
+    "echo ${x:${y}}",
+    'echo "${x:1:y}"',
+    "cat <<EOF\n${x:y}\nEOF",
+]
+
+
+@pytest.mark.parametrize("text", SUBSTRINGS)
+async def test_a_substring_offset_that_is_not_a_number_is_uncertain(
+    root: Path, run: Callable[..., Gate], text: str
+) -> None:
+    scratch = root.parent / "scratch"
+    scratch.mkdir()
+    shell(text, scratch, env={"x": "abcdef", "y": "a[$(touch canary)]"})
+    assert (scratch / "canary").exists(), "bash evaluates the offset as arithmetic and runs the substitution"
+    assert analyze(text, cwd=str(root), home="/h").uncertain_resource is not None
+    rules = (Rule("bash", "*", "deny"), Rule("bash", "echo *", "allow"), Rule("bash", "cat *", "allow"))
+    await run(text, rules, ran=False)
+
+
+@pytest.mark.parametrize("text", ["echo ${x:1:2}", "echo ${x: -1}", "echo ${x:-y}", "echo ${x:=y} ${x:+z}"])
+async def test_literal_substrings_and_default_values_stay_allowed(
+    run: Callable[..., Gate], text: str
+) -> None:
+    await run(text, (Rule("bash", "*", "deny"), Rule("bash", "echo *", "allow")), ran=True)
+
+
+# --- 2. options that run a program ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "rg --hostname-bin=./evil.sh x",
+        "rg --hostname-bin ./evil.sh x",
+        "rg --pre ./evil.sh x",
+        "rg --pre=./evil.sh x a.txt",
+        "rg -z x",
+        "rg --search-zip x",
+        "rg -iz x",
+        "sort --compress-program=./evil.sh a.txt",
+    ],
+)
+async def test_options_that_run_a_program_ask_by_default(
+    root: Path, run: Callable[..., Gate], default_rules: Rules, text: str
+) -> None:
+    (root / "a.txt").write_text("x\n")
+    evil = root / "evil.sh"
+    evil.write_text("#!/bin/sh\ntouch canary\n")
+    evil.chmod(0o755)
+    gate = await run(text, default_rules, ran=False)
+    assert ("bash", "ask") in gate.effects
+    assert not (root / "canary").exists()
+
+
+async def test_a_program_given_to_rg_is_a_command_a_deny_matches(tmp_path: Path) -> None:
+    analysis = analyze("rg --pre=rm x", cwd=str(tmp_path), home="/h")
+    rules = (Rule("bash", "*", "allow"), Rule("bash", "rm *", "deny"))
+    assert evaluate_request("bash", analysis.resources, rules).effect == "deny"
+
+
+@pytest.mark.parametrize("text", ["rg -n x", "rg -e z x", "rg -g '*.py' x", "grep -rn x ."])
+async def test_plain_searches_still_run(
+    root: Path, run: Callable[..., Gate], default_rules: Rules, text: str
+) -> None:
+    (root / "a.txt").write_text("x\n")
+    await run(text, default_rules, ran=True)
+
+
+# --- 3. globs ------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def outside_link(root: Path) -> Path:
+    """A committed symlink leading out of the project, holding a secret."""
+    outside = root.parent / "outside"
+    outside.mkdir()
+    (outside / "creds").write_text("secret")
+    (root / "vendor_link").symlink_to(outside)
+    return outside
+
+
+async def test_a_glob_read_through_a_symlink_asks(
+    root: Path, run: Callable[..., Gate], default_rules: Rules, outside_link: Path
+) -> None:
+    scratch_out = subprocess.run(
+        ["/bin/bash", "-c", "cat */creds"], cwd=root, capture_output=True, text=True, check=False
+    ).stdout
+    assert scratch_out == "secret", "the glob reaches outside through the symlink"
+    gate = await run("cat */creds", default_rules, ran=False)
+    assert ("external_directory", "ask") in gate.effects
+
+
+async def test_a_glob_read_inside_the_project_asks_external_directory(
+    root: Path, run: Callable[..., Gate], default_rules: Rules
+) -> None:
+    # Documented choice: the analysis does not read the file system, and any name a glob matches may be a symlink
+    # leading out, so a glob read asks ``external_directory`` for the raw text (a person decides; "always" saves it).
+    (root / "src").mkdir()
+    (root / "src" / "a.py").write_text("x = 1\n")
+    gate = await run("cat src/*.py", default_rules, ran=False)
+    assert gate.effects[0] == ("external_directory", "ask")
+    allow_external = [*default_rules, [Rule("external_directory", "cat src/*.py", "allow")]]
+    await run("cat src/*.py", allow_external, ran=True)
+    await run("cat src/a.py", default_rules, ran=True)  # a literal path needs nothing more
+
+
+async def test_a_glob_write_that_can_match_git_config_is_a_protected_write(
+    root: Path, run: Callable[..., Gate]
+) -> None:
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / "x.txt").write_text("[core]\n\tfsmonitor = touch canary\n")
+    rules = (Rule("*", "*", "allow"),)
+    gate = await run("cp x.txt .gi?/config", rules, ran=False)
+    assert ("edit", "ask") in gate.effects  # only a rule naming the pattern itself allows it
+    assert (root / ".git" / "config").read_text() == "[core]\n"
+
+
+async def test_ansi_c_bytes_name_the_file_bash_opens(tmp_path: Path) -> None:
+    analysis = analyze("cat $'\\xff'", cwd=str(tmp_path), home="/h")
+    (path,) = [p.path for p in analysis.paths]
+    assert os.fsencode(path) == os.fsencode(str(tmp_path)) + b"/\xff"
+
+
+# --- 4. options that follow symbolic links -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "grep -R secret .",
+        "grep --dereference-recursive secret .",
+        "grep -Rn secret",
+        "rg -L secret",
+        "rg --follow secret",
+        "find -L . -name creds",
+        "find . -follow -name creds",
+        "diff -r vendor_link vendor_link",
+    ],
+)
+async def test_options_that_follow_symlinks_ask(
+    root: Path, run: Callable[..., Gate], default_rules: Rules, outside_link: Path, text: str
+) -> None:
+    gate = await run(text, default_rules, ran=False)
+    assert ("external_directory", "ask") in gate.effects
+
+
+async def test_grep_r_does_not_follow_symlinks_and_runs(
+    root: Path, run: Callable[..., Gate], default_rules: Rules, outside_link: Path
+) -> None:
+    await run("grep -rn secret .", default_rules, ran=True)
