@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -44,13 +44,16 @@ class Gate(Recorder):
         return "allow" if effect == "allow" else "deny"
 
 
+Run = Callable[..., Awaitable[Gate]]
+
+
 @pytest.fixture
 def default_rules(tmp_path: Path) -> Rules:
     return builtin_agents(tmp_path / "data", tmp_path / "tmp")["build"].rulesets
 
 
 @pytest.fixture
-def run(make_project: Callable[..., Project]) -> Callable[..., Gate]:
+def run(make_project: Callable[..., Project]) -> Run:
     """Run ``command`` through the real tool under ``rules``; returns the gate (what was asked, what was decided)."""
 
     async def call(command: str, rules: Rules, *, ran: bool | None = None) -> Gate:
@@ -61,7 +64,7 @@ def run(make_project: Callable[..., Project]) -> Callable[..., Gate]:
             assert isinstance(outcome, Completed) == ran, (command, gate.effects, outcome)
         return gate
 
-    return call  # type: ignore[return-value]
+    return call
 
 
 def shell(text: str, cwd: Path, env: dict[str, str] | None = None) -> None:
@@ -81,7 +84,7 @@ def shell(text: str, cwd: Path, env: dict[str, str] | None = None) -> None:
 NESTED_BACKTICKS = "echo `echo \\`touch canary\\``"
 
 
-async def test_nested_escaped_backticks_are_not_allowed_as_echo(root: Path, run: Callable[..., Gate]) -> None:
+async def test_nested_escaped_backticks_are_not_allowed_as_echo(root: Path, run: Run) -> None:
     scratch = root.parent / "scratch"
     scratch.mkdir()
     shell(NESTED_BACKTICKS, scratch)
@@ -107,9 +110,7 @@ SUBSTRINGS = [
 
 
 @pytest.mark.parametrize("text", SUBSTRINGS)
-async def test_a_substring_offset_that_is_not_a_number_is_uncertain(
-    root: Path, run: Callable[..., Gate], text: str
-) -> None:
+async def test_a_substring_offset_that_is_not_a_number_is_uncertain(root: Path, run: Run, text: str) -> None:
     scratch = root.parent / "scratch"
     scratch.mkdir()
     shell(text, scratch, env={"x": "abcdef", "y": "a[$(touch canary)]"})
@@ -120,9 +121,7 @@ async def test_a_substring_offset_that_is_not_a_number_is_uncertain(
 
 
 @pytest.mark.parametrize("text", ["echo ${x:1:2}", "echo ${x: -1}", "echo ${x:-y}", "echo ${x:=y} ${x:+z}"])
-async def test_literal_substrings_and_default_values_stay_allowed(
-    run: Callable[..., Gate], text: str
-) -> None:
+async def test_literal_substrings_and_default_values_stay_allowed(run: Run, text: str) -> None:
     await run(text, (Rule("bash", "*", "deny"), Rule("bash", "echo *", "allow")), ran=True)
 
 
@@ -143,7 +142,7 @@ async def test_literal_substrings_and_default_values_stay_allowed(
     ],
 )
 async def test_options_that_run_a_program_ask_by_default(
-    root: Path, run: Callable[..., Gate], default_rules: Rules, text: str
+    root: Path, run: Run, default_rules: Rules, text: str
 ) -> None:
     (root / "a.txt").write_text("x\n")
     evil = root / "evil.sh"
@@ -161,9 +160,7 @@ async def test_a_program_given_to_rg_is_a_command_a_deny_matches(tmp_path: Path)
 
 
 @pytest.mark.parametrize("text", ["rg -n x", "rg -e z x", "rg -g '*.py' x", "grep -rn x ."])
-async def test_plain_searches_still_run(
-    root: Path, run: Callable[..., Gate], default_rules: Rules, text: str
-) -> None:
+async def test_plain_searches_still_run(root: Path, run: Run, default_rules: Rules, text: str) -> None:
     (root / "a.txt").write_text("x\n")
     await run(text, default_rules, ran=True)
 
@@ -182,7 +179,7 @@ def outside_link(root: Path) -> Path:
 
 
 async def test_a_glob_read_through_a_symlink_asks(
-    root: Path, run: Callable[..., Gate], default_rules: Rules, outside_link: Path
+    root: Path, run: Run, default_rules: Rules, outside_link: Path
 ) -> None:
     scratch_out = subprocess.run(
         ["/bin/bash", "-c", "cat */creds"], cwd=root, capture_output=True, text=True, check=False
@@ -193,7 +190,7 @@ async def test_a_glob_read_through_a_symlink_asks(
 
 
 async def test_a_glob_read_inside_the_project_asks_external_directory(
-    root: Path, run: Callable[..., Gate], default_rules: Rules
+    root: Path, run: Run, default_rules: Rules
 ) -> None:
     # Documented choice: the analysis does not read the file system, and any name a glob matches may be a symlink
     # leading out, so a glob read asks ``external_directory`` for the raw text (a person decides; "always" saves it).
@@ -206,9 +203,7 @@ async def test_a_glob_read_inside_the_project_asks_external_directory(
     await run("cat src/a.py", default_rules, ran=True)  # a literal path needs nothing more
 
 
-async def test_a_glob_write_that_can_match_git_config_is_a_protected_write(
-    root: Path, run: Callable[..., Gate]
-) -> None:
+async def test_a_glob_write_that_can_match_git_config_is_a_protected_write(root: Path, run: Run) -> None:
     (root / ".git").mkdir()
     (root / ".git" / "config").write_text("[core]\n")
     (root / "x.txt").write_text("[core]\n\tfsmonitor = touch canary\n")
@@ -241,13 +236,13 @@ async def test_ansi_c_bytes_name_the_file_bash_opens(tmp_path: Path) -> None:
     ],
 )
 async def test_options_that_follow_symlinks_ask(
-    root: Path, run: Callable[..., Gate], default_rules: Rules, outside_link: Path, text: str
+    root: Path, run: Run, default_rules: Rules, outside_link: Path, text: str
 ) -> None:
     gate = await run(text, default_rules, ran=False)
     assert ("external_directory", "ask") in gate.effects
 
 
 async def test_grep_r_does_not_follow_symlinks_and_runs(
-    root: Path, run: Callable[..., Gate], default_rules: Rules, outside_link: Path
+    root: Path, run: Run, default_rules: Rules, outside_link: Path
 ) -> None:
     await run("grep -rn secret .", default_rules, ran=True)
