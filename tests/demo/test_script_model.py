@@ -1,5 +1,5 @@
-"""The JSON script model (``--model scripted:<file>``): a broken script is a config error naming the file, and each
-kind of step plays as written."""
+"""The offline models: a broken JSON script (``--model scripted:<file>``) is a config error naming the file, each
+kind of step plays as written, and the demo recording stops cleanly where it cannot go on."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tether.demo import ScriptModel
+from tether.demo import ReplayModel, ScriptModel
 from tether.errors import ConfigError
 from tether.llm import AssistantMessage, ModelRequest, ProviderErrorEvent, TextDelta, UserMessage
 from tether.tools import Text
@@ -65,3 +65,22 @@ async def test_an_echo_step_answers_with_the_system_text(tmp_path: Path) -> None
     model = ScriptModel(script(tmp_path, [{"echo": "system"}]))
     request = ModelRequest(messages=[UserMessage(content=(Text("hi"),))], system=("be brief",))
     assert "".join(e.text for e in await played(model, request) if isinstance(e, TextDelta)) == "be brief"
+
+
+async def replayed_text(request: ModelRequest) -> str:
+    return "".join(
+        e.text for e in [event async for event in ReplayModel().stream(request)] if isinstance(e, TextDelta)
+    )
+
+
+@pytest.mark.anyio
+async def test_the_recording_stops_and_says_so_when_the_agent_offers_no_bash_tool() -> None:
+    text = await replayed_text(ModelRequest(messages=[UserMessage(content=(Text("fix it"),))]))
+    assert text == "The recording needs the bash tool(s), which this agent does not offer. Stopping."
+
+
+@pytest.mark.anyio
+async def test_past_its_last_step_the_recording_has_nothing_more_to_say() -> None:
+    messages: list[Any] = [UserMessage(content=(Text("fix it"),))]
+    messages += [AssistantMessage(content=()) for _ in range(6)]
+    assert await replayed_text(ModelRequest(messages=messages)) == "The recording has nothing more to say."
