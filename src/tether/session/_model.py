@@ -328,13 +328,10 @@ def message_from_json(session_id: str, data: Mapping[str, Any]) -> MessageInfo:
 def part_to_json(part: Part) -> dict[str, Any]:
     """Encode a part as a JSON object (``session_id`` and ``message_id`` are columns, not repeated here).
 
-    A dict key with a lone surrogate (in a tool's input) cannot take pydantic's JSON mode: such a part is dumped as
-    plain Python data (tuples stay tuples), which ``json`` still encodes.
+    Plain Python data, exact (sequences may be tuples; a lone surrogate stays as it is): pydantic's JSON mode would
+    replace a lone surrogate in a metadata key. ``json`` encodes the result; the store escapes it (``_sqlite``).
     """
-    try:
-        return PARTS.dump_python(part, mode="json", exclude_none=True, fallback=repr)
-    except ValueError:
-        return PARTS.dump_python(part, exclude_none=True)
+    return PARTS.dump_python(part, exclude_none=True)
 
 
 def part_from_json(session_id: str, message_id: str, data: Mapping[str, Any]) -> Part:

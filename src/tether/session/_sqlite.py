@@ -80,9 +80,14 @@ def _dumps(value: Any) -> str:
     string saying so: the writer never fails on a value.
     """
     try:
-        text = _dumps_utf8(value)
+        return _encode(value)
     except (ValueError, RecursionError) as exc:  # a cycle, or nesting deeper than the encoder can go
-        return _dumps_ascii(f"<unstorable value: {type(exc).__name__}: {exc}>")
+        return _dumps_ascii(_unstorable(exc))
+
+
+def _encode(value: Any) -> str:
+    """:func:`_dumps` without its last resort: raises ``ValueError`` or ``RecursionError`` for what JSON cannot hold."""
+    text = _dumps_utf8(value)
     if not text.isascii():
         try:
             text.encode("utf-8")
@@ -91,27 +96,33 @@ def _dumps(value: Any) -> str:
     return text
 
 
+def _unstorable(exc: BaseException) -> str:
+    return f"<unstorable value: {type(exc).__name__}: {exc}>"
+
+
 def _dump_part(part: Part, exclude: set[str] | None = None) -> str:
     """A part's JSON through the one codec (:data:`~tether.session._model.PARTS`), total like :func:`_dumps`.
 
-    The fast path is pydantic's encoder. It refuses a lone surrogate (it encodes UTF-8) and a cycle or excessive
-    nesting (in a tool's input): such a part is encoded again as plain data and goes through :func:`_dumps`, which
-    escapes surrogates losslessly; an input JSON cannot hold at all is replaced by a string saying so.
+    The fast path is pydantic's encoder. It refuses a lone surrogate in a value (it encodes UTF-8), and replaces one
+    in a ``str``-typed dict key (metadata) by U+FFFD; it refuses a cycle or excessive nesting (in a tool's input).
+    Such a part (or any whose JSON holds a U+FFFD, found in O(1) for ASCII text) is dumped again as plain Python data
+    and encoded by :func:`_encode`, which escapes surrogates losslessly; a tool input JSON cannot hold at all is
+    replaced by a string saying so, so the row stays a part.
     """
     try:
-        return PARTS.dump_json(part, exclude=exclude, exclude_none=True, fallback=repr).decode()
+        text = PARTS.dump_json(part, exclude=exclude, exclude_none=True, fallback=repr).decode()
     except PydanticSerializationError:
         pass
+    else:
+        if text.isascii() or "\ufffd" not in text:
+            return text
     try:
-        # Python mode: JSON mode refuses a lone surrogate in a dict key. ``_dumps`` encodes what is left (tuples,
-        # and ``repr`` for what JSON cannot hold).
-        value = PARTS.dump_python(part, exclude=exclude, exclude_none=True)
-    except ValueError as exc:  # a cycle, or nesting too deep: only a tool's input can be either
+        return _encode(PARTS.dump_python(part, exclude=exclude, exclude_none=True))
+    except (ValueError, RecursionError) as exc:  # a cycle, or nesting too deep (in a tool input only)
         if not isinstance(part, ToolPart):
             raise
-        part = replace(part, input=f"<unstorable value: {type(exc).__name__}: {exc}>")
-        value = PARTS.dump_python(part, exclude=exclude, exclude_none=True)
-    return _dumps(value)
+        part = replace(part, input=_unstorable(exc))
+        return _encode(PARTS.dump_python(part, exclude=exclude, exclude_none=True))
 
 
 def _text(value: str) -> str | bytes:
