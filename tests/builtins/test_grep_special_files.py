@@ -3,7 +3,6 @@ the call fails at once naming what the path is."""
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 from typing import Any
