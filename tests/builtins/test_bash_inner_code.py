@@ -82,9 +82,9 @@ def test_trap_that_resets_a_signal_runs_nothing() -> None:
     assert analysis.unknown == ()
 
 
-def test_a_shell_given_a_script_file_is_not_reading_its_input() -> None:
+def test_a_shell_given_a_script_file_runs_text_that_is_not_analysed() -> None:
     analysis = run("bash -- script.sh")
-    assert analysis.unknown == ()
+    assert analysis.unknown == ("bash runs a script file that is not analysed: bash -- script.sh",)
 
 
 def test_find_delete_is_seen_as_rm_of_its_start_points() -> None:

@@ -246,3 +246,50 @@ async def test_grep_r_does_not_follow_symlinks_and_runs(
     root: Path, run: Run, default_rules: Rules, outside_link: Path
 ) -> None:
     await run("grep -rn secret .", default_rules, ran=True)
+
+
+# --- 7. deny-list evasions -----------------------------------------------------------------------------------------
+
+DENY_RM = (Rule("*", "*", "allow"), Rule("bash", "rm *", "deny"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "time { rm canary; }",
+        "! { rm canary; }",
+        "coproc { rm canary; }; wait",
+        "time { A=1 rm canary; }",
+        "/bin/r? canary",
+        "/bin/[r]m canary",
+    ],
+)
+async def test_groups_after_keywords_and_glob_command_names_are_denied(
+    root: Path, run: Run, text: str
+) -> None:
+    scratch = root.parent / "scratch"
+    scratch.mkdir()
+    (scratch / "canary").write_text("x")
+    shell(text, scratch)
+    assert not (scratch / "canary").exists(), "bash really runs rm"
+    (root / "canary").write_text("x")
+    gate = await run(text, DENY_RM, ran=False)
+    assert ("bash", "deny") in gate.effects
+    assert (root / "canary").exists()
+
+
+@pytest.mark.parametrize("text", ["bash <(echo rm canary)", "bash script.sh", "sh < script.sh"])
+async def test_a_shell_reading_a_script_file_is_uncertain(root: Path, run: Run, text: str) -> None:
+    # A deny-list (``*`` allowed) cannot contain what a script file runs, as for ``python script.py``; only a rule
+    # of ``*`` allows the uncertain text, so an allow-list asks.
+    (root / "script.sh").write_text("rm canary\n")
+    (root / "canary").write_text("x")
+    assert analyze(text, cwd=str(root), home="/h").uncertain_resource is not None
+    allow_list = (Rule("*", "*", "allow"), Rule("bash", "*", "deny"), Rule("bash", "bash *", "allow"))
+    allow_list += (
+        Rule("bash", "sh *", "allow"),
+        Rule("bash", "echo *", "allow"),
+        Rule("bash", "< *", "allow"),
+    )
+    await run(text, allow_list, ran=False)
+    assert (root / "canary").exists()

@@ -128,6 +128,9 @@ class SimpleCommand:
     name: str = ""
     save: tuple[str, ...] = ()
     changes_directory: bool = False
+    name_pattern: tuple[str, str] | None = None
+    """``(pattern, arguments)`` when the command word is a glob (``/bin/r? x``): the caller, which may look at the
+    file system, adds a form per name the pattern matches there."""
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -694,6 +697,20 @@ class _Walker:
             return _Flow(cwds, cwds)
         name = posixpath.basename(words[0].value) or words[0].value
         rest = words[1:]
+        if words[0].glob and words[0].value not in ("[", "[[", "{", "}"):
+            # ``/bin/r? x``, ``/bin/[r]m x``, ``{rm,x}``: the shell expands the word into a name we cannot know.
+            self.unknown.append(f"the command name is a pattern the shell expands: {clipped}")
+            self.uncertain.append(f"the command name is a pattern the shell expands: {clipped}")
+            for alternative in _expand_braces(words[0].value) or []:
+                guess = posixpath.basename(alternative) or alternative
+                self.commands.append(
+                    SimpleCommand(
+                        text=text,
+                        forms=(_form(guess, rest),),
+                        tokens=tokens,
+                        name_pattern=(alternative, _form("", rest).strip()),
+                    )
+                )
         levels = [(name, rest)]
         offset = 1  # index in ``words`` of the first argument of the innermost command
         fed = False
@@ -725,6 +742,10 @@ class _Walker:
             offset += index + 1
             rest = rest[index + 1 :]
             levels.append((name, rest))
+        if name == "{" and known and rest:
+            # ``time { rm x; }``, ``! { rm x; }``, ``coproc { rm x; }``: the parser reads the group's first command as
+            # arguments of a command named ``{`` (and ``}`` as a command of its own). Its words are a command.
+            self.nested(" ".join(w.raw for w in rest), cwds, text)
         forms = [_form(n, r) for n, r in levels]
         save: tuple[str, ...] = ()
         code = self.inner_code(name, rest, clipped) if known else None
@@ -886,6 +907,10 @@ class _Walker:
                 continue
             break
         operand = rest[index] if index < len(rest) else None
+        if operand is not None and not has_c:
+            # ``bash script.sh``, ``bash <(echo rm x)``: the script is a file (or a pipe) this analysis does not read.
+            self.unknown.append(f"{name} runs a script file that is not analysed: {clipped}")
+            return None
         if has_c:
             if operand is None or operand.value is None:
                 self.unknown.append(f"{name} -c runs text only known at run time: {clipped}")

@@ -27,6 +27,7 @@ call (:mod:`._shell_guard`) and propagates (law 3).
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,7 @@ from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import resolve_or_fail
 from ._deps import BuiltinDeps
-from ._shell_parse import Analysis, PathArg, analyze
+from ._shell_parse import Analysis, PathArg, SimpleCommand, analyze
 from ._shell_run import CAPTURE_LIMIT, ShellRun, default_shell, run_shell
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS", "BashInput", "CommandPlan", "make", "plan_command"]
@@ -211,7 +212,7 @@ def plan_command(location: Location, command: str, cwd: Path) -> CommandPlan | N
     if not cwd.is_dir():
         return None
     home = os.environ.get("HOME") or str(Path.home())
-    analysis = analyze(command, cwd=str(cwd), home=home)
+    analysis = _with_glob_names(analyze(command, cwd=str(cwd), home=home), cwd)
     found: list[tuple[PathArg, ResolvedPath]] = []
     for arg in analysis.paths:
         resolved = _resolve_arg(location, arg)
@@ -221,6 +222,28 @@ def plan_command(location: Location, command: str, cwd: Path) -> CommandPlan | N
         if resolved is not None:
             found.append((arg, resolved))
     return CommandPlan(analysis=analysis, paths=tuple(found))
+
+
+_MAX_GLOB_NAMES = 64
+
+
+def _with_glob_names(analysis: Analysis, cwd: Path) -> Analysis:
+    """Add a form per program a glob command word matches now (``/bin/r? x`` → ``rm x``), so a deny on it applies.
+
+    The text stays uncertain (the match may change before it runs); this only lets a deny-list see the likely name.
+    """
+    extra: list[SimpleCommand] = []
+    for command in analysis.commands:
+        if command.name_pattern is None:
+            continue
+        pattern, arguments = command.name_pattern
+        where = pattern if pattern.startswith("/") else os.path.join(glob.escape(str(cwd)), pattern)
+        for match in sorted(glob.glob(where))[:_MAX_GLOB_NAMES]:
+            name = os.path.basename(match)
+            extra.append(SimpleCommand(text=command.text, forms=(f"{name} {arguments}".strip(),)))
+    if not extra:
+        return analysis
+    return dataclasses.replace(analysis, commands=(*analysis.commands, *extra))
 
 
 def _anchor(item: ResolvedPath) -> str | None:
