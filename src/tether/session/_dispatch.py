@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -32,7 +32,10 @@ from ..storable import has_surrogates
 from ..tools import DECLINED_ERROR, Failed, Materialization, Outcome, ToolCall, ToolContext
 from ._events import ToolProgress
 from ._processor import StepProcessor
-from ._prompts import DEFECT_PREFIX, DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
+from ._prompts import DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
+
+if TYPE_CHECKING:
+    from ._failures import StepFailures
 
 __all__ = ["DOOM_LOOP_THRESHOLD", "CallPool", "Dispatcher", "DoomLoopDetector", "PermissionAsserter"]
 
@@ -165,6 +168,7 @@ class Dispatcher:
         "_agent",
         "_done",
         "_doom",
+        "_failures",
         "_limiter",
         "_materialization",
         "_outstanding",
@@ -172,9 +176,7 @@ class Dispatcher:
         "_pool",
         "_processor",
         "calls",
-        "cancelled",
         "declined",
-        "failure",
     )
 
     def __init__(
@@ -186,9 +188,11 @@ class Dispatcher:
         agent: str,
         doom: DoomLoopDetector,
         permissions: PermissionAsserter | None,
+        failures: StepFailures,
         limiter: anyio.CapacityLimiter | None = None,
     ) -> None:
         self._pool = pool
+        self._failures = failures
         self._materialization = materialization
         self._processor = processor
         self._agent = agent
@@ -198,9 +202,7 @@ class Dispatcher:
         self._outstanding = 0
         self._done: anyio.Event | None = None
         self.calls = 0
-        self.cancelled = False
         self.declined = False
-        self.failure: Exception | None = None
 
     def start(self, event: ToolCallEvent) -> None:
         """Begin settling ``event`` (the doom-loop check runs now, in the model's order)."""
@@ -218,16 +220,9 @@ class Dispatcher:
             await done.wait()
 
     async def _run(self, event: ToolCallEvent, doom: bool) -> None:
+        # The step's failure policy decides what an exception here does (``_failures``): never a sibling's business.
         try:
-            await self._settle(event, doom)
-        except Exception as exc:
-            # Not a tool defect (settle turns those into outcomes): the store refused a write, or a runner-side
-            # service failed. This call fails, its siblings go on, and the step raises it once they have settled.
-            self.failure = self.failure or exc
-            try:
-                self._processor.settle(event.id, Failed(error=f"{DEFECT_PREFIX}{exc}", kind="defect"))
-            except Exception:
-                pass  # still unsettled: the step fails it when it closes
+            await self._failures.call(event.id, self._settle(event, doom))
         finally:
             self._outstanding -= 1
             if self._outstanding == 0 and self._done is not None:
@@ -258,7 +253,7 @@ class Dispatcher:
                 else:
                     async with self._limiter:
                         outcome = await self._materialization.settle(call, ctx)
-        if self.cancelled:
+        if self._failures.cancelled:
             return  # the step was cancelled: the part becomes aborted, whatever the tool still returned (law 3)
         if isinstance(outcome, Failed) and outcome.kind == "declined":
             self.declined = True

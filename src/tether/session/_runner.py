@@ -13,22 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal
 
 import anyio
 
 from .. import ids
 from ..errors import ProviderError, UsageError
-from ..llm import Model, RetryPolicy, Usage
+from ..llm import RetryPolicy, Usage
 from ..rules import Rule
 from ..storable import has_surrogates, visible
-from ..tools import Content, Text, ToolRegistry
-from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
+from ..tools import Content, Text
 from ._events import MessageUpdated, PartUpdated, SessionStatus
-from ._history import History
-from ._model import FilePart, MessageError, SessionInfo, TextPart, UserInfo, now_ms
-from ._processor import Emitter
+from ._model import FilePart, MessageError, TextPart, UserInfo, now_ms
 from ._step import run_step
+from ._turn import AgentLike, TurnContext
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -42,19 +40,6 @@ __all__ = [
 ]
 
 StopReason = Literal["done", "declined", "max_steps", "cancelled"]
-
-
-class AgentLike(Protocol):
-    """What the runner needs from an agent (``tether.permissions.Agent`` satisfies it)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def rules(self) -> Sequence[Rule]: ...
-    @property
-    def steps(self) -> int | None: ...
-    @property
-    def prompt(self) -> str | None: ...
 
 
 DEFAULT_MAX_STEPS = 100
@@ -72,22 +57,6 @@ class TurnResult:
     text: str
     usage: Usage
     message_ids: tuple[str, ...] = field(default=())
-
-
-@dataclass(kw_only=True, slots=True)
-class TurnContext:
-    """Everything a turn needs, gathered by the session."""
-
-    info: SessionInfo
-    tools: ToolRegistry
-    agents: Mapping[str, AgentLike]
-    emitter: Emitter
-    history: History
-    doom: DoomLoopDetector
-    permissions: PermissionAsserter | None
-    retry: RetryPolicy
-    concurrency: int | None
-    cancel_grace: float
 
 
 def resolve_agent(agents: Mapping[str, AgentLike], name: str) -> AgentLike:
@@ -139,15 +108,7 @@ class TurnProgress:
         )
 
 
-async def run_turn(
-    ctx: TurnContext,
-    progress: TurnProgress,
-    content: str | Sequence[Content],
-    *,
-    model: Model,
-    system: Sequence[str] = (),
-    options: Mapping[str, Any] | None = None,
-) -> None:
+async def run_turn(turn: TurnContext, progress: TurnProgress, content: str | Sequence[Content]) -> None:
     """Run one turn to completion (see the module docstring), recording what happened in ``progress``.
 
     Raises:
@@ -155,10 +116,10 @@ async def run_turn(
         ProviderError: the model failed with an error that is not retryable (or retries ran out).
         StoreError: the store refused a write (raised by the first write after the store reports the failure).
     """
-    info = ctx.info
-    emitter = ctx.emitter
+    info = turn.info
+    emitter = turn.emitter
     parts = _user_parts(content)
-    agent = resolve_agent(ctx.agents, info.agent)
+    agent = resolve_agent(turn.agents, info.agent)
     user = UserInfo(id=ids.ascending("msg"), session_id=info.id, agent=agent.name, created=now_ms())
     emitter.durable(MessageUpdated(user))
     for part in parts:
@@ -171,67 +132,27 @@ async def run_turn(
             emitter.durable(
                 PartUpdated(FilePart(id=pid, session_id=info.id, message_id=user.id, content=part))
             )
-    ctx.history.add_user(parts)
-
-    failure: Exception | None = None
-    async with anyio.create_task_group() as call_tasks:
-        pool = CallPool(call_tasks)
-        try:
-            await _run_steps(ctx, progress, user.id, model=model, system=system, options=options, pool=pool)
-        except Exception as exc:
-            # Raised again below, outside the task group, so the caller sees it unwrapped (not an ExceptionGroup).
-            failure = exc
-            call_tasks.cancel_scope.cancel()
-        finally:
-            pool.close()
-    if failure is not None:
-        raise failure
+    turn.history.add_user(parts)
+    await _run_steps(turn, progress, user.id)
 
 
-async def _run_steps(
-    ctx: TurnContext,
-    progress: TurnProgress,
-    user_id: str,
-    *,
-    model: Model,
-    system: Sequence[str],
-    options: Mapping[str, Any] | None,
-    pool: CallPool,
-) -> None:
-    info = ctx.info
-    emitter = ctx.emitter
-    opts: Mapping[str, Any] = options or {}
-    system = tuple(visible(text) for text in system)  # config and instruction files: storable, sendable text
+async def _run_steps(turn: TurnContext, progress: TurnProgress, user_id: str) -> None:
+    info = turn.info
+    model = turn.model
     step = 0
     attempt = 0
     cached_agent: AgentLike | None = None
     rules: Sequence[Rule] = ()
-    limiter = None if ctx.concurrency is None else anyio.CapacityLimiter(ctx.concurrency)
     while True:
-        agent = resolve_agent(ctx.agents, info.agent)
+        agent = resolve_agent(turn.agents, info.agent)
         if agent is not cached_agent:
             cached_agent = agent
             rules = (*agent.rules, *info.rules) if info.rules else agent.rules
         step += 1
         final = step >= (agent.steps if agent.steps is not None else DEFAULT_MAX_STEPS)
-        materialization = ctx.tools.materialize(rules, final_step=final)
-        prompts = [visible(agent.prompt)] if agent.prompt else []
+        materialization = turn.tools.materialize(rules, final_step=final)
         result = await run_step(
-            emitter=emitter,
-            session_id=info.id,
-            parent_id=user_id,
-            agent=agent.name,
-            model=model,
-            materialization=materialization,
-            history=ctx.history,
-            step=step,
-            system=(*prompts, *system),
-            options=opts,
-            doom=ctx.doom,
-            permissions=ctx.permissions,
-            limiter=limiter,
-            pool=pool,
-            grace=ctx.cancel_grace,
+            turn, parent_id=user_id, agent=agent, materialization=materialization, step=step
         )
         progress.message_ids.append(result.info.id)
         progress.steps = step
@@ -246,18 +167,18 @@ async def _run_steps(
         error = result.error
         if error is not None:
             attempt += 1
-            retry = model.retry or ctx.retry  # the provider's policy when it has one (one retry layer)
+            retry = model.retry or turn.retry  # the provider's policy when it has one (one retry layer)
             if not error.retryable or attempt >= retry.attempts:
                 raise error
             delay = retry.delay(attempt, error)
-            emitter.live(
+            turn.emitter.live(
                 SessionStatus(
                     session_id=info.id, status="retry", attempt=attempt, message=error.message, retry_in=delay
                 )
             )
             step -= 1
             await anyio.sleep(delay)
-            emitter.live(SessionStatus(session_id=info.id, status="busy"))
+            turn.emitter.live(SessionStatus(session_id=info.id, status="busy"))
             continue
         attempt = 0
         if result.declined:

@@ -27,6 +27,7 @@ from ..storable import visible
 from ..tools import Content, ToolRegistry, text_of
 from ._dispatch import DoomLoopDetector, PermissionAsserter
 from ._events import SessionStatus, SessionUpdated
+from ._failures import turn_calls
 from ._history import History
 from ._model import SessionInfo, check_session_rules, now_ms
 from ._processor import Emitter
@@ -111,24 +112,31 @@ class Session:
         if self._info.title == "" and content:
             self._info = replace(self._info, title=_title(content), updated=now_ms())
             service.emitter.durable(SessionUpdated(self._info))
-        ctx = TurnContext(
-            info=self._info,
-            tools=self.location.tools,
-            agents=service.agents,
-            emitter=service.emitter,
-            history=self._history,
-            doom=self._doom,
-            permissions=service.permissions,
-            retry=service.retry,
-            concurrency=service.concurrency,
-            cancel_grace=service.cancel_grace,
-        )
+        concurrency = service.concurrency
         progress = TurnProgress()
         service.emitter.live(SessionStatus(session_id=self.id, status="busy"))
         scope = self._scope = anyio.CancelScope()
         try:
             with scope:
-                await run_turn(ctx, progress, content, model=model, system=system, options=options)
+                async with turn_calls() as pool:
+                    turn = TurnContext(
+                        info=self._info,
+                        tools=self.location.tools,
+                        agents=service.agents,
+                        emitter=service.emitter,
+                        history=self._history,
+                        doom=self._doom,
+                        permissions=service.permissions,
+                        retry=service.retry,
+                        model=model,
+                        pool=pool,
+                        # config and instruction files: storable, sendable text (law 12)
+                        system=tuple(visible(text) for text in system),
+                        options=options or {},
+                        limiter=None if concurrency is None else anyio.CapacityLimiter(concurrency),
+                        cancel_grace=service.cancel_grace,
+                    )
+                    await run_turn(turn, progress, content)
         finally:
             # No flush here: the store commits within its short window, and closing it drains the queue. A write
             # failure surfaces from the next append (or from ``store.flush()`` for callers that need a barrier).

@@ -1,0 +1,57 @@
+"""What one turn carries: :class:`TurnContext`, built by the session when a turn starts and read by every step."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+
+from ..llm import Model, RetryPolicy
+from ..rules import Rule
+from ..tools import ToolRegistry
+from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
+from ._history import History
+from ._model import SessionInfo
+from ._processor import Emitter
+
+__all__ = ["AgentLike", "TurnContext"]
+
+
+class AgentLike(Protocol):
+    """What the runner needs from an agent (``tether.permissions.Agent`` satisfies it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def rules(self) -> Sequence[Rule]: ...
+    @property
+    def steps(self) -> int | None: ...
+    @property
+    def prompt(self) -> str | None: ...
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnContext:
+    """Everything one turn needs, fixed for the turn (the agent is resolved again at every step, by name).
+
+    ``pool`` holds the turn's call tasks (opened by :func:`~tether.session._failures.turn_calls`); ``limiter`` caps
+    the calls that settle at once (``None``: no cap); ``cancel_grace`` is how long a cancelled step waits for its
+    calls' cleanup. ``system`` texts are already storable (``tether.storable.visible``).
+    """
+
+    info: SessionInfo
+    tools: ToolRegistry
+    agents: Mapping[str, AgentLike]
+    emitter: Emitter
+    history: History
+    doom: DoomLoopDetector
+    permissions: PermissionAsserter | None
+    retry: RetryPolicy
+    model: Model
+    pool: CallPool
+    system: Sequence[str] = ()
+    options: Mapping[str, Any]
+    limiter: anyio.CapacityLimiter | None = None
+    cancel_grace: float
