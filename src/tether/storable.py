@@ -10,6 +10,10 @@ an undecodable byte is shown as ``\\xff``, any other lone surrogate as ``\\ud800
 A tool given a shown name back (``bad\\xffname.txt``) finds the real file through :func:`raw_name`; a file literally
 named with a backslash and the same letters is a different name, and the tools refuse the ambiguity when both exist.
 
+A terminal is a stricter boundary: :func:`printable` also shows ESC and the other C0/C1 control characters and the
+bidi override/isolate marks as escapes (``\\x1b``, ``\\u202e``), so model or repository text the CLI prints cannot
+move the cursor, erase a line or reorder what a person reads (a spoofed approval prompt).
+
 This module owns the mapping only; where each boundary applies it is documented there.
 """
 
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["has_surrogates", "raw_name", "visible"]
+__all__ = ["has_surrogates", "printable", "raw_name", "visible"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])|\\u(d[89a-fA-F][0-9a-fA-F]{2})")
@@ -46,6 +50,36 @@ def visible(text: str) -> str:
     if not has_surrogates(text):
         return text
     return _SURROGATE.sub(_show, text)
+
+
+# C0 controls except tab and newline, DEL, C1 controls, the bidi marks, overrides and isolates, lone surrogates
+_UNPRINTABLE_LINES = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def _show_control(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    return _show(match)
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """``text`` safe to print on a terminal: control and bidi characters and lone surrogates shown as escapes.
+
+    ESC (``\\x1b``), the other C0 controls, DEL, C1 controls (``\\u009b``), the bidi marks, overrides and isolates
+    (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069) and lone surrogates (as :func:`visible` shows them) become
+    visible escapes. Tab is kept; newline is kept only with ``lines=True`` (text printed as lines: a command, a
+    diff, the model's text), else shown as ``\\x0a`` (a one-line subject or title).
+    """
+    pattern = _UNPRINTABLE_LINES if lines else _UNPRINTABLE
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_show_control, text)
 
 
 def _raw(match: re.Match[str]) -> str:

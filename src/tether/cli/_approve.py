@@ -20,12 +20,14 @@ from typing import Any, Literal, cast
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from rich.console import Console
+from rich.markup import escape
 from rich.syntax import Syntax
 from rich.text import Text
 
 from ..errors import NotFoundError
 from ..permissions import PendingRequest, PermissionAsked, PermissionService, Reply
-from ._format import subject
+from ..storable import printable
+from ._format import shown, subject
 
 __all__ = ["NO_TERMINAL_FEEDBACK", "ApprovalMode", "Approver", "read_line"]
 
@@ -77,27 +79,30 @@ def _input_diff(tool: str | None, tool_input: Any) -> str | None:
 
 
 def _describe(console: Console, pending: PendingRequest, tool: str | None, tool_input: Any) -> None:
+    # Everything here but our own words comes from the model or the repository: it is shown through printable()
+    # (an ESC sequence in a command must not redraw this prompt into another command) and never read as markup.
     request = pending.request
     head = Text()
     head.append("? ", style="yellow bold")
     head.append("permission asked: ", style="yellow")
-    head.append(request.action, style="bold")
+    head.append(printable(request.action), style="bold")
     if tool:
-        head.append(f"  (tool {tool}: {subject(tool, tool_input)})", style="dim")
+        head.append(f"  (tool {printable(tool)}: {subject(tool, tool_input)})", style="dim")
     console.print(head)
     metadata = request.metadata
     command = metadata.get("command")
     if isinstance(command, str):
-        console.print(Text("  command: ", style="bold") + Text(command))
-    console.print(Text("  resources: ", style="bold") + Text(", ".join(request.resources)))
+        console.print(Text("  command: ", style="bold") + shown(command, lines=True))
+    console.print(Text("  resources: ", style="bold") + shown(", ".join(request.resources)))
     uncertain = metadata.get("uncertain")
     if isinstance(uncertain, list) and uncertain:
         # bash: what runs (or which paths it touches) cannot be known before it runs; say why
         reasons = "; ".join(str(reason) for reason in uncertain[:5])
-        console.print(Text("  uncertain: ", style="bold yellow") + Text(reasons))
+        console.print(Text("  uncertain: ", style="bold yellow") + shown(reasons))
     diff = metadata.get("diff") or metadata.get("patch") or _input_diff(tool, tool_input)
     if isinstance(diff, str) and diff.strip():
-        console.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+        diff = printable(diff.rstrip("\n"), lines=True)
+        console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
     for verdict in pending.decision.verdicts:
         if verdict.effect == "ask":
             rule = verdict.rule
@@ -106,7 +111,7 @@ def _describe(console: Console, pending: PendingRequest, tool: str | None, tool_
                 if verdict.source == "default"
                 else f'rule {rule.action} "{rule.resource}" -> ask ({verdict.source})'
             )
-            console.print(Text(f"  asked by: {origin}", style="dim"))
+            console.print(shown(f"  asked by: {origin}", "dim"))
             break
 
 
@@ -114,7 +119,8 @@ def _always_label(save: Sequence[str], action: str) -> str:
     if not save:
         return "always (nothing to save for this request: acts as once)"
     patterns = ", ".join(f'{action} "{p}"' for p in save)
-    return f"always: saves {patterns} for this project"
+    # printed inside the prompt's markup: a pattern is the model's text, never markup
+    return escape(printable(f"always: saves {patterns} for this project"))
 
 
 class Approver:
@@ -171,13 +177,13 @@ class Approver:
         tool, tool_input = (None, None)
         if request.source is not None:
             tool, tool_input = self._call_info(request.source.call_id)
-        what = f"{request.action} {', '.join(request.resources)}"
+        what = printable(f"{request.action} {', '.join(request.resources)}")
         if self.mode == "yes" and request.protected is not None:
             # --yes allows asks, not writes that widen what the model may do (.git/config, .tether/, AGENTS.md, ...)
             self._console.print(
                 Text(
                     f"✗ protected path, not allowed by --yes: {what}\n  allow it with a rule naming it "
-                    f'("edit": {{"{request.protected}*": "allow"}}) or run in a terminal to be asked',
+                    f'("edit": {{"{printable(request.protected)}*": "allow"}}) or run in a terminal to be asked',
                     style="red",
                 )
             )
@@ -242,4 +248,4 @@ class Approver:
             return
         if reply == "always" and pending.request.save:
             saved = ", ".join(f'{pending.request.action} "{p}"' for p in pending.request.save)
-            self._console.print(Text(f"  saved approval: {saved}", style="green"))
+            self._console.print(shown(f"  saved approval: {saved}", "green"))

@@ -1,4 +1,8 @@
-"""Small, pure formatting helpers shared by the live view and the timeline: a call's subject, its summary, times."""
+"""Small, pure formatting helpers shared by the live view and the timeline: a call's subject, its summary, times.
+
+Every line these helpers return is :func:`~tether.storable.printable`: model and repository text cannot carry a
+terminal escape through them. Text printed elsewhere goes through :func:`shown` (the same helper, for rich).
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,31 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-__all__ = ["decision_lines", "duration", "first_line", "subject", "summary"]
+from rich.text import Text
+
+from ..storable import printable
+
+__all__ = ["decision_lines", "duration", "first_line", "shown", "subject", "summary"]
 
 _SUBJECT_KEYS = ("command", "filePath", "file_path", "path", "pattern", "url", "query", "description")
 
 
+def shown(text: str, style: str = "", *, lines: bool = False) -> Text:
+    """Outside text (the model's, a repository's) as a rich ``Text``: never read as markup, escapes made visible.
+
+    Args:
+        text: what to show.
+        style: the rich style of the whole text.
+        lines: keep newlines (a command, the model's text); else a newline is shown as ``\\x0a``.
+    """
+    return Text(printable(text, lines=lines), style=style)
+
+
 def first_line(text: str, width: int = 100) -> str:
-    """The first non-empty line of ``text``, cut to ``width`` characters."""
+    """The first non-empty line of ``text``, cut to ``width`` characters, control characters shown as escapes."""
     for line in text.splitlines():
         if line.strip():
-            line = line.strip()
+            line = printable(line.strip())
             return line if len(line) <= width else line[: width - 1] + "…"
     return ""
 
@@ -32,13 +51,14 @@ def subject(tool: str, value: Any, width: int = 80) -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         text = repr(value)
+    text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def summary(text: str, title: str | None = None) -> str:
     """A one-line summary of a tool's content: its title, or its first line and line count."""
     lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-    head = title or first_line(text, 70)
+    head = printable(title) if title else first_line(text, 70)
     if lines > 1:
         return f"{head} ({lines} lines)"
     return head
@@ -65,7 +85,7 @@ def decision_lines(record: Mapping[str, Any]) -> list[str]:
         reply = record.get("reply", "?")
         message = record.get("message")
         head = f"permission {record.get('action', '')} {event or 'replied'}: {reply}".replace("  ", " ")
-        return [head + (f" ({message})" if message else "")]
+        return [printable(head + (f" ({message})" if message else ""))]
     action = str(decision.get("action", record.get("action", "?")))
     effect = str(decision.get("effect", "?"))
     reply = decision.get("reply") or record.get("reply")
@@ -85,4 +105,4 @@ def decision_lines(record: Mapping[str, Any]) -> list[str]:
                 f'  {resource}: {verdict.get("effect")} by rule {rule.get("action")} "{rule.get("resource")}" '
                 f"-> {rule.get('effect')} ({source})"
             )
-    return lines
+    return [printable(line) for line in lines]

@@ -31,8 +31,9 @@ from rich.text import Text
 
 from ..llm import Usage
 from ..session._model import StepFinishPart, TextPart, ToolPart
+from ..storable import printable
 from ..tools import text_of
-from ._format import duration, first_line, subject, summary
+from ._format import duration, first_line, shown, subject, summary
 
 __all__ = ["FRAME", "LiveView", "TurnStats"]
 
@@ -169,7 +170,8 @@ class LiveView:
             if event.session_id == self.session_id and event.status == "retry":
                 self.flush_lines()
                 wait = f" in {event.retry_in:.1f}s" if event.retry_in else ""
-                self.console.print(f"[yellow]↻ provider error, retrying{wait}:[/] {event.message or ''}")
+                notice = Text(f"↻ provider error, retrying{wait}: ", style="yellow")
+                self.console.print(notice + shown(event.message or ""))
 
     def _delta(self, part_id: str, delta: str) -> None:
         buffer = self._lines.get(part_id, "") + delta
@@ -201,7 +203,7 @@ class LiveView:
 
     def _emit_text(self, text: str) -> None:
         self.flush_lines()
-        self.console.print(Text(text), soft_wrap=True)
+        self.console.print(shown(text, lines=True), soft_wrap=True)
 
     def _tool(self, part: ToolPart) -> None:
         self.parts[part.call_id] = part
@@ -217,7 +219,7 @@ class LiveView:
             self.flush_text()
             self._pending.append(self.settled_line(part))
             for path in part.output_paths:
-                self._pending.append(Text(f"    full output: {path}", style="dim"))
+                self._pending.append(shown(f"    full output: {path}", "dim"))
             return
         with self._lock:
             running = self._running.get(part.call_id)
@@ -248,7 +250,7 @@ class LiveView:
             line.append("✓ ", style="green bold")
         else:
             line.append("✗ ", style="red bold")
-        line.append(part.tool, style="bold")
+        line.append(printable(part.tool), style="bold")
         line.append(f" {subject(part.tool, part.input)}")
         if took:
             line.append(f"  {took}", style="dim")
@@ -273,11 +275,11 @@ class LiveView:
             grid.add_column()
             grid.add_column()
             label = Text()
-            label.append(item.part.tool, style="bold")
+            label.append(printable(item.part.tool), style="bold")
             label.append(f" {subject(item.part.tool, item.part.input)}")
             label.append(f"  {now - item.since:.1f}s", style="dim")
             grid.add_row(Spinner("dots", style="cyan"), label)
             rows.append(grid)
             for tail in item.tail:
-                rows.append(Text(f"    │ {tail[:160]}", style="dim"))
+                rows.append(shown(f"    │ {tail[:160]}", "dim"))
         return Group(*rows)

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from ._common import out_console, run_async
+from ._format import shown
 
 __all__ = ["export_command", "list_command", "show_command"]
 
@@ -60,7 +61,9 @@ def list_command(*, data_dir: Path, directory: Path | None, all_: bool, limit: i
                 column, overflow="fold" if column == "id" else "ellipsis", no_wrap=column != "title"
             )
         for info, status in rows:
-            table.add_row(info.id, info.title or "(untitled)", info.directory, _when(info.updated), status)
+            # cells as Text: a title is the model's (or the prompt's) words, never markup, never an escape sequence
+            cells = (info.id, info.title or "(untitled)", info.directory, _when(info.updated), status)
+            table.add_row(*(shown(cell) for cell in cells))
         console.print(table)
 
     run_async(main)
@@ -96,4 +99,4 @@ def export_command(*, data_dir: Path, session_id: str, output: Path | None) -> N
         typer.echo(text)
     else:
         output.write_text(text + "\n", encoding="utf-8")
-        out_console().print(f"exported {session_id} to {output}")
+        out_console().print(shown(f"exported {session_id} to {output}"))

@@ -29,8 +29,9 @@ from ..session._model import (
     usage_to_json,
 )
 from ..session._store import StoredMessage
+from ..storable import printable
 from ..tools import content_to_json, text_of
-from ._format import decision_lines, duration, first_line, subject
+from ._format import decision_lines, duration, first_line, shown, subject
 
 __all__ = ["EXPORT_FORMAT", "export_document", "print_timeline", "timeline_json"]
 
@@ -129,8 +130,8 @@ def _print_tool(console: Console, part: ToolPart) -> None:
     head = Text("  ")
     head.append("✓ " if part.state == "completed" else ("✗ " if part.state == "error" else "… "))
     head.stylize("green bold" if part.state == "completed" else "red bold", 2, 4)
-    head.append(part.tool, style="bold")
-    head.append(f"  {part.call_id}", style="dim")
+    head.append(printable(part.tool), style="bold")
+    head.append(printable(f"  {part.call_id}"), style="dim")
     took = duration(part.started, part.ended)
     head.append(f"  {part.state}" + (f" in {took}" if took else ""), style="dim")
     if part.interrupted:
@@ -141,7 +142,7 @@ def _print_tool(console: Console, part: ToolPart) -> None:
         for line in decision_lines(decision):
             console.print(Text(f"    {line}", style="yellow"))
     if part.state == "error":
-        console.print(Text(f"    error: {part.error or ''}", style="red"))
+        console.print(shown(f"    error: {part.error or ''}", "red", lines=True))
     body = text_of(part.content, "\n")
     if body:
         lines = body.splitlines()
@@ -149,29 +150,29 @@ def _print_tool(console: Console, part: ToolPart) -> None:
         more = f" ({len(lines)} lines)" if len(lines) > _PREVIEW_LINES else ""
         console.print(Text(f"    {label}{more}:", style="dim"))
         for line in lines[:_PREVIEW_LINES]:
-            console.print(Text(f"      {line[:200]}", style="dim"))
+            console.print(shown(f"      {line[:200]}", "dim"))
         if len(lines) > _PREVIEW_LINES:
             console.print(Text("      …", style="dim"))
     for path in part.output_paths:
-        console.print(Text(f"    full output: {path}"))
+        console.print(shown(f"    full output: {path}"))
 
 
 def print_timeline(console: Console, info: SessionInfo, messages: Sequence[StoredMessage]) -> None:
     """Render the timeline for a person."""
-    console.print(Text(f"session {info.id}", style="bold"))
-    console.print(
-        Text(f"  title: {info.title}\n  directory: {info.directory}\n  agent: {info.agent}", style="dim")
-    )
+    console.print(shown(f"session {info.id}", "bold"))
+    console.print(shown(f"  title: {info.title}", "dim"))
+    console.print(shown(f"  directory: {info.directory}", "dim"))
+    console.print(shown(f"  agent: {info.agent}", "dim"))
     step = 0
     for message in messages:
         msg = message.info
         if isinstance(msg, UserInfo):
             text = "".join(p.text for p in message.parts if isinstance(p, TextPart))
             console.print()
-            console.print(Text("user › ", style="cyan bold") + Text(text))
+            console.print(Text("user › ", style="cyan bold") + shown(text, lines=True))
             for part in message.parts:
                 if isinstance(part, FilePart):
-                    console.print(Text(f"  (file attached: {part.content.type})", style="dim"))
+                    console.print(shown(f"  (file attached: {part.content.type})", "dim"))
             continue
         assert isinstance(msg, AssistantInfo)
         step += 1
@@ -180,16 +181,18 @@ def print_timeline(console: Console, info: SessionInfo, messages: Sequence[Store
         took = duration(msg.created, msg.completed)
         head = Text(f"step {step}", style="magenta bold")
         head.append(
-            f"  {msg.model}  {msg.finish or 'unfinished'}  {tokens}" + (f"  {took}" if took else ""),
+            printable(
+                f"  {msg.model}  {msg.finish or 'unfinished'}  {tokens}" + (f"  {took}" if took else "")
+            ),
             style="dim",
         )
         console.print(head)
         if msg.error is not None:
-            console.print(Text(f"  error ({msg.error.kind}): {msg.error.message}", style="red"))
+            console.print(shown(f"  error ({msg.error.kind}): {msg.error.message}", "red", lines=True))
         for part in message.parts:
             if isinstance(part, TextPart) and part.text.strip():
                 for line in part.text.strip().splitlines():
-                    console.print(Text(f"  {line}"))
+                    console.print(shown(f"  {line}"))
             elif isinstance(part, ReasoningPart) and part.text.strip():
                 console.print(Text(f"  (reasoning) {first_line(part.text)}", style="dim italic"))
             elif isinstance(part, ToolPart):
