@@ -161,35 +161,48 @@ class _Stop:
 _STOP = _Stop()
 
 
-def _session_row(s: SessionInfo) -> tuple[Any, ...]:
-    return (
-        _text(s.id),
-        _text(s.project),
-        _text(s.directory),
-        _text(s.title),
-        _text(s.agent),
-        None if s.parent_id is None else _text(s.parent_id),
-        _dumps(rules_to_json(s.rules)),
-        s.created,
-        s.updated,
-    )
+_SESSION_COLUMNS = (
+    "id",
+    "project",
+    "directory",
+    "title",
+    "agent",
+    "parent_id",
+    "rules",
+    "created",
+    "updated",
+)
+_SESSION_SELECT = ", ".join(_SESSION_COLUMNS)
 
 
-def _session_from_row(row: Sequence[Any]) -> SessionInfo:
+def _session_row(s: SessionInfo) -> dict[str, Any]:
+    """The ``sessions`` row of ``s``, by column (bound as ``:name`` parameters)."""
+    return {
+        "id": _text(s.id),
+        "project": _text(s.project),
+        "directory": _text(s.directory),
+        "title": _text(s.title),
+        "agent": _text(s.agent),
+        "parent_id": None if s.parent_id is None else _text(s.parent_id),
+        "rules": _dumps(rules_to_json(s.rules)),
+        "created": s.created,
+        "updated": s.updated,
+    }
+
+
+def _session_from_row(row: sqlite3.Row) -> SessionInfo:
+    parent_id = row["parent_id"]
     return SessionInfo(
-        id=_untext(row[0]),
-        project=_untext(row[1]),
-        directory=_untext(row[2]),
-        title=_untext(row[3]),
-        agent=_untext(row[4]),
-        parent_id=None if row[5] is None else _untext(row[5]),
-        rules=rules_from_json(json.loads(row[6])),
-        created=row[7],
-        updated=row[8],
+        id=_untext(row["id"]),
+        project=_untext(row["project"]),
+        directory=_untext(row["directory"]),
+        title=_untext(row["title"]),
+        agent=_untext(row["agent"]),
+        parent_id=None if parent_id is None else _untext(parent_id),
+        rules=rules_from_json(json.loads(row["rules"])),
+        created=row["created"],
+        updated=row["updated"],
     )
-
-
-_SESSION_COLUMNS = "id, project, directory, title, agent, parent_id, rules, created, updated"
 
 
 class SQLiteStore:
@@ -307,7 +320,7 @@ class SQLiteStore:
 
         def read(conn: sqlite3.Connection) -> SessionInfo | None:
             row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (_text(session_id),)
+                f"SELECT {_SESSION_SELECT} FROM sessions WHERE id = ?", (_text(session_id),)
             ).fetchone()
             return None if row is None else _session_from_row(row)
 
@@ -322,12 +335,12 @@ class SQLiteStore:
         def read(conn: sqlite3.Connection) -> list[SessionInfo]:
             if project is None:
                 rows = conn.execute(
-                    f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY updated DESC, id DESC LIMIT ?",
+                    f"SELECT {_SESSION_SELECT} FROM sessions ORDER BY updated DESC, id DESC LIMIT ?",
                     (limit,),
                 )
             else:
                 rows = conn.execute(
-                    f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE project = ? "
+                    f"SELECT {_SESSION_SELECT} FROM sessions WHERE project = ? "
                     "ORDER BY updated DESC, id DESC LIMIT ?",
                     (_text(project), limit),
                 )
@@ -435,6 +448,7 @@ class SQLiteStore:
             # Several processes may open a fresh file at the same moment: the busy timeout comes first, switching to
             # WAL is retried while another opener holds the lock, and the schema version is read again inside the
             # IMMEDIATE transaction that migrates, so only one process creates the tables.
+            conn.row_factory = sqlite3.Row  # columns are read by name
             conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
             _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -442,7 +456,7 @@ class SQLiteStore:
             owner = self._owner = current_owner()
             _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                version = conn.execute("PRAGMA user_version").fetchone()["user_version"]
                 if version > len(MIGRATIONS):
                     raise StoreError(
                         f"{self.path} has schema version {version}; this tether knows {len(MIGRATIONS)}. "
@@ -713,7 +727,7 @@ _UPSERT_MESSAGE = _Rows(
     "owner = excluded.owner",
 )
 _UPSERT_SESSION = (
-    f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    f"INSERT INTO sessions ({_SESSION_SELECT}) VALUES ({', '.join(f':{c}' for c in _SESSION_COLUMNS)}) "
     "ON CONFLICT (id) DO UPDATE SET title = excluded.title, agent = excluded.agent, "
     "rules = excluded.rules, updated = excluded.updated"
 )
@@ -741,7 +755,7 @@ class _Writes:
         self.owner = owner
         self.written = written
         self.inputs: dict[str, tuple[Any, ...]] = {}
-        self.sessions: dict[str, tuple[Any, ...]] = {}
+        self.sessions: dict[str, dict[str, Any]] = {}
         self.messages: dict[str, tuple[Any, ...]] = {}
         self.parts: dict[str, tuple[Any, ...]] = {}
         self.events: list[tuple[Any, ...]] = []
@@ -778,8 +792,16 @@ class _Writes:
             info = event.session
             row = _session_row(info)
             self.sessions[info.id] = row
-            fields = (info.id, info.project, info.directory, info.title, info.agent, info.parent_id, *row[6:])
-            data = _dumps(dict(zip(_SESSION_COLUMNS.split(", "), fields, strict=True)))
+            # The event keeps the exact text (``_dumps`` escapes what UTF-8 cannot hold), not the bound bytes.
+            exact = {
+                "id": info.id,
+                "project": info.project,
+                "directory": info.directory,
+                "title": info.title,
+                "agent": info.agent,
+                "parent_id": info.parent_id,
+            }
+            data = _dumps({**row, **exact})
             self.events.append((event.session.id, event.type, event.session.id, now, data))
 
     def _tool_data(self, part: ToolPart) -> str:
@@ -835,8 +857,8 @@ def _claim(conn: sqlite3.Connection, me: Owner, session_id: str | bytes) -> Owne
         "WHERE c.session_id = ?",
         (session_id,),
     ).fetchone()
-    if row is not None and row[0] != me.id:
-        holder = OwnerRow(id=row[0], host=row[1], pid=row[2], identity=row[3], heartbeat=row[4])
+    if row is not None and row["id"] != me.id:
+        holder = _owner_row(row)
         if owner_alive(holder, me, now_ms()):
             return holder
     now = now_ms()
@@ -848,15 +870,18 @@ def _claim(conn: sqlite3.Connection, me: Owner, session_id: str | bytes) -> Owne
     return None
 
 
+def _owner_row(row: sqlite3.Row) -> OwnerRow:
+    return OwnerRow(
+        id=row["id"], host=row["host"], pid=row["pid"], identity=row["identity"], heartbeat=row["heartbeat"]
+    )
+
+
 def _forget_gone_owners(conn: sqlite3.Connection, me: Owner, now: int) -> None:
     """Delete the rows of registered owners that are gone (their unfinished work becomes recoverable)."""
     gone: set[str] = set()
-    for oid, host, pid, identity, heartbeat in conn.execute(
-        "SELECT id, host, pid, identity, heartbeat FROM owners"
-    ).fetchall():
-        row = OwnerRow(id=oid, host=host, pid=pid, identity=identity, heartbeat=heartbeat)
-        if not owner_alive(row, me, now):
-            gone.add(oid)
+    for row in conn.execute("SELECT id, host, pid, identity, heartbeat FROM owners").fetchall():
+        if not owner_alive(_owner_row(row), me, now):
+            gone.add(row["id"])
     if gone:
         conn.executemany("DELETE FROM owners WHERE id = ?", [(oid,) for oid in gone])
 
