@@ -45,7 +45,9 @@ def hidden_reason(action: str, agent: Any) -> str | None:
 def _agent(rt: Any, name: str | None) -> Any:
     from ..errors import UsageError
 
-    chosen = name or "build"
+    # as `tether run` chooses: --agent, else the config's default_agent (an untrusted project's only when it names
+    # the user's own choice), else build; so `permissions --explain` and `tools` describe the agent that runs
+    chosen = name or rt.config.get("default_agent") or "build"
     agent = rt.agents.get(chosen)
     if agent is None:
         raise UsageError(f'no agent "{chosen}"; agents: {", ".join(sorted(rt.agents))}')

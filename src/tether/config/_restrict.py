@@ -5,14 +5,18 @@ on the raw (already validated) JSON, before it is parsed and merged:
 
 - kept: ``deny``/``ask`` rules (top level and in agent sections), ``tools: {x: false}``, disabling an agent, lower
   limits (``tool_output`` below the user's or the default value, agent ``steps`` below the user's), and harmless
-  choices (``model`` of a built-in or user-defined provider, ``default_agent``, agent ``mode``, ``description``,
-  ``hidden``, ``prompt``), and ``instructions`` entries that name files inside the project (the instruction loader
-  checks again, with symlinks followed, and refuses what lands outside);
+  choices (``model`` of a built-in or user-defined provider, agent ``mode``, ``description``, ``hidden``,
+  ``prompt``) for agents that are built in or defined by the user, and ``instructions`` entries that name files
+  inside the project (the instruction loader checks again, with symlinks followed, and refuses what lands outside);
 - ignored, each reported once: ``provider`` (a URL that would receive the user's key, ``api_key_env`` naming any
   variable, headers), ``shell``, every ``allow`` rule (``"permission": "allow"``, ``{"bash": "allow"}``,
   ``tools: {x: true}``), re-enabling an agent the user disabled, raising a limit, a ``scripted:`` model (a script
   that plays tool calls with no model behind them), absolute or ``..`` instruction paths, and every key this list does
-  not name (a key added to tether later is not trusted by accident).
+  not name (a key added to tether later is not trusted by accident);
+- ignored too: a new agent (``agent.<name>`` for a name neither built in nor in the user's config), and a
+  ``default_agent`` other than the one the user's config runs (its own ``default_agent``, else ``build``). The
+  user's per-agent rules (``agent.build.permission: {"bash": "deny"}``) bind that agent only: a project that picked
+  another agent to run, or brought one of its own that starts from the built-in defaults, would drop them silently.
 
 An agent ``prompt`` is kept: it is system text of the same standing as the project's ``AGENTS.md``, which the model
 reads anyway; it cannot change what the permission rules allow.
@@ -29,7 +33,7 @@ from typing import Any, cast
 from ..output._store import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from ._json import KeyPath, format_path
 
-__all__ = ["Ignored", "describe", "ignored_notices", "restrict_project"]
+__all__ = ["BUILTIN_AGENT_NAMES", "Ignored", "describe", "ignored_notices", "restrict_project"]
 
 _TOP_KEYS = frozenset(
     {"$schema", "model", "default_agent", "permission", "tools", "agent", "instructions", "tool_output"}
@@ -52,6 +56,9 @@ _AGENT_KEYS = frozenset(
     }
 )
 _DEFAULT_LIMITS = {"max_lines": DEFAULT_MAX_LINES, "max_bytes": DEFAULT_MAX_BYTES}
+# The agents tether defines (``permissions._agents``; a test pins the two lists together). Config sits below
+# permissions, so the names are repeated here rather than imported.
+BUILTIN_AGENT_NAMES = frozenset({"build", "plan", "general", "explore", "compaction", "title", "summary"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -100,10 +107,18 @@ def restrict_project(
         elif key == "agent":
             users = user.get("agent")
             mine = cast(Mapping[str, Any], users) if isinstance(users, dict) else {}
-            out[key] = {
-                name: _agent(section, mine.get(name) or {}, ("agent", name), dropped)
-                for name, section in cast(Mapping[str, Any], item).items()
-            }
+            agents: dict[str, Any] = {}
+            for name, section in cast(Mapping[str, Any], item).items():
+                if name in BUILTIN_AGENT_NAMES or name in mine:
+                    agents[name] = _agent(section, mine.get(name) or {}, ("agent", name), dropped)
+                else:
+                    dropped.append(("agent", name))
+            out[key] = agents
+        elif key == "default_agent":
+            if item == (user.get("default_agent") or "build"):
+                out[key] = item
+            else:
+                dropped.append((key,))
         elif key == "instructions":
             out[key] = _instructions(cast(list[str], item), dropped)
         elif key == "tool_output":
