@@ -293,3 +293,106 @@ async def test_a_shell_reading_a_script_file_is_uncertain(root: Path, run: Run, 
     )
     await run(text, allow_list, ran=False)
     assert (root / "canary").exists()
+
+
+# --- 5. git settings that name commands, git subcommands that write ------------------------------------------------
+
+GIT_ALLOWED = (Rule("*", "*", "allow"), Rule("bash", "*", "deny"), Rule("bash", "git *", "allow"))
+
+
+@pytest.fixture
+def repo(root: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    return root
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "git -c core.fsmonitor='touch canary' status",
+        "git -c core.pager='touch canary' -p log",
+        "git -c diff.external='touch canary' diff",
+        "git -c core.sshCommand='touch canary' fetch",
+        "git -c include.path=../evil.cfg status",
+        "git -c alias.st='-c core.fsmonitor=x status' st",
+    ],
+)
+async def test_git_settings_that_name_a_command_are_uncertain(
+    root: Path, repo: Path, run: Run, text: str
+) -> None:
+    gate = await run(text, GIT_ALLOWED, ran=False)
+    assert ("bash", "deny") in gate.effects
+    assert not (root / "canary").exists()
+
+
+async def test_fsmonitor_really_runs_and_a_deny_on_its_command_applies(
+    root: Path, repo: Path, run: Run
+) -> None:
+    scratch = root.parent / "scratch"
+    subprocess.run(["git", "init", "-q", str(scratch)], check=True, capture_output=True)
+    shell("git -c core.fsmonitor='touch canary' status", scratch)
+    assert (scratch / "canary").exists(), "git runs core.fsmonitor"
+    (root / "victim").write_text("x")
+    await run("git -c core.fsmonitor='rm victim' status", DENY_RM, ran=False)
+    assert (root / "victim").exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "git config core.fsmonitor 'touch canary'",
+        "git config --add core.hooksPath .",
+        "git archive -o .git/config HEAD",
+        "git format-patch -o .git/hooks HEAD",
+        "git bundle create .git/config HEAD",
+        "git init --separate-git-dir=.git/hooks/x",
+        "git worktree add .git/hooks/w",
+        "git clone ../other .git/hooks/c",
+    ],
+)
+async def test_git_subcommands_that_write_a_protected_path_ask(
+    root: Path, repo: Path, run: Run, text: str
+) -> None:
+    gate = await run(text, (Rule("*", "*", "allow"),), ran=False)
+    assert ("edit", "ask") in gate.effects
+
+
+@pytest.mark.parametrize("text", ["git -c user.name=x -c color.ui=never log", "git config --get user.name"])
+async def test_harmless_git_settings_and_config_reads_run(
+    root: Path, repo: Path, run: Run, text: str
+) -> None:
+    await run(text, GIT_ALLOWED, ran=None)
+    assert analyze(text, cwd=str(root), home="/h").unknown == ()
+    assert not [p for p in analyze(text, cwd=str(root), home="/h").paths if p.write]
+
+
+# --- 6. write commands missing from the path table -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("uniq a.txt .git/config", ".git/config"),
+        ("sort -o .git/config a.txt", ".git/config"),
+        ("sort --output=.git/config a.txt", ".git/config"),
+        ("split a.txt .git/hooks/x", ".git/hooks/x"),
+        ("curl -sSfo .git/config http://127.0.0.1:9/x", ".git/config"),
+        ("wget -qO .git/config http://127.0.0.1:9/x", ".git/config"),
+        ("zip .git/config a.txt", ".git/config"),
+        ("ed .git/config", ".git/config"),
+    ],
+)
+async def test_writing_commands_write_their_output_paths(
+    root: Path, repo: Path, run: Run, text: str, written: str
+) -> None:
+    analysis = analyze(text, cwd=str(root), home="/h")
+    assert str(root / written) in {p.path for p in analysis.paths if p.write}
+    gate = await run(text, (Rule("*", "*", "allow"),), ran=False)
+    assert ("edit", "ask") in gate.effects  # a protected path: only a rule naming it allows
+
+
+async def test_patch_writes_files_named_inside_the_patch(root: Path, run: Run) -> None:
+    gate = await run(
+        "patch -p1 < fix.diff", (Rule("*", "*", "allow"), Rule("external_directory", "*", "ask"))
+    )
+    assert ("external_directory", "ask") in gate.effects  # uncertain paths: the raw text is asked

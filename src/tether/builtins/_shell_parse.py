@@ -416,6 +416,22 @@ def _substring_evaluates(text: str) -> bool:
     return _LITERAL_SUBSTRING.fullmatch(rest[1:]) is None
 
 
+_GIT_SAFE_KEYS = (
+    "user.",
+    "color.",
+    "advice.",
+    "column.",
+    "i18n.",
+    "core.quotepath",
+    "core.autocrlf",
+    "core.abbrev",
+    "init.defaultbranch",
+    "log.date",
+    "log.decorate",
+    "format.pretty",
+)
+"""``git -c`` keys (prefixes) that never name a program; every other key may (``core.fsmonitor``, ``*.textconv``)."""
+
 _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _UNREAD_SUBSTITUTION = re.compile(r"(?<!\\)(?:`|\$\()")
 _VARIABLE_TYPES = frozenset(
@@ -852,10 +868,7 @@ class _Walker:
             self.unknown.append(f"hash -p changes which program a name runs: {clipped}")
             return None
         if name == "git":
-            aliases = [w.value for w in rest if w.value is not None and w.value.startswith("alias.")]
-            shell_aliases = [a.partition("=")[2][1:] for a in aliases if a.partition("=")[2].startswith("!")]
-            if shell_aliases:
-                return "\n".join(shell_aliases)
+            return self.git_config(rest, clipped)
         python = name.startswith(("python", "pypy"))
         inline = _INLINE_CODE.get(name, frozenset({"-c"}) if python else None)
         if inline is None:
@@ -868,6 +881,48 @@ class _Walker:
                 self.unknown.append(f"{name} runs program text given on its command line: {clipped}")
                 return None
         return None
+
+    def git_config(self, rest: list[_Word], clipped: str) -> str | None:
+        """The shell text of ``git -c KEY=VALUE`` settings that name a command (``core.fsmonitor``, ``core.pager``,
+        ``alias.x=!...``, ...), each one also an unknown: git runs it at a time and with arguments of its choosing.
+
+        Only the global options before the subcommand are settings; a key outside :data:`_GIT_SAFE_KEYS` is treated
+        as running its value (git has many such keys, and more with each release).
+        """
+        found: list[str] = []
+        index = 0
+        while index < len(rest):
+            value = rest[index].value
+            if value is None or not value.startswith("-"):
+                break
+            setting: str | None = None
+            if value == "-c" and index + 1 < len(rest):
+                index += 1
+                setting = rest[index].value
+                if setting is None:
+                    self.unknown.append(f"git -c sets a configuration only known at run time: {clipped}")
+                    return None
+            elif value.startswith("--config-env"):
+                self.unknown.append(
+                    f"git --config-env takes a configuration value from the environment: {clipped}"
+                )
+            elif value in ("-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"):
+                index += 1
+            index += 1
+            if setting is None:
+                continue
+            key, _, command = setting.partition("=")
+            folded = key.lower()
+            if folded.startswith(_GIT_SAFE_KEYS) or folded in _GIT_SAFE_KEYS:
+                continue
+            if folded.startswith("alias.") and command.startswith("!"):
+                found.append(command[1:])  # a shell alias: its text is analysed like ``sh -c``
+                continue
+            # Other aliases expand into git arguments (``-c`` included); other keys may name a program.
+            self.unknown.append(f"git -c {key} may name a command that git runs: {clipped}")
+            if command:
+                found.append(command)
+        return "\n".join(found) or None
 
     def command_option(self, name: str, rest: list[_Word], clipped: str) -> str | None:
         """The shell text of ``su -c TEXT``, ``script -c TEXT``, ``flock -c TEXT``, ``runuser -c TEXT``, if any."""

@@ -18,7 +18,7 @@ allows them allows what they do.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -54,7 +54,7 @@ _SPECS: dict[str, _Spec] = {
         "md5sum sha1sum sha256sum sha512sum realpath readlink source . bat".split(),
         _READ,
     ),
-    **dict.fromkeys("rm rmdir unlink shred chmod chown chgrp tee".split(), _WRITE),
+    **dict.fromkeys("rm rmdir unlink shred chmod chown chgrp tee ed ex".split(), _WRITE),
     "mkdir": _Spec(write=True, attached="m"),
     "touch": _Spec(write=True, attached="rdt"),
     "truncate": _Spec(write=True, attached="rs"),
@@ -64,7 +64,25 @@ _SPECS: dict[str, _Spec] = {
     "rsync": _Spec(target=True),
 }
 
-PATH_COMMANDS = frozenset({*_SPECS, "ln", "dd", "sed", "tar", "git", "find"})
+PATH_COMMANDS = frozenset(
+    {
+        *_SPECS,
+        "ln",
+        "dd",
+        "sed",
+        "tar",
+        "git",
+        "find",
+        "uniq",
+        "sort",
+        "split",
+        "csplit",
+        "patch",
+        "zip",
+        "curl",
+        "wget",
+    }
+)
 """Commands whose path arguments are checked (besides the working-directory changers ``cd pushd popd chdir``)."""
 
 
@@ -304,6 +322,8 @@ def _git(args: list[_Word]) -> Iterator[Operand]:
             index += 1
         index += 1
     rest_args = args[index + 1 :]
+    subcommand = args[index].value if index < len(args) else None
+    yield from _git_subcommand(subcommand, rest_args)
     no_index = any(w.value == "--no-index" for w in rest_args)
     operands_only = False
     take_output = False
@@ -334,6 +354,58 @@ def _git(args: list[_Word]) -> Iterator[Operand]:
             yield _op(word, False)
 
 
+_GIT_CONFIG_READS = frozenset(
+    {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color", "--get-colorbool"}
+)
+_GIT_CONFIG_READ_VERBS = frozenset({"get", "list"})
+
+
+def _git_subcommand(subcommand: str | None, args: list[_Word]) -> Iterator[Operand]:
+    """The paths a git subcommand writes besides ``--output``: ``config`` (the repository's ``.git/config`` unless
+    only reading), ``archive -o``, ``format-patch -o``, ``bundle create``, the directory of ``clone``, ``init``,
+    ``worktree add`` and ``--separate-git-dir``."""
+    values = [w.value for w in args]
+    operands = [w for w in args if w.value is None or not w.value.startswith("-")]
+    for position, word in enumerate(args):
+        value = word.value or ""
+        if value == "--separate-git-dir" and position + 1 < len(args):
+            yield _op(args[position + 1], True)
+        elif value.startswith("--separate-git-dir="):
+            yield _op(word, True, value.partition("=")[2])
+        elif value == "-o" and subcommand in ("archive", "format-patch") and position + 1 < len(args):
+            yield _op(args[position + 1], True)
+        elif value.startswith("-o") and len(value) > 2 and subcommand in ("archive", "format-patch"):
+            yield _op(word, True, value[2:])
+        elif value == "--output-directory" and position + 1 < len(args):
+            yield _op(args[position + 1], True)
+        elif value.startswith("--output-directory="):
+            yield _op(word, True, value.partition("=")[2])
+    if subcommand == "config":
+        if any(v in _GIT_CONFIG_READS for v in values) or (
+            operands and operands[0].value in _GIT_CONFIG_READ_VERBS
+        ):
+            return
+        for position, word in enumerate(args):
+            if word.value in ("-f", "--file") and position + 1 < len(args):
+                yield _op(args[position + 1], True)
+                return
+            if word.value is not None and word.value.startswith("--file="):
+                yield _op(word, True, word.value.partition("=")[2])
+                return
+        if any(v in ("--global", "--system") for v in values):
+            yield Operand(
+                value=None, write=True
+            )  # the user's or the system's config: outside, not known here
+            return
+        yield Operand(value=".git/config", write=True)
+    elif subcommand in ("clone", "init") and operands:
+        yield _op(operands[-1], True)
+    elif subcommand == "worktree" and len(operands) >= 2 and operands[0].value == "add":
+        yield _op(operands[1], True)
+    elif subcommand == "bundle" and len(operands) >= 2 and operands[0].value == "create":
+        yield _op(operands[1], True)
+
+
 _FIND_START_END = ("-", "(", "!", ")")
 _FIND_FILE_WRITES = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
 
@@ -359,7 +431,123 @@ def _find(args: list[_Word]) -> Iterator[Operand]:
         yield _op(word, deletes)
 
 
-_SPECIAL = {"ln": _ln, "dd": _dd, "sed": _sed, "tar": _tar, "git": _git, "find": _find}
+def _valued(args: list[_Word], short: str, long: tuple[str, ...]) -> tuple[list[_Word], list[_Word]]:
+    """Split ``args`` into the values of the given options (``-oF``, ``-o F``, ``--output=F``, ``--output F``) and
+    the operands; other options are skipped (their values, if any, count as operands: over-reported, harmless)."""
+    values: list[_Word] = []
+    operands: list[_Word] = []
+    index = 0
+    only = False
+    while index < len(args):
+        word = args[index]
+        value = word.value
+        index += 1
+        if value is None or only or not value.startswith("-") or value == "-":
+            operands.append(word)
+            continue
+        if value == "--":
+            only = True
+            continue
+        option, eq, rest = value.partition("=")
+        if value.startswith("--"):
+            if option in long:
+                if eq:
+                    values.append(_Word(rest, word.glob))
+                elif index < len(args):
+                    values.append(args[index])
+                    index += 1
+            continue
+        for position, ch in enumerate(value[1:], 1):
+            if ch in short:
+                if position + 1 < len(value):
+                    values.append(_Word(value[position + 1 :], word.glob))
+                elif index < len(args):
+                    values.append(args[index])
+                    index += 1
+                break
+    return values, operands
+
+
+def _uniq(args: list[_Word]) -> Iterator[Operand]:
+    _, operands = _valued(args, "fsw", ())
+    for position, word in enumerate(operands[:2]):
+        yield _op(word, position == 1)
+
+
+def _sort(args: list[_Word]) -> Iterator[Operand]:
+    outputs, operands = _valued(args, "o", ("--output",))
+    files, _ = _valued(args, "", ("--files0-from", "--temporary-directory"))
+    for word in outputs:
+        yield _op(word, True)
+    for word in (*files, *operands):
+        yield _op(word, False)
+
+
+def _split(args: list[_Word]) -> Iterator[Operand]:
+    _, operands = _valued(args, "abClnt", ())
+    for position, word in enumerate(operands[:2]):
+        yield _op(word, position == 1)  # the prefix of the pieces
+    if len(operands) < 2:
+        yield Operand(value="x", write=True)  # the default prefix, in the working directory
+
+
+def _downloader(
+    short: str, long: tuple[str, ...], remote_name: bool
+) -> Callable[[list[_Word]], Iterator[Operand]]:
+    """``curl -o F``/``--output``, ``wget -O F``/``-o LOG``/``-P DIR``: the written files. ``curl -O`` writes a name
+    taken from the URL into the working directory (asked as a write there)."""
+
+    def operands(args: list[_Word]) -> Iterator[Operand]:
+        outputs, _ = _valued(args, short, long)
+        for word in outputs:
+            yield _op(word, True)
+        if remote_name and any(
+            w.value is not None
+            and (
+                w.value in ("--remote-name", "--remote-name-all")
+                or (w.value.startswith("-") and not w.value.startswith("--") and "O" in w.value)
+            )
+            for w in args
+        ):
+            yield Operand(value=".", write=True)
+
+    return operands
+
+
+def _patch(args: list[_Word]) -> Iterator[Operand]:
+    outputs, operands = _valued(args, "oidrBp", ("--output", "--input", "--directory", "--reject-file"))
+    for word in outputs:
+        yield _op(word, True)
+    for word in operands:
+        yield _op(word, True)
+    # The files a patch changes are named inside it: not known here.
+    yield Operand(value=None, write=True)
+
+
+def _first_written(args: list[_Word]) -> Iterator[Operand]:
+    _, operands = _valued(args, "bnPtx", ())
+    for position, word in enumerate(operands):
+        yield _op(word, position == 0)
+
+
+_SPECIAL: dict[str, Callable[[list[_Word]], Iterator[Operand]]] = {
+    "ln": _ln,
+    "dd": _dd,
+    "sed": _sed,
+    "tar": _tar,
+    "git": _git,
+    "find": _find,
+    "uniq": _uniq,
+    "sort": _sort,
+    "split": _split,
+    "csplit": _split,
+    "patch": _patch,
+    "zip": _first_written,
+    "curl": _downloader("o", ("--output",), remote_name=True),
+    "wget": _downloader(
+        "OoP", ("--output-document", "--output-file", "--directory-prefix"), remote_name=False
+    ),
+}
 
 
 # --- options that run programs or follow symbolic links ------------------------------------------------------------
