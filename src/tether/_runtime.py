@@ -6,6 +6,11 @@ at start and hourly), the permission service and the built-in agents. ``await rt
 Location scope for a project directory: its own registry (Location placement, parent ``rt.tools``) with the built-in
 tools registered. Everything is closed on exit.
 
+The data directory holds every session's outputs and the store: tether creates it 0700 and the store file
+(``tether.db``, and so its ``-wal``/``-shm``, which SQLite creates with the database's mode) 0600. The permission
+rules that guard it (``<data>/*`` asks even inside ``<tmp>/*``) are built from the real paths of both directories, so
+a data directory named through a symlink is still the data directory.
+
 Imports here stay light (the CLI imports ``tether`` and must start fast): the heavy packages load in ``__aenter__``.
 """
 
@@ -37,6 +42,29 @@ if TYPE_CHECKING:
     from .tools import ToolRegistry
 
 __all__ = ["Runtime", "RuntimeLocation", "RuntimeSessions"]
+
+_STORE = "tether.db"
+
+
+def _prepare_data_dir(data_dir: Path) -> tuple[Path, Path]:
+    """Create the data directory (0700) and the store file (0600); return the real data and temp directories."""
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    real = Path(os.path.realpath(data_dir))
+    store = real / _STORE
+    try:
+        # created here, before SQLite opens it: an empty file is a new database, and its -wal/-shm get its mode
+        os.close(os.open(store, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except FileExistsError:
+        pass
+    for path in (store, real / f"{_STORE}-wal", real / f"{_STORE}-shm"):
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            continue
+        if info.st_mode & 0o077 and not path.is_symlink():
+            path.chmod(info.st_mode & 0o700)  # a store written by an older tether: readable by others
+    return real, Path(os.path.realpath(tempfile.gettempdir()))
+
 
 _CLEANUP_INTERVAL = 3600.0
 
@@ -151,8 +179,10 @@ class Runtime:
         from .tools import ToolRegistry
 
         data_dir = self._data_dir or default_data_dir()
-        await anyio.to_thread.run_sync(lambda: data_dir.mkdir(parents=True, exist_ok=True))
+        # resources are canonical paths: the rules about the data and temp directories name their real paths
+        real_data, real_tmp = await anyio.to_thread.run_sync(_prepare_data_dir, data_dir)
         self.data_dir: Path = data_dir
+        self._real_data_dir = real_data
         config = self._config if self._config is not None else Config()
         self.config: Config = config
         stack = self._stack = AsyncExitStack()
@@ -168,11 +198,9 @@ class Runtime:
             # resources are canonical paths: the per-session output rules use the real directory
             self._output_root = await anyio.to_thread.run_sync(os.path.realpath, self.output.directory)
             self.tools: ToolRegistry = ToolRegistry(output=self.output)
-            self.store: SQLiteStore = await stack.enter_async_context(SQLiteStore(data_dir / "tether.db"))
-            self.saved: SavedApprovals = await stack.enter_async_context(
-                SavedApprovals(data_dir / "tether.db")
-            )
-            self.agents: dict[str, Agent] = builtin_agents(data_dir, Path(tempfile.gettempdir()), config)
+            self.store: SQLiteStore = await stack.enter_async_context(SQLiteStore(data_dir / _STORE))
+            self.saved: SavedApprovals = await stack.enter_async_context(SavedApprovals(data_dir / _STORE))
+            self.agents: dict[str, Agent] = builtin_agents(real_data, real_tmp, config)
             self.permissions: PermissionService = await stack.enter_async_context(
                 PermissionService(bus=self.bus, saved=self.saved, resolve=self._resolve_rules)
             )
@@ -220,7 +248,11 @@ class Runtime:
         # Protected paths, like AGENTS.md: the instruction files the config names, and tether's own directories (the
         # saved approvals and trusted projects live in the data directory, the user's config in the config one).
         protected = [i for i in named if isinstance(i, str)] if isinstance(named, list) else []
-        protected += [f"{self.data_dir}{os.sep}", f"{default_config_dir()}{os.sep}"]
+        protected += [
+            f"{self.data_dir}{os.sep}",
+            f"{self._real_data_dir}{os.sep}",
+            f"{default_config_dir()}{os.sep}",
+        ]
         location = await anyio.to_thread.run_sync(lambda: Location(path, protected=protected))
         key = str(location.root)
         found = self._locations.get(key)

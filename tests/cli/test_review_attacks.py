@@ -98,3 +98,50 @@ def test_model_text_with_escapes_reaches_neither_the_run_output_nor_the_timeline
     assert "notes.txt\\x1b[2K" in shown.stdout
     listed = cli.run("sessions", "--dir", str(project))
     assert E not in listed.stdout and "\u202e" not in listed.stdout
+
+
+def test_the_data_directory_named_through_a_symlink_still_asks(
+    cli: Any, project: Path, tmp_path: Path
+) -> None:
+    # the data directory lies in the temp directory (readable without asking, `<tmp>/*`), named through a symlink
+    real = tmp_path / "data-real"
+    real.mkdir()
+    link = tmp_path / "datalink"
+    link.symlink_to(real, target_is_directory=True)
+    cli.env["TETHER_DATA_DIR"] = str(link)
+    other = tmp_path / "other.txt"
+    other.write_text("ordinary temp file\n", encoding="utf-8")
+    calls = [
+        {"name": "bash", "arguments": {"command": f"cat {real}/tether.db"}},
+        {"name": "list", "arguments": {"path": str(real)}},
+        {"name": "read", "arguments": {"path": f"{link}/tether.db"}},
+        {"name": "read", "arguments": {"path": str(other)}},
+    ]
+    model = cli.script([{"tool_calls": calls}, {"text": "done"}])
+    result = cli.run("run", "go", "--model", model, "--dir", str(project), "--deny-asks")
+    out = result.output
+    assert f"rejected (--deny-asks): external_directory {real}/*" in out or (
+        f"rejected (--deny-asks): external_directory {real}" in out
+    ), out
+    assert out.count("permission asked and rejected") == 3, out
+    assert "SQLite format" not in out
+    # control: the rest of the temp directory reads without asking
+    assert f"✓ read {other}" in out, out
+
+
+def test_the_data_directory_and_the_store_are_private_to_the_user(cli: Any, project: Path) -> None:
+    model = cli.script([{"text": "done"}])
+    assert not cli.data_dir.exists()
+    result = cli.run("run", "go", "--model", model, "--dir", str(project))
+    assert result.code == 0, result.output
+    assert (cli.data_dir.stat().st_mode & 0o777) == 0o700
+    store = cli.data_dir / "tether.db"
+    assert (store.stat().st_mode & 0o777) == 0o600
+    for name in ("tether.db-wal", "tether.db-shm"):
+        path = cli.data_dir / name
+        if path.exists():
+            assert (path.stat().st_mode & 0o777) == 0o600, name
+    # a store left readable by an older tether is made private on the next open
+    store.chmod(0o644)
+    assert cli.run("sessions", "--dir", str(project)).code == 0
+    assert (store.stat().st_mode & 0o777) == 0o600
