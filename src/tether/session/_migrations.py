@@ -1,6 +1,9 @@
 """Numbered schema migrations of the SQLite session store (``PRAGMA user_version`` is the applied count).
 
-Append new migrations; never edit an applied one. Each runs in its own transaction.
+Append new migrations; never edit an applied one. Each is a SQL script; the store runs every pending one inside the
+one ``BEGIN IMMEDIATE`` transaction in which it read the schema version, statement by statement
+(:func:`statements`), so concurrent openers never both migrate. ``executescript`` is not used: it commits the open
+transaction first, which would let a second opener in between reading the version and migrating.
 
 Messages and parts are keyed by ``(session_id, id)`` in ``WITHOUT ROWID`` tables: ids are ascending, so one B-tree
 serves both the upsert by id and loading a session in order, with no second index to maintain per write.
@@ -8,7 +11,34 @@ serves both the upsert by id and loading a session in order, with no second inde
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS"]
+import sqlite3
+from collections.abc import Iterator
+
+__all__ = ["MIGRATIONS", "statements"]
+
+
+def statements(script: str) -> Iterator[str]:
+    """The statements of a SQL script, each ending at a ``;`` that SQLite's own tokenizer says completes it.
+
+    A ``;`` inside a string literal, a quoted name, a comment or a trigger body does not end a statement
+    (``sqlite3.complete_statement`` decides, as the ``sqlite3`` shell does).
+
+    Raises:
+        ValueError: the script ends with an incomplete statement.
+    """
+    start = 0
+    end = script.find(";")
+    while end != -1:
+        candidate = script[start : end + 1]
+        if sqlite3.complete_statement(candidate):
+            if candidate.strip(" \t\r\n;"):
+                yield candidate
+            start = end + 1
+        end = script.find(";", end + 1)
+    rest = script[start:]
+    if not all(not line.strip() or line.lstrip().startswith("--") for line in rest.splitlines()):
+        raise ValueError(f"SQL script ends with an incomplete statement: {rest.strip()[:80]!r}")
+
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: sessions, messages, parts (projections) and the append-only event log.

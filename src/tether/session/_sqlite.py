@@ -37,7 +37,7 @@ from pydantic_core import PydanticSerializationError
 from ..errors import NotFoundError, StoreError, UsageError
 from ..storable import visible
 from ._events import DurableEvent, MessageUpdated, PartUpdated
-from ._migrations import MIGRATIONS
+from ._migrations import MIGRATIONS, statements
 from ._model import (
     PARTS,
     AssistantInfo,
@@ -462,10 +462,9 @@ class SQLiteStore:
                         f"{self.path} has schema version {version}; this tether knows {len(MIGRATIONS)}. "
                         "Upgrade tether."
                     )
-                for number in range(version, len(MIGRATIONS)):
-                    for statement in MIGRATIONS[number].split(";"):
-                        if statement.strip():
-                            conn.execute(statement)
+                for script in MIGRATIONS[version:]:
+                    for statement in statements(script):
+                        conn.execute(statement)
                 if version < len(MIGRATIONS):
                     conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
                 now = now_ms()
