@@ -6,6 +6,12 @@ deadline → encode output → normalize content → after hooks → bound → :
 Laws enforced here: invalid input never executes and invalid output never succeeds (2); cancellation propagates and
 is never turned into a result (3); a call runs the registration advertised in its step (5); content is bounded once,
 after retention of the full text (6). A rejected call never affects another call.
+
+Who catches what (law 3): the tool's typed, expected errors (``ToolFailure``, the permission outcomes,
+``OutputStoreError``) are translated where they are raised (``_run``, ``_guard_hooks``); any other exception from the
+tool, its codecs or a hook is a defect, and :meth:`Materialization.settle` alone turns it into
+``Failed("Tool execution failed: ...", kind="defect")`` (one ``except Exception`` in this module). Cancellation and
+other ``BaseException`` subclasses are never caught.
 """
 
 from __future__ import annotations
@@ -136,18 +142,15 @@ def _check_metadata(name: str, metadata: Mapping[str, Any] | None) -> Mapping[st
     return metadata
 
 
-async def _guard_hooks(phase: str, name: str, hooks: tuple[Any, ...], event: Any) -> Failed | None:
-    """Run hooks; a hook's ``ToolFailure`` fails the call with its message, any other exception is a defect.
+async def _guard_hooks(name: str, hooks: tuple[Any, ...], event: Any) -> Failed | None:
+    """Run hooks; a hook's ``ToolFailure`` fails the call with its message.
 
-    Cancellation propagates. A failing hook fails only this call, never its siblings.
+    Any other exception propagates to :meth:`Materialization.settle`, which makes it a defect of this call only.
     """
     try:
         await run_hooks(hooks, event)
     except ToolFailure as exc:
         return Failed(error=exc.message, kind="tool", metadata=_check_metadata(name, exc.metadata))
-    except Exception as exc:
-        log.exception("%s hook failed for tool %s", phase, name)
-        return Failed(error=f"Tool execution failed: {phase} hook raised {exc}", kind="defect")
     return None
 
 
@@ -200,48 +203,72 @@ class Materialization:
         """
         if self.final_step:
             return Failed(error=FINAL_STEP_ERROR, kind="final_step")
-        raw = call.input
-        if self._before:
-            event = BeforeEvent(
-                tool=call.name,
-                session_id=ctx.session_id,
-                agent=ctx.agent,
-                message_id=ctx.message_id,
-                call_id=ctx.call_id,
-                input=raw,
-            )
-            failed = await _guard_hooks("before", call.name, self._before, event)
-            if failed is not None:
-                return await self._bound(failed, ctx.session_id)
-            raw = event.input
-        outcome = await self._run(call.name, raw, ctx)
-        if self._after:
-            after = AfterEvent(
-                tool=call.name,
-                session_id=ctx.session_id,
-                agent=ctx.agent,
-                message_id=ctx.message_id,
-                call_id=ctx.call_id,
-                input=raw,
-                outcome=outcome,
-            )
-            failed = await _guard_hooks("after", call.name, self._after, after)
-            if failed is not None:
-                return await self._bound(failed, ctx.session_id)
-            if after.outcome is not outcome and isinstance(after.outcome, Completed):
-                try:
-                    outcome = Completed(
-                        content=normalize_content(after.outcome.content),
-                        output=after.outcome.output,
-                        metadata=_check_metadata(call.name, after.outcome.metadata),
-                        output_paths=after.outcome.output_paths,
-                        title=after.outcome.title,
-                    )
-                except _Defect as exc:
-                    outcome = Failed(error=f"Tool execution failed: after hook {exc}", kind="defect")
+        hook = ""  # the phase of the hooks running now: a defect there names them
+        try:
+            raw = call.input
+            outcome: Outcome | None = None
+            if self._before:
+                event = BeforeEvent(
+                    tool=call.name,
+                    session_id=ctx.session_id,
+                    agent=ctx.agent,
+                    message_id=ctx.message_id,
+                    call_id=ctx.call_id,
+                    input=raw,
+                )
+                hook = "before"
+                outcome = await _guard_hooks(call.name, self._before, event)
+                hook = ""
+                raw = event.input
+            if outcome is None:
+                outcome = await self._run(call.name, raw, ctx)
+                if self._after:
+                    hook = "after"
+                    outcome = await self._after_hooks(call, ctx, raw, outcome)
+        except _Defect as exc:
+            log.error("tool %s broke its contract: %s", call.name, exc)
+            outcome = Failed(error=visible(f"Tool execution failed: {exc}"), kind="defect")
+        except Exception as exc:  # the one translation of a defect into a result (law 3)
+            if hook:
+                log.exception("%s hook failed for tool %s", hook, call.name)
+                outcome = Failed(
+                    error=visible(f"Tool execution failed: {hook} hook raised {exc}"), kind="defect"
+                )
             else:
-                outcome = after.outcome
+                log.exception("tool %s raised", call.name)
+                outcome = Failed(error=visible(f"Tool execution failed: {exc}"), kind="defect")
         return await self._bound(outcome, ctx.session_id)
+
+    async def _after_hooks(self, call: ToolCall, ctx: ToolContext, raw: Any, outcome: Outcome) -> Outcome:
+        """Run the after hooks; a hook may replace the outcome (its content is normalized again).
+
+        Raises:
+            Exception: a hook's defect (``settle`` turns it into the failed call, naming the hook).
+        """
+        after = AfterEvent(
+            tool=call.name,
+            session_id=ctx.session_id,
+            agent=ctx.agent,
+            message_id=ctx.message_id,
+            call_id=ctx.call_id,
+            input=raw,
+            outcome=outcome,
+        )
+        failed = await _guard_hooks(call.name, self._after, after)
+        if failed is not None:
+            return failed
+        if after.outcome is not outcome and isinstance(after.outcome, Completed):
+            try:
+                return Completed(
+                    content=normalize_content(after.outcome.content),
+                    output=after.outcome.output,
+                    metadata=_check_metadata(call.name, after.outcome.metadata),
+                    output_paths=after.outcome.output_paths,
+                    title=after.outcome.title,
+                )
+            except _Defect as exc:
+                return Failed(error=f"Tool execution failed: after hook {exc}", kind="defect")
+        return after.outcome
 
     async def _bound(self, outcome: Outcome, session: str) -> Outcome:
         # Retained under the session's own directory: only that session reads it without asking.
@@ -332,12 +359,6 @@ class Materialization:
             return Failed(error=DECLINED_ERROR, kind="declined")
         except OutputStoreError as exc:
             return Failed(error=exc.message, kind="output_store")
-        except _Defect as exc:
-            log.error("tool %s broke its contract: %s", name, exc)
-            return Failed(error=visible(f"Tool execution failed: {exc}"), kind="defect")
-        except Exception as exc:
-            log.exception("tool %s raised", name)
-            return Failed(error=visible(f"Tool execution failed: {exc}"), kind="defect")
 
     async def _execute(self, name: str, tool: Tool[Any, Any], value: Any, ctx: ToolContext) -> Outcome:
         timeout = tool.timeout
