@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..errors import ToolFailure
 from ..location import require_external
@@ -23,6 +23,7 @@ from ._deps import BuiltinDeps
 from ._globset import GlobError, path_matcher, required_literal
 from ._rg import rg_lines
 from ._search import BASE_FLAGS, DEFAULT_LIMIT, GIT_EXCLUDES, check_directory, mtime, search_root
+from .grep import no_nul
 
 __all__ = ["GlobInput", "glob_args", "make"]
 
@@ -42,6 +43,13 @@ class GlobInput(BaseModel):
         default=None, description="The directory to search (default: the project directory)"
     )
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=10_000, description="The maximum number of results")
+
+    @field_validator("pattern")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        # no file path holds a NUL: say so instead of answering "No files found"
+        no_nul(value)
+        return value
 
 
 def glob_args() -> list[str]:

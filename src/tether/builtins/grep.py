@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..errors import ToolFailure
 from ..location import Location, PermissionAsserter, ResolvedPath, require_external
@@ -33,7 +33,7 @@ from ._deps import BuiltinDeps
 from ._rg import rg_lines
 from ._search import BASE_FLAGS, DEFAULT_LIMIT, GIT_EXCLUDES, mtime, path_kind, search_root
 
-__all__ = ["GrepInput", "grep_args", "make"]
+__all__ = ["GrepInput", "grep_args", "make", "no_nul"]
 
 MAX_LINE_BYTES = 4 * MAX_LINE_CHARS
 _RG_LONG_LINE = " [... omitted end of long line]"
@@ -63,6 +63,18 @@ class GrepInput(BaseModel):
     limit: int = Field(
         default=DEFAULT_LIMIT, ge=1, le=10_000, description="The maximum number of matching lines"
     )
+
+    @field_validator("pattern", "include")
+    @classmethod
+    def _no_nul(cls, value: str | None) -> str | None:
+        return no_nul(value)
+
+
+def no_nul(value: str | None) -> str | None:
+    """Refuse a NUL byte in a pattern: no argument of a process can hold one (the model is told, not a traceback)."""
+    if value is not None and "\0" in value:
+        raise ValueError("must not contain a NUL character (\\u0000); remove it")
+    return value
 
 
 def grep_args(
