@@ -17,6 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tether.builtins._shell_parse import analyze
+from tether.builtins.bash import plan_command
+from tether.location import Location
 from tether.permissions import Rule, evaluate_request
 
 DENY_LIST = (Rule("bash", "*", "allow"), Rule("bash", "rm *", "deny"))
@@ -42,6 +44,9 @@ NAMES = [
     "$'rm'",
     "$'\\x72m'",
     "$'r\\155'",
+    "/bin/r?",
+    "/bin/[r]m",
+    "/usr/bin/r*",
 ]
 WRAPPERS = [
     "command",
@@ -101,6 +106,10 @@ def spellings(draw: st.DrawFn) -> str:
                 'echo "$({c})"',
                 "echo ${{x:-$({c})}}",
                 "true\n{c}",
+                "time {{ {c}; }}",
+                "! {{ {c}; }}",
+                "coproc {{ {c}; }}\nwait",
+                "echo `echo \\`{c}\\``",
             ]
         )
     )
@@ -123,8 +132,10 @@ def _runs_rm(tmp: Path, text: str) -> bool:
 
 
 def _allowed(text: str, rules: tuple[Rule, ...], cwd: Path) -> bool:
-    analysis = analyze(text, cwd=str(cwd), home="/nonexistent-home")
-    return evaluate_request("bash", analysis.resources, rules).effect == "allow"
+    # The tool's own plan: the pure analysis plus the forms of glob command words matched on the file system.
+    plan = plan_command(Location(cwd), text, cwd)
+    assert plan is not None
+    return evaluate_request("bash", plan.analysis.resources, rules).effect == "allow"
 
 
 @settings(
@@ -171,6 +182,15 @@ def test_a_spelling_that_runs_a_denied_command_is_never_allowed(tmp_path: Path, 
         "mapfile -C 'rm canary' -c 1 x <<< a",
         "git -c alias.x='!rm canary' x",
         "sh -c \"eval 'r''m' canary\"",
+        "time { rm canary; }",
+        "! { rm canary; }",
+        "coproc { rm canary; }; wait",
+        "/bin/r? canary",
+        "/bin/[r]m canary",
+        "echo canary | xargs /bin/r?",
+        "{rm,canary}",
+        "true; {rm,canary}",
+        "r{m,x} canary",
     ],
 )
 def test_known_evasions_run_rm_and_are_denied(tmp_path: Path, text: str) -> None:

@@ -398,6 +398,7 @@ def scan_unknown(root: Node) -> list[str]:
     return reasons
 
 
+_BACKTICK_ESCAPE = re.compile(r"\\([\\`$])")
 _ESCAPED_IN_BACKTICKS = re.compile(r"\\(?:`|\$[({\[])")
 _PARAMETER = re.compile(r"\$\{#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[[^\]]*\])?")
 _LITERAL_SUBSTRING = re.compile(r"\s*-?\d+\s*(?::\s*-?\d+\s*)?")
@@ -561,6 +562,15 @@ class _Walker:
                 self.walk(child, cwds)
             return _Flow(cwds, cwds)
         if kind in _SCOPED:
+            text = _text(node)
+            if (
+                kind == "command_substitution"
+                and text.startswith("`")
+                and _ESCAPED_IN_BACKTICKS.search(text[1:-1])
+            ):
+                # The shell removes ``\\`` before `` ` ``, ``$`` and ``\\`` inside backticks, then runs the text: read
+                # it as the shell will (the parser saw the escapes as literal text).
+                self.nested(_BACKTICK_ESCAPE.sub(r"\1", text[1:-1]), cwds, text)
             self.sequence(_named(node), cwds)
             return _Flow(cwds, cwds)
         if kind in _LOOPS:
@@ -573,7 +583,26 @@ class _Walker:
             return _Flow(cwds, cwds)
         if kind == "variable_assignment":
             self.assignment(node)
+        if kind == "ERROR":
+            self.brace_command(node, cwds)
         return self.sequence(_named(node), cwds)
+
+    def brace_command(self, node: Node, cwds: Cwds) -> None:
+        """``{rm,x}``: a brace expansion as the first word is a command for the shell and a syntax error for the
+        parser. Its expansion is analysed as a command (the text is already uncertain: it does not parse)."""
+        children = node.children
+        raw = node.text or b""
+        for child, after in itertools.pairwise(children):
+            if child.type != "{" or after.start_byte != child.end_byte:
+                continue
+            segment = raw[child.start_byte - node.start_byte :].decode("utf-8", "surrogateescape")
+            segment = re.split(r"[;&|\n]", segment, maxsplit=1)[0].strip()
+            head, *tail = segment.split()
+            alternatives = _expand_braces(head) or []
+            if len(alternatives) < 2:
+                continue
+            values = [*alternatives, *(_unescape(t) for t in tail)]
+            self.run([_Word(raw=v, value=v, path=v, glob=False) for v in values], segment, cwds)
 
     def list_(self, node: Node, cwds: Cwds) -> _Flow:
         # ``a && b && c`` nests to the left: flatten it, so a long chain costs no stack depth.
@@ -664,7 +693,7 @@ class _Walker:
                 if child.type != "command_name":
                     args.append(child)
                 # Command substitutions in the name or arguments run first, from the same directory.
-                self.sequence(_named(child), cwds)
+                self.walk(child, cwds)
             else:
                 self.walk(child, cwds)
         if name_node is None:
@@ -713,20 +742,7 @@ class _Walker:
             return _Flow(cwds, cwds)
         name = posixpath.basename(words[0].value) or words[0].value
         rest = words[1:]
-        if words[0].glob and words[0].value not in ("[", "[[", "{", "}"):
-            # ``/bin/r? x``, ``/bin/[r]m x``, ``{rm,x}``: the shell expands the word into a name we cannot know.
-            self.unknown.append(f"the command name is a pattern the shell expands: {clipped}")
-            self.uncertain.append(f"the command name is a pattern the shell expands: {clipped}")
-            for alternative in _expand_braces(words[0].value) or []:
-                guess = posixpath.basename(alternative) or alternative
-                self.commands.append(
-                    SimpleCommand(
-                        text=text,
-                        forms=(_form(guess, rest),),
-                        tokens=tokens,
-                        name_pattern=(alternative, _form("", rest).strip()),
-                    )
-                )
+        self.glob_name(words[0], rest, text, tokens)
         levels = [(name, rest)]
         offset = 1  # index in ``words`` of the first argument of the innermost command
         fed = False
@@ -753,6 +769,7 @@ class _Walker:
                 known = False
                 break
             fed = fed or spec.stdin_operands
+            self.glob_name(rest[index], rest[index + 1 :], text, tokens)
             value = rest[index].value or ""
             name = posixpath.basename(value) or value
             offset += index + 1
@@ -818,6 +835,33 @@ class _Walker:
                 word = _Word(raw=effect.program, value=effect.program, path=effect.program, glob=False)
                 self.run([word], effect.program, cwds)
         return _Flow(cwds, cwds)
+
+    def glob_name(self, word: _Word, rest: list[_Word], text: str, tokens: tuple[str, ...]) -> None:
+        """A command word that is a glob (``/bin/r? x``, ``/bin/[r]m x``) names a program we cannot know: unknown,
+        with the pattern kept for the caller, which adds a form per program it matches on the file system."""
+        if not word.glob or word.value is None or word.value in ("[", "[[", "{", "}"):
+            return
+        clipped = _clip(text)
+        self.unknown.append(f"the command name is a pattern the shell expands: {clipped}")
+        self.uncertain.append(f"the command name is a pattern the shell expands: {clipped}")
+        alternatives = _expand_braces(word.value) or [word.value]
+        if len(alternatives) > 1:  # ``x{a,b}`` runs ``xa xb``: the first word is the command
+            expanded = [_Word(raw=a, value=a, path=a, glob=False) for a in alternatives[1:]]
+            first = posixpath.basename(alternatives[0]) or alternatives[0]
+            self.commands.append(
+                SimpleCommand(text=text, forms=(_form(first, [*expanded, *rest]),), tokens=tokens)
+            )
+        for alternative in alternatives:
+            if any(ch in alternative for ch in _GLOB):
+                guess = posixpath.basename(alternative) or alternative
+                self.commands.append(
+                    SimpleCommand(
+                        text=text,
+                        forms=(_form(guess, rest),),
+                        tokens=tokens,
+                        name_pattern=(alternative, _form("", rest).strip()),
+                    )
+                )
 
     def inner_code(self, name: str, rest: list[_Word], clipped: str) -> str | None:
         """The shell text a command runs besides itself (``eval``, ``sh -c``, ``alias``, ``trap``), if any.
