@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 import tether.session
-from tether.errors import StoreError
+from tether.errors import ProviderBadRequestError, StoreError, UsageError
 from tether.llm import Event, Model, ModelRequest, StepFinish, StepStart, ToolInputStart
 from tether.session import (
     ABORTED_ERROR,
@@ -309,3 +309,34 @@ def test_only_the_failure_policy_catches_broadly_in_the_runner() -> None:
         ),  # fails every part in memory, raises the first refused write after
     ]
     assert {f for m, f in broad if m == "_failures.py"} >= {"run", "contain", "call", "turn_calls"}
+
+
+@pytest.mark.anyio
+async def test_an_option_the_request_rejects_fails_before_the_step_writes_anything(harness: Harness) -> None:
+    session = await harness.sessions.create(harness.loc)
+    with anyio.fail_after(5), pytest.raises(UsageError, match="unknown request option 'temprature'"):
+        await session.prompt("go", model=ScriptedModel(["never"]), options={"temprature": 0.2})
+    await harness.store.flush()
+    assert assistants(await session.messages()) == []  # no assistant message left unfinished
+
+
+class FailsBeforeStreaming(Model):
+    """An adapter whose ``stream`` raises a provider error at once instead of returning a stream."""
+
+    provider = "test"
+    model_id = "refusing"
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
+        raise ProviderBadRequestError("bad request")
+
+
+@pytest.mark.anyio
+async def test_a_provider_error_raised_before_streaming_is_a_provider_error_not_a_defect(
+    harness: Harness,
+) -> None:
+    session = await harness.sessions.create(harness.loc)
+    with anyio.fail_after(5), pytest.raises(ProviderBadRequestError, match="bad request"):
+        await session.prompt("go", model=FailsBeforeStreaming())
+    await harness.store.flush()
+    (assistant,) = assistants(await session.messages())
+    assert assistant.error is not None and assistant.error.kind == "provider"

@@ -62,6 +62,14 @@ async def run_step(
     """
     session_id = turn.info.id
     final = materialization.final_step
+    # Built first: an option the request rejects (UsageError) leaves no half-written step behind.
+    request = ModelRequest(
+        system=(visible(agent.prompt), *turn.system) if agent.prompt else turn.system,
+        messages=turn.history.view(_FINAL_TAIL if final else ()),
+        tools=materialization.definitions,
+        tool_choice="none" if final else "auto",
+        options=cast(Any, turn.options),  # ModelRequest checks them (RequestOptions)
+    )
     info = AssistantInfo(
         id=ids.ascending("msg"),
         session_id=session_id,
@@ -77,13 +85,6 @@ async def run_step(
             id=ids.ascending("prt"), session_id=session_id, message_id=info.id, step=step, final=final
         )
     )
-    request = ModelRequest(
-        system=(visible(agent.prompt), *turn.system) if agent.prompt else turn.system,
-        messages=turn.history.view(_FINAL_TAIL if final else ()),
-        tools=materialization.definitions,
-        tool_choice="none" if final else "auto",
-        options=cast(Any, turn.options),  # ModelRequest checks them (RequestOptions)
-    )
     failures = StepFailures(processor, info, turn.history, grace=turn.cancel_grace)
     dispatcher = Dispatcher(
         turn.pool,
@@ -97,7 +98,10 @@ async def run_step(
     )
 
     async def run_stream() -> ProviderError | None:
-        stream = turn.model.stream(request)
+        try:
+            stream = turn.model.stream(request)
+        except ProviderError as exc:  # an adapter that fails before streaming
+            return exc
         try:
             return await failures.contain(lambda: _consume(stream, processor, dispatcher))
         finally:
