@@ -145,3 +145,11 @@ def test_the_data_directory_and_the_store_are_private_to_the_user(cli: Any, proj
     store.chmod(0o644)
     assert cli.run("sessions", "--dir", str(project)).code == 0
     assert (store.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_saved_pattern_is_listed_with_its_escapes_shown(cli: Any, project: Path) -> None:
+    pattern = f"touch {E}[2J[bold]x[/bold]*"
+    assert cli.run("permissions", "add", "bash", pattern, "--dir", str(project)).code == 0
+    listed = cli.run("permissions", "list", "--dir", str(project))
+    assert E not in listed.stdout, listed.output
+    assert "touch \\x1b[2J[bold]x[/bold]*" in listed.stdout, listed.output

@@ -13,7 +13,9 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from ..storable import printable
 from ._common import out_console, run_async, runtime
+from ._format import shown
 
 __all__ = ["add_command", "explain_command", "list_command", "remove_command"]
 
@@ -35,13 +37,18 @@ def list_command(*, data_dir: Path, directory: Path | None) -> None:
     project, approvals = run_async(main)
     console = out_console()
     if not approvals:
-        console.print(f'No saved approvals for {project}. An "always" reply to a permission prompt adds one.')
+        console.print(
+            shown(f'No saved approvals for {project}. An "always" reply to a permission prompt adds one.')
+        )
         return
-    table = Table(box=None, pad_edge=False, header_style="bold", title=f"saved approvals for {project}")
+    table = Table(
+        box=None, pad_edge=False, header_style="bold", title=shown(f"saved approvals for {project}")
+    )
     for column in ("id", "action", "resource"):
         table.add_column(column, no_wrap=column != "resource")
     for approval in approvals:
-        table.add_row(approval.id, approval.action, approval.resource)
+        # a saved pattern is a model's command ("always" on `touch x`): a cell of Text, never markup or an escape
+        table.add_row(*(shown(cell) for cell in (approval.id, approval.action, approval.resource)))
     console.print(table)
 
 
@@ -57,9 +64,9 @@ def add_command(*, data_dir: Path, action: str, pattern: str, directory: Path | 
     project, added = run_async(main)
     console = out_console()
     if added:
-        console.print(f'saved {added[0].id}: {action} "{pattern}" -> allow for {project}')
+        console.print(shown(f'saved {added[0].id}: {action} "{pattern}" -> allow for {project}'))
     else:
-        console.print(f'already saved: {action} "{pattern}" for {project}')
+        console.print(shown(f'already saved: {action} "{pattern}" for {project}'))
 
 
 def remove_command(*, data_dir: Path, approval_id: str, directory: Path | None) -> None:
@@ -71,7 +78,7 @@ def remove_command(*, data_dir: Path, approval_id: str, directory: Path | None) 
             await rt.saved.remove(approval_id)
 
     run_async(main)
-    out_console().print(f"removed {approval_id}")
+    out_console().print(shown(f"removed {approval_id}"))
 
 
 def explain_command(
@@ -109,7 +116,9 @@ def explain_command(
     decision, agent_name = run_async(main)
     console = out_console()
     style = {"allow": "green", "ask": "yellow", "deny": "red"}.get(decision.effect, "white")
-    console.print(Text(f"agent {agent_name}: ", style="bold") + Text(explain(decision), style=style))
+    console.print(
+        Text(f"agent {printable(agent_name)}: ", style="bold") + shown(explain(decision), style, lines=True)
+    )
     console.print(
         Text(
             "Sources, in evaluation order: agent (built-in defaults), config (tether.json permission), "
@@ -159,34 +168,35 @@ def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory:
     plan, asks, agent_name = run_async(main)
     analysis = plan.analysis
     console = out_console()
-    console.print(Text(f"agent {agent_name}: bash ", style="bold") + Text(command))
+    console.print(Text(f"agent {printable(agent_name)}: bash ", style="bold") + shown(command, lines=True))
     for item in analysis.commands:
-        line = Text("  command: ", style="bold") + Text(item.text)
+        line = Text("  command: ", style="bold") + shown(item.text, lines=True)
         if item.forms:
-            line += Text("  runs as: ", style="dim") + Text(" | ".join(item.forms))
+            line += Text("  runs as: ", style="dim") + shown(" | ".join(item.forms))
         console.print(line)
     for redirect in analysis.redirects:
-        console.print(Text("  redirect: ", style="bold") + Text(redirect))
+        console.print(Text("  redirect: ", style="bold") + shown(redirect))
     for arg, resolved in plan.paths:
         where = "outside the project" if resolved.external is not None else "inside"
         console.print(
-            Text("  path: ", style="bold") + Text(f"{arg.path} ({'write' if arg.write else 'read'}, {where})")
+            Text("  path: ", style="bold")
+            + shown(f"{arg.path} ({'write' if arg.write else 'read'}, {where})")
         )
     if analysis.uncertain_resource is not None:
         reasons = list(analysis.unknown) or ["the command is not valid shell"]
-        console.print(Text("  uncertain: ", style="bold yellow") + Text("; ".join(reasons)))
+        console.print(Text("  uncertain: ", style="bold yellow") + shown("; ".join(reasons)))
         console.print(Text('    only a bash rule of * allows it; "always" saves nothing for it', style="dim"))
     for reason in analysis.uncertain:
-        console.print(Text("  unknown path: ", style="bold yellow") + Text(reason))
+        console.print(Text("  unknown path: ", style="bold yellow") + shown(reason))
     effect = "allow"
     for why, decision in asks:
         style = {"allow": "green", "ask": "yellow", "deny": "red"}.get(decision.effect, "white")
-        console.print(Text(f"{why}: ", style="bold") + Text(explain(decision), style=style))
+        console.print(Text(f"{why}: ", style="bold") + shown(explain(decision), style, lines=True))
         if effect == "allow" and decision.effect != "allow":
             effect = decision.effect
     if analysis.resources:
         saves = ", ".join(f'bash "{pattern}"' for pattern in analysis.save) or "nothing (acts as once)"
-        console.print(Text('an "always" reply to the bash request saves: ', style="dim") + Text(saves))
+        console.print(Text('an "always" reply to the bash request saves: ', style="dim") + shown(saves))
     verdict = {"allow": "runs without asking", "ask": "asks first", "deny": "is blocked"}[effect]
     console.print(Text(f"The bash tool {verdict} (requests in the order the tool makes them).", style="bold"))
     console.print(

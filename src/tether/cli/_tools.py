@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._common import TURN_FAILED, err_console, fail, out_console, run_async, runtime
+from ._format import shown
 
 __all__ = ["call_command", "hidden_reason", "tools_command"]
 
@@ -166,6 +167,6 @@ def call_command(
     if partial:
         typer.echo(partial)
     kind = f" ({part.error_kind})" if part.error_kind else ""
-    console.print(Text(f"✗ {name} failed{kind}: {part.error}", style="red"))
+    console.print(shown(f"✗ {name} failed{kind}: {part.error}", "red", lines=True))
     console.print(Text(f"session {session_id}", style="dim"))
     raise typer.Exit(TURN_FAILED)
