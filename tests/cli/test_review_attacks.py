@@ -153,3 +153,24 @@ def test_a_saved_pattern_is_listed_with_its_escapes_shown(cli: Any, project: Pat
     listed = cli.run("permissions", "list", "--dir", str(project))
     assert E not in listed.stdout, listed.output
     assert "touch \\x1b[2J[bold]x[/bold]*" in listed.stdout, listed.output
+
+
+def test_a_repository_config_key_with_escapes_is_warned_about_with_them_shown(
+    cli: Any, project: Path
+) -> None:
+    # a project directory whose name carries an escape sequence, and a config key that does
+    hostile = project / f"repo{E}[2K"
+    hostile.mkdir()
+    cli.configure(hostile, {f"{E}[2K{E}[1Ashell": "x", "shell": "./evil"})
+    result = cli.run("tools", "--dir", str(hostile))
+    assert E not in result.stderr, result.stderr
+    assert '"\\u001b[2K\\u001b[1Ashell"' in result.stderr, result.stderr
+    assert "ignored shell in " in result.stderr
+    assert "repo\\x1b[2K/.tether/tether.json" in result.stderr, result.stderr
+
+
+def test_an_error_message_is_never_read_as_markup(cli: Any, project: Path) -> None:
+    result = cli.run("session", "show", f"ses_[bold]{E}[2Jx")
+    assert result.code != 0
+    assert E not in result.stderr, result.stderr
+    assert "[bold]" in result.stderr, result.stderr

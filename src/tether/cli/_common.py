@@ -13,8 +13,10 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from ..errors import ConfigError, NotFoundError, TetherError, UsageError
+from ._format import shown
 
 __all__ = [
     "CANCELLED",
@@ -68,7 +70,8 @@ def err_console() -> Console:
 
 def fail(message: str, code: int = USAGE) -> NoReturn:
     """Print ``error: message`` on stderr and exit with ``code``."""
-    err_console().print(f"[red bold]error:[/] {message}", soft_wrap=True, markup=True, highlight=False)
+    # a message may quote a repository's config or a provider's words: shown as escapes, never read as markup
+    err_console().print(Text("error: ", style="red bold") + shown(message, lines=True), soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -16,6 +16,7 @@ from rich.text import Text
 from ..config import Config, Ignored, Instructions, TrustStore, load_config, project_root
 from ..config._restrict import describe
 from ._common import err_console, fail, out_console, stdin_is_terminal
+from ._format import shown
 
 __all__ = ["TRUST_ENV", "print_refused", "project_config", "trust_command"]
 
@@ -58,7 +59,7 @@ def _ask(ignored: tuple[Ignored, ...]) -> bool:
     console = err_console()
     question = f"This project's .tether/tether.json sets {describe(ignored)}. Trust it? [y/N] "
     try:
-        answer = console.input(Text(question, style="yellow bold"))
+        answer = console.input(shown(question, "yellow bold"))  # the key names are the repository's
     except EOFError:
         return False
     return answer.strip().lower() in ("y", "yes")
@@ -67,14 +68,14 @@ def _ask(ignored: tuple[Ignored, ...]) -> bool:
 def _print_ignored(ignored: tuple[Ignored, ...]) -> None:
     console = err_console()
     for notice in ignored:
-        console.print(Text("warning: ", style="yellow") + Text(str(notice)), soft_wrap=True)
+        console.print(Text("warning: ", style="yellow") + shown(str(notice)), soft_wrap=True)
 
 
 def print_refused(instructions: Instructions) -> None:
     """Print one warning line per refused instruction file (on stderr)."""
     console = err_console()
     for line in instructions.refused:
-        console.print(Text("warning: ", style="yellow") + Text(line), soft_wrap=True)
+        console.print(Text("warning: ", style="yellow") + shown(line), soft_wrap=True)
 
 
 def trust_command(*, data_dir: Path, directory: Path | None, list_: bool, remove: Path | None) -> None:

@@ -27,6 +27,7 @@ from ..permissions import PermissionAsked, PermissionService
 from ..session import AssistantInfo, ToolPart, UserInfo
 from ._approve import ApprovalMode, Approver
 from ._common import CANCELLED, OK, TURN_FAILED
+from ._format import shown
 from ._live import LiveView, TurnStats
 
 __all__ = ["TurnOutcome", "drive_turn", "kill_live_shells"]
@@ -179,7 +180,7 @@ async def _stored_stats(session: Any) -> TurnStats | None:
 def print_summary(console: Console, outcome: TurnOutcome, session_id: str) -> None:
     """The final line(s): steps, tool calls, tokens, duration, session id, and what to do next."""
     if outcome.error is not None:
-        console.print(Text(f"✗ the turn failed: {outcome.error}", style="red bold"))
+        console.print(shown(f"✗ the turn failed: {outcome.error}", "red bold", lines=True))
     failed = f", {outcome.failed_calls} failed" if outcome.failed_calls else ""
     line = (
         f"{outcome.steps} step{'s' if outcome.steps != 1 else ''} · {outcome.calls} tool call"
