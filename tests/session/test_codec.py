@@ -36,7 +36,7 @@ from tether.session import (
     part_to_json,
 )
 from tether.session._events import PartUpdated
-from tether.session._model import PARTS
+from tether.session._model import PARTS, message_from_json, message_to_json
 from tether.session._sqlite import _dump_part, _dumps  # pyright: ignore[reportPrivateUsage]
 from tether.tools import File, Text
 
@@ -132,6 +132,38 @@ def test_every_part_kind_round_trips_through_the_stored_json(kind: str, data: st
     part = data.draw(PART_KINDS[kind])
     assert _stored(part) == part
     assert part_from_json(part.session_id, part.message_id, part_to_json(part)) == part
+
+
+messages = st.one_of(
+    st.builds(UserInfo, id=ids, session_id=ids, agent=texts, created=st.integers(0, 2**53)),
+    st.builds(
+        AssistantInfo,
+        id=ids,
+        session_id=ids,
+        parent_id=ids,
+        agent=texts,
+        model=texts,
+        created=st.integers(0, 2**53),
+        completed=times,
+        finish=st.none() | texts,
+        usage=usages,
+        error=st.none()
+        | st.builds(
+            MessageError,
+            kind=st.sampled_from(["provider", "aborted", "interrupted", "store", "error"]),
+            message=texts,
+            retryable=st.booleans(),
+        ),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(info=messages)
+def test_every_message_kind_round_trips_through_the_stored_json(info: UserInfo | AssistantInfo) -> None:
+    text = _dumps(message_to_json(info))
+    text.encode("utf-8")
+    assert message_from_json(info.session_id, json.loads(text)) == info
 
 
 @settings(max_examples=100, deadline=None)
@@ -383,17 +415,29 @@ async def test_a_database_written_by_the_previous_encoder_opens_and_reads_exactl
         completed=11,
         error=MessageError(kind="provider", message="overloaded", retryable=True),
     )
-    ids = {"session_id": "ses_1", "message_id": "msg_1"}
     assert user.parts == (
-        TextPart(id="prt_01", **ids, text="hello " + ODD, started=1, ended=2, synthetic=True),
-        FilePart(id="prt_02", **ids, content=File(mime="image/png", data="iVBORw0K", name="x.png")),
+        TextPart(
+            id="prt_01",
+            session_id="ses_1",
+            message_id="msg_1",
+            text="hello " + ODD,
+            started=1,
+            ended=2,
+            synthetic=True,
+        ),
+        FilePart(
+            id="prt_02",
+            session_id="ses_1",
+            message_id="msg_1",
+            content=File(mime="image/png", data="iVBORw0K", name="x.png"),
+        ),
     )
-    ids["message_id"] = "msg_2"
     start, reasoning, read, bash, write, finish = step.parts
-    assert start == StepStartPart(id="prt_03", **ids, step=1)
+    assert start == StepStartPart(id="prt_03", session_id="ses_1", message_id="msg_2", step=1)
     assert reasoning == ReasoningPart(
         id="prt_04",
-        **ids,
+        session_id="ses_1",
+        message_id="msg_2",
         text="think",
         started=3,
         ended=4,
@@ -401,7 +445,8 @@ async def test_a_database_written_by_the_previous_encoder_opens_and_reads_exactl
     )
     assert read == ToolPart(
         id="prt_05",
-        **ids,
+        session_id="ses_1",
+        message_id="msg_2",
         call_id="call_1",
         tool="read",
         state="completed",
@@ -416,7 +461,8 @@ async def test_a_database_written_by_the_previous_encoder_opens_and_reads_exactl
     )
     assert bash == ToolPart(
         id="prt_06",
-        **ids,
+        session_id="ses_1",
+        message_id="msg_2",
         call_id="call_2",
         tool="bash",
         state="error",
@@ -429,7 +475,8 @@ async def test_a_database_written_by_the_previous_encoder_opens_and_reads_exactl
     assert isinstance(write, ToolPart) and write.ended is not None
     assert write == ToolPart(
         id="prt_07",
-        **ids,
+        session_id="ses_1",
+        message_id="msg_2",
         call_id="call_3",
         tool="write",
         state="error",
@@ -443,7 +490,11 @@ async def test_a_database_written_by_the_previous_encoder_opens_and_reads_exactl
         provider_metadata={"p": 1},
     )
     assert finish == StepFinishPart(
-        id="prt_08", **ids, reason="tool-calls", usage=Usage(input_tokens=10, output_tokens=5)
+        id="prt_08",
+        session_id="ses_1",
+        message_id="msg_2",
+        reason="tool-calls",
+        usage=Usage(input_tokens=10, output_tokens=5),
     )
     assert failed.parts == (
         StepFinishPart(id="prt_09", session_id="ses_1", message_id="msg_3", reason="error"),

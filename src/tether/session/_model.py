@@ -6,7 +6,8 @@ since the epoch. A tool part moves through ``pending → running → completed |
 
 This module knows nothing about SQLite or the runner. The JSON form of a part is declared on the classes themselves
 (``session_id`` and ``message_id`` are store columns, never in the JSON; optional fields are left out when unset) and
-one discriminated :data:`PARTS` adapter, built here once, encodes and decodes it for every store and the HTTP API.
+one discriminated :data:`PARTS` adapter, built here once, encodes and decodes it for every store and the HTTP API
+(:data:`MESSAGES` likewise for messages).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..rules import EFFECTS, Rule, is_effect
 from ..tools import Content, FailureKind
 
 __all__ = [
+    "MESSAGES",
     "PARTS",
     "AssistantInfo",
     "FilePart",
@@ -77,62 +79,6 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SessionInfo:
-    """One session: where it runs (``project`` root, ``directory``), its agent, and extra session ``rules``.
-
-    ``rules`` are added after the agent's rules for this session only (checked by :func:`check_session_rules`).
-    """
-
-    id: str
-    project: str
-    directory: str
-    title: str
-    agent: str
-    parent_id: str | None = None
-    rules: tuple[Rule, ...] = ()
-    created: int = 0
-    updated: int = 0
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MessageError:
-    """Why an assistant message failed (:data:`MessageErrorKind`)."""
-
-    kind: MessageErrorKind
-    message: str
-    retryable: bool = False
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class UserInfo:
-    id: str
-    session_id: str
-    agent: str
-    created: int
-    role: Literal["user"] = "user"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AssistantInfo:
-    """One step's assistant message: the model, agent, usage, finish reason and error (if the step failed)."""
-
-    id: str
-    session_id: str
-    parent_id: str
-    agent: str
-    model: str
-    created: int
-    completed: int | None = None
-    finish: str | None = None
-    usage: Usage | None = None
-    error: MessageError | None = None
-    role: Literal["assistant"] = "assistant"
-
-
-MessageInfo = UserInfo | AssistantInfo
-
-
 # -- the stored form --------------------------------------------------------------------------------------------
 # Declared on the fields: ``Column`` fields are store columns, not JSON; ``Omitted`` fields are left out while they
 # hold their empty default, and every ``None`` is left out (``exclude_none`` in :data:`PARTS`' callers), so a row
@@ -177,6 +123,65 @@ def usage_from_json(data: Mapping[str, Any] | None) -> Usage | None:
 
 StoredUsage = Annotated[Usage | None, PlainSerializer(usage_to_json), PlainValidator(usage_from_json)]
 StoredContent = Annotated[Content, Field(discriminator="type")]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionInfo:
+    """One session: where it runs (``project`` root, ``directory``), its agent, and extra session ``rules``.
+
+    ``rules`` are added after the agent's rules for this session only (checked by :func:`check_session_rules`).
+    """
+
+    id: str
+    project: str
+    directory: str
+    title: str
+    agent: str
+    parent_id: str | None = None
+    rules: tuple[Rule, ...] = ()
+    created: int = 0
+    updated: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MessageError:
+    """Why an assistant message failed (:data:`MessageErrorKind`)."""
+
+    kind: MessageErrorKind
+    message: str
+    retryable: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UserInfo:
+    id: str
+    session_id: Column
+    agent: str
+    created: int
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AssistantInfo:
+    """One step's assistant message: the model, agent, usage, finish reason and error (if the step failed)."""
+
+    id: str
+    session_id: Column
+    parent_id: str
+    agent: str
+    model: str
+    created: int
+    completed: int | None = None
+    finish: str | None = None
+    usage: StoredUsage = None
+    error: MessageError | None = None
+    role: Literal["assistant"] = "assistant"
+
+
+MessageInfo = UserInfo | AssistantInfo
+
+MESSAGES: TypeAdapter[MessageInfo] = TypeAdapter(Annotated[MessageInfo, Field(discriminator="role")])
+"""The codec of stored messages, like :data:`PARTS` (``session_id`` comes from the row)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -283,46 +288,17 @@ PARTS: TypeAdapter[Part] = TypeAdapter(Annotated[Part, Field(discriminator="type
 
 
 def message_to_json(info: MessageInfo) -> dict[str, Any]:
-    if isinstance(info, UserInfo):
-        return {"id": info.id, "role": "user", "agent": info.agent, "created": info.created}
-    out: dict[str, Any] = {
-        "id": info.id,
-        "role": "assistant",
-        "parent_id": info.parent_id,
-        "agent": info.agent,
-        "model": info.model,
-        "created": info.created,
-        "completed": info.completed,
-        "finish": info.finish,
-        "usage": usage_to_json(info.usage),
-    }
-    if info.error is not None:
-        out["error"] = {
-            "kind": info.error.kind,
-            "message": info.error.message,
-            "retryable": info.error.retryable,
-        }
-    return out
+    """Encode a message as a JSON object (plain Python data; ``session_id`` is a column)."""
+    return MESSAGES.dump_python(info, exclude_none=True)
 
 
 def message_from_json(session_id: str, data: Mapping[str, Any]) -> MessageInfo:
-    if data["role"] == "user":
-        return UserInfo(id=data["id"], session_id=session_id, agent=data["agent"], created=data["created"])
-    err = data.get("error")
-    return AssistantInfo(
-        id=data["id"],
-        session_id=session_id,
-        parent_id=data["parent_id"],
-        agent=data["agent"],
-        model=data["model"],
-        created=data["created"],
-        completed=data.get("completed"),
-        finish=data.get("finish"),
-        usage=usage_from_json(data.get("usage")),
-        error=None
-        if err is None
-        else MessageError(kind=err["kind"], message=err["message"], retryable=bool(err.get("retryable"))),
-    )
+    """Decode a message written by :func:`message_to_json`.
+
+    Raises:
+        ValueError: the object is not a valid message (a ``pydantic.ValidationError`` naming the field).
+    """
+    return MESSAGES.validate_python({**data, "session_id": session_id})
 
 
 def part_to_json(part: Part) -> dict[str, Any]:
