@@ -205,6 +205,15 @@ async def test_a_glob_read_inside_the_project_asks_external_directory(
     await run("cat src/a.py", default_rules, ran=True)  # a literal path needs nothing more
 
 
+@pytest.mark.parametrize("text", ["grep -rn x --include=*.py .", "cat '*.py'", "ls"])
+async def test_option_values_and_quoted_globs_are_not_matched_and_run(
+    root: Path, run: Run, default_rules: Rules, text: str
+) -> None:
+    (root / "a.py").write_text("x\n")
+    await run(text, default_rules, ran=None)
+    assert not analyze(text, cwd=str(root), home="/h").uncertain
+
+
 async def test_a_glob_write_that_can_match_git_config_is_a_protected_write(root: Path, run: Run) -> None:
     (root / ".git").mkdir()
     (root / ".git" / "config").write_text("[core]\n")

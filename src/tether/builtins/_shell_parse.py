@@ -823,6 +823,8 @@ class _Walker:
                     self.add_path(None, cwds, role="path", source=text, write=operand.write)
                     continue
                 for value, pattern in self.expand(operand.value, operand.glob):
+                    if not operand.matched:
+                        pattern = None
                     self.add_path(value, cwds, role="path", source=text, write=operand.write, pattern=pattern)
         for effect in option_effects(name, [w.value for w in rest]):
             if effect.kind == "follows":

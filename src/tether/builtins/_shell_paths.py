@@ -34,6 +34,9 @@ class Operand:
     glob: bool = False
     """The value holds unquoted glob or brace characters."""
     write: bool = False
+    matched: bool = True
+    """A glob in the value is matched against file names. Not for an option's value (``--include=*.py``): the
+    shell matches the whole word, which names no file unless one starts with ``--include=``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -137,7 +140,7 @@ def _generic(name: str, spec: _Spec, args: list[_Word]) -> Iterator[Operand]:
                 option, eq, rest = value.partition("=")
                 if eq:
                     write = spec.write or (spec.target and option == "--target-directory")
-                    yield _op(word, write, rest)
+                    yield Operand(value=rest, glob=word.glob, write=write, matched=False)
                 continue
             if (value.startswith("-") and len(value) > 1) or (name == "chmod" and value.startswith("+")):
                 if spec.target and value == "-t":
