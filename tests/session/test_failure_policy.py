@@ -121,29 +121,6 @@ async def test_a_runner_defect_in_one_call_fails_that_call_and_never_cancels_a_s
 
 
 @pytest.mark.anyio
-async def test_a_tool_defect_is_a_failed_call_and_the_turn_goes_on(harness: Harness) -> None:
-    def broken(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
-        raise KeyError("boom")
-
-    harness.tools.register(
-        {
-            "broken": Tool(description="b", input=Echo, execute=broken),
-            "echo": Tool(description="e", input=Echo, execute=echo),
-        }
-    )
-    session = await harness.sessions.create(harness.loc)
-    model = ScriptedModel(
-        [[tool_call("broken", {"text": "x"}, id="c1"), tool_call("echo", {"text": "y"}, id="c2")], "done"]
-    )
-    with model, anyio.fail_after(5):
-        result = await session.prompt("go", model=model)
-    assert (result.stop, result.steps) == ("done", 2)
-    c1, c2 = tool_parts(await session.messages())
-    assert (c1.state, c1.error_kind, c1.error) == ("error", "defect", "Tool execution failed: 'boom'")
-    assert (c2.state, c2.content) == ("completed", (Text("y"),))
-
-
-@pytest.mark.anyio
 async def test_a_model_stream_defect_lets_started_calls_finish_fails_the_unsettled_and_is_raised(
     harness: Harness,
 ) -> None:
