@@ -139,10 +139,11 @@ class ToolInputEnd:
 class ToolCallEvent:
     """A complete tool call.
 
-    ``input`` is the parsed JSON value. When the provider's arguments were not valid JSON, ``input`` is the raw
-    argument text and ``invalid`` explains why (settle then tells the model its arguments were malformed). When the
-    stream ended before the input was complete (``max_tokens`` mid-input), ``incomplete`` is true and the call must
-    not be executed.
+    The adapter parses the arguments once, where it builds the event, and the event carries the result: ``input``
+    is the parsed JSON value, or, when the arguments were not a JSON object, the raw argument text with ``invalid``
+    saying why. The session never parses them again: a call with ``invalid`` set fails without running, and the
+    model reads ``invalid`` and its arguments back (law 2). When the stream ended before the input was complete
+    (``max_tokens`` mid-input), ``incomplete`` is true and the call must not be executed.
     """
 
     type: ClassVar[str] = "tool-call"

@@ -4,8 +4,9 @@ A call runs the tool captured by its step's materialization (law 5). Outcomes ar
 moment they exist; the parts (and so the results the model reads) keep the model's order whatever order the calls
 finish in. One call's failure never affects a sibling.
 
-Before settling, two runner-level checks apply: an ``incomplete`` call (the response was cut off mid-arguments) fails
-without running, and the third identical call in a row (same tool, same input) asks the ``doom_loop`` permission.
+Before settling, two runner-level checks apply: an ``incomplete`` call (the response was cut off mid-arguments), an
+``invalid`` one (its arguments did not parse: the event carries the adapter's one parse, never redone here) and one
+whose arguments hold a lone surrogate fail without running, and the third identical call in a row (same tool, same input) asks the ``doom_loop`` permission.
 A ``declined`` outcome (the user rejected without feedback) marks the step so the runner stops after it.
 
 Calls run on a :class:`CallPool`: long-lived tasks of the turn's task group. Spawning an anyio task costs more than
@@ -28,7 +29,7 @@ from ..errors import BlockedError, CorrectedError, DeclinedError
 from ..llm import ToolCallEvent
 from ..location import PermissionAsserter
 from ..permissions import PermissionRequest
-from ..storable import has_surrogates
+from ..storable import has_surrogates, visible
 from ..tools import DECLINED_ERROR, Failed, Materialization, Outcome, ToolCall, ToolContext
 from ._events import ToolProgress
 from ._processor import StepProcessor
@@ -58,6 +59,16 @@ def _has_lone_surrogate(value: Any) -> bool:
     if isinstance(value, list):
         return any(_has_lone_surrogate(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
     return False
+
+
+def _invalid_arguments(event: ToolCallEvent) -> str:
+    """What the model reads for a call whose arguments did not parse (``event.invalid`` says why)."""
+    raw = event.input if isinstance(event.input, str) else repr(event.input)
+    echo = raw if len(raw) <= 2_000 else raw[:2_000] + "…"
+    return visible(
+        f'Invalid input for tool "{event.name}":\n- {event.invalid}\nArguments received: {echo}\n'
+        "Nothing was run. Update the arguments and call the tool again."
+    )
 
 
 class DoomLoopDetector:
@@ -233,6 +244,8 @@ class Dispatcher:
         outcome: Outcome | None = None
         if event.incomplete:
             outcome = Failed(error=INCOMPLETE_CALL_ERROR, kind="invalid_input")
+        elif event.invalid is not None:  # the adapter's one parse failed: not parsed again, never run (law 2)
+            outcome = Failed(error=_invalid_arguments(event), kind="invalid_input")
         elif _has_lone_surrogate(event.input):
             outcome = Failed(error=SURROGATE_INPUT_ERROR, kind="invalid_input")
         else:

@@ -159,7 +159,7 @@ def _plain(value: Any) -> Any:
 
 
 class _Block:
-    __slots__ = ("args", "data", "id", "initial", "kind", "name", "signature")
+    __slots__ = ("args", "data", "id", "initial", "kind", "name", "parsed", "signature")
 
     def __init__(self, kind: str, block_id: str, name: str = "") -> None:
         self.kind = kind
@@ -169,6 +169,7 @@ class _Block:
         self.signature: str | None = None
         self.data: str | None = None
         self.initial: Any = None
+        self.parsed: tuple[Any, str | None] | None = None  # the tool input's one parse, at content_block_stop
 
 
 class AnthropicAssembler:
@@ -339,10 +340,13 @@ class AnthropicAssembler:
         out: list[Event] = [ToolInputEnd(id=state.id, name=state.name)]
         raw = "".join(state.args)
         initial = state.initial if isinstance(state.initial, dict) and state.initial else None
-        if not cut_off and parse_tool_input(raw)[1] is not None:
+        state.parsed = parse_tool_input(raw, empty=initial)
+        if not cut_off and state.parsed[1] is not None:
             self._held.append(state)  # invalid JSON: whether it was cut off is known only at message_delta
             return out
-        event = tool_call_event(call_id=state.id, name=state.name, raw=raw, cut_off=cut_off, empty=initial)
+        event = tool_call_event(
+            call_id=state.id, name=state.name, raw=raw, cut_off=cut_off, parsed=state.parsed
+        )
         if state.kind == "server_tool_use":
             event = ToolCallEvent(id=event.id, name=event.name, input=event.input, provider_executed=True)
         out.append(event)
@@ -367,7 +371,13 @@ class AnthropicAssembler:
         out: list[Event] = []
         for state in self._held:
             out.append(
-                tool_call_event(call_id=state.id, name=state.name, raw="".join(state.args), cut_off=cut_off)
+                tool_call_event(
+                    call_id=state.id,
+                    name=state.name,
+                    raw="".join(state.args),
+                    cut_off=cut_off,
+                    parsed=state.parsed,
+                )
             )
         self._held = []
         for index in sorted(self._blocks):

@@ -108,9 +108,14 @@ def tool_call_event(
     cut_off: bool,
     empty: Any = None,
     provider_metadata: Mapping[str, Mapping[str, Any]] | None = None,
+    parsed: tuple[Any, str | None] | None = None,
 ) -> ToolCallEvent:
-    """The :class:`ToolCallEvent` for a finished tool input; ``cut_off`` marks a stream that ended mid-input."""
-    value, invalid = parse_tool_input(raw, empty=empty)
+    """The :class:`ToolCallEvent` for a finished tool input; ``cut_off`` marks a stream that ended mid-input.
+
+    The event carries the one parse of the arguments (``parsed``, when the caller already has it, else made here):
+    the parsed value, or the raw text with ``invalid`` saying why. Nothing downstream parses them again.
+    """
+    value, invalid = parse_tool_input(raw, empty=empty) if parsed is None else parsed
     if invalid is not None and cut_off:
         return ToolCallEvent(
             id=call_id,
