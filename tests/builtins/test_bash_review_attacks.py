@@ -141,6 +141,7 @@ async def test_literal_substrings_and_default_values_stay_allowed(run: Run, text
         "rg --search-zip x",
         "rg -iz x",
         "sort --compress-program=./evil.sh a.txt",
+        "sort --compress=./evil.sh a.txt",  # GNU getopt takes an unambiguous prefix
     ],
 )
 async def test_options_that_run_a_program_ask_by_default(
@@ -238,6 +239,7 @@ async def test_ansi_c_bytes_name_the_file_bash_opens(tmp_path: Path) -> None:
     [
         "grep -R secret .",
         "grep --dereference-recursive secret .",
+        "grep --deref secret .",
         "grep -Rn secret",
         "rg -L secret",
         "rg --follow secret",
@@ -386,6 +388,7 @@ async def test_harmless_git_settings_and_config_reads_run(
         ("uniq a.txt .git/config", ".git/config"),
         ("sort -o .git/config a.txt", ".git/config"),
         ("sort --output=.git/config a.txt", ".git/config"),
+        ("sort --out=.git/config a.txt", ".git/config"),
         ("split a.txt .git/hooks/x", ".git/hooks/x"),
         ("curl -sSfo .git/config http://127.0.0.1:9/x", ".git/config"),
         ("wget -qO .git/config http://127.0.0.1:9/x", ".git/config"),

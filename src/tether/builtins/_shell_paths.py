@@ -453,7 +453,8 @@ def _valued(args: list[_Word], short: str, long: tuple[str, ...]) -> tuple[list[
             continue
         option, eq, rest = value.partition("=")
         if value.startswith("--"):
-            if option in long:
+            # GNU getopt takes any unambiguous prefix (``sort --out=F``): match prefixes, over-reporting is harmless.
+            if len(option) > 3 and any(name.startswith(option) for name in long):
                 if eq:
                     values.append(_Word(rest, word.glob))
                 elif index < len(args):
@@ -580,6 +581,15 @@ class _OptionTable:
     runs_itself: frozenset[str] = frozenset()
     """Options that make the command run programs of its own choosing (decompressors)."""
     follows: frozenset[str] = frozenset()
+    abbreviations: bool = False
+    """GNU getopt: any unambiguous prefix of a long option is that option (``grep --deref``)."""
+
+    def long(self, option: str, names: frozenset[str]) -> bool:
+        if option in names:
+            return True
+        return (
+            self.abbreviations and len(option) > 3 and any(n.startswith(option) for n in names if n[1] == "-")
+        )
 
 
 _OPTION_TABLES: dict[str, _OptionTable] = {
@@ -591,10 +601,14 @@ _OPTION_TABLES: dict[str, _OptionTable] = {
     ),
     **dict.fromkeys(
         ("grep", "egrep", "fgrep"),
-        _OptionTable(short_values="ABCDdefm", follows=frozenset({"-R", "--dereference-recursive"})),
+        _OptionTable(
+            short_values="ABCDdefm", follows=frozenset({"-R", "--dereference-recursive"}), abbreviations=True
+        ),
     ),
-    "sort": _OptionTable(short_values="kotST", runs=frozenset({"--compress-program"})),
-    "diff": _OptionTable(short_values="CUFIDSLWXx", follows=frozenset({"-r", "--recursive"})),
+    "sort": _OptionTable(short_values="kotST", runs=frozenset({"--compress-program"}), abbreviations=True),
+    "diff": _OptionTable(
+        short_values="CUFIDSLWXx", follows=frozenset({"-r", "--recursive"}), abbreviations=True
+    ),
     "find": _OptionTable(short_values="", follows=frozenset({"-L", "-follow"})),
 }
 
@@ -620,13 +634,13 @@ def option_effects(name: str, values: Sequence[str | None]) -> Iterator[OptionEf
         if value.startswith("--"):
             option, eq, rest = value.partition("=")
             # a unique prefix of a long option is that option (``--pre`` of ``--pre-glob`` aside, rg is strict)
-            if option in table.runs:
+            if table.long(option, table.runs):
                 program = rest if eq else (values[index] if index < len(values) else None)
                 index += 0 if eq else 1
                 yield OptionEffect(kind="runs", option=option, program=program or None)
-            elif option in table.runs_itself:
+            elif table.long(option, table.runs_itself):
                 yield OptionEffect(kind="runs", option=option)
-            elif option in table.follows:
+            elif table.long(option, table.follows):
                 yield OptionEffect(kind="follows", option=option)
             continue
         for position, ch in enumerate(value[1:], 1):
