@@ -6,7 +6,8 @@ declined (the user rejected without feedback), after the final step, or on a pro
 (recorded on the assistant message, then raised). Retryable provider errors are retried by the model's
 :class:`~tether.llm.RetryPolicy` (its provider's ``retry`` config), else the session's: jittered exponential backoff,
 ``retry_after`` when the provider said, never longer than ``max_retry_after``. Without an agent ``steps`` limit a turn
-has at most :data:`DEFAULT_MAX_STEPS` steps.
+has at most :data:`DEFAULT_MAX_STEPS` steps. What any other exception or a cancellation does to the turn is decided
+by its failure policy (``_failures``); the loop itself catches nothing.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from typing import Literal
 import anyio
 
 from .. import ids
-from ..errors import ProviderError, UsageError
+from ..errors import UsageError
 from ..llm import RetryPolicy, Usage
 from ..rules import Rule
 from ..storable import has_surrogates, visible
 from ..tools import Content, Text
 from ._events import MessageUpdated, PartUpdated, SessionStatus
-from ._model import FilePart, MessageError, TextPart, UserInfo, now_ms
+from ._model import FilePart, TextPart, UserInfo, now_ms
 from ._step import run_step
 from ._turn import AgentLike, TurnContext
 
@@ -189,10 +190,3 @@ async def _run_steps(turn: TurnContext, progress: TurnProgress, user_id: str) ->
             return
         if result.calls == 0:
             return
-
-
-def message_error(error: BaseException) -> MessageError:
-    """The ``MessageError`` recorded for an exception that ended a turn."""
-    if isinstance(error, ProviderError):
-        return MessageError(kind="provider", message=error.message, retryable=error.retryable)
-    return MessageError(kind="error", message=str(error))
