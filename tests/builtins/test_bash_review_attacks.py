@@ -410,3 +410,18 @@ async def test_patch_writes_files_named_inside_the_patch(root: Path, run: Run) -
         "patch -p1 < fix.diff", (Rule("*", "*", "allow"), Rule("external_directory", "*", "ask"))
     )
     assert ("external_directory", "ask") in gate.effects  # uncertain paths: the raw text is asked
+
+
+@pytest.mark.parametrize(
+    "text", ["bash <(echo rm canary)", "sh <(printf 'rm canary')", "echo rm canary | bash"]
+)
+async def test_a_shell_fed_an_echoed_script_is_denied_by_a_deny_list(root: Path, run: Run, text: str) -> None:
+    scratch = root.parent / "scratch"
+    scratch.mkdir()
+    (scratch / "canary").write_text("x")
+    shell(text, scratch)
+    assert not (scratch / "canary").exists(), "bash really runs rm"
+    (root / "canary").write_text("x")
+    gate = await run(text, DENY_RM, ran=False)
+    assert ("bash", "deny") in gate.effects
+    assert (root / "canary").exists()

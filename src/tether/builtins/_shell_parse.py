@@ -558,8 +558,15 @@ class _Walker:
             return _Flow(inner.fail, inner.ok)
         if kind == "pipeline":
             # Each pipeline stage runs in its own process: a ``cd`` inside one does not leak out.
-            for child in _named(node):
+            stages = _named(node)
+            for index, child in enumerate(stages):
                 self.walk(child, cwds)
+                name = child.child_by_field_name("name") if child.type == "command" else None
+                if index and name is not None and _text(name).rsplit("/", 1)[-1] in _SHELLS:
+                    # ``echo rm x | bash``: uncertain already (a shell reading stdin); what is echoed is known.
+                    code = self.echoed(_text(stages[index - 1]))
+                    if code is not None:
+                        self.nested(code, cwds, _text(node))
             return _Flow(cwds, cwds)
         if kind in _SCOPED:
             text = _text(node)
@@ -1011,6 +1018,11 @@ class _Walker:
         if operand is not None and not has_c:
             # ``bash script.sh``, ``bash <(echo rm x)``: the script is a file (or a pipe) this analysis does not read.
             self.unknown.append(f"{name} runs a script file that is not analysed: {clipped}")
+            raw = operand.raw
+            if raw.startswith("<(") and raw.endswith(")"):
+                return self.echoed(
+                    raw[2:-1]
+                )  # ``bash <(echo rm x)``: what is echoed is known, so a deny applies
             return None
         if has_c:
             if operand is None or operand.value is None:
@@ -1020,6 +1032,27 @@ class _Walker:
         if operand is None:
             self.unknown.append(f"{name} reads the commands to run from its input: {clipped}")
         return None
+
+    def echoed(self, text: str) -> str | None:
+        """The output of ``text`` when it is one ``echo`` or ``printf`` of static words (``echo rm x`` → ``rm x``)."""
+        statements = _named(_parse(text))
+        if len(statements) != 1 or statements[0].type != "command":
+            return None
+        command = statements[0]
+        name = command.child_by_field_name("name")
+        if name is None or _text(name) not in ("echo", "printf"):
+            return None
+        values: list[str] = []
+        for child in _named(command):
+            if child.type == "command_name":
+                continue
+            static = self.static(child, first=False)
+            if static is None:
+                return None
+            values.append(static[0])
+        while values and _text(name) == "echo" and values[0] in ("-n", "-e", "-E"):
+            values.pop(0)
+        return " ".join(values).replace("\\n", "\n") or None
 
     def nested(self, code: str, cwds: Cwds, source: str) -> None:
         """Analyse ``code`` (the literal text of ``eval``, ``sh -c``, ...) as part of this command."""
