@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
+from tether import Runtime
 from tether.errors import UsageError
 from tether.llm import (
     AssistantMessage,
@@ -21,6 +24,7 @@ from tether.llm import (
     UserMessage,
 )
 from tether.llm.providers import AnthropicModel, OpenAIChatModel, OpenAIResponsesModel
+from tether.testing import ScriptedModel
 from tether.tools import Text
 
 Adapter = OpenAIChatModel | OpenAIResponsesModel | AnthropicModel
@@ -131,3 +135,19 @@ def test_a_tool_result_follows_its_calls_item_type_in_responses() -> None:
     result = ToolMessage(results=(ToolResultContent(call_id="p1", name="patch", content=(Text("ok"),)),))
     body, _ = responses().build_body(ModelRequest(messages=[AssistantMessage(content=(call,)), result]))
     assert json.loads(body)["input"][-1]["type"] == "custom_tool_call_output"
+
+
+@pytest.mark.anyio
+async def test_a_prompt_with_an_unknown_option_fails_with_the_usage_error(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        session = await rt.sessions.create(await rt.location(project), agent="build")
+        model = ScriptedModel([])  # no step is ever asked for
+        with (
+            model,
+            anyio.fail_after(5),
+            pytest.raises(UsageError, match="unknown request option 'temprature'"),
+        ):
+            await session.prompt("go", model=model, options={"temprature": 0.1})
+        assert model.requests == []

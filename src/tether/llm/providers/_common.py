@@ -37,6 +37,7 @@ __all__ = [
 _DECODER = json.JSONDecoder()
 """Decodes tool arguments: the one parse of a call's argument text (the session never parses them again)."""
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_encode_arguments = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def dumps(value: Any) -> bytes:
@@ -134,7 +135,7 @@ def dump_arguments(value: Any) -> str:
     """Tool-call arguments as the compact JSON text OpenAI sends (a raw string is passed through as is)."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _encode_arguments(value)
 
 
 class CallIds:
