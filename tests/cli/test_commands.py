@@ -71,7 +71,8 @@ def test_tools_shows_the_catalog_and_why_a_tool_is_hidden(cli: Any, project: Pat
     assert re.search(r"^read\s+yes", explore.stdout, re.M)
     cli.configure(project, {"permission": {"bash": "deny"}})
     denied = cli.run("tools", "--dir", str(project))
-    assert re.search(r'^bash\s+hidden\s+denied by rule bash "\*" -> deny \(config\)', denied.stdout, re.M)
+    # an untrusted project's rule: the tighten-only `project` layer
+    assert re.search(r'^bash\s+hidden\s+denied by rule bash "\*" -> deny \(project\)', denied.stdout, re.M)
 
 
 def test_tool_call_settles_through_bounding(cli: Any, project: Path) -> None:
@@ -125,6 +126,8 @@ def test_tool_call_is_recorded_as_a_session_with_its_permission_decisions(cli: A
 
 def test_permissions_add_list_explain_remove(cli: Any, project: Path) -> None:
     cli.configure(project, {"permission": {"bash": {"*": "ask", "rm *": "deny"}}})
+    # trusted: the project's rules are the user's own, so a saved approval may answer their ask
+    cli.env["TETHER_TRUST"] = "1"
     asked = cli.run("permissions", "--explain", "bash", "git status", "--dir", str(project))
     assert 'git status: ask by bash "*" (config)' in asked.stdout, asked.output
     added = cli.run("permissions", "add", "bash", "git status*", "--dir", str(project))

@@ -8,6 +8,7 @@ from typing import Any
 
 def test_explain_bash_shows_the_normalized_form_that_a_deny_matches(cli: Any, project: Path) -> None:
     cli.configure(project, {"permission": {"bash": {"*": "allow", "rm *": "deny"}}})
+    cli.env["TETHER_TRUST"] = "1"  # its allow applies: the deny decides, not the built-in ask
     result = cli.run("permissions", "--explain", "bash", "\\rm -rf build", "--dir", str(project))
     assert result.code == 0, result.output
     assert "runs as: rm -rf build" in result.stdout

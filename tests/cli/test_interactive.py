@@ -24,7 +24,7 @@ def test_prompt_shows_tool_resources_diff_and_the_asking_rule(cli: Any, project:
     assert "tool edit: notes.txt" in text
     assert "resources: notes.txt" in text
     assert "-beta" in text and "+gamma" in text
-    assert 'asked by: rule edit "*" -> ask (config)' in text
+    assert 'asked by: rule edit "*" -> ask (project)' in text
     assert 'always: saves edit "*" for this project' in text
     term.send("o\n")
     assert term.wait() == 0, term.text
