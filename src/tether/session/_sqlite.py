@@ -17,8 +17,10 @@ for another process's commit (``busy_timeout``) instead of failing to upgrade a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -441,6 +443,9 @@ class SQLiteStore:
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # private (0600): SQLite gives the -wal/-shm files the database's mode
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         conn = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_TIMEOUT_MS / 1000
         )
