@@ -12,6 +12,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from tether.storable import printable
 
 E = "\x1b"
@@ -29,6 +32,23 @@ def test_printable_shows_controls_and_bidi_as_escapes_and_keeps_plain_text() -> 
     assert printable("one\ntwo") == "one\\x0atwo"
     assert printable("one\ntwo", lines=True) == "one\ntwo"
     assert printable("bad\udcffname") == "bad\\xffname"
+
+
+_FORBIDDEN = {
+    *map(chr, range(0x20)),
+    *map(chr, range(0x7F, 0xA0)),
+    *"\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069",
+} - {"\t"}
+
+
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=())))
+def test_printable_output_holds_no_control_bidi_or_surrogate(text: str) -> None:
+    shown = printable(text)
+    assert not _FORBIDDEN & set(shown)
+    shown.encode("utf-8")  # no lone surrogate left
+    lines = printable(text, lines=True)
+    assert not (_FORBIDDEN - {"\n"}) & set(lines)
+    assert lines.count("\n") == text.count("\n")
 
 
 def test_an_escape_sequence_in_a_command_cannot_redraw_the_approval_prompt(cli: Any, project: Path) -> None:
