@@ -5,6 +5,24 @@ HTTP server on 127.0.0.1. For each API the same bytes are consumed twice, best o
 SDK's stream objects (the floor: SSE decoding + model construction), once through the tether adapter (SDK iteration
 plus assembly into tether events). The ratio adapter/SDK is printed; the target is <= 1.5x.
 
+It then prints the CPU time of building one step's body, averaged over a session of 30 and of 500 ``read`` calls
+(200-line results, 12 tool definitions, a long system prompt): what a step costs tether before its first byte goes
+out.
+
+Issue 14 (2026-12-01, a heavily loaded shared machine; before = the cached byte-splicing encoder, after = one plain
+body path; runs interleaved):
+
+* request building, CPU per step, best of 3, two interleaved rounds: 30 reads (0.10 MB body) 0.10-0.14 ms before,
+  0.33-0.42 ms after; 500 reads (1.5 MB body, beyond most context windows) 1.1-2.0 ms before, 4.0-5.1 ms after.
+  The cache saved about 0.25 ms per step in a 30-call session and 3 ms at 500 calls, while the whole history goes
+  over the wire at every step anyway and the provider reads it (hundreds of ms to seconds per step): not visible to
+  a user. ``bench/peer.py --no-opencode`` (30 sequential reads against the scripted server, two interleaved rounds)
+  could not resolve it: tether CPU per sequential call 6.59 / 4.60 ms before, 7.92 / 3.08 ms after. So the cache
+  was deleted and each adapter keeps one body path.
+* decoding, adapter/SDK ratio (chat, responses, anthropic): before 0.99 / 1.19 / 0.92 (20,000 deltas), 1.54 / 1.14 /
+  0.87 and 1.11 / 0.98 / 1.02 (5,000 deltas); after 1.21 / 1.00 / 1.14, 1.69 / 0.52 / 1.18 and 0.95 / 0.91 / 1.05:
+  the decoding path did not change, and the spread is the machine's load (SDK throughput varied 3x between runs).
+
     .venv/bin/python bench/providers.py [--deltas 20000] [--runs 5]
 """
 
@@ -21,9 +39,17 @@ from typing import Any
 
 import anyio
 
-from tether.llm import ModelRequest, UserMessage
+from tether.llm import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ToolCallContent,
+    ToolMessage,
+    ToolResultContent,
+    UserMessage,
+)
 from tether.llm.providers import AnthropicModel, ClientSettings, OpenAIChatModel, OpenAIResponsesModel
-from tether.tools import Text
+from tether.tools import Text, ToolDefinition
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests/llm/providers/fixtures/streams"
 REQUEST = ModelRequest(messages=[UserMessage(content=(Text("hi"),))])
@@ -128,11 +154,53 @@ async def bench(api: str, model_cls: Any, body: bytes, deltas: int, runs: int) -
     return ratio
 
 
+READ = ToolDefinition(
+    name="read",
+    description="Read a file. " * 20,
+    input_schema={
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "offset": {"type": "integer"}},
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+)
+RESULT = "".join(f"{k}: line {k}\n" for k in range(200))  # a 200-line read, as in bench/peer.py
+
+
+def request_building(model_cls: Any, steps: int) -> tuple[float, int]:
+    """Mean time to build one step's body over a session of ``steps`` read calls (history grows each step), and
+    the last body's size: what a step costs tether before the first byte goes out."""
+    model = model_cls("bench-model", settings=ClientSettings(api_key="sk-bench"))
+    history: list[Message] = [UserMessage(content=(Text("go"),))]
+    for i in range(steps):
+        call = ToolCallContent(call_id=f"call_{i}", name="read", input={"path": "notes.txt"})
+        result = ToolResultContent(call_id=f"call_{i}", name="read", content=(Text(RESULT),))
+        history += [AssistantMessage(content=(call,)), ToolMessage(results=(result,))]
+    system, tools = ["You are a coding agent. " * 200], [READ] * 12
+    size = 0
+    start = time.process_time()  # CPU time: single-threaded work, steadier than wall time on a loaded machine
+    for n in range(steps + 1):
+        body, _ = model.build_body(ModelRequest(system=system, messages=history[: 1 + 2 * n], tools=tools))
+        size = len(body)
+    return (time.process_time() - start) / (steps + 1), size
+
+
 async def main(deltas: int, runs: int) -> None:
     print(f"provider decoding throughput, best of {runs} (target: adapter/sdk <= 1.5x)")
     await bench("openai-chat", OpenAIChatModel, chat_body(deltas), deltas, runs)
     await bench("openai-responses", OpenAIResponsesModel, responses_body(deltas), deltas, runs)
     await bench("anthropic", AnthropicModel, anthropic_body(deltas), deltas, runs)
+    print("request building: mean per step over a whole session (history grows one read call per step)")
+    for api, model_cls in (
+        ("openai-chat", OpenAIChatModel),
+        ("openai-responses", OpenAIResponsesModel),
+        ("anthropic", AnthropicModel),
+    ):
+        for steps in (30, 500):
+            per_step, size = request_building(model_cls, steps)
+            print(
+                f"{api:17} {steps:>4} steps  {per_step * 1e6:>8,.0f} us/step  last body {size / 1e6:.2f} MB"
+            )
 
 
 if __name__ == "__main__":
