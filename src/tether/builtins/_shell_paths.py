@@ -10,7 +10,9 @@ Covered: file commands that read (``cat head tail wc grep rg ls find ...``) or w
 truncate mv ...``) their operands; ``cp``/``install``/``rsync`` (the last operand or ``-t DIR`` is written, the rest
 read); ``ln`` (a relative target is resolved from the link's directory); ``dd`` (``if=``, ``of=``); ``sed`` (``-i``
 writes); ``tar`` (``-f``, ``-C``); ``git`` (``-C``, ``--git-dir``, ``--work-tree``, ``--output``, ``--no-index``);
-``find`` (start paths, ``-fprint``/``-fls`` files, ``-delete``). Not covered: files a program's own language writes
+``find`` (start paths, ``-fprint``/``-fls`` files, ``-delete``); ``uniq``, ``sort -o``, ``split``, ``patch``, ``zip``,
+``ed``, ``curl -o``, ``wget -O``; git's writing subcommands (``config``, ``archive -o``, ``clone``, ...). Also
+:func:`option_effects`: options that run a program (``rg --pre``) or follow symlinks (``grep -R``). Not covered: files a program's own language writes
 (``sed 's/x/y/w FILE'``, ``awk '{print > "f"}'``, ``python -c``); such commands are asked by name, and a person who
 allows them allows what they do.
 """
