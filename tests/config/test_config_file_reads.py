@@ -15,11 +15,6 @@ def test_a_missing_config_file_is_no_config(tmp_path: Path) -> None:
     assert read_json(tmp_path / "tether.json") is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=IsADirectoryError,
-    reason="defect: read_json's os.fdopen raises IsADirectoryError before its S_ISREG check (tether run crashes)",
-)
 def test_a_directory_planted_as_the_config_is_a_config_error_naming_it(tmp_path: Path) -> None:
     planted = tmp_path / "tether.json"
     planted.mkdir()

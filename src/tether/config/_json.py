@@ -199,9 +199,10 @@ def read_json(path: Path) -> tuple[Any, str] | None:
         return None
     except OSError as exc:
         raise ConfigError(f"cannot read the file: {exc.strerror or exc}", file=str(path)) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a directory with its own error
+        os.close(fd)
+        raise ConfigError("not a regular file", file=str(path))
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ConfigError("not a regular file", file=str(path))
         try:
             raw = handle.read(MAX_BYTES + 1)
         except OSError as exc:
