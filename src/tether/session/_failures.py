@@ -48,7 +48,7 @@ from ..tools import Failed
 from ._dispatch import CallPool
 from ._events import MessageUpdated
 from ._history import History
-from ._model import AssistantInfo, MessageError, now_ms
+from ._model import AssistantInfo, MessageError, ToolErrorKind, now_ms
 from ._processor import StepProcessor
 from ._prompts import ABORTED_ERROR, DEFECT_PREFIX
 
@@ -149,7 +149,7 @@ class StepFailures:
             failed = Failed(error=f"{DEFECT_PREFIX}{exc}", kind="defect")
             self._write(lambda: self._processor.settle(call_id, failed))
 
-    def _abandon(self, error: str, *, kind: str, interrupted: bool, message: MessageError) -> None:
+    def _abandon(self, error: str, *, kind: ToolErrorKind, interrupted: bool, message: MessageError) -> None:
         """Close a step that did not finish: fail its unsettled calls, complete its message, add it to the history."""
         processor = self._processor
         self._write(processor.close_blocks)

@@ -40,7 +40,7 @@ from ..llm import (
 from ..storable import visible
 from ..tools import Completed, Outcome, PermissionRecord, PermissionRecorder, Text
 from ._events import DurableEvent, PartDelta, PartUpdated
-from ._model import Part, ReasoningPart, TextPart, ToolPart, now_ms
+from ._model import Part, ReasoningPart, TextPart, ToolErrorKind, ToolPart, now_ms
 from ._store import SessionStore
 
 __all__ = ["COALESCE_SECONDS", "Emitter", "StepProcessor"]
@@ -311,7 +311,7 @@ class StepProcessor:
         if isinstance(update.get("output"), str):
             self._progress[call_id] = update
 
-    def fail_unsettled(self, error: str, *, kind: str, interrupted: bool) -> int:
+    def fail_unsettled(self, error: str, *, kind: ToolErrorKind, interrupted: bool) -> int:
         """Turn every unsettled tool part into ``error`` (cancellation, a failed stream). Returns how many.
 
         An interrupted part keeps the output its call last reported through progress, as partial content.
