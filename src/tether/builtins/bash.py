@@ -31,7 +31,7 @@ import glob
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from pydantic import BaseModel, Field
@@ -42,8 +42,11 @@ from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import resolve_or_fail
 from ._deps import BuiltinDeps
-from ._shell_parse import Analysis, PathArg, SimpleCommand, analyze
 from ._shell_run import CAPTURE_LIMIT, ShellRun, default_shell, run_shell
+
+# The analysis (tree-sitter-bash and its tables, ~30 ms) is imported at the first plan, not at start-up.
+if TYPE_CHECKING:
+    from ._shell_parse import Analysis, PathArg
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS", "BashInput", "CommandPlan", "make", "plan_command"]
 
@@ -211,6 +214,8 @@ def plan_command(location: Location, command: str, cwd: Path) -> CommandPlan | N
     """
     if not cwd.is_dir():
         return None
+    from ._shell_parse import analyze  # deferred: a run that never calls bash never loads the parser (~30 ms)
+
     home = os.environ.get("HOME") or str(Path.home())
     analysis = _with_glob_names(analyze(command, cwd=str(cwd), home=home), cwd)
     found: list[tuple[PathArg, ResolvedPath]] = []
@@ -232,6 +237,8 @@ def _with_glob_names(analysis: Analysis, cwd: Path) -> Analysis:
 
     The text stays uncertain (the match may change before it runs); this only lets a deny-list see the likely name.
     """
+    from ._shell_parse import SimpleCommand
+
     extra: list[SimpleCommand] = []
     for command in analysis.commands:
         if command.name_pattern is None:
