@@ -114,8 +114,8 @@ def _reap_guards(signum: int, frame: object) -> None:
         if pid == 0:
             break
         _GUARDS.discard(pid)
-    children = _children_map().get(os.getpid(), [])
-    for orphan in children:
+    # Only this process's own children file is read per reap; the whole /proc is walked only when an orphan is found.
+    for orphan in _children():
         if orphan in _GUARDS:
             continue
         for pid in [orphan, *_descendants(orphan)]:
@@ -274,14 +274,19 @@ def _reap(shell: int, status: int | None) -> int | None:
             status = code
 
 
-def _has_children() -> bool:
-    """Whether the guard has a child (cheap on Linux: the guard is single-threaded, one ``children`` file)."""
+def _children() -> list[int]:
+    """This process's children (cheap on Linux: single-threaded, one ``children`` file; else the whole table)."""
     pid = os.getpid()
     try:
         with open(f"/proc/{pid}/task/{pid}/children", "rb") as fh:
-            return bool(fh.read().strip())
+            return [int(child) for child in fh.read().split()]
     except OSError:
-        return True  # unknown: look
+        return _children_map().get(pid, [])
+
+
+def _has_children() -> bool:
+    """Whether the guard has a child."""
+    return bool(_children())
 
 
 def _descendants(root: int) -> list[int]:
