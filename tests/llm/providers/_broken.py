@@ -12,8 +12,10 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from ._replay import LocalServer
 
 Behaviour = Callable[[BaseHTTPRequestHandler, threading.Event], None]
 
@@ -77,7 +79,7 @@ def hang_up(handler: BaseHTTPRequestHandler, stop: threading.Event) -> None:
     handler.close_connection = True
 
 
-class BrokenServer:
+class BrokenServer(LocalServer):
     def __init__(self, *script: Behaviour) -> None:
         self.script = list(script)
         self.requests = 0
@@ -103,24 +105,11 @@ class BrokenServer:
                 outer.requests += 1
                 outer.script[index](self, outer.stopping)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> None:
-        self._thread.start()
+        self._serve(Handler)
 
     def stop(self) -> None:
         self.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
+        super().stop()
 
     def close(self) -> None:
         """Close a server that was never started."""
