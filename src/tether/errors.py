@@ -167,14 +167,21 @@ class CorrectedError(PermissionOutcome):
 
 
 class ProviderError(TetherError):
-    """A model provider failed. ``retryable`` says whether the runner may retry the step."""
+    """A model provider failed. ``retryable`` says whether the runner may retry the step.
+
+    ``retry_after`` is the wait in seconds the server asked for (``Retry-After`` / ``retry-after-ms``) with any
+    retryable answer (a 429, a 503 during maintenance, ...), else ``None``.
+    """
 
     retryable: bool = False
 
-    def __init__(self, message: str, *, status: int | None = None, body: Any = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, body: Any = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
+        self.retry_after = retry_after
 
 
 class ProviderAuthError(ProviderError):
@@ -185,12 +192,6 @@ class ProviderRateLimitError(ProviderError):
     """Too many requests or an overloaded server (HTTP 429/529). ``retry_after`` is in seconds when known."""
 
     retryable = True
-
-    def __init__(
-        self, message: str, *, status: int | None = None, body: Any = None, retry_after: float | None = None
-    ) -> None:
-        super().__init__(message, status=status, body=body)
-        self.retry_after = retry_after
 
 
 class ContextOverflowError(ProviderError):

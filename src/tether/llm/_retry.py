@@ -33,9 +33,8 @@ class RetryPolicy:
 
     def delay(self, attempt: int, error: ProviderError) -> float:
         """Seconds to wait before retry number ``attempt`` (1 for the first retry) after ``error``."""
-        asked = getattr(error, "retry_after", None)
-        if isinstance(asked, int | float):
-            wait = max(0.0, float(asked))
+        if error.retry_after is not None:
+            wait = max(0.0, error.retry_after)
         else:
             wait = min(self.cap, self.base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
         return min(wait, self.max_retry_after)

@@ -18,6 +18,7 @@ from tether.errors import (
     ProviderError,
     ProviderMalformedError,
     ProviderRateLimitError,
+    ProviderServerError,
     ProviderTimeoutError,
 )
 from tether.llm import ModelRequest, ProviderErrorEvent, RetryPolicy, StepStart, TextDelta, UserMessage
@@ -325,6 +326,17 @@ async def test_a_huge_retry_after_is_read_and_the_wait_is_capped(api: str) -> No
     assert server.requests == 1  # the SDK does not retry on its own
     assert RetryPolicy().delay(1, error_) == 60
     assert RetryPolicy(max_retry_after=0.5).delay(3, error_) == 0.5
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("api", APIS)
+async def test_a_503_with_retry_after_is_retryable_and_carries_the_wait(api: str) -> None:
+    with broken_server(error(503, {"error": {"message": "maintenance"}}, retry_after="7")) as server:
+        error_ = await failure_of(api, server)
+    assert isinstance(error_, ProviderServerError) and error_.retryable
+    assert error_.retry_after == 7
+    assert RetryPolicy().delay(1, error_) == 7
+    assert RetryPolicy(max_retry_after=2).delay(1, error_) == 2
 
 
 def test_retry_after_ms_and_http_dates_are_honoured_up_to_the_cap() -> None:

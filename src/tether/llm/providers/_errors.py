@@ -183,10 +183,11 @@ def error_from_status(
         return ProviderAuthError(text, status=status, body=body)
     if status == 404:
         return ProviderNotFoundError(text, status=status, body=body)
+    # A retryable answer may say when to come back (a 503 during maintenance does): the wait travels with it.
     if status in (408, 499):
-        return ProviderConnectionError(text, status=status, body=body)
+        return ProviderConnectionError(text, status=status, body=body, retry_after=retry_after(headers))
     if status == 409 or status >= 500:
-        return ProviderServerError(text, status=status, body=body)
+        return ProviderServerError(text, status=status, body=body, retry_after=retry_after(headers))
     return ProviderBadRequestError(text, status=status, body=body)
 
 
