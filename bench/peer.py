@@ -2,8 +2,8 @@
 
 Usage: .venv/bin/python bench/peer.py [--repeat N] [--no-opencode]
 
-For each runtime, three scripts are played by ``../shared/tools/opencode-peer/scripted_openai_server.py`` on
-127.0.0.1 (one fresh server per run):
+For each runtime, three scripts are played by ``bench/opencode_peer/scripted_openai_server.py`` on 127.0.0.1
+(one fresh server per run):
 
 * ``none``: one step, text only (the wall time of a run with no tool call);
 * ``seq30``: 30 steps, each one ``read`` call, then text;
@@ -14,7 +14,8 @@ OpenAI-compatible adapter at the server; OpenCode runs as ``opencode run`` with 
 same kind of server. The tool is each runtime's own ``read`` (argument ``path`` for tether, ``filePath`` for
 OpenCode). Per-call overhead = (wall with n calls - wall with none) / n: process start, provider round trips on
 loopback and the runtime's own work per call, without the fixed start-up cost. The median of ``--repeat`` runs is
-used. If OpenCode cannot be installed or run here, tether's side still runs and the report says so.
+used. OpenCode is the npm package ``opencode-ai`` (``bench/opencode_peer/README.md`` says how it is installed); if it
+cannot be installed or run here, tether's side still runs and the report says so.
 
 Targets: per call at least 20x lower than OpenCode in both cases; a run with no tool call within 1 s.
 
@@ -40,9 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-PEER = Path(__file__).resolve().parents[2] / "shared" / "tools" / "opencode-peer"
-if not PEER.is_dir():
-    PEER = Path("/work/shared/tools/opencode-peer")
+PEER = Path(__file__).resolve().parent / "opencode_peer"  # the scripted server, the installer (README.md)
 SERVER = PEER / "scripted_openai_server.py"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "opencode-peer"
 OPENCODE = CACHE / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"

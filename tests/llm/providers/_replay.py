@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 FIXTURES = Path(__file__).parent / "fixtures" / "streams"
-SHARED_FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "streams"
 
 
 @dataclass

@@ -8,6 +8,7 @@ wrong snapshot cannot hide them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from typing import Any
@@ -18,7 +19,7 @@ from tether.llm import Event, ModelRequest, UserMessage
 from tether.llm.providers import AnthropicModel, ClientSettings, OpenAIChatModel, OpenAIResponsesModel
 from tether.tools import Text
 
-from ._replay import FIXTURES, SHARED_FIXTURES, Reply, api_of, replay_server, stream_bytes, stream_names
+from ._replay import FIXTURES, Reply, api_of, replay_server, stream_bytes, stream_names
 from ._summary import check_invariants, summarize
 
 EXPECTED: dict[str, Any] = json.loads((FIXTURES.parent.parent / "expected_streams.json").read_text())
@@ -80,18 +81,19 @@ def test_every_recorded_stream_has_an_expectation() -> None:
     assert sorted(EXPECTED) == sorted(stream_names())
 
 
-def test_every_shared_fixture_is_replayed() -> None:
-    """The copy under tests/ must cover the shared recordings (skipped only in a checkout without ../shared)."""
-    if not SHARED_FIXTURES.is_dir():
-        pytest.skip("no ../shared/fixtures/streams next to this checkout")
-    for path in sorted(SHARED_FIXTURES.rglob("*")):
-        if not path.is_file():
-            continue
-        rel = path.relative_to(SHARED_FIXTURES).as_posix()
-        if path.suffix == ".yaml":
-            assert (FIXTURES / rel).with_suffix(".cassette.json").is_file(), rel
+def test_the_copied_recordings_are_complete_and_unaltered() -> None:
+    """Every recording listed in MANIFEST.json (sha256 as copied, see fixtures/streams/README.md) is here, unaltered."""
+    manifest: dict[str, str] = json.loads((FIXTURES / "MANIFEST.json").read_text())["files"]
+    stored: set[str] = set()
+    for rel, digest in manifest.items():
+        if rel.endswith(".yaml"):  # a VCR cassette is stored converted to JSON, naming its source
+            source, rel = rel, rel.removesuffix(".yaml") + ".cassette.json"
+            assert json.loads((FIXTURES / rel).read_text())["source"] == source
         else:
-            assert (FIXTURES / rel).read_bytes() == path.read_bytes(), rel
+            assert hashlib.sha256((FIXTURES / rel).read_bytes()).hexdigest() == digest, rel
+        stored.add(rel)
+    present = {path.relative_to(FIXTURES).as_posix() for path in FIXTURES.rglob("*") if path.is_file()}
+    assert present - {"MANIFEST.json", "README.md"} == stored
 
 
 def _derived_key(name: str) -> str:
