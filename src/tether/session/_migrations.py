@@ -117,4 +117,12 @@ MIGRATIONS: tuple[str, ...] = (
         claimed INTEGER NOT NULL
     );
     """,
+    # 4: what a session is for (``_admin.SessionKind``): ``tether run --continue`` picks the latest conversation,
+    # never the session ``tether tool call`` recorded its call in. Children (a subagent's session) are found by
+    # parent, to be deleted with it.
+    """
+    ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'conversation';
+    CREATE INDEX sessions_project_kind_updated ON sessions (project, kind, updated);
+    CREATE INDEX sessions_parent ON sessions (parent_id) WHERE parent_id IS NOT NULL;
+    """,
 )

@@ -38,6 +38,8 @@ from pydantic_core import PydanticSerializationError
 
 from ..errors import NotFoundError, StoreError, UsageError
 from ..storable import visible
+from . import _admin
+from ._admin import Deleted, SessionKind
 from ._events import DurableEvent, MessageUpdated, PartUpdated
 from ._migrations import MIGRATIONS, statements
 from ._model import (
@@ -417,6 +419,74 @@ class SQLiteStore:
                 "DELETE FROM claims WHERE session_id = ? AND owner = ?", (_text(session_id), owner.id)
             )
         )
+
+    # -- finding and removing sessions (``_admin``) ------------------------------------------------------------------
+
+    async def resolve_session(self, given: str) -> SessionInfo:
+        """The session whose id is ``given`` or, failing that, the one whose id starts with it (one index range).
+
+        Raises:
+            UsageError: ``given`` is empty or ambiguous (the error names up to five candidates).
+            NotFoundError: no session id is or starts with ``given``.
+        """
+        return await self._run(lambda conn: _admin.resolve(conn, _SESSION_SELECT, _session_from_row, given))
+
+    async def latest_session(self, *, project: str, kind: SessionKind = "conversation") -> SessionInfo | None:
+        """The most recently updated top-level session of ``kind`` in the project root ``project``."""
+        return await self._run(
+            lambda conn: _admin.latest(conn, _SESSION_SELECT, _session_from_row, _text(project), kind)
+        )
+
+    async def set_kind(self, session_id: str, kind: SessionKind) -> None:
+        """Record what the session is for (``tether tool call`` marks its session ``tool-call``).
+
+        Raises:
+            NotFoundError: no such session.
+            StoreError: the store failed or is closed.
+        """
+        self._writable()
+        await self._run(lambda conn: _admin.set_kind(conn, _text(session_id), kind))
+
+    async def session_kinds(self, session_ids: Sequence[str]) -> dict[str, SessionKind]:
+        """The kind of each stored session of ``session_ids``."""
+        return await self._run(lambda conn: _admin.kinds(conn, [_text(sid) for sid in session_ids]))
+
+    async def delete_session(self, session_id: str) -> Deleted:
+        """Delete the session, its children and all their rows in one transaction, unless a live store runs one.
+
+        Returns what was deleted (the session first, then its descendants) or, for a live session, the holder
+        (``Deleted.live``) with nothing deleted. Retained tool outputs are files: the caller removes them.
+
+        Raises:
+            NotFoundError: no such session.
+            StoreError: the store failed or is closed.
+        """
+        owner = self._writable()
+        return await self._run(
+            lambda conn: _admin.delete_tree(
+                conn, _SESSION_SELECT, _session_from_row, owner, _text(session_id), now_ms()
+            )
+        )
+
+    async def prune_sessions(self, *, before: int, dry_run: bool = False) -> Deleted:
+        """Delete every session tree not updated since ``before`` (ms since the epoch); live ones are skipped.
+
+        Raises:
+            StoreError: the store failed or is closed.
+        """
+        owner = self._writable()
+        return await self._run(
+            lambda conn: _admin.prune(
+                conn, _SESSION_SELECT, _session_from_row, owner, before=before, dry_run=dry_run, now=now_ms()
+            )
+        )
+
+    def _writable(self) -> Owner:
+        if self._error is not None:
+            raise self._error
+        if self._owner is None or self._closed:
+            raise StoreError("The session store is closed")
+        return self._owner
 
     @property
     def owner(self) -> str | None:
