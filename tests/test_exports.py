@@ -6,7 +6,7 @@ import pytest
 
 SURFACES = {
     "tether.tools": {
-        "DECLINED_ERROR", "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterEvent", "AfterHook", "BeforeEvent", "BeforeHook",
+        "DECLINED_ERROR", "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterEvent", "Asker", "tool", "AfterHook", "BeforeEvent", "BeforeHook",
         "Codec", "Completed", "Content", "DecodeError", "Entry", "Failed", "FailureKind", "File", "Issue",
         "JsonSchemaCodec", "Materialization", "Outcome", "PermissionRecord", "PermissionRecorder", "PydanticCodec", "Registration", "RegistrationError",
         "Text", "Tool", "ToolCall", "ToolContext", "ToolDefinition", "ToolFailure", "ToolRegistry",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -30,7 +31,7 @@ from ..llm import ToolCallEvent
 from ..location import PermissionAsserter
 from ..permissions import PermissionRequest
 from ..storable import has_surrogates, visible
-from ..tools import DECLINED_ERROR, Failed, Materialization, Outcome, ToolCall, ToolContext
+from ..tools import DECLINED_ERROR, Asker, Failed, Materialization, Outcome, ToolCall, ToolContext
 from ._events import ToolProgress
 from ._processor import StepProcessor
 from ._prompts import DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
@@ -101,6 +102,24 @@ def _same(a: Any, b: Any) -> bool:
         return type(a) is type(b) and bool(a == b)
     except Exception:  # an exotic input whose __eq__ fails is simply not a repeat
         return False
+
+
+def permission_asker(permissions: PermissionAsserter) -> Asker:
+    """What ``ToolContext.ask`` calls: a request built from the call's context, asserted like a built-in's."""
+
+    async def ask(
+        ctx: ToolContext[Any],
+        action: str,
+        resources: tuple[str, ...],
+        save: tuple[str, ...],
+        metadata: Mapping[str, Any] | None,
+    ) -> None:
+        request = PermissionRequest.from_context(
+            ctx, action=action, resources=resources, save=save, metadata=metadata
+        )
+        await permissions.assert_(request)
+
+    return ask
 
 
 Job = Callable[[], Awaitable[None]]
@@ -177,6 +196,8 @@ class Dispatcher:
 
     __slots__ = (
         "_agent",
+        "_asker",
+        "_deps",
         "_done",
         "_doom",
         "_failures",
@@ -186,6 +207,7 @@ class Dispatcher:
         "_permissions",
         "_pool",
         "_processor",
+        "_root",
         "calls",
         "declined",
     )
@@ -201,8 +223,13 @@ class Dispatcher:
         permissions: PermissionAsserter | None,
         failures: StepFailures,
         limiter: anyio.CapacityLimiter | None = None,
+        root: Path | None = None,
+        deps: Any = None,
     ) -> None:
         self._pool = pool
+        self._root = root
+        self._deps = deps
+        self._asker = None if permissions is None else permission_asker(permissions)
         self._failures = failures
         self._materialization = materialization
         self._processor = processor
@@ -256,6 +283,9 @@ class Dispatcher:
                 call_id=event.id,
                 progress=self._progress(event.id),
                 record_permission=processor.recorder(event.id),
+                deps=self._deps,
+                location_root=self._root,
+                asker=self._asker,
             )
             if doom:
                 outcome = await self._doom_gate(event, ctx)

@@ -12,9 +12,9 @@ by its failure policy (``_failures``); the loop itself catches nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
@@ -23,9 +23,9 @@ from ..errors import UsageError
 from ..llm import RetryPolicy, Usage
 from ..rules import Rule
 from ..storable import has_surrogates, visible
-from ..tools import Content, Text
+from ..tools import Content, Text, text_of
 from ._events import MessageUpdated, PartUpdated, SessionStatus
-from ._model import FilePart, TextPart, UserInfo, now_ms
+from ._model import FilePart, Part, TextPart, ToolErrorKind, ToolPart, UserInfo, now_ms
 from ._step import run_step
 from ._turn import AgentLike, TurnContext
 
@@ -34,6 +34,7 @@ __all__ = [
     "AgentLike",
     "RetryPolicy",
     "StopReason",
+    "TurnCall",
     "TurnContext",
     "TurnProgress",
     "TurnResult",
@@ -48,8 +49,55 @@ DEFAULT_MAX_STEPS = 100
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class TurnCall:
+    """One tool call of a turn, as its tool part recorded it when its step ended.
+
+    Attributes:
+        call_id: the model's call id.
+        name: the tool name the model called.
+        input: the decoded JSON input the model sent (``None`` when its arguments did not parse).
+        outcome: ``completed`` or ``error``.
+        content: the text the model read (on error: the text of the partial content kept, if any).
+        error: the error the model read, on error.
+        error_kind: why it failed (``tool``, ``blocked``, ``declined``, ``invalid_input``, ``timeout``, ...).
+    """
+
+    call_id: str
+    name: str
+    input: Any
+    outcome: Literal["completed", "error"]
+    content: str = ""
+    error: str | None = None
+    error_kind: ToolErrorKind | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "completed"
+
+
+def _turn_calls(parts: Iterable[Part]) -> list[TurnCall]:
+    return [
+        TurnCall(
+            call_id=p.call_id,
+            name=p.tool,
+            input=p.input,
+            outcome="completed" if p.state == "completed" else "error",
+            content=text_of(p.content),
+            error=p.error,
+            error_kind=p.error_kind,
+        )
+        for p in parts
+        if isinstance(p, ToolPart)
+    ]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class TurnResult:
-    """What a turn did: why it stopped, how many steps and tool calls, the final text, total usage."""
+    """What a turn did: why it stopped, how many steps and tool calls, the final text, total usage.
+
+    ``calls`` lists the tool calls of the turn's finished steps in the model's order (a cancelled step's calls are
+    in the store, not here).
+    """
 
     session_id: str
     stop: StopReason
@@ -58,6 +106,7 @@ class TurnResult:
     text: str
     usage: Usage
     message_ids: tuple[str, ...] = field(default=())
+    calls: tuple[TurnCall, ...] = field(default=())
 
 
 def resolve_agent(agents: Mapping[str, AgentLike], name: str) -> AgentLike:
@@ -95,6 +144,7 @@ class TurnProgress:
     usage: Usage = field(default_factory=Usage)
     text: str = ""
     message_ids: list[str] = field(default_factory=list[str])
+    calls: list[TurnCall] = field(default_factory=list[TurnCall])
     stop: StopReason = "done"
 
     def result(self, session_id: str) -> TurnResult:
@@ -106,6 +156,7 @@ class TurnProgress:
             text=self.text,
             usage=self.usage,
             message_ids=tuple(self.message_ids),
+            calls=tuple(self.calls),
         )
 
 
@@ -158,6 +209,7 @@ async def _run_steps(turn: TurnContext, progress: TurnProgress, user_id: str) ->
         progress.message_ids.append(result.info.id)
         progress.steps = step
         progress.tool_calls += result.calls
+        progress.calls.extend(_turn_calls(result.processor.parts.values()))
         if result.info.usage is not None:
             progress.usage = progress.usage + result.info.usage
         step_text = "\n".join(

@@ -61,9 +61,15 @@ class Session:
     """One session: prompt it, cancel it, read its messages."""
 
     def __init__(
-        self, service: Sessions, info: SessionInfo, location: SessionLocation, history: History
+        self,
+        service: Sessions,
+        info: SessionInfo,
+        location: SessionLocation,
+        history: History,
+        deps: Any = None,
     ) -> None:
         self._service = service
+        self.deps = deps
         self._info = info
         self.location = location
         self._history = history
@@ -90,7 +96,7 @@ class Session:
         content: str | Sequence[Content],
         *,
         model: Model,
-        system: Sequence[str] = (),
+        system: Sequence[str] | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> TurnResult:
         """Append the user input and run steps until the model stops calling tools (one turn).
@@ -98,7 +104,9 @@ class Session:
         Args:
             content: the user's text, or text and file parts.
             model: the model for every step of this turn.
-            system: extra system prompt texts (after the agent's prompt).
+            system: the system texts of every request of this turn, in order, replacing tether's default whole;
+                ``None`` (the default) builds the default when the turn starts (:meth:`Sessions.system_prompt`: the
+                agent's text, the environment block, the instruction files).
             options: provider-neutral request options (temperature, max_tokens, ...).
 
         Raises:
@@ -118,6 +126,10 @@ class Session:
         scope = self._scope = anyio.CancelScope()
         try:
             with scope:
+                if system is None:
+                    system = await service.system_prompt(
+                        self.location, agent=self._info.agent, model=model.name, directory=self._info.directory
+                    )
                 async with turn_calls() as pool:
                     turn = TurnContext(
                         info=self._info,
@@ -135,6 +147,8 @@ class Session:
                         options=options or {},
                         limiter=None if concurrency is None else anyio.CapacityLimiter(concurrency),
                         cancel_grace=service.cancel_grace,
+                        root=self.location.root,
+                        deps=self.deps,
                     )
                     await run_turn(turn, progress, content)
         finally:
@@ -169,6 +183,8 @@ class Sessions:
         concurrency: the most tool calls of one step that settle at the same time (``None``: no cap).
         cancel_grace: seconds a cancelled step gives its running calls to finish their cleanup before their parts
             are marked aborted (``CANCEL_GRACE``).
+        instructions: the instruction texts (``AGENTS.md``, the config's ``instructions``) of a Location, read when
+            a turn builds its default system prompt; ``None``: no instruction texts.
     """
 
     def __init__(
@@ -182,6 +198,7 @@ class Sessions:
         retry: RetryPolicy | None = None,
         concurrency: int | None = None,
         cancel_grace: float = CANCEL_GRACE,
+        instructions: Callable[[SessionLocation], Awaitable[Sequence[str]]] | None = None,
     ) -> None:
         self.store = store
         self.bus = bus
@@ -192,7 +209,47 @@ class Sessions:
         self.cancel_grace = cancel_grace
         self.emitter = Emitter(store, bus)
         self._locate = locate
+        self._instructions = instructions
         self._live: dict[str, Session] = {}
+
+    async def system_prompt(
+        self,
+        location: SessionLocation,
+        *,
+        agent: str,
+        model: str,
+        directory: str | Path | None = None,
+        instructions: Sequence[str] | None = None,
+    ) -> tuple[str, ...]:
+        """The default system texts of a turn (:func:`tether.prompts.system_prompt`), storable (law 12).
+
+        In order: the agent's configured ``prompt`` or tether's built-in text for it and the model's family, the
+        environment block (measured now: git runs in a worker thread), then the instruction texts.
+
+        Args:
+            location: where the turn runs.
+            agent: the agent's name.
+            model: ``provider/model``.
+            directory: the working directory (default: the Location's).
+            instructions: the instruction texts to use (default: read through ``instructions`` of the service).
+
+        Raises:
+            UsageError: no such agent.
+        """
+        from ..prompts import system_prompt
+
+        found = resolve_agent(self.agents, agent)
+        if instructions is None:
+            instructions = await self._instructions(location) if self._instructions is not None else ()
+        texts = await system_prompt(
+            agent=found.name,
+            prompt=found.prompt,
+            model=model,
+            root=location.root,
+            directory=directory if directory is not None else location.directory,
+            instructions=instructions,
+        )
+        return tuple(visible(text) for text in texts)
 
     def close(self) -> None:
         """Release what the service holds: today nothing, as it subscribes to nothing. Sessions stay readable."""
@@ -205,12 +262,15 @@ class Sessions:
         title: str = "",
         rules: Sequence[Rule | Sequence[str]] = (),
         parent_id: str | None = None,
+        deps: Any = None,
     ) -> Session:
         """Create a session in ``location`` for ``agent``.
 
         Args:
             rules: extra rules for this session only, after the agent's: :class:`~tether.permissions.Rule` values
                 or ``(action, resource, effect)`` triples (effect ``allow``, ``ask`` or ``deny``).
+            deps: application dependencies every tool call of this session reads as ``ctx.deps`` (kept in memory,
+                never stored: a session reopened from the store has ``deps=None``).
 
         Raises:
             UsageError: no such agent, or a rule is not a valid ``(action, resource, effect)`` triple.
@@ -230,7 +290,7 @@ class Sessions:
             updated=now,
         )
         self.emitter.durable(SessionUpdated(info))
-        session = self._live[info.id] = Session(self, info, location, History())
+        session = self._live[info.id] = Session(self, info, location, History(), deps)
         return session
 
     async def get(self, session_id: str) -> Session:

@@ -18,7 +18,6 @@ import anyio
 from .. import ids
 from ..errors import ProviderError
 from ..llm import AssistantMessage, Event, ModelRequest, TextContent
-from ..storable import visible
 from ..tools import Materialization
 from ._dispatch import Dispatcher
 from ._events import MessageUpdated
@@ -64,7 +63,7 @@ async def run_step(
     final = materialization.final_step
     # Built first: an option the request rejects (UsageError) leaves no half-written step behind.
     request = ModelRequest(
-        system=(visible(agent.prompt), *turn.system) if agent.prompt else turn.system,
+        system=turn.system,  # the whole system prompt, agent's text included (``Session.prompt``)
         messages=turn.history.view(_FINAL_TAIL if final else ()),
         tools=materialization.definitions,
         tool_choice="none" if final else "auto",
@@ -95,6 +94,8 @@ async def run_step(
         permissions=turn.permissions,
         failures=failures,
         limiter=turn.limiter,
+        root=turn.root,
+        deps=turn.deps,
     )
 
     async def run_stream() -> ProviderError | None:

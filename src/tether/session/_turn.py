@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -38,7 +39,8 @@ class TurnContext:
 
     ``pool`` holds the turn's call tasks (opened by :func:`~tether.session._failures.turn_calls`); ``limiter`` caps
     the calls that settle at once (``None``: no cap); ``cancel_grace`` is how long a cancelled step waits for its
-    calls' cleanup. ``system`` texts are already storable (``tether.storable.visible``).
+    calls' cleanup. ``system`` texts are already storable (``tether.storable.visible``). ``root`` (the Location's
+    root) and ``deps`` (the session's application dependencies) reach every call's ``ToolContext``.
     """
 
     info: SessionInfo
@@ -55,3 +57,5 @@ class TurnContext:
     options: Mapping[str, Any]
     limiter: anyio.CapacityLimiter | None = None
     cancel_grace: float
+    root: Path | None = None
+    deps: Any = None

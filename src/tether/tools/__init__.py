@@ -7,6 +7,7 @@ from ..content import Content, File, Text, content_from_json, content_to_json, t
 from ..errors import RegistrationError, ToolFailure
 from ._codec import Codec, DecodeError, Issue, JsonSchemaCodec, PydanticCodec, make_codec, simplify_schema
 from ._decision import PermissionRecord, Reply, Verdict
+from ._decorator import tool
 from ._hooks import AfterEvent, AfterHook, BeforeEvent, BeforeHook
 from ._names import effective_name, normalize_name
 from ._outcome import Completed, Failed, FailureKind, Outcome
@@ -15,6 +16,7 @@ from ._settle import DECLINED_ERROR, FINAL_STEP_ERROR, Materialization, is_hidde
 from ._tool import (
     DEFAULT_TIMEOUT,
     UNSET,
+    Asker,
     PermissionRecorder,
     Tool,
     ToolCall,
@@ -30,6 +32,7 @@ __all__ = [
     "UNSET",
     "AfterEvent",
     "AfterHook",
+    "Asker",
     "BeforeEvent",
     "BeforeHook",
     "Codec",
@@ -68,4 +71,5 @@ __all__ = [
     "normalize_name",
     "simplify_schema",
     "text_of",
+    "tool",
 ]

@@ -116,11 +116,14 @@ class ToolRegistry:
 
     # -- registration ------------------------------------------------------------------------------------------------
 
-    def register(self, tools: Mapping[str, Tool[Any, Any]], *, namespace: str | None = None) -> Registration:
+    def register(
+        self, tools: Mapping[str, Tool[Any, Any]], *, namespace: str | None = None, deps: Any = None
+    ) -> Registration:
         """Register ``tools`` (authored name → tool) in this placement.
 
         The record is copied now: later changes to ``tools`` have no effect. Names are normalized (characters outside
-        ``[A-Za-z0-9_-]`` become ``_``) and validated before anything is registered; later duplicates win.
+        ``[A-Za-z0-9_-]`` become ``_``) and validated before anything is registered; later duplicates win. ``deps``
+        (when not ``None``) is what these tools' calls read as ``ctx.deps``, whatever the session's.
 
         Raises:
             RegistrationError: an invalid name, namespace or tool value; nothing is registered.
@@ -129,7 +132,7 @@ class ToolRegistry:
         for authored, tool in dict(tools).items():
             if not isinstance(tool, Tool):
                 raise RegistrationError(f"Invalid Tool value for {authored!r}", name=str(authored))
-            staged[effective_name(authored, namespace)] = tool
+            staged[effective_name(authored, namespace)] = tool if deps is None else tool.with_deps(deps)
         token = next(_tokens)
         for name, tool in staged.items():
             self._stacks.setdefault(name, []).append(Entry(name, tool, token))

@@ -10,17 +10,22 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from typing_extensions import TypeVar as DefaultTypeVar
+
 from ..content import Content
-from ..errors import UsageError
+from ..errors import BlockedError, UsageError
 from ._codec import Codec, make_codec
 from ._decision import PermissionRecord
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "UNSET",
+    "Asker",
+    "DepsT",
     "PermissionRecorder",
     "Tool",
     "ToolCall",
@@ -31,6 +36,8 @@ __all__ = [
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
+DepsT = DefaultTypeVar("DepsT", default=Any)
+"""The type of ``ToolContext.deps``: ``ToolContext[MyDeps]`` types it, a bare ``ToolContext`` leaves it ``Any``."""
 
 DEFAULT_TIMEOUT = 300.0
 """Seconds a tool may run before settle fails the call (``timeout=None`` opts out)."""
@@ -54,6 +61,14 @@ PermissionRecorder = Callable[[PermissionRecord], None]
 """Receives each permission decision taken for one call (the session writes it on the call's tool part)."""
 
 
+Asker = Callable[
+    ["ToolContext[Any]", str, tuple[str, ...], tuple[str, ...], Mapping[str, Any] | None], Awaitable[None]
+]
+"""How ``ToolContext.ask`` reaches the permission service: ``(ctx, action, resources, save, metadata)``, returning on
+allow and raising ``BlockedError`` / ``DeclinedError`` / ``CorrectedError`` otherwise. A session's dispatcher fills it
+in (this package never imports ``tether.permissions``)."""
+
+
 def _no_progress(update: Mapping[str, Any]) -> None:
     return None
 
@@ -62,17 +77,27 @@ def _no_record(record: PermissionRecord) -> None:
     return None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolContext:
-    """The invocation context every tool receives: the call's durable identity and what it reports back.
+_NO_DEPS: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolContext(Generic[DepsT]):
+    """The invocation context every tool receives: the call's durable identity, its scope and what it reports back.
 
     ``progress(update)`` publishes a JSON-able mapping (for a UI: a live tail, a percentage). It never blocks and may be
     called from a worker thread.
 
     ``record_permission(record)`` receives each permission decision taken for this call: requests built with
-    ``PermissionRequest.from_context(ctx, ...)`` carry it, and the permission service reports to it. A session's
-    dispatcher records on the call's tool part; a call settled outside a session records nothing unless its caller
-    passes a recorder (``records.append`` collects them in a list).
+    ``PermissionRequest.from_context(ctx, ...)`` (and :meth:`ask`) carry it, and the permission service reports to it. A
+    session's dispatcher records on the call's tool part; a call settled outside a session records nothing unless its
+    caller passes a recorder (``records.append`` collects them in a list).
+
+    ``deps`` are the application's dependencies (a database handle, an HTTP client, settings): given at registration
+    (``registry.register(tools, deps=...)``, which wins) or at session creation (``rt.sessions.create(..., deps=...)``).
+    Annotate ``ctx: ToolContext[MyDeps]`` to type them. ``location_root`` is the Location's root (read it as
+    :attr:`root`); ``asker`` carries :meth:`ask` to the permission service.
+
+    Not slotted: ``ToolContext[MyDeps](...)`` sets ``__orig_class__``, which a slotted frozen dataclass refuses.
     """
 
     session_id: str
@@ -81,6 +106,63 @@ class ToolContext:
     call_id: str
     progress: Callable[[Mapping[str, Any]], None] = field(default=_no_progress)
     record_permission: PermissionRecorder = field(default=_no_record)
+    deps: DepsT = _NO_DEPS
+    location_root: Path | None = None
+    asker: Asker | None = None
+
+    @property
+    def root(self) -> Path:
+        """The root directory of the Location the call runs in (the project directory).
+
+        Raises:
+            UsageError: the call was settled outside a Location (no ``location_root`` was given).
+        """
+        if self.location_root is None:
+            raise UsageError(
+                "ctx.root is unknown: this call was settled outside a Location. Run it in a session, or build the "
+                "ToolContext with location_root=..."
+            )
+        return self.location_root
+
+    async def ask(
+        self,
+        action: str,
+        resources: str | Sequence[str],
+        *,
+        save: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Ask the permission service for ``action`` on ``resources``, as the built-in tools do; return on allow.
+
+        The session's rules decide (last matching rule wins, no match asks a person); the decision, its rule and any
+        reply are recorded on this call's tool part. Let a refusal propagate: the call then fails with the reason the
+        model reads (kind ``blocked``, ``declined`` or ``corrected``), exactly like a built-in tool's.
+
+        Args:
+            action: the permission action, as rules name it (``deploy``, ``http``, ...).
+            resources: what the call touches (``"prod"``, a URL, a path); one string or several.
+            save: the patterns an "always" reply saves (default: exactly ``resources``).
+            metadata: JSON-able details shown to the person asked.
+
+        Raises:
+            BlockedError: a rule denies it (also when the call runs without a permission service).
+            DeclinedError: the person rejected it without feedback.
+            CorrectedError: the person rejected it with feedback for the model.
+            UsageError: ``action`` is empty or ``resources`` is empty.
+        """
+        found = (resources,) if isinstance(resources, str) else tuple(resources)
+        if not isinstance(action, str) or not action:
+            raise UsageError("ctx.ask needs a non-empty action name")
+        if not found or not all(isinstance(r, str) and r for r in found):
+            raise UsageError(f"ctx.ask({action!r}, ...) needs at least one non-empty resource string")
+        if self.asker is None:
+            raise BlockedError(
+                f"Permission denied: {action}. This call runs without a permission service (it was settled outside a "
+                "session), so every request is denied.",
+                action=action,
+                resources=found,
+            )
+        await self.asker(self, action, found, found if save is None else tuple(save), metadata)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -211,13 +293,34 @@ class Tool(Generic[InT, OutT]):
     def has_output(self) -> bool:
         return self._output is not None
 
-    def with_permission(self, action: str) -> Tool[InT, OutT]:
-        """Return a new tool with the same behaviour and ``action`` as its permission action."""
+    def _clone(self, **changes: Any) -> Tool[InT, OutT]:
         clone = object.__new__(Tool)
         for slot in Tool.__slots__:
-            object.__setattr__(clone, slot, getattr(self, slot))
-        object.__setattr__(clone, "_permission", action)
+            object.__setattr__(clone, slot, changes.get(slot, getattr(self, slot)))
         return clone
+
+    def with_permission(self, action: str) -> Tool[InT, OutT]:
+        """Return a new tool with the same behaviour and ``action`` as its permission action."""
+        return self._clone(_permission=action)
+
+    def with_deps(self, deps: Any) -> Tool[InT, OutT]:
+        """Return a new tool with the same behaviour whose calls see ``ctx.deps`` as ``deps``.
+
+        Registration-level dependencies (``registry.register(tools, deps=...)`` uses this): they win over the
+        session's.
+        """
+        execute = self._execute
+        if self._is_async:
+
+            async def bound_async(value: Any, ctx: ToolContext) -> Any:
+                return await execute(value, replace(ctx, deps=deps))
+
+            return self._clone(_execute=bound_async)
+
+        def bound(value: Any, ctx: ToolContext) -> Any:
+            return execute(value, replace(ctx, deps=deps))
+
+        return self._clone(_execute=bound)
 
     def definition(self, name: str) -> ToolDefinition:
         """The provider-facing definition of this tool under the effective ``name``."""
