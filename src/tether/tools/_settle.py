@@ -162,6 +162,7 @@ class Materialization:
         "_before",
         "_captured",
         "_output",
+        "_plans",
         "_registry",
         "definitions",
         "final_step",
@@ -180,6 +181,7 @@ class Materialization:
         self.rules = rules
         self._output = registry.output
         self._captured = captured
+        self._plans: dict[str, _Plan] = {}
         self.final_step = final_step
         self._before, self._after = registry.hooks()
         self.definitions: tuple[ToolDefinition, ...] = tuple(
@@ -237,7 +239,13 @@ class Materialization:
             else:
                 log.exception("tool %s raised", call.name)
                 outcome = Failed(error=visible(f"Tool execution failed: {exc}"), kind="defect")
-        return await self._bound(outcome, ctx.session_id)
+        return await self._bound(outcome, ctx.session_id) if self._needs_bounding(outcome) else outcome
+
+    def _needs_bounding(self, outcome: Outcome) -> bool:
+        # Measured here, synchronously: an outcome that fits (almost every call) costs no coroutine.
+        if isinstance(outcome, Completed):
+            return self._output.needs_bounding(outcome.content, outcome.output)
+        return self._output.needs_bounding((Text(outcome.error), *outcome.partial))
 
     async def _after_hooks(self, call: ToolCall, ctx: ToolContext, raw: Any, outcome: Outcome) -> Outcome:
         """Run the after hooks; a hook may replace the outcome (its content is normalized again).
@@ -272,19 +280,13 @@ class Materialization:
 
     async def _bound(self, outcome: Outcome, session: str) -> Outcome:
         # Retained under the session's own directory: only that session reads it without asking.
-        store = self._output
-        if isinstance(outcome, Completed):
-            content, output = outcome.content, outcome.output
-        else:
-            content, output = (Text(outcome.error), *outcome.partial), None
-        if not store.needs_bounding(content, output):
-            return outcome
+        # Called only for an outcome that needs bounding (``_needs_bounding``).
         if isinstance(outcome, Failed):
             return await self._bound_failure(outcome, session)
         try:
             # Already measured: go straight to the blocking retention in a worker thread (law 9).
             bounded = await anyio.to_thread.run_sync(
-                functools.partial(store.bound_sync, content, output, session=session)
+                functools.partial(self._output.bound_sync, outcome.content, outcome.output, session=session)
             )
         except OutputStoreError as exc:
             return Failed(error=str(exc), kind="output_store")
@@ -316,15 +318,21 @@ class Materialization:
             output_paths=tuple(dict.fromkeys(paths)),
         )
 
-    async def _run(self, name: str, raw: Any, ctx: ToolContext) -> Outcome:
+    def _plan(self, name: str) -> _Plan | None:
+        """The plan of the tool captured under ``name``, made at its first call in this step (``None``: unknown)."""
         entry = self._captured.get(name)
         if entry is None:
+            return None
+        plan = self._plans[name] = _Plan(entry)
+        return plan
+
+    async def _run(self, name: str, raw: Any, ctx: ToolContext) -> Outcome:
+        plan = self._plans.get(name) or self._plan(name)
+        if plan is None:
             return Failed(error=f"Unknown tool: {name}", kind="unknown")
-        if self._registry.current(name) is not entry:
+        if self._registry.current(name) is not plan.entry:
             return Failed(error=f"Stale tool call: {name}", kind="stale")
-        tool = entry.tool
-        codec = tool.input_codec
-        if isinstance(raw, str) and codec.schema.get("type") == "object":
+        if plan.object_input and isinstance(raw, str):
             try:
                 raw = json.loads(raw)
             except ValueError as exc:
@@ -333,11 +341,11 @@ class Materialization:
                     kind="invalid_input",
                 )
         try:
-            value = codec.decode(raw)
+            value = plan.decode(raw)
         except DecodeError as exc:
             return Failed(error=_invalid_input(name, raw, [str(i) for i in exc.issues]), kind="invalid_input")
         try:
-            return await self._execute(name, tool, value, ctx)
+            return await _execute(name, plan, value, ctx)
         except ToolFailure as exc:
             partial = ()
             if exc.partial:
@@ -360,24 +368,43 @@ class Materialization:
         except OutputStoreError as exc:
             return Failed(error=exc.message, kind="output_store")
 
-    async def _execute(self, name: str, tool: Tool[Any, Any], value: Any, ctx: ToolContext) -> Outcome:
-        timeout = tool.timeout
-        if timeout is None:
-            result = await _call(tool, value, ctx)
-        else:
-            result: Any = UNSET
-            with anyio.move_on_after(timeout) as scope:
-                result = await _call(tool, value, ctx)
-            if scope.cancelled_caught:
-                return Failed(error=f'Tool "{name}" timed out after {_fmt_seconds(timeout)}s', kind="timeout")
-        return _complete(name, tool, value, result)
+
+class _Plan:
+    """What settle needs of one captured tool, read once per step and name instead of once per call."""
+
+    __slots__ = ("decode", "entry", "execute", "is_async", "object_input", "timeout", "tool")
+
+    def __init__(self, entry: Entry) -> None:
+        tool = entry.tool
+        self.entry = entry
+        self.tool = tool
+        codec = tool.input_codec
+        self.decode = codec.decode
+        self.object_input = codec.schema.get("type") == "object"  # a JSON text is parsed first
+        self.execute = tool._execute
+        self.is_async = tool._is_async
+        self.timeout = tool.timeout
 
 
-async def _call(tool: Tool[Any, Any], value: Any, ctx: ToolContext) -> Any:
-    execute = tool._execute
-    if tool._is_async:
-        return await execute(value, ctx)
-    result = await anyio.to_thread.run_sync(functools.partial(execute, value, ctx), abandon_on_cancel=True)
+async def _execute(name: str, plan: _Plan, value: Any, ctx: ToolContext) -> Outcome:
+    timeout = plan.timeout
+    # An async tool is awaited right here (no extra coroutine per call); a sync one runs in a worker thread.
+    if timeout is None:
+        result = await plan.execute(value, ctx) if plan.is_async else await _in_thread(plan, value, ctx)
+    else:
+        # The deadline is a cancel scope of this call alone (a sibling's timeout never touches it).
+        result: Any = UNSET
+        with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+            result = await plan.execute(value, ctx) if plan.is_async else await _in_thread(plan, value, ctx)
+        if scope.cancelled_caught:
+            return Failed(error=f'Tool "{name}" timed out after {_fmt_seconds(timeout)}s', kind="timeout")
+    return _complete(name, plan.tool, value, result)
+
+
+async def _in_thread(plan: _Plan, value: Any, ctx: ToolContext) -> Any:
+    result = await anyio.to_thread.run_sync(
+        functools.partial(plan.execute, value, ctx), abandon_on_cancel=True
+    )
     if hasattr(result, "__await__"):
         result = await result
     return result
