@@ -256,3 +256,51 @@ async def test_an_approved_external_directory_swapped_for_a_symlink_is_refused(
     assert isinstance(outcome, Failed), outcome
     assert f"{tmp_path.resolve().as_posix()}/elsewhere/notes is now a symlink" in outcome.error
     assert snapshot(outside) == canary
+
+
+def swap_file(root: Path, outside: Path) -> Callable[[], None]:
+    def swap() -> None:
+        (root / "sub" / "a.txt").unlink()
+        (root / "sub" / "a.txt").symlink_to(outside / "b.txt")
+
+    return swap
+
+
+READ_SWAPS: dict[str, tuple[Callable[[Path, Path], Callable[[], None]], str, str]] = {
+    # case: (swap maker, path read, the component the error names)
+    "a directory of the path": (swap_directory, "sub/a.txt", "sub"),
+    "the directory listed": (swap_directory, "sub", "sub"),
+    "the file itself": (swap_file, "sub/a.txt", "sub/a.txt"),
+}
+
+
+@pytest.mark.parametrize("case", list(READ_SWAPS))
+async def test_a_read_swapped_for_a_symlink_during_approval_reads_nothing_outside(
+    make_project, world: Path, outside: Path, case: str
+) -> None:
+    """The approved read must not be redirected: the canary's text never reaches the model."""
+    make_swap, path, component = READ_SWAPS[case]
+    gate = Gate()
+    project = make_project(gate)
+    outcome = await attack(project, gate, make_swap(world, outside), "read", path=path)
+    assert isinstance(outcome, Failed), outcome
+    real = world.resolve()
+    assert (
+        f"changed while waiting for approval: {real.as_posix()}/{component} is now a symlink" in outcome.error
+    )
+    assert "Nothing was read." in outcome.error
+    assert "canary" not in outcome.error and "b.txt" not in outcome.error.replace("a.txt", "")
+
+
+async def test_an_approved_read_without_a_swap_reads_the_file_and_lists_the_directory(
+    make_project, world: Path
+) -> None:
+    gate = Gate()
+    gate.approved.set()
+    project = make_project(gate)
+    page = await project.call("read", path="sub/a.txt")
+    listing = await project.call("read", path="sub")
+    assert isinstance(page, Completed) and "1: alpha" in str(page.content)
+    assert (
+        isinstance(listing, Completed) and "deep/" in str(listing.content) and "a.txt" in str(listing.content)
+    )

@@ -22,6 +22,7 @@ def test_public_surface_is_pinned() -> None:
         "line_ending",
         "lock_files",
         "names_protected_path",
+        "open_for_reading_sync",
         "protected_anchor",
         "read_bytes",
         "read_bytes_sync",

@@ -13,6 +13,7 @@ but a parallel step's calls share their hand-offs.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import unicodedata
@@ -24,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from .._blocking import run_batched
 from ..errors import ToolFailure
-from ..location import Location, ResolvedPath, authorize
+from ..location import Location, ResolvedPath, authorize, open_for_reading_sync
 from ..storable import raw_name
 from ..tools import File, Text, Tool, ToolContext, ToolResponse
 from ._common import MAX_LINE_CHARS, cut_line, resolve_or_fail
@@ -98,7 +99,9 @@ def _is_binary(path: Path, head: bytes) -> bool:
     return control / len(head) > 0.3
 
 
-def _read_text_page(path: Path, offset: int | None, limit: int | None, label: str) -> _Page:
+def _read_text_page(
+    handle: io.BufferedReader[io.FileIO], offset: int | None, limit: int | None, label: str
+) -> _Page:
     """Stream the file's lines, keeping one page; counts lines to the end unless the byte cap stopped the page."""
     start = offset or 1
     max_lines = min(limit or MAX_READ_LINES, MAX_READ_LINES)
@@ -108,29 +111,28 @@ def _read_text_page(path: Path, offset: int | None, limit: int | None, label: st
     truncated = False
     next_line: int | None = None
     stopped = False
-    with path.open("rb") as handle:
-        if handle.read(3) != b"\xef\xbb\xbf":
-            handle.seek(0)
-        for raw in handle:
-            total += 1
-            if stopped or total < start:
-                continue
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ToolFailure(f"File is not valid UTF-8: {label}") from None
-            line = line[:-1] if line.endswith("\n") else line
-            line = line[:-1] if line.endswith("\r") else line
-            if len(kept) >= max_lines:
-                truncated, next_line, stopped = True, total, True
-                continue
-            text = cut_line(line)
-            cost = len(text.encode("utf-8")) + 1
-            if size + cost > MAX_READ_BYTES and kept:
-                truncated, next_line, stopped = True, total, True
-                continue
-            kept.append(text)
-            size += cost
+    if handle.peek(3)[:3] == b"\xef\xbb\xbf":
+        handle.read(3)
+    for raw in handle:
+        total += 1
+        if stopped or total < start:
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolFailure(f"File is not valid UTF-8: {label}") from None
+        line = line[:-1] if line.endswith("\n") else line
+        line = line[:-1] if line.endswith("\r") else line
+        if len(kept) >= max_lines:
+            truncated, next_line, stopped = True, total, True
+            continue
+        text = cut_line(line)
+        cost = len(text.encode("utf-8")) + 1
+        if size + cost > MAX_READ_BYTES and kept:
+            truncated, next_line, stopped = True, total, True
+            continue
+        kept.append(text)
+        size += cost
     if total < start and not (total == 0 and start == 1):
         raise ToolFailure(f"Offset {start} is out of range for this file ({total} lines)")
     return _Page(lines=kept, start=start, total=total, truncated=truncated, next=next_line)
@@ -169,9 +171,9 @@ def _suggestions(path: Path, location: Location) -> tuple[Path | None, list[str]
     return None, [show(n) for n in similar]
 
 
-def _list_directory(path: Path, offset: int | None, limit: int | None) -> _Page:
+def _list_directory(fd: int, offset: int | None, limit: int | None) -> _Page:
     entries: list[tuple[int, str]] = []
-    with os.scandir(path) as it:
+    with os.scandir(fd) as it:
         for entry in it:
             try:
                 is_dir = entry.is_dir()
@@ -236,17 +238,28 @@ def _read(
     path = resolved.path
     label = resolved.resource
     try:
-        st = path.stat()
-    except FileNotFoundError:
+        # One descriptor, reached without following a symlink, serves every look below: a path component swapped
+        # for a symlink after approval fails the call instead of redirecting the read (law 11).
+        fd = open_for_reading_sync(path)
+    except OSError as exc:
+        raise ToolFailure(f"Unable to read {input.path.strip()}: {exc.strerror}") from exc
+    if fd is None:
         alternate, similar = _suggestions(path, location)
         if alternate is not None and alternates:
             raise _Alternate(alternate) from None
         message = f"File not found: {input.path.strip()}"
         if similar:
             message += "\n\nDid you mean one of these?\n" + "\n".join(similar)
-        raise ToolFailure(message) from None
-    except OSError as exc:
-        raise ToolFailure(f"Unable to read {input.path.strip()}: {exc.strerror}") from exc
+        raise ToolFailure(message)
+    try:
+        return _read_open(fd, path, label, input, alternates)
+    finally:
+        os.close(fd)
+
+
+def _read_open(fd: int, path: Path, label: str, input: ReadInput, alternates: bool) -> ToolResponse[Any]:
+    """Read the opened ``fd`` of ``path``: a directory listing, a media file or a page of text. Leaves it open."""
+    st = os.fstat(fd)
     raw = raw_name(path.name)
     if raw is not None and alternates and os.path.lexists(path.parent / raw):
         raise ToolFailure(
@@ -254,7 +267,7 @@ def _read(
             "file with undecodable bytes in its name is shown. Rename one of the two files."
         )
     if stat.S_ISDIR(st.st_mode):
-        page = _list_directory(path, input.offset, input.limit)
+        page = _list_directory(fd, input.offset, input.limit)
         if not page.lines:
             header = f"Read directory {label}, 0 entries"
         else:
@@ -262,25 +275,24 @@ def _read(
         return _page_response(header, page.lines, page, kind="directory")
     if not stat.S_ISREG(st.st_mode):
         raise ToolFailure(f"Path is not a file: {label}")
-    with path.open("rb") as handle:
-        head = handle.read(_SAMPLE)
+    reader = io.BufferedReader(io.FileIO(fd, "rb", closefd=False))
+    head = reader.peek(_SAMPLE)[:_SAMPLE]
     media = _media_type(head)
     if media is not None:
         if st.st_size > MAX_MEDIA_BYTES:
             raise ToolFailure(f"Media exceeds {MAX_MEDIA_BYTES} byte ingestion limit: {label}")
-        raw = path.read_bytes()
         what = "PDF" if media == "application/pdf" else "Image"
         return ToolResponse(
             content=[
                 Text(f"{what} read successfully: {label}"),
-                File.from_bytes(raw, mime=media, name=input.path),
+                File.from_bytes(reader.read(MAX_MEDIA_BYTES + 1), mime=media, name=input.path),
             ],
             metadata={"truncated": False, "mime": media},
             title=label,
         )
     if _is_binary(path, head):
         raise ToolFailure(f"Cannot read binary file: {label}")
-    page = _read_text_page(path, input.offset, input.limit, label)
+    page = _read_text_page(reader, input.offset, input.limit, label)
     if not page.lines:
         header = f"Read file {label}, 0 lines"
     else:

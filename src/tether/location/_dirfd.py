@@ -45,7 +45,7 @@ _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOE
 _SWAPPED = frozenset({errno.ELOOP, errno.EMLINK, errno.ENOTDIR})
 
 
-def _changed(path: Path, component: Path, dir_fd: int, name: str) -> ToolFailure:
+def _changed(path: Path, component: Path, dir_fd: int, name: str, done: str) -> ToolFailure:
     """The failure for a component that is no longer what the resolution saw, saying what it is now."""
     try:
         is_link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
@@ -53,7 +53,7 @@ def _changed(path: Path, component: Path, dir_fd: int, name: str) -> ToolFailure
         is_link = False
     now = "is now a symlink" if is_link else "is not a directory"
     return ToolFailure(
-        f"{path.as_posix()} changed while waiting for approval: {component.as_posix()} {now}. Nothing was written."
+        f"{path.as_posix()} changed while waiting for approval: {component.as_posix()} {now}. {done}"
     )
 
 
@@ -64,11 +64,12 @@ class Target:
     existing one and the missing directories are created by :meth:`write` only.
     """
 
-    __slots__ = ("_fd", "_missing", "name", "path")
+    __slots__ = ("_done", "_fd", "_missing", "name", "path")
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, reading: bool = False) -> None:
         self.path = path
         self.name = path.name
+        self._done = "Nothing was read." if reading else "Nothing was written."
         self._fd = os.open("/", _DIR_FLAGS)
         self._missing: tuple[str, ...] = ()
 
@@ -98,7 +99,9 @@ class Target:
             return os.open(name, _DIR_FLAGS, dir_fd=self._fd)
         except OSError as exc:
             if exc.errno in _SWAPPED:
-                raise _changed(self.path, Path(*self.path.parts[:depth]), self._fd, name) from None
+                raise _changed(
+                    self.path, Path(*self.path.parts[:depth]), self._fd, name, self._done
+                ) from None
             raise
 
     def read(self) -> tuple[bytes, os.stat_result] | None:
@@ -120,7 +123,7 @@ class Target:
             return None
         except OSError as exc:
             if exc.errno in _SWAPPED:
-                raise _changed(self.path, self.path, self._fd, self.name) from None
+                raise _changed(self.path, self.path, self._fd, self.name, self._done) from None
             raise
         try:
             st = os.fstat(fd)
@@ -133,6 +136,28 @@ class Target:
             raise
         with open(fd, "rb", closefd=True) as handle:
             return handle.read(), st
+
+    def open_for_reading(self) -> int | None:
+        """A read-only descriptor of the file or directory itself (never through a symlink), or ``None`` when missing.
+
+        The caller owns the descriptor. A FIFO opens without waiting for a writer (``O_NONBLOCK``); the caller's
+        ``fstat`` decides what it may read.
+
+        Raises:
+            ToolFailure: the final component is now a symlink.
+            OSError: opening failed.
+        """
+        if self._missing:
+            return None
+        sys.audit("tether.location.read", str(self.path))
+        try:
+            return os.open(self.name, _READ_FLAGS, dir_fd=self._fd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno in _SWAPPED:
+                raise _changed(self.path, self.path, self._fd, self.name, self._done) from None
+            raise
 
     def status(self) -> os.stat_result | None:
         """The file's status without following a symlink, or ``None`` when it does not exist.
@@ -148,7 +173,7 @@ class Target:
         except FileNotFoundError:
             return None
         if stat.S_ISLNK(st.st_mode):
-            raise _changed(self.path, self.path, self._fd, self.name)
+            raise _changed(self.path, self.path, self._fd, self.name, self._done)
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", str(self.path))
         return st
@@ -208,10 +233,11 @@ class Target:
 
 
 @contextmanager
-def open_target(path: Path) -> Generator[Target]:
+def open_target(path: Path, *, reading: bool = False) -> Generator[Target]:
     """Open the directories of the canonical ``path`` from ``/``, one by one, without following symlinks.
 
-    Blocking: for worker threads. The descriptor is closed when the block exits.
+    Blocking: for worker threads. The descriptor is closed when the block exits. ``reading`` only changes what a
+    failure says happened ("Nothing was read.").
 
     Raises:
         UsageError: ``path`` is not absolute and normalized (a canonical path always is).
@@ -221,7 +247,7 @@ def open_target(path: Path) -> Generator[Target]:
     parts = path.parts
     if not path.is_absolute() or parts[0] != "/" or len(parts) < 2 or any(p in (".", "..") for p in parts):
         raise UsageError(f"Not a canonical file path: {path}")
-    target = Target(path)
+    target = Target(path, reading=reading)
     try:
         target._walk()
         yield target

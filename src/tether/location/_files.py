@@ -38,6 +38,7 @@ __all__ = [
     "decode_text",
     "encode_text",
     "line_ending",
+    "open_for_reading_sync",
     "read_bytes",
     "read_bytes_sync",
     "remove_if_unchanged_sync",
@@ -172,6 +173,19 @@ def check_path_sync(path: Path) -> None:
             target.status()
         except IsADirectoryError:
             pass  # not a change: the operation that meets it says what is wrong
+
+
+def open_for_reading_sync(path: Path) -> int | None:
+    """A read-only descriptor of the canonical ``path`` (a file or a directory), or ``None`` when it does not exist.
+
+    Blocking. The caller owns (and closes) the descriptor; what it is, it learns with ``os.fstat``.
+
+    Raises:
+        ToolFailure: a directory of the path (or the file) is now a symlink ("Nothing was read.").
+        OSError: the path could not be opened.
+    """
+    with open_target(path, reading=True) as target:
+        return target.open_for_reading()
 
 
 def read_bytes_sync(path: Path) -> bytes | None:
