@@ -1,4 +1,10 @@
-"""``tether sessions``, ``tether session show`` and ``tether session export``: reading what happened from the store."""
+"""``tether sessions`` (list, ``prune``) and ``tether session show|export|delete``: the sessions in the store.
+
+Every command that takes a session id takes a unique prefix of one too (``SQLiteStore.resolve_session``: an index
+range, never a scan); an ambiguous prefix is a usage error naming the candidates. Deleting removes a session with its
+child sessions, every row of theirs (one transaction) and their retained tool outputs; a session a live process runs
+is refused.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,17 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ._common import out_console, run_async
+from ._common import err_console, fail, out_console, run_async, stdin_is_terminal
 from ._format import shown
 
-__all__ = ["export_command", "list_command", "show_command"]
+__all__ = [
+    "delete_command",
+    "export_command",
+    "list_command",
+    "parse_age",
+    "prune_command",
+    "show_command",
+]
 
 
 def _when(ms: int) -> str:
@@ -37,10 +50,12 @@ async def _status(store: Any, session_id: str) -> str:
     return "new"
 
 
-def list_command(*, data_dir: Path, directory: Path | None, all_: bool, limit: int) -> None:
+def list_command(
+    *, data_dir: Path, directory: Path | None, all_: bool, limit: int, as_json: bool = False
+) -> None:
     """The body of ``tether sessions``."""
 
-    async def main() -> None:
+    async def main() -> list[tuple[Any, str, str]]:
         from .. import Runtime
 
         async with Runtime(data_dir=data_dir) as rt:
@@ -49,32 +64,42 @@ def list_command(*, data_dir: Path, directory: Path | None, all_: bool, limit: i
                 location = await rt.location((directory or Path.cwd()).resolve())
                 project = str(location.root)
             infos = await rt.sessions.list(project=project, limit=limit)
-            rows = [(info, await _status(rt.store, info.id)) for info in infos]
-        console = out_console()
-        if not rows:
-            where = "anywhere" if all_ else "for this project (use --all for every project)"
-            console.print(f'No sessions {where}. Start one with `tether run "..."` or try `tether demo`.')
-            return
-        table = Table(box=None, pad_edge=False, header_style="bold")
-        for column in ("id", "title", "directory", "updated", "status"):
-            table.add_column(
-                column, overflow="fold" if column == "id" else "ellipsis", no_wrap=column != "title"
-            )
-        for info, status in rows:
-            # cells as Text: a title is the model's (or the prompt's) words, never markup, never an escape sequence
-            cells = (info.id, info.title or "(untitled)", info.directory, _when(info.updated), status)
-            table.add_row(*(shown(cell) for cell in cells))
-        console.print(table)
+            kinds = await rt.store.session_kinds([info.id for info in infos])
+            return [
+                (info, kinds.get(info.id, "conversation"), await _status(rt.store, info.id)) for info in infos
+            ]
 
-    run_async(main)
+    found = run_async(main)
+    if as_json:
+        from ._timeline import session_json
+
+        rows = [{**session_json(info), "kind": kind, "status": status} for info, kind, status in found]
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    rows = [
+        (info, status if kind == "conversation" else f"{status} ({kind})") for info, kind, status in found
+    ]
+    console = out_console()
+    if not rows:
+        where = "anywhere" if all_ else "for this project (use --all for every project)"
+        console.print(f'No sessions {where}. Start one with `tether run "..."` or try `tether demo`.')
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("id", "title", "directory", "updated", "status"):
+        table.add_column(column, overflow="fold" if column == "id" else "ellipsis", no_wrap=column != "title")
+    for info, status in rows:
+        # cells as Text: a title is the model's (or the prompt's) words, never markup, never an escape sequence
+        cells = (info.id, info.title or "(untitled)", info.directory, _when(info.updated), status)
+        table.add_row(*(shown(cell) for cell in cells))
+    console.print(table)
 
 
 async def _load(data_dir: Path, session_id: str) -> tuple[Any, Any]:
     from .. import Runtime
 
     async with Runtime(data_dir=data_dir) as rt:
-        info = await rt.store.get_session(session_id)
-        messages = await rt.store.load_messages(session_id)
+        info = await rt.store.resolve_session(session_id)
+        messages = await rt.store.load_messages(info.id)
     return info, messages
 
 
@@ -99,4 +124,121 @@ def export_command(*, data_dir: Path, session_id: str, output: Path | None) -> N
         typer.echo(text)
     else:
         output.write_text(text + "\n", encoding="utf-8")
-        out_console().print(shown(f"exported {session_id} to {output}"))
+        out_console().print(shown(f"exported {info.id} to {output}"))
+
+
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+
+
+def parse_age(text: str) -> int:
+    """``30d`` as seconds; units ``s``, ``m``, ``h``, ``d``, ``w``.
+
+    Raises:
+        UsageError: not a positive whole number followed by one of those units.
+    """
+    from ..errors import UsageError
+
+    value = text.strip().lower()
+    unit = _AGE_UNITS.get(value[-1:])
+    number = value[:-1]
+    if unit is None or not number.isascii() or not number.isdigit() or int(number) <= 0:
+        raise UsageError(f"--older-than {text!r} is not an age: write a number and a unit, e.g. 30d, 12h, 2w")
+    return int(number) * unit
+
+
+def _remove_outputs(directories: list[Path]) -> list[str]:
+    """Delete the retained tool outputs of deleted sessions; the failures, as lines (never a traceback)."""
+    import shutil
+
+    failures: list[str] = []
+    for directory in directories:
+        try:
+            if directory.is_symlink():  # never follow one out of the data directory
+                directory.unlink()
+            elif directory.exists():
+                shutil.rmtree(directory)
+        except OSError as exc:
+            failures.append(f"could not remove {directory}: {exc.strerror or exc}")
+    return failures
+
+
+async def _delete_outputs(rt: Any, deleted: Any) -> list[str]:
+    import anyio.to_thread
+
+    directories = [rt.output.session_directory(info.id) for info in deleted.sessions]
+    return await anyio.to_thread.run_sync(_remove_outputs, directories)
+
+
+def _described(info: Any) -> str:
+    return f"{info.id}  {info.title or '(untitled)'}  ({info.directory}, updated {_when(info.updated)})"
+
+
+def delete_command(*, data_dir: Path, session_id: str, yes: bool) -> None:
+    """The body of ``tether session delete``."""
+    if not yes and not stdin_is_terminal():
+        fail("deleting a session needs a confirmation and there is no terminal to ask: pass --yes")
+
+    async def main() -> tuple[Any, list[str]] | None:
+        from .. import Runtime
+        from ._approve import read_line
+
+        async with Runtime(data_dir=data_dir) as rt:
+            info = await rt.store.resolve_session(session_id)
+            if not yes:
+                console = out_console()
+                console.print(shown(f"delete {_described(info)}"))
+                console.print(
+                    "with its messages, tool calls, child sessions and retained outputs? [y/N] ", end=""
+                )
+                answer = await read_line()
+                if (answer or "").strip().lower() not in ("y", "yes"):
+                    return None
+            deleted = await rt.store.delete_session(info.id)
+            if deleted.live:
+                fail(deleted.live[0].message)
+            return deleted, await _delete_outputs(rt, deleted)
+
+    done = run_async(main)
+    if done is None:
+        err_console().print("nothing deleted")
+        return
+    deleted, failures = done
+    console = out_console()
+    for info in deleted.sessions:
+        console.print(shown(f"deleted {_described(info)}"))
+    for line in failures:
+        err_console().print(shown(f"warning: {line}", "yellow"))
+
+
+def prune_command(*, data_dir: Path, older_than: str, dry_run: bool) -> None:
+    """The body of ``tether sessions prune``."""
+    import time
+
+    from ..errors import UsageError
+
+    try:
+        age = parse_age(older_than)
+    except UsageError as exc:
+        fail(exc.message)
+    before = int((time.time() - age) * 1000)
+
+    async def main() -> tuple[Any, list[str]]:
+        from .. import Runtime
+
+        async with Runtime(data_dir=data_dir) as rt:
+            result = await rt.store.prune_sessions(before=before, dry_run=dry_run)
+            failures = [] if dry_run else await _delete_outputs(rt, result)
+            return result, failures
+
+    result, failures = run_async(main)
+    console = out_console()
+    verb = "would delete" if dry_run else "deleted"
+    for info in result.sessions:
+        console.print(shown(f"{verb} {_described(info)}"))
+    errors = err_console()
+    for live in result.live:
+        errors.print(shown(f"kept {live.message}", "yellow"))
+    for line in failures:
+        errors.print(shown(f"warning: {line}", "yellow"))
+    count = len(result.sessions)
+    errors.print(f"{verb} {count} session{'s' if count != 1 else ''} not updated in {older_than.strip()}")

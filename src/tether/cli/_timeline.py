@@ -33,13 +33,14 @@ from ..storable import printable
 from ..tools import content_to_json, text_of
 from ._format import decision_lines, duration, first_line, shown, subject
 
-__all__ = ["EXPORT_FORMAT", "export_document", "print_timeline", "timeline_json"]
+__all__ = ["EXPORT_FORMAT", "export_document", "print_timeline", "session_json", "timeline_json"]
 
 EXPORT_FORMAT = "tether.session/1"
 _PREVIEW_LINES = 8
 
 
-def _session_json(info: SessionInfo) -> dict[str, Any]:
+def session_json(info: SessionInfo) -> dict[str, Any]:
+    """A session's record as JSON (the export's ``session``, a ``tether sessions --json`` row)."""
     return {
         "id": info.id,
         "title": info.title,
@@ -111,14 +112,14 @@ def timeline_json(info: SessionInfo, messages: Sequence[StoredMessage]) -> dict[
             elif isinstance(part, ToolPart):
                 entry["parts"].append(_tool_json(part))
         items.append(entry)
-    return {"session": _session_json(info), "timeline": items}
+    return {"session": session_json(info), "timeline": items}
 
 
 def export_document(info: SessionInfo, messages: Sequence[StoredMessage]) -> dict[str, Any]:
     """A self-contained JSON document: the session, every message and part as stored, and the timeline."""
     return {
         "format": EXPORT_FORMAT,
-        "session": _session_json(info),
+        "session": session_json(info),
         "messages": [
             {"info": message_to_json(m.info), "parts": [part_to_json(p) for p in m.parts]} for m in messages
         ],

@@ -126,6 +126,7 @@ def call_command(
             location = await rt.location(path)
             chosen = _agent(rt, agent)
             session = await rt.sessions.create(location, agent=chosen.name, title=f"tether tool call {name}")
+            await rt.store.set_kind(session.id, "tool-call")  # never picked by `tether run --continue`
             call_id = ids.ascending("call")
             approver = Approver(
                 mode=mode,
