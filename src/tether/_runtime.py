@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .output import OutputStore
     from .permissions import Agent, PermissionService, ResolvedRules, Rule, Ruleset, SavedApprovals
     from .session import Session, SessionInfo, Sessions, SQLiteStore, TurnResult
-    from .tools import ToolRegistry
+    from .tools import Content, Tool, ToolRegistry
 
 __all__ = ["Runtime", "RuntimeLocation", "RuntimeSessions"]
 
@@ -113,8 +113,11 @@ class RuntimeSessions:
         title: str = "",
         rules: Sequence[Rule | Sequence[str]] = (),
         parent_id: str | None = None,
+        deps: Any = None,
     ) -> Session:
         """Create a session in ``location`` (a Location scope or a directory) for ``agent`` (default ``build``).
+
+        ``deps`` are the application dependencies its tool calls read as ``ctx.deps`` (kept in memory, never stored).
 
         Raises:
             UsageError: no such agent, the directory does not exist, or a rule is neither a ``Rule`` nor a valid
@@ -125,7 +128,7 @@ class RuntimeSessions:
         from .permissions import DEFAULT_AGENT
 
         return await self.service.create(
-            location, agent=agent or DEFAULT_AGENT, title=title, rules=rules, parent_id=parent_id
+            location, agent=agent or DEFAULT_AGENT, title=title, rules=rules, parent_id=parent_id, deps=deps
         )
 
     async def get(self, session_id: str) -> Session:
@@ -329,3 +332,92 @@ class Runtime:
         """Create a session in ``directory`` and run one turn (a shortcut for scripts)."""
         session = await self.sessions.create(directory, agent=agent)
         return await session.prompt(text, model=model)
+
+    async def run(
+        self,
+        prompt: str | Sequence[Content],
+        *,
+        model: Model | str,
+        directory: str | os.PathLike[str] = ".",
+        tools: Mapping[str, Tool[Any, Any]] | None = None,
+        agent: str | None = None,
+        deps: Any = None,
+    ) -> TurnResult:
+        """Run one turn in a new session in ``directory``, with ``tools`` registered for that turn.
+
+        ``tools`` (name → tool) are registered in the Location placement, so they win over built-ins of the same
+        name, and are removed when the turn ends. ``model`` is a :class:`~tether.llm.Model` or a ``provider/model``
+        spec resolved with this runtime's config.
+
+        Raises:
+            UsageError: the runtime is not open, no such agent, or ``directory`` is not a directory.
+            ConfigError: ``model`` is a spec naming an unknown provider.
+            ProviderAuthError: the provider needs an API key and none is set.
+            ProviderError: the model failed and retrying did not help.
+        """
+        if self._stack is None:
+            raise UsageError(
+                "Use rt.run(...) inside `async with Runtime(...) as rt`, or call tether.run(...)"
+            )
+        if isinstance(model, str):
+            from .llm.providers import resolve_model
+
+            model = resolve_model(model, self.config.data)
+        location = await self.location(directory)
+        session = await self.sessions.create(location, agent=agent, deps=deps)
+        with location.tools.register(tools or {}):
+            return await session.prompt(prompt, model=model)
+
+    def run_sync(
+        self,
+        prompt: str | Sequence[Content],
+        *,
+        model: Model | str,
+        directory: str | os.PathLike[str] = ".",
+        tools: Mapping[str, Tool[Any, Any]] | None = None,
+        agent: str | None = None,
+        deps: Any = None,
+    ) -> TurnResult:
+        """Open this runtime, :meth:`run` one turn, close it: the synchronous entry point for scripts.
+
+        Raises:
+            UsageError: called from a running event loop (use ``await rt.run(...)`` there), or the runtime was
+                already opened; and as :meth:`run`.
+        """
+        _refuse_running_loop("Runtime.run_sync")
+        if self._stack is not None:
+            raise UsageError(
+                "Runtime.run_sync opens the runtime itself; inside `async with Runtime(...) as rt` use await rt.run(...)"
+            )
+
+        async def main() -> TurnResult:
+            async with self:
+                return await self.run(
+                    prompt, model=model, directory=directory, tools=tools, agent=agent, deps=deps
+                )
+
+        try:
+            return anyio.run(main)
+        except ExceptionGroup as group:
+            # the runtime's task group wraps what the turn raised: a script gets the error itself
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+
+
+def _refuse_running_loop(name: str) -> None:
+    """Raise when called from a running event loop: a nested ``anyio.run`` cannot start there.
+
+    Raises:
+        UsageError: an event loop is running in this thread.
+    """
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise UsageError(
+        f"{name}() cannot run inside a running event loop: in async code use "
+        "`async with Runtime(...) as rt: await rt.run(...)`"
+    )

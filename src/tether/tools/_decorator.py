@@ -96,7 +96,9 @@ def _build(
     parsed = _docstring(inspect.getdoc(func) or "")
     text = description if description is not None else parsed[0]
     if not text or not text.strip():
-        raise UsageError(f"@tool needs a description for {name}(): give it a docstring or @tool(description=...)")
+        raise UsageError(
+            f"@tool needs a description for {name}(): give it a docstring or @tool(description=...)"
+        )
 
     takes_ctx = False
     positional: list[str] = []

@@ -1,0 +1,182 @@
+"""Custom tools in real sessions (ctx.ask, ctx.deps, ctx.root), TurnResult.calls, rt.run, run_sync and tether.run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import tether
+from tether import Runtime
+from tether.errors import UsageError
+from tether.permissions import PermissionAsked
+from tether.session import ToolPart
+from tether.testing import ScriptedModel, tool_call
+from tether.tools import ToolContext, tool
+
+
+@dataclass
+class Deps:
+    env: str
+
+
+@tool
+async def deploy(ctx: ToolContext[Deps], service: str) -> str:
+    """Deploy a service.
+
+    Args:
+        service: the service to deploy.
+    """
+    await ctx.ask("deploy", f"{ctx.deps.env}/{service}", metadata={"service": service})
+    return f"deployed {service} to {ctx.deps.env} from {ctx.root.name}"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "notes.txt").write_text("ship it\n")
+    return root
+
+
+async def tool_parts(session: Any) -> list[ToolPart]:
+    return [p for m in await session.messages() for p in m.parts if isinstance(p, ToolPart)]
+
+
+@pytest.mark.anyio
+async def test_ask_is_decided_by_the_session_rules_and_recorded_on_the_part(tmp_path: Path, project: Path) -> None:
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        loc = await rt.location(project)
+        session = await rt.sessions.create(
+            loc, rules=[("deploy", "staging/*", "allow"), ("deploy", "prod/*", "deny")], deps=Deps("staging")
+        )
+        model = ScriptedModel([[tool_call("deploy", {"service": "api"}, id="c1")], "done"])
+        with loc.tools.register({"deploy": deploy}), model, anyio.fail_after(10):
+            result = await session.prompt("deploy the api", model=model)
+        (part,) = await tool_parts(session)
+        assert part.state == "completed" and part.content[0].text == "deployed api to staging from project"  # type: ignore[union-attr]
+        (record,) = part.permissions
+        assert record["event"] == "permission.decided" and record["action"] == "deploy"
+        assert record["resources"] == ["staging/api"]
+        (verdict,) = record["decision"]["verdicts"]
+        assert verdict["effect"] == "allow" and verdict["source"] == "session"
+        assert verdict["rule"] == {"action": "deploy", "resource": "staging/*", "effect": "allow"}
+        (call,) = result.calls
+        assert call.ok and call.name == "deploy" and call.input == {"service": "api"} and call.call_id == "c1"
+
+        prod = await rt.sessions.create(loc, rules=[("deploy", "prod/*", "deny")], deps=Deps("prod"))
+        model = ScriptedModel([[tool_call("deploy", {"service": "api"}, id="c2")], "blocked"])
+        with loc.tools.register({"deploy": deploy}), model, anyio.fail_after(10):
+            result = await prod.prompt("deploy the api", model=model)
+        (part,) = await tool_parts(prod)
+        assert part.state == "error" and part.error_kind == "blocked"
+        assert part.permissions[0]["decision"]["verdicts"][0]["rule"]["resource"] == "prod/*"
+        (call,) = result.calls
+        assert not call.ok and call.outcome == "error" and call.error_kind == "blocked"
+        assert call.error is not None and call.error.startswith('Permission denied: deploy on "prod/api"')
+
+
+@pytest.mark.anyio
+async def test_ask_waits_for_a_person_and_records_the_reply(tmp_path: Path, project: Path) -> None:
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        loc = await rt.location(project)
+        session = await rt.sessions.create(loc, rules=[("deploy", "*", "ask")], deps=Deps("staging"))
+        send, receive = anyio.create_memory_object_stream[PermissionAsked](10)
+        rt.bus.subscribe(PermissionAsked, send.send_nowait)
+        model = ScriptedModel([[tool_call("deploy", {"service": "web"})]])
+
+        async def reject() -> None:
+            asked = await receive.receive()
+            assert asked.request.request.action == "deploy"
+            assert asked.request.request.metadata == {"service": "web"}
+            await rt.permissions.reply(asked.request.id, "reject")
+
+        with loc.tools.register({"deploy": deploy}), model, send, receive, anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(reject)
+                result = await session.prompt("deploy", model=model)
+        assert result.stop == "declined"
+        (part,) = await tool_parts(session)
+        assert [r["event"] for r in part.permissions] == ["permission.asked", "permission.replied"]
+        assert part.permissions[1]["reply"] == "reject"
+        (call,) = result.calls
+        assert call.error_kind == "declined"
+
+
+@pytest.mark.anyio
+async def test_rt_run_registers_tools_for_one_turn_and_lists_its_calls(tmp_path: Path, project: Path) -> None:
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        model = ScriptedModel(
+            [[tool_call("read", {"path": "notes.txt"}), tool_call("deploy", {"service": "db"})], "done"]
+        )
+        result = await rt.run(
+            "read then deploy",
+            model=model,
+            directory=project,
+            tools={"deploy": deploy},
+            deps=Deps("dev"),
+        )
+        assert [(c.name, c.outcome) for c in result.calls] == [("read", "completed"), ("deploy", "completed")]
+        assert "ship it" in result.calls[0].content
+        assert result.calls[1].content == "deployed db to dev from project"  # the build agent allows "*"
+        loc = await rt.location(project)
+        assert "deploy" not in {d.name for d in loc.tools.materialize().definitions}
+
+
+@pytest.mark.anyio
+async def test_rt_run_outside_the_runtime_and_run_sync_inside_a_loop_are_refused(tmp_path: Path) -> None:
+    rt = Runtime(data_dir=tmp_path / "data")
+    with pytest.raises(UsageError, match=r"inside `async with Runtime"):
+        await rt.run("hi", model=ScriptedModel(["x"]))
+    with pytest.raises(UsageError, match=r"Runtime.run_sync\(\) cannot run inside a running event loop"):
+        rt.run_sync("hi", model=ScriptedModel(["x"]))
+    with pytest.raises(UsageError, match=r"cannot run inside a running event loop"):
+        tether.run("hi", model=ScriptedModel(["x"]), data_dir=tmp_path / "data")
+
+
+def test_run_sync_refuses_an_open_runtime(tmp_path: Path) -> None:
+    errors: list[str] = []
+
+    async def main() -> None:
+        async with Runtime(data_dir=tmp_path / "data") as rt:
+            try:
+                await anyio.to_thread.run_sync(lambda: rt.run_sync("hi", model=ScriptedModel(["x"])))
+            except UsageError as exc:
+                errors.append(str(exc))
+
+    anyio.run(main)
+    assert errors and "opens the runtime itself" in errors[0]
+
+
+def test_tether_run_runs_one_turn_from_plain_sync_code(tmp_path: Path, project: Path) -> None:
+    @tool
+    def shout(text: str) -> str:
+        """Shout text."""
+        return text.upper()
+
+    model = ScriptedModel([[tool_call("shout", {"text": "hi"})], "HI it is"])
+    result = tether.run(
+        "shout hi", model=model, directory=project, tools={"shout": shout}, data_dir=tmp_path / "data"
+    )
+    assert result.stop == "done" and result.text == "HI it is"
+    assert [(c.name, c.content) for c in result.calls] == [("shout", "HI")]
+    assert (tmp_path / "data" / "tether.db").exists()
+
+
+def test_tether_run_resolves_a_model_spec_with_a_clear_error(tmp_path: Path, project: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    code = (
+        "import tether, sys\n"
+        "try:\n"
+        f"    tether.run('hi', model='nosuch/model', directory={str(project)!r}, data_dir={str(tmp_path / 'd')!r})\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.stdout.startswith("ConfigError model: unknown provider 'nosuch'"), out.stderr
