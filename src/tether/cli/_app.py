@@ -25,7 +25,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 session_app = typer.Typer(
-    help="Show or export one session.",
+    help="Show, export or delete one session.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -38,6 +38,8 @@ permissions_app = typer.Typer(
     invoke_without_command=True,
     rich_markup_mode=None,
 )
+sessions_app = typer.Typer(invoke_without_command=True, rich_markup_mode=None)
+app.add_typer(sessions_app, name="sessions")
 app.add_typer(session_app, name="session")
 app.add_typer(tool_app, name="tool")
 app.add_typer(permissions_app, name="permissions")
@@ -83,16 +85,37 @@ def _data_dir(ctx: typer.Context) -> Path:
 @app.command()
 def run(
     ctx: typer.Context,
-    prompt: Annotated[str, typer.Argument(help="What the agent should do.")],
+    prompt: Annotated[
+        str | None,
+        typer.Argument(
+            help="What the agent should do (omitted or -: read from stdin; with a prompt, piped stdin is appended)."
+        ),
+    ] = None,
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="provider/model, e.g. openai/gpt-5 (default: config).")
     ] = None,
     agent: AgentOption = None,
     directory: DirOption = None,
     continue_: Annotated[
-        bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")
+        bool,
+        typer.Option(
+            "--continue", "-c", help="Continue the latest conversation of this project (not `tool call` sessions)."
+        ),
     ] = False,
-    session: Annotated[str | None, typer.Option("--session", "-s", help="Continue session ID.")] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="Continue session ID (or a unique prefix).")
+    ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format", metavar="text|json", help="text: the live view; json: one JSON event per line on stdout."
+        ),
+    ] = "text",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final text.")] = False,
+    files: Annotated[
+        list[Path] | None,
+        typer.Option("--file", "-f", help="Attach a file: text, an image or a PDF (repeatable)."),
+    ] = None,
     yes: YesOption = False,
     deny_asks: DenyOption = False,
     trust: Annotated[
@@ -113,6 +136,9 @@ def run(
       tether run "fix the failing test" --model openai/gpt-5
       tether run -c "now add a test for it"
       tether run --deny-asks --dir ../api "summarize the TODOs"   # for CI: never prompt
+      git diff | tether run "review this diff" -q                 # stdin appended; final text only
+      tether run --format json --yes "fix it" | jq -c 'select(.type == "tool_end")'
+      tether run -f screenshot.png -f app.py "why does the button overflow?"
     """
     from ._run import run_command
 
@@ -127,6 +153,9 @@ def run(
         yes=yes,
         deny_asks=deny_asks,
         trust=trust,
+        output_format=output_format,
+        quiet=quiet,
+        files=files or (),
     )
 
 
@@ -183,31 +212,62 @@ def demo(
     demo_command(data_dir=_data_dir(ctx), yes=yes, keep=keep)
 
 
-@app.command()
+@sessions_app.callback()
 def sessions(
     ctx: typer.Context,
     directory: DirOption = None,
     all_: Annotated[bool, typer.Option("--all", help="Sessions of every directory.")] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many to list.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="The list as JSON, for machines.")] = False,
 ) -> None:
-    """List sessions, newest first.
+    """List sessions, newest first; prune old ones.
 
-    Shows id, title, directory, last update and status.
+    Shows id, title, directory, last update and status (a `tether tool call` session is marked tool-call).
+    Anywhere a session id is taken, a unique prefix of it works too.
 
     \b
     Examples:
       tether sessions
       tether sessions --all -n 50
+      tether sessions --json | jq -r '.[0].id'
+      tether sessions prune --older-than 30d --dry-run
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from ._sessions import list_command
 
-    list_command(data_dir=_data_dir(ctx), directory=directory, all_=all_, limit=limit)
+    list_command(data_dir=_data_dir(ctx), directory=directory, all_=all_, limit=limit, as_json=as_json)
+
+
+@sessions_app.command("prune")
+def sessions_prune(
+    ctx: typer.Context,
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than", metavar="AGE", help="Delete sessions not updated for AGE (units s, m, h, d, w: 30d)."
+        ),
+    ],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be deleted.")] = False,
+) -> None:
+    """Delete the sessions (of every project) not updated for AGE, with their child sessions and outputs.
+
+    A session a running tether holds is kept and named.
+
+    \b
+    Examples:
+      tether sessions prune --older-than 30d --dry-run
+      tether sessions prune --older-than 2w
+    """
+    from ._sessions import prune_command
+
+    prune_command(data_dir=_data_dir(ctx), older_than=older_than, dry_run=dry_run)
 
 
 @session_app.command("show")
 def session_show(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...).")],
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")],
     as_json: Annotated[bool, typer.Option("--json", help="The timeline as JSON, for machines.")] = False,
 ) -> None:
     """Show the timeline of one session.
@@ -228,7 +288,7 @@ def session_show(
 @session_app.command("export")
 def session_export(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...).")],
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")],
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")
     ] = None,
@@ -242,6 +302,26 @@ def session_export(
     from ._sessions import export_command
 
     export_command(data_dir=_data_dir(ctx), session_id=session_id, output=output)
+
+
+@session_app.command("delete")
+def session_delete(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+) -> None:
+    """Delete a session: its messages, tool calls, child sessions and retained tool outputs.
+
+    Asks first in a terminal (elsewhere pass --yes). A session a running tether holds is refused.
+
+    \b
+    Examples:
+      tether session delete ses_0123
+      tether session delete ses_0123... --yes
+    """
+    from ._sessions import delete_command
+
+    delete_command(data_dir=_data_dir(ctx), session_id=session_id, yes=yes)
 
 
 @app.command()

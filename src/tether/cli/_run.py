@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 import typer
 
-from ..errors import ProviderAuthError
+from ..content import Content, Text
+from ..errors import ProviderAuthError, UsageError
 from ._approve import ApprovalMode
 from ._common import err_console, fail, out_console, run_async, stdin_is_terminal
+from ._format import shown
+
+if TYPE_CHECKING:
+    from ._turn import OutputFormat
 
 __all__ = ["approval_mode", "open_session", "run_command"]
 
@@ -37,28 +44,30 @@ def project_dir(directory: Path | None) -> Path:
 
 
 async def open_session(rt: Any, location: Any, *, session_id: str | None, continue_: bool, agent: str) -> Any:
-    """The session to prompt: ``--session ID``, the latest one in the directory for ``--continue``, or a new one.
+    """The session to prompt: ``--session ID`` (or a unique prefix of it), the latest conversation of the project
+    for ``--continue`` (never a ``tether tool call`` session, never a child session), or a new one.
 
     The session is claimed for this process until it exits (one session, one writer): another ``tether run`` on it
     meanwhile is refused.
 
     Raises:
         NotFoundError: ``--session`` names no session.
-        UsageError: ``--continue`` found no session in this directory, or a live process runs the session
-            (``session ses_… is busy (pid N)``).
+        UsageError: ``--session`` is an ambiguous prefix, ``--continue`` found no conversation in this project, or a
+            live process runs the session (``session ses_… is busy (pid N)``).
     """
     if session_id is not None:
-        await rt.store.get_session(session_id)  # NotFoundError before anything is claimed
-        await rt.store.claim(session_id)
-        return await rt.sessions.get(session_id)
+        found = await rt.store.resolve_session(session_id)  # before anything is claimed
+        await rt.store.claim(found.id)
+        return await rt.sessions.get(found.id)
     if continue_:
         from ..errors import UsageError
 
-        infos = await rt.sessions.list(project=str(location.root), limit=100)
-        directory = str(location.directory)
-        latest = next((i for i in infos if i.directory == directory), None)
+        latest = await rt.store.latest_session(project=str(location.root))
         if latest is None:
-            raise UsageError(f'no session to continue in {directory}: start one with `tether run "..."`')
+            raise UsageError(
+                f"no session to continue in {location.root} (`tether tool call` sessions are skipped): "
+                'start one with `tether run "..."`'
+            )
         await rt.store.claim(latest.id)
         return await rt.sessions.get(latest.id)
     session = await rt.sessions.create(location, agent=agent)
@@ -66,10 +75,33 @@ async def open_session(rt: Any, location: Any, *, session_id: str | None, contin
     return session
 
 
+def _output(output_format: str, quiet: bool) -> OutputFormat:
+    if output_format not in ("text", "json"):
+        fail(f"--format {output_format!r}: use text (the default) or json")
+    if quiet and output_format == "json":
+        fail("--quiet and --format json contradict each other; pass one of them")
+    return "quiet" if quiet else "json" if output_format == "json" else "text"
+
+
+def _user_input(prompt: str | None, files: Sequence[Path]) -> str | list[Content]:
+    """The turn's input: the prompt (argument, stdin or both) and the ``-f`` files (exit 2 on bad input)."""
+    from ._attach import attach_files, compose_prompt, read_stdin, stdin_is_piped
+
+    try:
+        # no prompt argument: stdin unless it is a terminal; with one: stdin only when something is piped in
+        piped = (not sys.stdin.isatty()) if prompt in (None, "-") else stdin_is_piped()
+        text = compose_prompt(prompt, read_stdin() if piped else None)
+        if not files:
+            return text
+        return [Text(text), *attach_files(files, Path.cwd())]
+    except UsageError as exc:
+        fail(exc.message)
+
+
 def run_command(
     *,
     data_dir: Path,
-    prompt: str,
+    prompt: str | None,
     model: str | None,
     agent: str | None,
     directory: Path | None,
@@ -78,19 +110,24 @@ def run_command(
     yes: bool,
     deny_asks: bool,
     trust: bool = False,
+    output_format: str = "text",
+    quiet: bool = False,
+    files: Sequence[Path] = (),
 ) -> None:
     """The body of ``tether run`` (exits with the turn's code)."""
     if continue_ and session_id:
         fail("--continue and --session contradict each other; pass one of them")
     mode, why = approval_mode(yes=yes, deny_asks=deny_asks)
     path = project_dir(directory)
+    output = _output(output_format, quiet)
+    content = _user_input(prompt, files)
 
     async def main() -> int:
         from .. import Runtime
         from ..config import load_instructions
         from ._models import choose_model
         from ._trust import print_refused, project_config
-        from ._turn import drive_turn, print_summary
+        from ._turn import drive_turn, print_summary, write_done
 
         # The trust question (a terminal, an untrusted project whose file sets what it may not) is asked only when
         # permission asks are too: --deny-asks and a pipe never prompt.
@@ -112,7 +149,9 @@ def run_command(
                 session=session,
                 bus=rt.bus,
                 permissions=rt.permissions,
-                prompt=prompt,
+                prompt=content,
+                output=output,
+                continued=session_id is not None or continue_,
                 model=chosen,
                 approval=mode,
                 why_deny=why,
@@ -121,7 +160,19 @@ def run_command(
             )
             # The turn is done only once the store has it: a refused write fails the run (one line, exit 1).
             await rt.store.flush()
-        print_summary(err_console() if not console.is_terminal else console, outcome, session.id)
+            if output == "quiet":
+                from ._jsonevents import final_text
+
+                text = final_text(await session.messages())
+                if text:
+                    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        if output == "json":
+            write_done(outcome, session.id)
+        elif output == "quiet":
+            if outcome.error is not None:
+                err_console().print(shown(f"✗ the turn failed: {outcome.error}", "red", lines=True))
+        else:
+            print_summary(err_console() if not console.is_terminal else console, outcome, session.id)
         return outcome.code
 
     raise typer.Exit(run_async(main))

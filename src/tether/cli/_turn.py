@@ -15,22 +15,26 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from rich.console import Console
 from rich.text import Text
 
 from ..errors import ProviderError, TetherError
-from ..llm import Model
+from ..content import Content
+from ..llm import Model, Usage
 from ..permissions import PermissionAsked, PermissionService
 from ..session import AssistantInfo, ToolPart, UserInfo
 from ._approve import ApprovalMode, Approver
-from ._common import CANCELLED, OK, TURN_FAILED
+from ._common import CANCELLED, OK, TURN_FAILED, err_console
 from ._format import shown
 from ._live import LiveView, TurnStats
 
-__all__ = ["TurnOutcome", "drive_turn", "kill_live_shells"]
+if TYPE_CHECKING:
+    from ._jsonevents import JsonEvents
+
+__all__ = ["OutputFormat", "TurnOutcome", "drive_turn", "kill_live_shells", "write_done"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -46,6 +50,41 @@ class TurnOutcome:
     output_tokens: int
     seconds: float
     error: str | None = None
+    usage: Usage | None = None
+    """The turn's whole usage (reasoning and cache tokens too), when known (the JSON ``done`` event's)."""
+
+
+OutputFormat = Literal["text", "json", "quiet"]
+"""How ``tether run`` reports a turn: the live view, JSON event lines (``--format json``), or only the final text."""
+
+
+def _decided_by(approval: ApprovalMode, why_deny: str) -> str:
+    """Who answers an asked permission request in this run, as the JSON stream names it."""
+    if approval == "ask":
+        return "user"
+    if approval == "yes":
+        return "--yes"
+    return "--deny-asks" if why_deny == "--deny-asks" else "no-terminal"
+
+
+def write_done(outcome: TurnOutcome, session_id: str) -> None:
+    """The JSON stream's last line (``--format json``), written once the turn is durable."""
+    from ._jsonevents import dumps, usage_json
+
+    done = {
+        "v": 1,
+        "type": "done",
+        "session": session_id,
+        "stop": outcome.stop,
+        "exit_code": outcome.code,
+        "steps": outcome.steps,
+        "calls": outcome.calls,
+        "failed_calls": outcome.failed_calls,
+        "usage": usage_json(outcome.usage),
+        "seconds": round(outcome.seconds, 3),
+    }
+    sys.stdout.write(dumps(done) + "\n")
+    sys.stdout.flush()
 
 
 SHELL_RUN_MODULE = "tether.builtins._shell_run"
@@ -85,40 +124,67 @@ async def drive_turn(
     session: Any,
     bus: Any,
     permissions: PermissionService,
-    prompt: str,
+    prompt: str | Sequence[Content],
     model: Model,
     approval: ApprovalMode,
     why_deny: str,
     console: Console,
     system: Sequence[str] = (),
+    output: OutputFormat = "text",
+    continued: bool = False,
 ) -> TurnOutcome:
     """Run one turn of ``session`` with the live view and approvals; never raises for a failed turn."""
-    view = LiveView(console, session.id)
+    # ``output``: ``text`` renders the live view on ``console``; ``json`` writes the turn's events to stdout as
+    # JSON lines (``_jsonevents``; the caller writes the ``done`` line, :func:`write_done`, once the turn is durable);
+    # ``quiet`` renders nothing while the turn runs. In both, approval notices and prompts go to stderr.
+    # ``continued``: the session existed before this turn (the ``session`` JSON event says so).
+    view = LiveView(console, session.id) if output == "text" else None
+    events: JsonEvents | None = None
+    notices = console if output == "text" else err_console()
+    if output == "json":
+        from ._jsonevents import JsonEvents
+
+        events = JsonEvents(session.id, decided_by=_decided_by(approval, why_deny))
+        events.write(
+            {
+                "v": 1,
+                "type": "session",
+                "session": session.id,
+                "agent": session.info.agent,
+                "model": model.name,
+                "directory": session.info.directory,
+                "continued": continued,
+            }
+        )
 
     def call_info(call_id: str) -> tuple[str | None, Any]:
-        part = view.parts.get(call_id)
+        part = (view.parts if view is not None else events.parts if events is not None else {}).get(call_id)
         return (part.tool, part.input) if part is not None else (None, None)
 
     approver = Approver(
         mode=approval,
         service=permissions,
-        console=console,
+        console=notices,
         session_id=session.id,
         call_info=call_info,
-        pause=view.paused,
+        pause=view.paused if view is not None else None,
         why_deny=why_deny,
     )
     flags: dict[str, bool] = {}
     started = time.monotonic()
     result: Any = None
     error: ProviderError | None = None
-    subscriptions = [bus.subscribe("*", view.on_event), bus.subscribe(PermissionAsked, approver.on_event)]
+    watcher = view if view is not None else events
+    # the watcher first: it sees a request before the approver prompts about it
+    subscriptions = [] if watcher is None else [bus.subscribe("*", watcher.on_event)]
+    subscriptions.append(bus.subscribe(PermissionAsked, approver.on_event))
     try:
-        with view:
+        with view if view is not None else contextlib.nullcontext():
             async with anyio.create_task_group() as tg:
                 tg.start_soon(approver.run)
-                tg.start_soon(view.run)
-                tg.start_soon(_watch_interrupt, session, console, flags)
+                if view is not None:
+                    tg.start_soon(view.run)
+                tg.start_soon(_watch_interrupt, session, notices, flags)
                 try:
                     result = await session.prompt(prompt, model=model, system=system)
                 except ProviderError as exc:
@@ -128,8 +194,12 @@ async def drive_turn(
     finally:
         for subscription in subscriptions:
             subscription.close()
+    if events is not None and error is not None:
+        events.write(
+            {"v": 1, "type": "error", "session": session.id, "kind": "provider", "message": error.message}
+        )
     # The summary comes from the store: a cancelled step is there even when prompt() could not count it.
-    stats = await _stored_stats(session) or view.stats
+    stats = await _stored_stats(session) or (view.stats if view is not None else TurnStats())
     usage = stats.usage
     stop = "failed" if error is not None else str(result.stop) if result is not None else "done"
     if stop == "cancelled" or flags.get("interrupted"):
@@ -139,6 +209,7 @@ async def drive_turn(
     else:
         code = OK
     return TurnOutcome(
+        usage=usage,
         code=code,
         stop=stop,
         steps=stats.steps,
