@@ -79,7 +79,24 @@ def _steps(n: int, parallel: bool) -> list[Any]:
     return [*(Step(tool_call("noop", {"text": f"x{i}"})) for i in range(n)), Step("done")]
 
 
+@dataclass(frozen=True)
+class Measure:
+    """One timed run: wall seconds until the run returned, until its last record was committed, process CPU."""
+
+    returned: float
+    committed: float
+    cpu: float
+
+
 async def run_tether(n: int, parallel: bool) -> float:
+    measure = await measure_tether(n, parallel)
+    _TETHER_COMMITTED.append(measure.committed)
+    _TETHER_CPU.append(measure.cpu)
+    return measure.returned
+
+
+async def measure_tether(n: int, parallel: bool) -> Measure:
+    """``n`` no-op calls through ``Session.prompt`` with the SQLite store on (every call recorded)."""
     from tether.bus import Bus
     from tether.output import OutputStore
     from tether.session import Sessions, SQLiteStore
@@ -107,18 +124,26 @@ async def run_tether(n: int, parallel: bool) -> float:
             result = await session.prompt("go", model=model)
             elapsed = time.perf_counter() - start
             await store.flush()  # until everything is committed to the file
-            _TETHER_COMMITTED.append(time.perf_counter() - start)
-            _TETHER_CPU.append(time.process_time() - cpu_start)
+            measure = Measure(
+                returned=elapsed,
+                committed=time.perf_counter() - start,
+                cpu=time.process_time() - cpu_start,
+            )
             assert result.tool_calls == n == executed, (result, executed)
             model.assert_done()
             sessions.close()
-    return elapsed
+    return measure
 
 
 # -- pydantic-ai -----------------------------------------------------------------------------------------------------
 
 
 async def run_pydantic_ai(n: int, parallel: bool) -> float:
+    return (await measure_pydantic_ai(n, parallel)).returned
+
+
+async def measure_pydantic_ai(n: int, parallel: bool) -> Measure:
+    """``n`` no-op calls through ``Agent.run`` with a ``FunctionModel`` (nothing recorded)."""
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -140,13 +165,19 @@ async def run_pydantic_ai(n: int, parallel: bool) -> float:
 
     agent = Agent(FunctionModel(respond))
 
+    executed = 0
+
     @agent.tool_plain
     async def noop(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        nonlocal executed
+        executed += 1
         return "ok"
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     await agent.run("go", usage_limits=UsageLimits(request_limit=None, tool_calls_limit=None))
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    assert executed == n, executed
+    return Measure(returned=elapsed, committed=elapsed, cpu=time.process_time() - cpu_start)
 
 
 # -- openai-agents ---------------------------------------------------------------------------------------------------

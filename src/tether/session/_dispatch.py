@@ -10,8 +10,10 @@ whose arguments hold a lone surrogate fail without running, and the third identi
 A ``declined`` outcome (the user rejected without feedback) marks the step so the runner stops after it.
 
 Calls run on a :class:`CallPool`: long-lived tasks of the turn's task group. Spawning an anyio task costs more than
-settling a quick call (a task scope, a handle, a wrapper coroutine), so a call goes to an idle task when there is
-one and a new task is started only when every task is busy: calls still start at once and run concurrently.
+settling a quick call (a task scope, a handle, a wrapper coroutine), so tasks are called one at a time: while calls
+are queued, one task (idle, or new when none is idle) is always on its way, and the task that takes a call calls
+the next one before it runs its own. A call that waits therefore never holds up the calls behind it (they start one
+loop iteration apart), and a burst of quick calls (a 100-call parallel step) runs on a task or two, not a hundred.
 """
 
 from __future__ import annotations
@@ -128,18 +130,20 @@ Job = Callable[[], Awaitable[None]]
 class CallPool:
     """Tasks in ``task_group`` that run submitted jobs; a job never waits for another (see the module docstring).
 
-    Each submitted job wakes one idle task or starts a new one, so there are always at least as many free tasks as
-    queued jobs. ``close()`` lets idle tasks end; an exception in a job propagates to the task group like any child's.
-    A blocking portal, a task of the same group, carries :meth:`call_soon` from other threads until ``close()``.
+    While jobs are queued, one task is on its way for them (an idle task woken, or a new one started); the task that
+    takes a job calls the next task first, so a job that waits never holds up the queue. ``close()`` lets idle tasks
+    end; an exception in a job propagates to the task group like any child's. A blocking portal, a task of the same
+    group, carries :meth:`call_soon` from other threads until ``close()``.
     """
 
-    __slots__ = ("_closed", "_ended", "_idle", "_jobs", "_portal", "_task_group", "loop_thread")
+    __slots__ = ("_closed", "_coming", "_ended", "_idle", "_jobs", "_portal", "_task_group", "loop_thread")
 
     def __init__(self, task_group: TaskGroup) -> None:
         self._task_group = task_group
         self._jobs: deque[Job] = deque()
         self._idle: list[anyio.Event] = []
         self._closed = False
+        self._coming = False  # a task was called (started or woken) and has not taken a job yet
         self.loop_thread = threading.get_ident()
         self._portal: BlockingPortal | None = None
         self._ended = anyio.Event()
@@ -156,8 +160,15 @@ class CallPool:
             pass  # the portal has just stopped
 
     def submit(self, job: Job) -> None:
-        """Start ``job`` now on an idle task, or on a new one when all are busy."""
+        """Queue ``job``: a task takes it once the jobs queued before it are taken, whatever they then wait for."""
         self._jobs.append(job)
+        self._call()
+
+    def _call(self) -> None:
+        """Have one task come for the queue (an idle one, else a new one), unless one is already on its way."""
+        if self._coming:
+            return
+        self._coming = True
         if self._idle:
             self._idle.pop().set()
         else:
@@ -182,8 +193,12 @@ class CallPool:
     async def _work(self) -> None:
         jobs = self._jobs
         while True:
+            self._coming = False  # started or woken: only ever by ``_call``, which had one task on its way
             while jobs:
-                await jobs.popleft()()
+                job = jobs.popleft()
+                if jobs:
+                    self._call()  # the rest must not wait if this job does
+                await job()
             if self._closed:
                 return
             wake = anyio.Event()

@@ -1,0 +1,117 @@
+"""In process, per tool call: tether with every call durably recorded against pydantic-ai recording nothing.
+
+Both runtimes run the same no-op typed tool (one ``text: str`` argument, returns ``"ok"``) driven by a scripted model:
+tether's ``ScriptedModel`` through ``Session.prompt`` with the SQLite store on (every call's pending, running and
+completed states are written), pydantic-ai's ``FunctionModel`` through ``Agent.run`` with no persistence. A parallel
+workload is one response with N tool calls, then text; a sequential one is N responses with one call each, then text.
+Every call gets a distinct input (identical consecutive calls would trip tether's doom-loop gate).
+
+Figures are µs per call, the median of interleaved repeats (tether and pydantic-ai alternate, first one then the
+other, so a burst of load from elsewhere hits both). tether's wall time is taken until the store has committed its
+last event (``+commit``: the stricter figure); CPU is the process's CPU time (every thread, tether's store writer
+included), steadier than wall time on a loaded machine. Flatness: the per-call figure at 1,000 and 10,000 calls
+next to the one at 100.
+
+Targets (issue 14): a 100-call parallel step ≥ 3x cheaper per call than pydantic-ai, ≥ 10x for sequential calls, flat
+to 10,000 calls. Needs the ``bench`` extra (``.venv/bin/pip install -e '.[bench]'``).
+
+Run: ``.venv/bin/python bench/vs_pydantic_ai.py [--repeat N] [--only par100 ...]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from runner import Measure, measure_pydantic_ai, measure_tether  # the bench folder is not a package
+
+WORKLOADS: dict[str, tuple[int, bool]] = {
+    "par100": (100, True),
+    "seq100": (100, False),
+    "par1000": (1_000, True),
+    "seq1000": (1_000, False),
+    "par10000": (10_000, True),
+    "seq10000": (10_000, False),
+}
+DEFAULT = ("par100", "seq100", "par1000", "seq1000", "par10000")
+"""seq10000 is opt-in (``--only seq10000``): pydantic-ai's run grows with its history, which takes minutes here."""
+TARGETS = {True: 3.0, False: 10.0}
+
+Measurer = Callable[[int, bool], Awaitable[Measure]]
+RUNTIMES: dict[str, Measurer] = {"tether": measure_tether, "pydantic-ai": measure_pydantic_ai}
+
+
+def _repeats(n: int, asked: int | None) -> int:
+    if asked is not None:
+        return asked
+    return 7 if n <= 100 else 3 if n <= 1_000 else 1
+
+
+def _measure(workload: str, repeats: int) -> dict[str, list[Measure]]:
+    n, parallel = WORKLOADS[workload]
+    runs: dict[str, list[Measure]] = {name: [] for name in RUNTIMES}
+    order = list(RUNTIMES)
+    for name in order:
+        anyio.run(RUNTIMES[name], min(n, 10), parallel)  # warm imports and caches
+    for i in range(repeats):
+        for name in order if i % 2 == 0 else reversed(order):
+            gc.collect()
+            runs[name].append(anyio.run(RUNTIMES[name], n, parallel))
+    return runs
+
+
+def _per_call(values: list[float], n: int) -> float:
+    return statistics.median(values) / n * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--repeat", type=int, help="repeats per workload (default: 7 up to 100 calls, 3, then 1)"
+    )
+    parser.add_argument("--only", choices=sorted(WORKLOADS), action="append", help="run only these workloads")
+    args = parser.parse_args()
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    print(f"load average before: {' '.join(load)}")
+    print(
+        f"{'workload':<10}{'tether wall':>12}{'(returned)':>11}{'tether cpu':>11}"
+        f"{'p-ai wall':>11}{'p-ai cpu':>10}{'x wall':>8}{'x cpu':>7}  target"
+    )
+    for workload in args.only or DEFAULT:
+        n, parallel = WORKLOADS[workload]
+        runs = _measure(workload, _repeats(n, args.repeat))
+        ours, theirs = runs["tether"], runs["pydantic-ai"]
+        wall = _per_call([m.committed for m in ours], n)
+        returned = _per_call([m.returned for m in ours], n)
+        cpu = _per_call([m.cpu for m in ours], n)
+        their_wall = _per_call([m.returned for m in theirs], n)
+        their_cpu = _per_call([m.cpu for m in theirs], n)
+        target = TARGETS[parallel]
+        x_wall, x_cpu = their_wall / wall, their_cpu / cpu
+        verdict = "ok" if x_wall >= target else "MISSED"
+        print(
+            f"{workload:<10}{wall:>12.1f}{returned:>11.1f}{cpu:>11.1f}{their_wall:>11.1f}{their_cpu:>10.1f}"
+            f"{x_wall:>7.1f}x{x_cpu:>6.1f}x  ≥ {target:g}x {verdict}"
+        )
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    print(f"load average after: {' '.join(load)}")
+    print(
+        "µs per call, medians of interleaved repeats; tether wall = until its last event is committed, (returned) = "
+        "until prompt() returned; cpu = process CPU time (all threads); x = pydantic-ai over tether"
+    )
+
+
+if __name__ == "__main__":
+    main()
