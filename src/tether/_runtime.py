@@ -214,6 +214,7 @@ class Runtime:
                 permissions=self.permissions,
                 locate=self._locate,
                 concurrency=self._concurrency,
+                instructions=self._instructions,
             )
             stack.callback(service.close)
             self.sessions: RuntimeSessions = RuntimeSessions(self, service)
@@ -278,6 +279,15 @@ class Runtime:
 
     async def _locate(self, directory: str) -> RuntimeLocation:
         return await self.location(directory)
+
+    async def _instructions(self, location: object) -> Sequence[str]:
+        """The instruction texts of a Location for a turn's default system prompt (refused files are left out)."""
+        if not isinstance(location, RuntimeLocation):
+            return ()
+        from .config import load_instructions
+
+        found = await anyio.to_thread.run_sync(load_instructions, location.location, self.config)
+        return found.texts
 
     # -- permissions -------------------------------------------------------------------------------------------------
 

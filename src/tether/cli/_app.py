@@ -126,6 +126,14 @@ def run(
             "Not saved; see `tether trust`.",
         ),
     ] = False,
+    show_prompt: Annotated[
+        bool,
+        typer.Option(
+            "--show-prompt",
+            help="Print the exact system texts this run would send (agent text, environment, AGENTS.md) and exit; "
+            "calls no model, creates no session.",
+        ),
+    ] = False,
 ) -> None:
     """Run one turn of an agent in a project.
 
@@ -136,6 +144,7 @@ def run(
       tether run "fix the failing test" --model openai/gpt-5
       tether run -c "now add a test for it"
       tether run --deny-asks --dir ../api "summarize the TODOs"   # for CI: never prompt
+      tether run --show-prompt --agent plan "x"                   # what the model is told
       git diff | tether run "review this diff" -q                 # stdin appended; final text only
       tether run --format json --yes "fix it" | jq -c 'select(.type == "tool_end")'
       tether run -f screenshot.png -f app.py "why does the button overflow?"
@@ -153,6 +162,7 @@ def run(
         yes=yes,
         deny_asks=deny_asks,
         trust=trust,
+        show_prompt=show_prompt,
         output_format=output_format,
         quiet=quiet,
         files=files or (),

@@ -110,17 +110,18 @@ def run_command(
     yes: bool,
     deny_asks: bool,
     trust: bool = False,
+    show_prompt: bool = False,
     output_format: str = "text",
     quiet: bool = False,
     files: Sequence[Path] = (),
 ) -> None:
-    """The body of ``tether run`` (exits with the turn's code)."""
+    """The body of ``tether run`` (exits with the turn's code; ``show_prompt``: prints the system texts, exits 0)."""
     if continue_ and session_id:
         fail("--continue and --session contradict each other; pass one of them")
     mode, why = approval_mode(yes=yes, deny_asks=deny_asks)
     path = project_dir(directory)
     output = _output(output_format, quiet)
-    content = _user_input(prompt, files)
+    content = _user_input(prompt, files) if not show_prompt else ""
 
     async def main() -> int:
         from .. import Runtime
@@ -132,8 +133,20 @@ def run_command(
         # The trust question (a terminal, an untrusted project whose file sets what it may not) is asked only when
         # permission asks are too: --deny-asks and a pipe never prompt.
         config = await anyio.to_thread.run_sync(
-            lambda: project_config(data_dir, path, trust=trust, ask=mode == "ask")
+            lambda: project_config(data_dir, path, trust=trust, ask=mode == "ask" and not show_prompt)
         )
+        if show_prompt:
+            from ._show_prompt import show_prompt as show
+
+            return await show(
+                data_dir=data_dir,
+                config=config,
+                path=path,
+                model=model,
+                agent=agent,
+                session_id=session_id,
+                continue_=continue_,
+            )
         try:
             chosen = choose_model(model, config.data)
         except ProviderAuthError as exc:
@@ -145,6 +158,13 @@ def run_command(
             session = await open_session(rt, location, session_id=session_id, continue_=continue_, agent=name)
             instructions = await anyio.to_thread.run_sync(load_instructions, location.location, config)
             print_refused(instructions)
+            system = await rt.sessions.service.system_prompt(
+                location,
+                agent=session.info.agent,
+                model=chosen.name,
+                directory=session.info.directory,
+                instructions=instructions.texts,
+            )
             outcome = await drive_turn(
                 session=session,
                 bus=rt.bus,
@@ -156,7 +176,7 @@ def run_command(
                 approval=mode,
                 why_deny=why,
                 console=console,
-                system=instructions.texts,
+                system=system,  # the same texts `--show-prompt` prints
             )
             # The turn is done only once the store has it: a refused write fails the run (one line, exit 1).
             await rt.store.flush()

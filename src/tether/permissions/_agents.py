@@ -33,18 +33,12 @@ __all__ = ["BASH_READ_ONLY", "BASH_WRITING_OPTIONS", "DEFAULT_AGENT", "Agent", "
 DEFAULT_AGENT = "build"
 AgentMode = Literal["primary", "subagent", "all"]
 
-EXPLORE_PROMPT = """\
-You are a file search specialist. You find files and code quickly and report what you found.
-
-- Use glob for broad file pattern matching, grep to search file contents, read when you know the path.
-- You are read-only: do not create, modify or delete files, and do not run commands that change anything.
-- Return absolute paths and the relevant lines in your final answer, and say clearly what you did not find.
-"""
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Agent:
     """A named agent: its mode, its configured rules, and optional step limit, prompt and model.
+
+    ``prompt`` is a configured text that replaces tether's built-in base text for the agent (``None``: the built-in
+    text of ``tether.prompts``, chosen by the agent's name and the model's family).
 
     Give either ``rules`` (one ruleset labelled ``agent``) or ``rulesets`` (labelled layers); the other is derived.
     ``rules`` is always the flat, ordered concatenation of ``rulesets``.
@@ -164,7 +158,6 @@ def _builtin(data: str, tmp: str) -> list[Agent]:
             name="explore",
             mode="subagent",
             description="A fast, read-only subagent for finding files and code.",
-            prompt=EXPLORE_PROMPT,
             rules=(
                 *defaults,
                 Rule("*", "*", "deny"),

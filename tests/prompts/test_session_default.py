@@ -1,0 +1,93 @@
+"""A session prompted without ``system`` sends tether's default system prompt; with ``system``, exactly that."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether import Runtime
+from tether.config import parse_config
+from tether.errors import UsageError
+from tether.prompts import base_prompt
+from tether.session import Sessions
+from tether.testing import ScriptedModel
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TETHER_CONFIG_DIR", str(tmp_path / "config"))  # no user AGENTS.md from this machine
+    path = tmp_path / "project"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "topic"], cwd=path, check=True)
+    (path / "AGENTS.md").write_text("Use tabs.\n", encoding="utf-8")
+    return path
+
+
+async def test_default_system_is_base_environment_then_instructions(tmp_path: Path, project: Path) -> None:
+    model = ScriptedModel(["hello"])
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        session = await rt.sessions.create(project)
+        await session.prompt("hi", model=model)
+    (request,) = model.requests
+    base, env, agents_md = request.system
+    assert base == base_prompt("build", "test/scripted")
+    assert f"Project root: {project}" in env
+    assert "Git branch: topic (no commits yet)" in env
+    assert "Git status: 1 untracked" in env
+    assert "Model: test/scripted" in env
+    assert agents_md == f"Instructions from: {project / 'AGENTS.md'}\nUse tabs.\n"
+
+
+async def test_explicit_system_replaces_the_default_whole(tmp_path: Path, project: Path) -> None:
+    model = ScriptedModel(["one", "two"])
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        session = await rt.sessions.create(project, agent="explore")
+        await session.prompt("hi", model=model, system=["Only this."])
+        await session.prompt("again", model=model, system=[])
+    assert [r.system for r in model.requests] == [("Only this.",), ()]
+
+
+async def test_agent_text_and_configured_prompt(tmp_path: Path, project: Path) -> None:
+    config = parse_config({"agent": {"build": {"prompt": "Be brief."}}}, file="tether.json")
+    model = ScriptedModel(["a", "b"])
+    async with Runtime(data_dir=tmp_path / "data", config=config) as rt:
+        await (await rt.sessions.create(project)).prompt("hi", model=model)
+        await rt.prompt(project, "look", model=model, agent="plan")
+    assert model.requests[0].system[0] == "Be brief."
+    assert model.requests[1].system[0] == base_prompt("plan", "test/scripted")
+    assert "<env>" in model.requests[1].system[1]
+
+
+async def test_bare_sessions_have_no_instruction_texts(tmp_path: Path, project: Path) -> None:
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        location = await rt.location(project)
+        bare = Sessions(store=rt.store, bus=rt.bus, agents=rt.agents)
+        texts = await bare.system_prompt(location, agent="explore", model="openai/gpt-5")
+        assert texts[0] == base_prompt("explore", "openai/gpt-5")
+        assert len(texts) == 2
+        given = await bare.system_prompt(location, agent="build", model="a/b", instructions=["x\udcff"])
+        assert given[2] == "x\\xff"  # storable: a lone surrogate from a non-UTF-8 file is shown as an escape
+        with pytest.raises(UsageError, match='Agent not found: "nobody"'):
+            await bare.system_prompt(location, agent="nobody", model="a/b")
+
+
+class _PlainLocation:
+    """A SessionLocation that is not a Runtime's: the runtime has no instruction files for it."""
+
+    def __init__(self, root: Path, tools: Any) -> None:
+        self.root = self.directory = root
+        self.tools = tools
+
+
+async def test_runtime_reads_instructions_only_for_its_own_locations(tmp_path: Path, project: Path) -> None:
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        plain = _PlainLocation(project, rt.tools)
+        texts = await rt.sessions.service.system_prompt(plain, agent="build", model="a/b")
+        assert len(texts) == 2 and "<env>" in texts[1]
+        own = await rt.sessions.service.system_prompt(await rt.location(project), agent="build", model="a/b")
+        assert own[2].endswith("Use tabs.\n")
