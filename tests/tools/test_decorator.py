@@ -377,7 +377,18 @@ async def test_content_annotations_are_not_declared_outputs(registry: ToolRegist
         """Return parts."""
         return [Text("a"), Text("b")]
 
-    assert parts.output_codec is None
+    @tool
+    def either() -> str | tuple[Text, ...]:
+        """Return text."""
+        return "x"
+
+    @tool
+    def maybe() -> Point | None:
+        """Return a point or nothing."""
+        return None
+
+    assert parts.output_codec is None and either.output_codec is None
+    assert maybe.output_codec is not None  # a union that is not all content is a declared output
     outcome = await settle(registry, parts, {}, ctx)
     assert isinstance(outcome, Completed) and outcome.content == (Text("a"), Text("b"))
 

@@ -19,6 +19,7 @@ Sync functions run in a worker thread (law 9), async ones on the event loop, as 
 from __future__ import annotations
 
 import inspect
+import types
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, get_args, get_origin, overload
@@ -168,7 +169,7 @@ def _is_content(annotation: Any) -> bool:
     args = get_args(annotation)
     if origin in _SEQUENCES:
         return all(_is_content(a) for a in args if a is not Ellipsis)
-    if origin is typing.Union or type(annotation).__name__ == "UnionType":
+    if origin is typing.Union or origin is types.UnionType:
         return all(_is_content(a) for a in args)
     return False
 
