@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tether.builtins._shell_parse import Analysis, analyze
+from tether.builtins._shell_analysis import Analysis
+from tether.builtins._shell_parse import analyze
 
 CWD = "/p/w"
 HOME = "/home/u"

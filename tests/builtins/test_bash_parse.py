@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tether.builtins._shell_parse import ARITY, Analysis, always_pattern, analyze, arity_prefix
+from tether.builtins._shell_analysis import ARITY, Analysis, always_pattern, arity_prefix
+from tether.builtins._shell_parse import analyze
 
 CWD = "/p/w"
 HOME = "/home/u"

@@ -1,4 +1,4 @@
-"""Which arguments of a command are paths, and whether the command writes them (for :mod:`._shell_parse`).
+"""Which arguments of a command are paths, and whether the command writes them (for :mod:`._shell_command`).
 
 Word level only: the caller hands over the words after the command name (quotes removed, ``None`` for a word only
 known at run time) and gets back :class:`Operand` values to expand and resolve. Over-reporting is harmless (a value

@@ -1,4 +1,4 @@
-"""The option syntax of wrapper commands (``sudo -u root rm x``), for :mod:`._shell_parse`.
+"""The option syntax of wrapper commands (``sudo -u root rm x``), for :mod:`._shell_command`.
 
 A wrapper runs another command; the path check and the "always" pattern apply to the wrapped one. Knowing which
 options take an argument keeps ``nice -n 5 rm x`` from being read as the command ``5``. An option outside the table,

@@ -46,7 +46,7 @@ from ._shell_run import CAPTURE_LIMIT, ShellRun, default_shell, run_shell
 
 # The analysis (tree-sitter-bash and its tables, ~30 ms) is imported at the first plan, not at start-up.
 if TYPE_CHECKING:
-    from ._shell_parse import Analysis, PathArg
+    from ._shell_analysis import Analysis, PathArg
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS", "BashInput", "CommandPlan", "make", "plan_command"]
 
@@ -237,7 +237,7 @@ def _with_glob_names(analysis: Analysis, cwd: Path) -> Analysis:
 
     The text stays uncertain (the match may change before it runs); this only lets a deny-list see the likely name.
     """
-    from ._shell_parse import SimpleCommand
+    from ._shell_analysis import SimpleCommand
 
     extra: list[SimpleCommand] = []
     for command in analysis.commands:
