@@ -36,8 +36,9 @@ def _sessions(cli: Any) -> int:
 
 
 def test_show_prompt_prints_role_environment_then_agents_md(cli: Any, repo: Path) -> None:
-    cli.env.pop("OPENAI_API_KEY", None)  # the model is only named: no key needed, no call made
-    result = cli.run("run", "x", "--show-prompt", "--model", "openai/gpt-5", "--dir", str(repo))
+    # the model is only named (no key needed, no call made) and no prompt is needed
+    cli.env.pop("OPENAI_API_KEY", None)
+    result = cli.run("run", "--show-prompt", "--model", "openai/gpt-5", "--dir", str(repo))
     assert result.code == 0, result.output
     base, env, agents_md = _texts(result.stdout)
     assert base == base_prompt("build", "openai/gpt-5")

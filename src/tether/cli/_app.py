@@ -144,7 +144,7 @@ def run(
       tether run "fix the failing test" --model openai/gpt-5
       tether run -c "now add a test for it"
       tether run --deny-asks --dir ../api "summarize the TODOs"   # for CI: never prompt
-      tether run --show-prompt --agent plan "x"                   # what the model is told
+      tether run --show-prompt --agent plan                       # what the model is told
       git diff | tether run "review this diff" -q                 # stdin appended; final text only
       tether run --format json --yes "fix it" | jq -c 'select(.type == "tool_end")'
       tether run -f screenshot.png -f app.py "why does the button overflow?"

@@ -163,16 +163,13 @@ def git_state(
         )
     except OSError as exc:
         return None, f"git could not start: {exc.strerror or exc}"
-    try:
-        output, errors = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        for pipe in (process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
-        return None, f"git status took longer than {timeout:g}s"
+    with process:  # on leaving: the pipes are closed and the process waited for
+        try:
+            output, errors = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)  # git and whatever it started
+            return None, f"git status took longer than {timeout:g}s"
     if process.returncode != 0:
         message = errors.decode("utf-8", "replace").strip()
         if "not a git repository" in message:
