@@ -156,5 +156,7 @@ def attach_files(paths: Sequence[Path], cwd: Path) -> list[Content]:
                 f"-f {visible(str(given))}: a binary file; attach text files, images "
                 f"({', '.join(sorted(s for s in BINARY_MIMES if s != '.pdf'))}) or PDFs"
             )
-        parts.append(Text(f'<file path="{visible(shown)}">\n{_decode(raw)}\n</file>'))
+        body = _decode(raw)
+        end = "" if body.endswith("\n") else "\n"
+        parts.append(Text(f'<file path="{visible(shown)}">\n{body}{end}</file>'))
     return parts

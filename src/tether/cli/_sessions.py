@@ -188,7 +188,7 @@ def delete_command(*, data_dir: Path, session_id: str, yes: bool) -> None:
                 console = out_console()
                 console.print(shown(f"delete {_described(info)}"))
                 console.print(
-                    "with its messages, tool calls, child sessions and retained outputs? [y/N] ", end=""
+                    "with its messages, tool calls, child sessions and retained outputs? \\[y/N] ", end=""
                 )
                 answer = await read_line()
                 if (answer or "").strip().lower() not in ("y", "yes"):
