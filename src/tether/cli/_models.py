@@ -1,4 +1,6 @@
-"""Choosing the model for a turn: ``--model``, else the config's ``model``; two offline names for demos and tests.
+"""Choosing the model for a turn, and ``tether models`` (what is configured, and what servers report).
+
+Choosing the model for a turn: ``--model``, else the config's ``model``; two offline names for demos and tests.
 
 * ``replay`` (or ``replay/demo``): the demo's recorded transcript (:class:`tether.demo.ReplayModel`);
 * ``scripted:<path>``: a JSON script in the OpenCode peer's format (:class:`tether.demo.ScriptModel`), the test hook;
@@ -7,12 +9,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
 
 from ..errors import ConfigError, UsageError
 from ..llm import Model
 
-__all__ = ["NO_MODEL", "choose_model", "prewarm"]
+__all__ = ["NO_MODEL", "ask_servers", "choose_model", "models_command", "prewarm", "provider_rows"]
 
 NO_MODEL = (
     "no model chosen: pass --model provider/model (e.g. --model openai/gpt-5 with OPENAI_API_KEY set, or "
@@ -75,3 +79,175 @@ def prewarm(sdk: str) -> None:
         __import__(sdk)
 
     threading.Thread(target=load, name=f"tether-import-{sdk}", daemon=True).start()
+
+
+# -- ``tether models`` -------------------------------------------------------------------------------------------
+
+LOCAL_TIMEOUT = 1.5
+"""Seconds ``tether models`` waits for a local server's ``/models`` (always asked)."""
+REMOTE_TIMEOUT = 10.0
+"""Seconds ``tether models --remote`` waits for a hosted provider's ``/models``."""
+_OPENAI_URL = "https://api.openai.com/v1"
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "0.0.0.0")
+
+
+def _is_local(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url).netloc.rpartition("@")[2].lower()
+    except ValueError:
+        return False
+    return any(host == h or host.startswith(h + ":") for h in _LOCAL_HOSTS)
+
+
+def provider_rows(config: Any, env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every provider (built-in and configured) with its API, URL, key status and the models tether knows of.
+
+    Known models are those with configured limits or prices, and the chosen default model's own.
+
+    Raises:
+        ConfigError: a provider entry is broken.
+    """
+    import os
+
+    from ..llm._pricing import DEFAULT_PRICES
+    from ..llm.providers._registry import _providers  # the one merge of built-ins and ``provider`` entries
+
+    environ = os.environ if env is None else env
+    data = config if isinstance(config, Mapping) else {}
+    default = data.get("model") if isinstance(data.get("model"), str) else None
+    rows: list[dict[str, Any]] = []
+    for provider_id, entry in sorted(_providers(cast(Mapping[str, Any], data)).items()):
+        models = set(entry.limits) | set(DEFAULT_PRICES.get(provider_id, {}))
+        priced = cast(Mapping[str, Any], data.get("provider") or {}).get(provider_id)
+        if isinstance(priced, Mapping):
+            models |= {str(m) for m in cast(Mapping[str, Any], priced).get("models") or {}}
+        if default is not None and default.partition("/")[0] == provider_id:
+            models.add(default.partition("/")[2])
+        if entry.api_key or any(environ.get(n) for n in entry.api_key_env):
+            key = "set"
+        else:
+            key = "missing" if entry.requires_key else "not needed"
+        rows.append(
+            {
+                "id": provider_id,
+                "api": entry.api,
+                "base_url": entry.base_url or (_OPENAI_URL if entry.api != "anthropic" else None),
+                "key": key,
+                "key_env": list(entry.api_key_env),
+                "models": sorted(models),
+                "default": default if default is not None and default.startswith(provider_id + "/") else None,
+                "remote": None,
+            }
+        )
+    return rows
+
+
+async def _ask_server(client: Any, row: dict[str, Any], key: str | None, wait: float) -> None:
+    """Fill ``row["remote"]`` with what ``GET {base_url}/models`` lists, or why it could not be asked."""
+    import httpx2
+
+    url = str(row["base_url"]).rstrip("/") + "/models"
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        response = await client.get(url, headers=headers, timeout=wait)
+        response.raise_for_status()
+        body = response.json()
+        items = body.get("data") if isinstance(body, Mapping) else None
+        if not isinstance(items, list):
+            raise ValueError("the answer has no data list")
+        ids = sorted(
+            {str(i.get("id")) for i in cast(list[Any], items) if isinstance(i, Mapping) and i.get("id")}
+        )
+        row["remote"] = {"url": url, "models": ids}
+    except httpx2.HTTPStatusError as exc:
+        row["remote"] = {"url": url, "error": f"HTTP {exc.response.status_code}"}
+    except httpx2.TimeoutException:
+        row["remote"] = {"url": url, "error": f"no answer within {wait:g}s"}
+    except httpx2.HTTPError as exc:
+        row["remote"] = {"url": url, "error": f"unreachable ({type(exc).__name__})"}
+    except ValueError as exc:  # not JSON, or not the OpenAI shape
+        row["remote"] = {"url": url, "error": f"not an OpenAI-compatible model list ({exc})"}
+
+
+async def ask_servers(
+    rows: list[dict[str, Any]], config: Any, *, remote: bool, env: Mapping[str, str] | None = None
+) -> None:
+    """Ask the OpenAI-compatible servers for their models: local ones always, hosted ones with ``remote``.
+
+    A hosted provider is asked only when its key is set (the request carries it); Anthropic is not asked.
+    """
+    import os
+
+    import anyio
+    import httpx2
+
+    from ..llm.providers._registry import _providers
+
+    environ = os.environ if env is None else env
+    entries = _providers(config if isinstance(config, Mapping) else {})
+    async with httpx2.AsyncClient(follow_redirects=False) as client, anyio.create_task_group() as tg:
+        for row in rows:
+            entry = entries[row["id"]]
+            if entry.api == "anthropic" or not row["base_url"]:
+                continue
+            local = _is_local(row["base_url"])
+            if not local and not (remote and row["key"] == "set"):
+                continue
+            key = entry.api_key or next((environ[n] for n in entry.api_key_env if environ.get(n)), None)
+            tg.start_soon(_ask_server, client, row, key, LOCAL_TIMEOUT if local else REMOTE_TIMEOUT)
+
+
+def models_command(*, data_dir: Path, directory: Path | None, remote: bool, as_json: bool) -> None:
+    """The body of ``tether models``."""
+    import json
+
+    import anyio.to_thread
+    import typer
+    from rich.text import Text
+
+    from ._common import out_console, run_async
+    from ._format import shown
+    from ._trust import project_config
+
+    path = (directory or Path.cwd()).resolve()
+
+    async def main() -> list[dict[str, Any]]:
+        config = await anyio.to_thread.run_sync(lambda: project_config(data_dir, path))
+        rows = provider_rows(config.data)
+        await ask_servers(rows, config.data, remote=remote)
+        return rows
+
+    rows = run_async(main)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    console = out_console()
+    for row in rows:
+        key = {
+            "set": "key set",
+            "missing": f"key missing ({' or '.join(row['key_env'])})",
+            "not needed": "no key",
+        }
+        line = Text(row["id"], style="bold") + shown(f"  {row['api']}  {row['base_url'] or '-'}  ")
+        line.append(key[row["key"]], style="green" if row["key"] != "missing" else "yellow")
+        console.print(line)
+        for model in row["models"]:
+            mark = "  (default)" if row["default"] == f"{row['id']}/{model}" else ""
+            console.print(shown(f"    {row['id']}/{model}{mark}"))
+        answer = row["remote"]
+        if answer is None:
+            continue
+        if "error" in answer:
+            console.print(shown(f"    server {answer['url']}: {answer['error']}", "dim"))
+            continue
+        listed = answer["models"]
+        console.print(
+            shown(
+                f"    server {answer['url']} lists {len(listed)} model{'s' if len(listed) != 1 else ''}:",
+                "dim",
+            )
+        )
+        for model in listed:
+            console.print(shown(f"    {row['id']}/{model}"))
