@@ -56,6 +56,14 @@ DenyOption = Annotated[
 ]
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"tether {version('tether')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
@@ -69,6 +77,10 @@ def _root(
             show_envvar=False,
         ),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print tether's version and exit.", is_eager=True, callback=_version),
+    ] = False,
 ) -> None:
     ctx.obj = data_dir
 
@@ -346,6 +358,31 @@ def tools(ctx: typer.Context, agent: AgentOption = None, directory: DirOption = 
     from ._tools import tools_command
 
     tools_command(data_dir=_data_dir(ctx), agent=agent, directory=directory)
+
+
+@app.command()
+def models(
+    ctx: typer.Context,
+    directory: DirOption = None,
+    remote: Annotated[
+        bool,
+        typer.Option("--remote", help="Also ask hosted OpenAI-compatible providers (with a key set) for /models."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The list as JSON, for machines.")] = False,
+) -> None:
+    """List providers (built-in and configured) and their models.
+
+    Shows each provider's API, URL and whether its key is set, the models tether knows for it, and what a local
+    OpenAI-compatible server (Ollama, LM Studio, vLLM, llama.cpp, a configured 127.0.0.1 one) lists at /models.
+
+    \b
+    Examples:
+      tether models
+      tether models --remote --json | jq -r '.[] | select(.remote.models) | .id'
+    """
+    from ._models import models_command
+
+    models_command(data_dir=_data_dir(ctx), directory=directory, remote=remote, as_json=as_json)
 
 
 @tool_app.command("call")
