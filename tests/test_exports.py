@@ -7,7 +7,7 @@ import pytest
 SURFACES = {
     "tether.tools": {
         "DECLINED_ERROR", "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterEvent", "Asker", "tool", "AfterHook", "BeforeEvent", "BeforeHook",
-        "Codec", "Completed", "Content", "DecodeError", "Entry", "Failed", "FailureKind", "File", "Issue",
+        "Codec", "Completed", "Content", "Deadlines", "DecodeError", "Entry", "Failed", "FailureKind", "File", "Issue",
         "JsonSchemaCodec", "Materialization", "Outcome", "PermissionRecord", "PermissionRecorder", "PydanticCodec", "Registration", "RegistrationError",
         "Text", "Tool", "ToolCall", "ToolContext", "ToolDefinition", "ToolFailure", "ToolRegistry",
         "ToolResponse", "Verdict", "Reply", "content_from_json", "content_to_json", "effective_name", "is_hidden", "make_codec",

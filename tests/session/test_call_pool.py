@@ -1,13 +1,21 @@
-"""The turn's call tasks: a waiting call never holds up the calls behind it, and quick calls share tasks."""
+"""The turn's call tasks: a waiting call never holds up the calls behind it, quick calls share tasks, and the
+tools' deadlines run on the pool's shared timer."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
+from tether.session import ToolPart
 from tether.session._dispatch import CallPool
+from tether.testing import ScriptedModel, tool_call
+from tether.tools import Tool, ToolContext, ToolResponse
+
+from .conftest import Harness
 
 
 @pytest.mark.anyio
@@ -90,3 +98,39 @@ async def test_a_call_submitted_while_others_wait_starts() -> None:
             release.set()
             pool.close()
     assert late_ran.is_set()
+
+
+class Echo(BaseModel):
+    text: str
+
+
+@pytest.mark.anyio
+async def test_a_session_call_past_its_deadline_fails_as_a_timeout_and_its_sibling_completes(
+    harness: Harness,
+) -> None:
+    async def hang(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def echo(i: Echo, ctx: ToolContext) -> ToolResponse[Any]:
+        return ToolResponse(content=i.text)
+
+    harness.tools.register(
+        {
+            "hang": Tool(description="hang", input=Echo, execute=hang, timeout=0.05),
+            "echo": Tool(description="echo", input=Echo, execute=echo),
+        }
+    )
+    session = await harness.sessions.create(harness.loc)
+    model = ScriptedModel(
+        [[tool_call("hang", {"text": "a"}, id="c1"), tool_call("echo", {"text": "b"}, id="c2")], "done"]
+    )
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.stop == "done"
+    parts = [p for m in await session.messages() for p in m.parts if isinstance(p, ToolPart)]
+    assert [(p.call_id, p.state, p.error_kind) for p in parts] == [
+        ("c1", "error", "timeout"),
+        ("c2", "completed", None),
+    ]
+    assert parts[0].error == 'Tool "hang" timed out after 0.05s'

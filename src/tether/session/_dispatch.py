@@ -33,7 +33,16 @@ from ..llm import ToolCallEvent
 from ..location import PermissionAsserter
 from ..permissions import PermissionRequest
 from ..storable import has_surrogates, visible
-from ..tools import DECLINED_ERROR, Asker, Failed, Materialization, Outcome, ToolCall, ToolContext
+from ..tools import (
+    DECLINED_ERROR,
+    Asker,
+    Deadlines,
+    Failed,
+    Materialization,
+    Outcome,
+    ToolCall,
+    ToolContext,
+)
 from ._events import ToolProgress
 from ._processor import StepProcessor
 from ._prompts import DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
@@ -136,7 +145,17 @@ class CallPool:
     group, carries :meth:`call_soon` from other threads until ``close()``.
     """
 
-    __slots__ = ("_closed", "_coming", "_ended", "_idle", "_jobs", "_portal", "_task_group", "loop_thread")
+    __slots__ = (
+        "_closed",
+        "_coming",
+        "_ended",
+        "_idle",
+        "_jobs",
+        "_portal",
+        "_task_group",
+        "deadlines",
+        "loop_thread",
+    )
 
     def __init__(self, task_group: TaskGroup) -> None:
         self._task_group = task_group
@@ -147,7 +166,10 @@ class CallPool:
         self.loop_thread = threading.get_ident()
         self._portal: BlockingPortal | None = None
         self._ended = anyio.Event()
+        self.deadlines = Deadlines()
+        """The tool deadlines of the turn's calls, on one timer (``tether.tools._deadlines``)."""
         task_group.start_soon(self._serve_portal)
+        task_group.start_soon(self.deadlines.run)
 
     def call_soon(self, func: Callable[[Any], object], arg: Any) -> None:
         """From any thread: run ``func(arg)`` on the turn's event loop soon, without waiting (dropped once it ended)."""
@@ -178,6 +200,7 @@ class CallPool:
         """No more jobs: each task ends once it is idle."""
         self._closed = True
         self._ended.set()
+        self.deadlines.close()
         for wake in self._idle:
             wake.set()
         self._idle.clear()
@@ -306,11 +329,12 @@ class Dispatcher:
                 outcome = await self._doom_gate(event, ctx)
             if outcome is None:
                 call = ToolCall(call_id=event.id, name=event.name, input=event.input)
+                deadlines = self._pool.deadlines
                 if self._limiter is None:
-                    outcome = await self._materialization.settle(call, ctx)
+                    outcome = await self._materialization.settle(call, ctx, deadlines=deadlines)
                 else:
                     async with self._limiter:
-                        outcome = await self._materialization.settle(call, ctx)
+                        outcome = await self._materialization.settle(call, ctx, deadlines=deadlines)
         if self._failures.cancelled:
             return  # the step was cancelled: the part becomes aborted, whatever the tool still returned (law 3)
         if isinstance(outcome, Failed) and outcome.kind == "declined":

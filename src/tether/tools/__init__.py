@@ -6,6 +6,7 @@ This package never imports ``tether.permissions``: the registry does not authori
 from ..content import Content, File, Text, content_from_json, content_to_json, text_of
 from ..errors import RegistrationError, ToolFailure
 from ._codec import Codec, DecodeError, Issue, JsonSchemaCodec, PydanticCodec, make_codec, simplify_schema
+from ._deadlines import Deadlines
 from ._decision import PermissionRecord, Reply, Verdict
 from ._decorator import tool
 from ._hooks import AfterEvent, AfterHook, BeforeEvent, BeforeHook
@@ -38,6 +39,7 @@ __all__ = [
     "Codec",
     "Completed",
     "Content",
+    "Deadlines",
     "DecodeError",
     "Entry",
     "Failed",

@@ -30,6 +30,7 @@ from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreErr
 from ..rules import Rule, last_match
 from ..storable import has_surrogates, visible
 from ._codec import DecodeError
+from ._deadlines import Deadlines
 from ._hooks import AfterEvent, BeforeEvent, run_hooks
 from ._outcome import Completed, Failed, Outcome
 from ._tool import UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolResponse
@@ -197,11 +198,14 @@ class Materialization:
         entry = self._captured.get(name)
         return entry.tool if entry is not None else None
 
-    async def settle(self, call: ToolCall, ctx: ToolContext) -> Outcome:
+    async def settle(
+        self, call: ToolCall, ctx: ToolContext, *, deadlines: Deadlines | None = None
+    ) -> Outcome:
         """Run one call through the pipeline and return its outcome.
 
         Cancellation propagates (it is never a result). Every other problem, including a failing hook, becomes a
-        :class:`Failed` outcome for this call only. Both outcomes are bounded (law 6).
+        :class:`Failed` outcome for this call only. Both outcomes are bounded (law 6). ``deadlines``: the shared
+        timer of the caller's calls (a session's turn), else the call's deadline has a timer of its own.
         """
         if self.final_step:
             return Failed(error=FINAL_STEP_ERROR, kind="final_step")
@@ -223,7 +227,7 @@ class Materialization:
                 hook = ""
                 raw = event.input
             if outcome is None:
-                outcome = await self._run(call.name, raw, ctx)
+                outcome = await self._run(call.name, raw, ctx, deadlines)
                 if self._after:
                     hook = "after"
                     outcome = await self._after_hooks(call, ctx, raw, outcome)
@@ -326,7 +330,7 @@ class Materialization:
         plan = self._plans[name] = _Plan(entry)
         return plan
 
-    async def _run(self, name: str, raw: Any, ctx: ToolContext) -> Outcome:
+    async def _run(self, name: str, raw: Any, ctx: ToolContext, deadlines: Deadlines | None) -> Outcome:
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
             return Failed(error=f"Unknown tool: {name}", kind="unknown")
@@ -345,7 +349,7 @@ class Materialization:
         except DecodeError as exc:
             return Failed(error=_invalid_input(name, raw, [str(i) for i in exc.issues]), kind="invalid_input")
         try:
-            return await _execute(name, plan, value, ctx)
+            return await _execute(name, plan, value, ctx, deadlines)
         except ToolFailure as exc:
             partial = ()
             if exc.partial:
@@ -386,18 +390,31 @@ class _Plan:
         self.timeout = tool.timeout
 
 
-async def _execute(name: str, plan: _Plan, value: Any, ctx: ToolContext) -> Outcome:
+async def _execute(
+    name: str, plan: _Plan, value: Any, ctx: ToolContext, deadlines: Deadlines | None
+) -> Outcome:
     timeout = plan.timeout
+    result: Any = UNSET
     # An async tool is awaited right here (no extra coroutine per call); a sync one runs in a worker thread.
     if timeout is None:
         result = await plan.execute(value, ctx) if plan.is_async else await _in_thread(plan, value, ctx)
-    else:
-        # The deadline is a cancel scope of this call alone (a sibling's timeout never touches it).
-        result: Any = UNSET
-        with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+        return _complete(name, plan.tool, value, result)
+    # The deadline cancels a scope of this call alone (a sibling's timeout never touches it): on the caller's
+    # shared timer when there is one, else on a timer of its own.
+    scope = (
+        anyio.CancelScope()
+        if deadlines is not None
+        else anyio.CancelScope(deadline=anyio.current_time() + timeout)
+    )
+    watch = deadlines.watch(scope, timeout) if deadlines is not None else None
+    try:
+        with scope:
             result = await plan.execute(value, ctx) if plan.is_async else await _in_thread(plan, value, ctx)
-        if scope.cancelled_caught:
-            return Failed(error=f'Tool "{name}" timed out after {_fmt_seconds(timeout)}s', kind="timeout")
+    finally:
+        if watch is not None:
+            watch.done = True
+    if scope.cancelled_caught and (watch is None or watch.expired):
+        return Failed(error=f'Tool "{name}" timed out after {_fmt_seconds(timeout)}s', kind="timeout")
     return _complete(name, plan.tool, value, result)
 
 
