@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from pydantic import BaseModel
 
-from tether.output import OutputStore
 from tether.tools import (
     Completed,
     Deadlines,
@@ -32,9 +30,6 @@ def call(name: str, q: str = "x") -> ToolCall:
     return ToolCall(call_id=f"call_{name}_{q}", name=name, input={"q": q})
 
 
-CTX = ToolContext(session_id="ses", agent="build", message_id="msg", call_id="call")
-
-
 async def hang(inp: Q, ctx: ToolContext) -> ToolResponse[Any]:
     await anyio.sleep_forever()
     raise AssertionError("unreachable")
@@ -53,23 +48,20 @@ async def deadlines() -> AsyncIterator[Deadlines]:
         timer.close()
 
 
-@pytest.fixture
-def registry(tmp_path: Path) -> ToolRegistry:
-    return ToolRegistry(output=OutputStore(tmp_path / "out"))
-
-
 @pytest.mark.anyio
-async def test_a_hanging_call_times_out_with_its_name(registry: ToolRegistry, deadlines: Deadlines) -> None:
+async def test_a_hanging_call_times_out_with_its_name(
+    registry: ToolRegistry, deadlines: Deadlines, ctx: ToolContext
+) -> None:
     registry.register({"slow": Tool(description="slow", input=Q, execute=hang, timeout=0.05)})
     with anyio.fail_after(5):
-        outcome = await registry.materialize().settle(call("slow"), CTX, deadlines=deadlines)
+        outcome = await registry.materialize().settle(call("slow"), ctx, deadlines=deadlines)
     assert isinstance(outcome, Failed) and outcome.kind == "timeout"
     assert outcome.error == 'Tool "slow" timed out after 0.05s'
 
 
 @pytest.mark.anyio
 async def test_a_shorter_deadline_after_a_longer_one_still_fires_on_time(
-    registry: ToolRegistry, deadlines: Deadlines
+    registry: ToolRegistry, deadlines: Deadlines, ctx: ToolContext
 ) -> None:
     # The watcher sleeps until the 100 s deadline; the 0.05 s one, registered later, must wake it earlier.
     registry.register(
@@ -82,7 +74,7 @@ async def test_a_shorter_deadline_after_a_longer_one_still_fires_on_time(
     outcomes: dict[str, Any] = {}
 
     async def settle(name: str) -> None:
-        outcomes[name] = await step.settle(call(name), CTX, deadlines=deadlines)
+        outcomes[name] = await step.settle(call(name), ctx, deadlines=deadlines)
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
@@ -97,30 +89,30 @@ async def test_a_shorter_deadline_after_a_longer_one_still_fires_on_time(
 
 @pytest.mark.anyio
 async def test_calls_within_their_deadline_complete_and_leave_nothing_behind(
-    registry: ToolRegistry, deadlines: Deadlines
+    registry: ToolRegistry, deadlines: Deadlines, ctx: ToolContext
 ) -> None:
     registry.register({"quick": Tool(description="quick", input=Q, execute=quick, timeout=0.05)})
     step = registry.materialize()
     for i in range(1_000):
-        outcome = await step.settle(call("quick", str(i)), CTX, deadlines=deadlines)
+        outcome = await step.settle(call("quick", str(i)), ctx, deadlines=deadlines)
         assert isinstance(outcome, Completed)
     # Past every deadline: a settled call is never cancelled afterwards, nor is the task that ran it.
     await anyio.sleep(0.1)
-    outcome = await step.settle(call("quick", "after"), CTX, deadlines=deadlines)
+    outcome = await step.settle(call("quick", "after"), ctx, deadlines=deadlines)
     assert isinstance(outcome, Completed) and outcome.content[0].text == "ok:after"  # type: ignore[union-attr]
     assert sum(len(queue) for queue in deadlines._queues.values()) <= 1  # settled calls are dropped
 
 
 @pytest.mark.anyio
 async def test_cancelling_the_caller_propagates_with_no_outcome(
-    registry: ToolRegistry, deadlines: Deadlines
+    registry: ToolRegistry, deadlines: Deadlines, ctx: ToolContext
 ) -> None:
     registry.register({"slow": Tool(description="slow", input=Q, execute=hang)})
     step = registry.materialize()
     outcomes: list[Any] = []
 
     async def settle() -> None:
-        outcomes.append(await step.settle(call("slow"), CTX, deadlines=deadlines))
+        outcomes.append(await step.settle(call("slow"), ctx, deadlines=deadlines))
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
@@ -131,7 +123,9 @@ async def test_cancelling_the_caller_propagates_with_no_outcome(
 
 
 @pytest.mark.anyio
-async def test_a_sync_tool_past_its_deadline_times_out(registry: ToolRegistry, deadlines: Deadlines) -> None:
+async def test_a_sync_tool_past_its_deadline_times_out(
+    registry: ToolRegistry, deadlines: Deadlines, ctx: ToolContext
+) -> None:
     gate = threading.Event()
 
     def blocking(inp: Q, ctx: ToolContext) -> str:
@@ -141,7 +135,7 @@ async def test_a_sync_tool_past_its_deadline_times_out(registry: ToolRegistry, d
     registry.register({"sync": Tool(description="sync", input=Q, execute=blocking, timeout=0.05)})
     try:
         with anyio.fail_after(5):
-            outcome = await registry.materialize().settle(call("sync"), CTX, deadlines=deadlines)
+            outcome = await registry.materialize().settle(call("sync"), ctx, deadlines=deadlines)
     finally:
         gate.set()  # the worker thread ends (it was abandoned, not killed)
     assert isinstance(outcome, Failed) and outcome.kind == "timeout"
