@@ -4,7 +4,8 @@ A tool's deadline (``Tool(timeout=...)``, 300 s by default) used to be a cancel 
 arms an event-loop timer when such a scope is entered and disarms it when it exits, which was half the cost of
 settling a quick call. Calls settled in a session share :class:`Deadlines` instead: each call still runs in a
 cancel scope of its own (cancelling it touches that call only), without a deadline, and the call is put on a queue;
-one watcher task sleeps until the earliest deadline and cancels the calls still running then. Deadlines of one
+one watcher task sleeps until the earliest deadline and cancels the calls still running then. A call whose deadline
+comes before the watcher's next wake-up moves that wake-up (the deadline of the watcher's sleep) without waking it. Deadlines of one
 timeout arrive in ascending order, so a queue per timeout value is kept sorted by appending, and settled calls are
 dropped from its head as new ones come (memory stays bounded by the calls behind a still-running one).
 
@@ -40,12 +41,13 @@ class Deadlines:
     Start :meth:`run` in a task group that outlives the calls, and :meth:`close` it when they are over.
     """
 
-    __slots__ = ("_closed", "_next", "_queues", "_wake")
+    __slots__ = ("_closed", "_closing", "_next", "_queues", "_sleep")
 
     def __init__(self) -> None:
         self._queues: dict[float, deque[Watch]] = {}
         self._next = math.inf  # when the watcher wakes up next
-        self._wake = anyio.Event()
+        self._sleep: anyio.CancelScope | None = None  # the watcher's sleep, until ``_next``
+        self._closing = anyio.Event()
         self._closed = False
 
     def watch(self, scope: anyio.CancelScope, timeout: float) -> Watch:
@@ -58,15 +60,16 @@ class Deadlines:
             queue.popleft()
         entry = Watch(scope, deadline)
         queue.append(entry)
-        if deadline < self._next:  # earlier than the watcher's next wake-up: wake it to sleep less
+        if deadline < self._next:  # earlier than the watcher's next wake-up: it wakes up then instead
             self._next = deadline
-            self._wake.set()
+            if self._sleep is not None:
+                self._sleep.deadline = deadline
         return entry
 
     def close(self) -> None:
         """Stop the watcher (calls still on the timer are no longer cancelled for their deadline)."""
         self._closed = True
-        self._wake.set()
+        self._closing.set()
 
     async def run(self) -> None:
         """The watcher: sleep until the earliest deadline, cancel what is due, repeat until :meth:`close`."""
@@ -82,6 +85,6 @@ class Deadlines:
                 if queue:
                     earliest = min(earliest, queue[0].deadline)
             self._next = earliest
-            self._wake = anyio.Event()
-            with anyio.CancelScope(deadline=earliest):
-                await self._wake.wait()
+            with anyio.CancelScope(deadline=earliest) as self._sleep:
+                await self._closing.wait()
+            self._sleep = None
