@@ -122,6 +122,10 @@ def test_config_overrides_some_fields_of_a_default() -> None:
     )
     # other models of the provider keep their defaults; other keys of the entry are not read
     assert find_price("openai", "gpt-5-mini", config) == DEFAULT_PRICES["openai"]["gpt-5-mini"]
+    unset = _config("openai", "gpt-5", {"input": None, "output": 9})
+    assert find_price("openai", "gpt-5", unset) == Price(
+        input=1.25, output=9.0, cache_read=0.125, cache_write=1.25
+    )
     limits_only = {"provider": {"openai": {"models": {"gpt-5": {"limit": {"context": 1000}}}}}}
     assert find_price("openai", "gpt-5", limits_only) == DEFAULT_PRICES["openai"]["gpt-5"]
 

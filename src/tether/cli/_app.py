@@ -17,8 +17,9 @@ app = typer.Typer(
     name="tether",
     help="tether: run coding agents, approve their tools, and inspect what happened.\n\n"
     "Start with `tether demo` (offline, no API key), then "
-    '`tether run --model openai/gpt-5 "fix the failing test"` (with OPENAI_API_KEY set).',
-    no_args_is_help=True,
+    '`tether run --model openai/gpt-5 "fix the failing test"` (with OPENAI_API_KEY set). '
+    "`tether` alone, in a terminal, opens an interactive session (see docs/repl.md).",
+    invoke_without_command=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -81,8 +82,45 @@ def _root(
         bool,
         typer.Option("--version", help="Print tether's version and exit.", is_eager=True, callback=_version),
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="Interactive session: provider/model (default: config)."),
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", "-a", help="Interactive session: the agent.")
+    ] = None,
+    directory: Annotated[
+        Path | None, typer.Option("--dir", "-d", help="Interactive session: the project directory.")
+    ] = None,
+    continue_: Annotated[
+        bool, typer.Option("--continue", "-c", help="Interactive session: continue the latest session.")
+    ] = False,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="Interactive session: continue session ID.")
+    ] = None,
+    trust: Annotated[bool, typer.Option("--trust", help="Interactive session: trust this project.")] = False,
 ) -> None:
     ctx.obj = data_dir
+    repl_options = model or agent or directory or continue_ or session or trust
+    if ctx.invoked_subcommand is not None:
+        if repl_options:
+            raise typer.BadParameter(
+                "--model, --agent, --dir, --continue, --session and --trust before a command are the interactive "
+                f"session's; put them after it: tether {ctx.invoked_subcommand} --model ..."
+            )
+        return
+    from ._repl import repl_command
+
+    repl_command(
+        data_dir=_data_dir(ctx),
+        model=model,
+        agent=agent,
+        directory=directory,
+        continue_=continue_,
+        session_id=session,
+        trust=trust,
+        help_text=ctx.get_help,
+    )
 
 
 def _data_dir(ctx: typer.Context) -> Path:

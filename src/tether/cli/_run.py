@@ -20,7 +20,7 @@ from ._format import shown
 if TYPE_CHECKING:
     from ._turn import OutputFormat
 
-__all__ = ["approval_mode", "open_session", "run_command"]
+__all__ = ["approval_mode", "open_session", "run_command", "turn_system"]
 
 
 def approval_mode(*, yes: bool, deny_asks: bool) -> tuple[ApprovalMode, str]:
@@ -98,6 +98,24 @@ def _user_input(prompt: str | None, files: Sequence[Path]) -> str | list[Content
         fail(exc.message)
 
 
+async def turn_system(
+    rt: Any, location: Any, config: Any, session: Any, model: Any
+) -> tuple[Any, Sequence[str]]:
+    """The instruction files (``Instructions``: print what was refused) and the system texts of a turn of
+    ``session`` with ``model`` (shared by ``tether run`` and the interactive session)."""
+    from ..config import load_instructions
+
+    instructions = await anyio.to_thread.run_sync(load_instructions, location.location, config)
+    system = await rt.sessions.service.system_prompt(
+        location,
+        agent=session.info.agent,
+        model=model.name,
+        directory=session.info.directory,
+        instructions=instructions.texts,
+    )
+    return instructions, system
+
+
 def run_command(
     *,
     data_dir: Path,
@@ -125,7 +143,7 @@ def run_command(
 
     async def main() -> int:
         from .. import Runtime
-        from ..config import load_instructions
+        from ..llm._pricing import find_price
         from ._models import choose_model
         from ._trust import print_refused, project_config
         from ._turn import drive_turn, print_summary, write_done
@@ -156,15 +174,8 @@ def run_command(
             location = await rt.location(path)
             name = agent or config.get("default_agent") or "build"
             session = await open_session(rt, location, session_id=session_id, continue_=continue_, agent=name)
-            instructions = await anyio.to_thread.run_sync(load_instructions, location.location, config)
+            instructions, system = await turn_system(rt, location, config, session, chosen)
             print_refused(instructions)
-            system = await rt.sessions.service.system_prompt(
-                location,
-                agent=session.info.agent,
-                model=chosen.name,
-                directory=session.info.directory,
-                instructions=instructions.texts,
-            )
             outcome = await drive_turn(
                 session=session,
                 bus=rt.bus,
@@ -177,6 +188,7 @@ def run_command(
                 why_deny=why,
                 console=console,
                 system=system,  # the same texts `--show-prompt` prints
+                price=find_price(chosen.provider, chosen.model_id, config.data),
             )
             # The turn is done only once the store has it: a refused write fails the run (one line, exit 1).
             await rt.store.flush()

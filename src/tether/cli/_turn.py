@@ -24,6 +24,7 @@ from rich.text import Text
 from ..errors import ProviderError, TetherError
 from ..content import Content
 from ..llm import Model, Usage
+from ..llm._pricing import Price, dollars, usage_cost
 from ..permissions import PermissionAsked, PermissionService
 from ..session import AssistantInfo, ToolPart, UserInfo
 from ._approve import ApprovalMode, Approver
@@ -50,6 +51,8 @@ class TurnOutcome:
     output_tokens: int
     seconds: float
     error: str | None = None
+    cost: float | None = None
+    """USD: the provider's own figure, else priced by ``drive_turn(price=...)``; ``None``: unknown (tokens only)."""
     usage: Usage | None = None
     """The turn's whole usage (reasoning and cache tokens too), when known (the JSON ``done`` event's)."""
 
@@ -130,15 +133,18 @@ async def drive_turn(
     why_deny: str,
     console: Console,
     system: Sequence[str] = (),
+    price: Price | None = None,
+    view: LiveView | None = None,
     output: OutputFormat = "text",
     continued: bool = False,
 ) -> TurnOutcome:
-    """Run one turn of ``session`` with the live view and approvals; never raises for a failed turn."""
+    """Run one turn of ``session`` with the live view (``view``, default a plain :class:`LiveView`) and approvals;
+    never raises for a failed turn. ``price`` prices the turn's usage for the summary."""
     # ``output``: ``text`` renders the live view on ``console``; ``json`` writes the turn's events to stdout as
     # JSON lines (``_jsonevents``; the caller writes the ``done`` line, :func:`write_done`, once the turn is durable);
     # ``quiet`` renders nothing while the turn runs. In both, approval notices and prompts go to stderr.
     # ``continued``: the session existed before this turn (the ``session`` JSON event says so).
-    view = LiveView(console, session.id) if output == "text" else None
+    view = (view or LiveView(console, session.id)) if output == "text" else None
     events: JsonEvents | None = None
     notices = console if output == "text" else err_console()
     if output == "json":
@@ -219,6 +225,7 @@ async def drive_turn(
         output_tokens=usage.output_tokens,
         seconds=time.monotonic() - started,
         error=error.message if error is not None else None,
+        cost=usage_cost(usage, price),
     )
 
 
@@ -253,10 +260,13 @@ def print_summary(console: Console, outcome: TurnOutcome, session_id: str) -> No
     if outcome.error is not None:
         console.print(shown(f"✗ the turn failed: {outcome.error}", "red bold", lines=True))
     failed = f", {outcome.failed_calls} failed" if outcome.failed_calls else ""
+    read = outcome.usage.cache_read_tokens if outcome.usage is not None else 0
+    cached = f" ({read:,} cached)" if read else ""
+    cost = f" · {dollars(outcome.cost)}" if outcome.cost is not None else ""
     line = (
         f"{outcome.steps} step{'s' if outcome.steps != 1 else ''} · {outcome.calls} tool call"
-        f"{'s' if outcome.calls != 1 else ''}{failed} · {outcome.input_tokens:,} tokens in / "
-        f"{outcome.output_tokens:,} out · {outcome.seconds:.1f}s · session {session_id}"
+        f"{'s' if outcome.calls != 1 else ''}{failed} · {outcome.input_tokens:,} tokens in{cached} / "
+        f"{outcome.output_tokens:,} out{cost} · {outcome.seconds:.1f}s · session {session_id}"
     )
     label = {
         "done": ("done", "green"),

@@ -161,6 +161,8 @@ def find_price(provider: str, model_id: str, config: Mapping[str, Any] | None = 
     for name, value in raw.items():
         if name not in _FIELDS:
             raise ConfigError(f"unknown key {name!r}; use {', '.join(_FIELDS)}", key=where)
+        if value is None:  # the config schema's "not set"
+            continue
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
