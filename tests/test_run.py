@@ -50,7 +50,9 @@ async def tool_parts(session: Any) -> list[ToolPart]:
 
 
 @pytest.mark.anyio
-async def test_ask_is_decided_by_the_session_rules_and_recorded_on_the_part(tmp_path: Path, project: Path) -> None:
+async def test_ask_is_decided_by_the_session_rules_and_recorded_on_the_part(
+    tmp_path: Path, project: Path
+) -> None:
     async with Runtime(data_dir=tmp_path / "data") as rt:
         loc = await rt.location(project)
         session = await rt.sessions.create(

@@ -25,7 +25,9 @@ from tether.tools import (
 )
 
 
-async def settle(registry: ToolRegistry, t: Tool[Any, Any], input: Any, ctx: ToolContext) -> Completed | Failed:
+async def settle(
+    registry: ToolRegistry, t: Tool[Any, Any], input: Any, ctx: ToolContext
+) -> Completed | Failed:
     with registry.register({"t": t}):
         return await registry.materialize().settle(ToolCall(call_id="call_1", name="t", input=input), ctx)
 
@@ -150,7 +152,9 @@ def test_pydantic_types_optional_and_keyword_only_parameters_form_the_input_mode
 
 
 @pytest.mark.anyio
-async def test_arguments_reach_the_function_decoded_with_defaults(registry: ToolRegistry, ctx: ToolContext) -> None:
+async def test_arguments_reach_the_function_decoded_with_defaults(
+    registry: ToolRegistry, ctx: ToolContext
+) -> None:
     seen: list[Any] = []
 
     @tool
@@ -209,7 +213,12 @@ async def test_a_first_tool_context_parameter_receives_the_context_and_is_not_in
 
     assert list(props(greet)) == ["name"]
     ctx = ToolContext[Deps](
-        session_id="ses_1", agent="build", message_id="msg_1", call_id="call_9", deps=Deps("hi"), location_root=tmp_path
+        session_id="ses_1",
+        agent="build",
+        message_id="msg_1",
+        call_id="call_9",
+        deps=Deps("hi"),
+        location_root=tmp_path,
     )
     outcome = await settle(registry, greet, {"name": "ada"}, ctx)
     assert isinstance(outcome, Completed)
@@ -288,7 +297,9 @@ class Stats(BaseModel):
 
 
 @pytest.mark.anyio
-async def test_a_model_return_is_the_declared_output_and_json_content(registry: ToolRegistry, ctx: ToolContext) -> None:
+async def test_a_model_return_is_the_declared_output_and_json_content(
+    registry: ToolRegistry, ctx: ToolContext
+) -> None:
     @tool
     async def stats(text: str) -> Stats:
         """Count lines and words."""
@@ -419,7 +430,9 @@ async def test_sync_functions_run_in_a_worker_thread_and_async_ones_on_the_loop(
 
 
 @pytest.mark.anyio
-async def test_tool_failure_reaches_the_model_and_timeout_applies(registry: ToolRegistry, ctx: ToolContext) -> None:
+async def test_tool_failure_reaches_the_model_and_timeout_applies(
+    registry: ToolRegistry, ctx: ToolContext
+) -> None:
     import anyio
 
     @tool
@@ -481,7 +494,9 @@ def test_star_args_are_refused() -> None:
 
 
 def test_context_must_be_the_first_parameter() -> None:
-    with pytest.raises(UsageError, match=r"ToolContext parameter of f\(\) must be its first parameter \('ctx'"):
+    with pytest.raises(
+        UsageError, match=r"ToolContext parameter of f\(\) must be its first parameter \('ctx'"
+    ):
 
         @tool
         def f(a: int, ctx: ToolContext) -> str:
@@ -521,4 +536,3 @@ def test_a_type_pydantic_cannot_model_is_refused_with_the_function_name() -> Non
 def test_a_non_callable_is_refused() -> None:
     with pytest.raises(UsageError, match="decorates a function"):
         tool(42)  # type: ignore[call-overload]
-

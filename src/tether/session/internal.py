@@ -1,0 +1,33 @@
+"""What tether's own packages share from ``tether.session`` beyond its user surface.
+
+``tether.session.__all__`` is what README.md and docs/ show: sessions, turn results, the stored records and the bus
+events a UI reads. The names here are for sibling packages (``testing``, ``cli``, ``server``, ...): the runner's
+texts, the durable event union, the part codec, the protocols the runner asks of its collaborators. They may change
+without notice. ``tests/test_exports.py`` pins both lists.
+"""
+
+from ._dispatch import DOOM_LOOP_THRESHOLD, DoomLoopDetector, PermissionAsserter
+from ._events import DurableEvent
+from ._history import History
+from ._model import part_from_json, part_to_json
+from ._prompts import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_MARKERS, MAX_STEPS_PROMPT
+from ._session import SessionLocation
+from ._store import INTERRUPTED_ERROR
+from ._turn import AgentLike
+
+__all__ = [
+    "ABORTED_ERROR",
+    "DOOM_LOOP_THRESHOLD",
+    "INCOMPLETE_CALL_ERROR",
+    "INTERRUPTED_ERROR",
+    "MAX_STEPS_MARKERS",
+    "MAX_STEPS_PROMPT",
+    "AgentLike",
+    "DoomLoopDetector",
+    "DurableEvent",
+    "History",
+    "PermissionAsserter",
+    "SessionLocation",
+    "part_from_json",
+    "part_to_json",
+]
