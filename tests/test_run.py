@@ -182,3 +182,10 @@ def test_tether_run_resolves_a_model_spec_with_a_clear_error(tmp_path: Path, pro
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert out.stdout.startswith("ConfigError model: unknown provider 'nosuch'"), out.stderr
+
+
+def test_tether_run_refuses_a_directory_that_does_not_exist(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    with pytest.raises(UsageError, match="nowhere"):
+        tether.run("hi", model=ScriptedModel(["x"]), directory=missing, data_dir=tmp_path / "data")
+    assert not missing.exists()
