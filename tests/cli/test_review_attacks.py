@@ -184,7 +184,12 @@ def test_a_repository_config_key_with_escapes_is_warned_about_with_them_shown(
     cli.configure(hostile, {f"{E}[2K{E}[1Ashell": "x", "shell": "./evil"})
     result = cli.run("tools", "--dir", str(hostile))
     assert E not in result.stderr, result.stderr
+    # an unknown key is a config error (exit 2), its escapes shown
     assert '"\\u001b[2K\\u001b[1Ashell"' in result.stderr, result.stderr
+    assert "repo\\x1b[2K/.tether/tether.json" in result.stderr, result.stderr
+    cli.configure(hostile, {"shell": "./evil"})
+    result = cli.run("tools", "--dir", str(hostile))
+    assert E not in result.stderr, result.stderr
     assert "ignored shell in " in result.stderr
     assert "repo\\x1b[2K/.tether/tether.json" in result.stderr, result.stderr
 

@@ -2,9 +2,11 @@ import tether.config as config
 
 EXPECTED = {
     "AGENTS_FILE",
+    "CLAUDE_FILE",
     "CONFIG_FILE",
     "PERMISSION_ENV",
     "PROJECT_CONFIG",
+    "PROJECT_FILES",
     "TRUST_FILE",
     "AgentConfig",
     "AgentMode",
@@ -12,7 +14,10 @@ EXPECTED = {
     "Ignored",
     "Instruction",
     "Instructions",
+    "TetherConfig",
     "TrustStore",
+    "config_schema",
+    "find_project",
     "load_config",
     "load_instructions",
     "parse_config",

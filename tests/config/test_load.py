@@ -33,8 +33,9 @@ def load(project: Path, user_file: Path) -> Config:
 
 def test_no_files_is_an_empty_config(project: Path, user_file: Path) -> None:
     config = load(project, user_file)
-    assert config == Config(project_trusted=True)
-    assert load_config(project, user_file=user_file, environ={}) == Config()
+    assert config == Config(project_trusted=True, root=project)
+    assert load_config(project, user_file=user_file, environ={}) == Config(root=project)
+    assert load_config(None, user_file=user_file, environ={}) == Config()
     assert config.get("model") is None
 
 
@@ -149,14 +150,18 @@ def test_a_malformed_shape_names_the_key(user_file: Path, project: Path) -> None
         ({"permission": "yes"}, "permission", "unknown effect 'yes'"),
         ({"permission": {"bash": {"ls": True}}}, "permission.bash.ls", "unknown effect a boolean"),
         ({"permission": {"": "allow"}}, 'permission[""]', "cannot be empty"),
-        ({"agent": []}, "agent", "agent name"),
+        ({"agent": []}, "agent", "expected an object, got a list"),
         (
             {"agent": {"build": {"permission": {"edit": "nope"}}}},
             "agent.build.permission.edit",
             "unknown effect",
         ),
-        ({"agent": {"build": {"steps": 0}}}, "agent.build.steps", "positive integer"),
-        ({"agent": {"build": {"steps": True}}}, "agent.build.steps", "positive integer"),
+        ({"agent": {"build": {"steps": 0}}}, "agent.build.steps", "at least 1"),
+        (
+            {"agent": {"build": {"steps": True}}},
+            "agent.build.steps",
+            "expected a whole number, got a boolean",
+        ),
         ({"agent": {"build": {"mode": "sometimes"}}}, "agent.build.mode", "primary"),
         ({"agent": {"build": {"hidden": "no"}}}, "agent.build.hidden", "true or false"),
         ({"tools": {"bash": "yes"}}, "tools.bash", "true or false"),
@@ -173,7 +178,9 @@ def test_config_errors_point_at_the_key(value: object, key: str | None, message:
 
 
 def test_broken_json_names_the_file_and_line(project: Path, user_file: Path) -> None:
-    path = write(project / PROJECT_CONFIG, '{\n  "permission": {\n    "edit": "ask",\n  }\n}\n')
+    path = write(
+        project / PROJECT_CONFIG, '{\n  "permission": {\n    "edit": "ask"\n    "bash": "ask"\n  }\n}\n'
+    )
     with pytest.raises(ConfigError) as caught:
         load(project, user_file)
     assert caught.value.file == str(path)

@@ -60,7 +60,6 @@ HOSTILE: dict[str, Any] = {
         }
     },
     "instructions": ["/home/me/.ssh/id_rsa", "~/.aws/credentials", "../outside.md", "docs/style.md"],
-    "mcp": {"evil": {"command": ["sh", "-c", "curl evil"]}},
 }
 
 
@@ -68,7 +67,6 @@ def test_untrusted_project_keeps_only_what_tightens(project: Path, user_file: Pa
     config = _load(project, user_file, HOSTILE, {"permission": {"bash": "deny"}, "shell": "/bin/bash"})
     assert config.get("shell") == "/bin/bash"
     assert config.get("provider") is None
-    assert config.get("mcp") is None
     assert config.permission == (Rule("bash", "*", "deny"),)  # the user's
     assert config.project_permission == (  # the project's, evaluated as a tighten-only layer
         Rule("bash", "*", "deny"),  # tools: {bash: false} (the legacy map comes first)
@@ -105,7 +103,6 @@ def test_each_ignored_key_is_named_once_with_the_file_and_how_to_trust(
         "instructions[0]",
         "instructions[1]",
         "instructions[2]",
-        "mcp",
     ]
     assert all(i.file == file and i.root == project.resolve() for i in config.ignored)
     line = str(config.ignored[4])

@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from ._config import config_app
+
 __all__ = ["app"]
 
 app = typer.Typer(
@@ -44,9 +46,13 @@ app.add_typer(sessions_app, name="sessions")
 app.add_typer(session_app, name="session")
 app.add_typer(tool_app, name="tool")
 app.add_typer(permissions_app, name="permissions")
+app.add_typer(config_app, name="config")
 
 DirOption = Annotated[
-    Path | None, typer.Option("--dir", "-d", help="Project directory (default: the current directory).")
+    Path | None,
+    typer.Option(
+        "--dir", "-d", help="The directory to work in (default: the current one); its project is found from it."
+    ),
 ]
 AgentOption = Annotated[
     str | None, typer.Option("--agent", "-a", help="Agent to run as (default: config, else build).")

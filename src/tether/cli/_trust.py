@@ -1,6 +1,8 @@
 """Project trust in the CLI: the one path every command loads its config through, and ``tether trust``.
 
-A project's ``.tether/tether.json`` is applied in full only when the project is trusted: saved with ``tether trust``
+Every command finds its project the same way: :func:`tether.config.find_project` walks up from the directory it runs
+in (``--dir`` or the current one) to the nearest ``.tether/``, ``tether.json`` or ``tether.jsonc``, else the git root;
+trust is kept for that root. A project's config file is applied in full only when the project is trusted: saved with ``tether trust``
 (or by answering "y" to the question ``tether run`` asks once in a terminal), or for one command with ``--trust`` or
 ``TETHER_TRUST=1``. Otherwise the config package keeps only what tightens, and each key it left out is printed once
 on stderr, in one line naming the file, the key and the ``tether trust`` command that applies it.
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from ..config import Config, Ignored, Instructions, TrustStore, load_config, project_root
+from ..config import Config, Ignored, Instructions, TrustStore, find_project, load_config, project_root
 from ..config._restrict import describe
 from ._common import err_console, fail, out_console, stdin_is_terminal
 from ._format import shown
@@ -33,7 +35,7 @@ def project_config(data_dir: Path, directory: Path, *, trust: bool = False, ask:
 
     Args:
         data_dir: where the trust store lives.
-        directory: the project directory.
+        directory: the directory the command runs in; the project is the one it belongs to (``find_project``).
         trust: trust the project for this command (``--trust``); not saved.
         ask: ask in a terminal, once per project, whether to trust a project whose config sets what it may not.
 
@@ -41,23 +43,26 @@ def project_config(data_dir: Path, directory: Path, *, trust: bool = False, ask:
         ConfigError: a config file (or the trust file) is broken.
     """
     store = TrustStore(data_dir)
-    trusted = trust or _env_trust() or store.is_trusted(directory)
-    config = load_config(directory, trusted=trusted)
+    root = find_project(directory)
+    trusted = trust or _env_trust() or store.is_trusted(root)
+    config = load_config(root, trusted=trusted)
     if not config.ignored:
         return config
-    if ask and stdin_is_terminal() and not store.declined(directory):
+    if ask and stdin_is_terminal() and not store.declined(root):
         if _ask(config.ignored):
-            root = store.trust(directory)
+            store.trust(root)
             err_console().print(Text(f"trusted {root} (undo: tether trust --remove {root})", style="dim"))
-            return load_config(directory, trusted=True)
-        store.decline(directory)
+            return load_config(root, trusted=True)
+        store.decline(root)
     _print_ignored(config.ignored)
     return config
 
 
 def _ask(ignored: tuple[Ignored, ...]) -> bool:
     console = err_console()
-    question = f"This project's .tether/tether.json sets {describe(ignored)}. Trust it? [y/N] "
+    file = ignored[0].file
+    shown_file = file.relative_to(ignored[0].root) if file.is_relative_to(ignored[0].root) else file
+    question = f"This project's {shown_file} sets {describe(ignored)}. Trust it? [y/N] "
     try:
         answer = console.input(shown(question, "yellow bold"))  # the key names are the repository's
     except EOFError:
@@ -107,12 +112,12 @@ def trust_command(*, data_dir: Path, directory: Path | None, list_: bool, remove
         target = (directory or Path.cwd()).expanduser()
         if not target.is_dir():
             fail(f"{target} is not a directory")
-        root = store.trust(target)
+        root = store.trust(find_project(target))
     except ConfigError as exc:
         fail(f"configuration: {exc.message}")
     except OSError as exc:
         fail(f"cannot write {store.path}: {exc.strerror or exc}")
     out_console().print(
-        Text(f"trusted {root}: its .tether/tether.json and instruction files now apply in full"),
+        Text(f"trusted {root}: its config and instruction files now apply in full"),
         soft_wrap=True,
     )

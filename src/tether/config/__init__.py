@@ -1,13 +1,15 @@
-"""Configuration: loading ``tether.json`` (user file, then project ``.tether/tether.json``), merged, project wins.
+"""Configuration: loading ``tether.json`` (user file, then the project's), merged, project wins.
 
-This package parses the keys it owns (``permission``, the legacy ``tools``, ``agent.<name>``) into typed values and
+The project is found by walking up from the working directory (:func:`find_project`); files are JSONC and checked
+whole against the pydantic models of :class:`TetherConfig` (unknown keys are errors). This package parses the keys it owns (``permission``, the legacy ``tools``, ``agent.<name>``) into typed values and
 keeps the raw merged object in :attr:`Config.data` for everything else. It turns config into rules; it does not decide
 anything (``tether.permissions`` does). A project's file is untrusted until the user trusts the project
 (:class:`TrustStore`): until then it may only tighten, and what it may not set is reported in :attr:`Config.ignored`.
 It also finds the instruction files (``AGENTS.md``, ``instructions``) and resolves them through the project's Location.
 """
 
-from ._instructions import AGENTS_FILE, Instructions, load_instructions
+from ._discover import PROJECT_FILES, find_project
+from ._instructions import AGENTS_FILE, CLAUDE_FILE, Instructions, load_instructions
 from ._load import (
     CONFIG_FILE,
     PERMISSION_ENV,
@@ -21,14 +23,18 @@ from ._load import (
     parse_permission,
     user_config_path,
 )
+from ._models import TetherConfig
 from ._restrict import Ignored
+from ._schema import config_schema
 from ._trust import TRUST_FILE, TrustStore, project_root
 
 __all__ = [
     "AGENTS_FILE",
+    "CLAUDE_FILE",
     "CONFIG_FILE",
     "PERMISSION_ENV",
     "PROJECT_CONFIG",
+    "PROJECT_FILES",
     "TRUST_FILE",
     "AgentConfig",
     "AgentMode",
@@ -36,7 +42,10 @@ __all__ = [
     "Ignored",
     "Instruction",
     "Instructions",
+    "TetherConfig",
     "TrustStore",
+    "config_schema",
+    "find_project",
     "load_config",
     "load_instructions",
     "parse_config",

@@ -1,9 +1,19 @@
 """Instructions for the model: ``AGENTS.md`` files and the config's ``instructions`` entries, as system texts.
 
-Found, in this order: the user's ``AGENTS.md`` (in the tether config directory), every ``AGENTS.md`` from the project
-root down to the working directory, then each path or glob of every config layer's ``instructions`` (relative to the
-project root). Each becomes one system text headed by its path, so the model (and a person reading the request) can
-tell where an instruction came from.
+Found, in this order: the user's ``AGENTS.md`` (in the tether config directory), the instruction file of every
+directory from the project root down to the working directory, then each path or glob of every config layer's
+``instructions`` (relative to the project root). Each becomes one system text headed by its path, so the model (and a
+person reading the request) can tell where an instruction came from.
+
+A directory's instruction file is its ``AGENTS.md``, else its ``CLAUDE.md`` (so a repository written for Claude Code
+works unchanged); never both. OpenCode picks the name once for the whole walk (``CLAUDE.md`` files only when no
+directory has an ``AGENTS.md``); tether decides per directory, so a package's ``CLAUDE.md`` is not dropped because
+the repository root has an ``AGENTS.md``. The user's global ``~/.claude/CLAUDE.md``, which OpenCode reads when there
+is no global ``AGENTS.md``, is not read: it is Claude Code's configuration, written for its tools; name it in your
+own ``instructions`` to use it.
+
+The project root is the one the config was loaded for (:attr:`Config.root`, found by walking up from the working
+directory), so a run started in ``repo/pkg`` reads ``repo/AGENTS.md`` too.
 
 What the project brings is resolved through its :class:`~tether.location.Location`, as the ``read`` tool resolves a
 path: a file in the project whose symlinks lead outside it (a committed ``AGENTS.md`` linked to ``~/.ssh/id_rsa``) is
@@ -24,9 +34,10 @@ from ..location import Location
 from ..paths import default_config_dir
 from ._load import Config, Instruction
 
-__all__ = ["AGENTS_FILE", "Instructions", "load_instructions"]
+__all__ = ["AGENTS_FILE", "CLAUDE_FILE", "Instructions", "load_instructions"]
 
 AGENTS_FILE = "AGENTS.md"
+CLAUDE_FILE = "CLAUDE.md"
 _MAX_BYTES = 256 * 1024
 
 
@@ -57,6 +68,11 @@ class _Collector:
             f"refused instruction file {shown}: {why}; only your own config can name files outside the project "
             f"(or trust the project: tether trust {self.location.root})"
         )
+
+    def add_folder(self, folder: Path) -> None:
+        """The folder's ``AGENTS.md``, else its ``CLAUDE.md``."""
+        agents = folder / AGENTS_FILE
+        self.add_project(agents if os.path.lexists(agents) else folder / CLAUDE_FILE, may_leave=False)
 
     def add_own(self, path: Path) -> None:
         """A file the user named in their own config, or found in the config directory: taken as is."""
@@ -108,6 +124,14 @@ class _Collector:
             self.add_project(path, may_leave=item.own)
 
 
+def _project(location: Location, config: Config) -> Location:
+    """The Location of the project root: ``location`` itself, or the config's root above it."""
+    root = config.root
+    if root is None or root == location.root or root not in location.root.parents:
+        return location
+    return Location(root)
+
+
 def _read(path: Path) -> str | None:
     # O_NOFOLLOW: the path was resolved (no symlinks left); one swapped in since is not followed. O_NONBLOCK: a FIFO
     # named AGENTS.md must not hang the run.
@@ -136,16 +160,18 @@ def load_instructions(
     """The system texts for the instruction files (see the module docstring).
 
     Args:
-        location: the project; what it brings is resolved through it.
-        config: the merged config (its ``instructions`` entries and whether the project is trusted).
-        directory: the working directory inside the project (``AGENTS.md`` files from the root down to it are read);
-            defaults to the root.
+        location: the Location the session runs in: the project root, or a directory inside it (``repo/pkg``).
+        config: the merged config (its ``instructions`` entries, whether the project is trusted, and its ``root``:
+            when the Location lies inside that root, the root is the project whose files are read).
+        directory: the working directory inside the project (instruction files from the root down to it are read);
+            defaults to the Location's root.
         user_dir: where the user's own ``AGENTS.md`` lives; defaults to the tether config directory.
     """
-    found = _Collector(location, config)
+    project = _project(location, config)
+    found = _Collector(project, config)
     found.add_own((user_dir or default_config_dir()) / AGENTS_FILE)
-    for folder in _chain(location.root, directory or location.root):
-        found.add_project(folder / AGENTS_FILE, may_leave=False)
+    for folder in _chain(project.root, directory or location.root):
+        found.add_folder(folder)
     for item in config.instructions:
         found.add_entry(item)
     texts: list[str] = []

@@ -22,8 +22,18 @@ from pathlib import Path
 from typing import Any, NoReturn, cast
 
 from ..errors import ConfigError
+from ._jsonc import strip_jsonc
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "KeyPath", "format_path", "key_lines", "parse_json", "read_json"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "KeyPath",
+    "format_path",
+    "key_lines",
+    "leaves",
+    "parse_json",
+    "read_json",
+]
 
 KeyPath = tuple[str | int, ...]
 
@@ -50,6 +60,20 @@ def format_path(path: KeyPath) -> str:
         else:
             out += f"[{json.dumps(part)}]"
     return out
+
+
+def leaves(value: Any, path: KeyPath = ()) -> list[tuple[KeyPath, Any]]:
+    """Every leaf of a JSON value with its key path: objects are walked (an empty one is a leaf), lists are leaves."""
+    found: list[tuple[KeyPath, Any]] = []
+    stack: list[tuple[KeyPath, Any]] = [(path, value)]
+    while stack:
+        at, item = stack.pop()
+        if isinstance(item, dict) and item:
+            children = cast(dict[str, Any], item).items()
+            stack.extend(((*at, key), child) for key, child in reversed(children))
+        else:
+            found.append((at, item))
+    return found
 
 
 def key_lines(text: str) -> dict[KeyPath, int]:
@@ -162,12 +186,17 @@ def _check_text(text: str, path: KeyPath, where: str) -> None:
 
 
 def parse_json(text: str, where: str) -> Any:
-    """Parse config ``text`` (named ``where`` in errors), refusing pathological JSON.
+    """Parse config ``text`` (named ``where`` in errors), JSONC (comments, trailing commas), refusing pathological
+    JSON.
 
     Raises:
-        ConfigError: invalid JSON (with its line), nesting deeper than :data:`MAX_DEPTH`, ``NaN``/``Infinity`` or a
+        ConfigError: invalid JSON (with its line), an unclosed ``/*`` comment, nesting deeper than :data:`MAX_DEPTH`, ``NaN``/``Infinity`` or a
             number out of range, or a lone surrogate.
     """
+    return _parse(strip_jsonc(text, where), where)
+
+
+def _parse(text: str, where: str) -> Any:
     if _too_deep(text):
         raise ConfigError(f"nested deeper than {MAX_DEPTH} levels", file=where)
     try:
@@ -185,7 +214,9 @@ def parse_json(text: str, where: str) -> Any:
 
 
 def read_json(path: Path) -> tuple[Any, str] | None:
-    """Return ``(value, text)`` of the JSON file at ``path``, or ``None`` when it does not exist.
+    """Return ``(value, text)`` of the JSON (JSONC) file at ``path``, or ``None`` when it does not exist.
+
+    ``text`` has its comments and trailing commas blanked out (positions kept), ready for :func:`key_lines`.
 
     Raises:
         ConfigError: the file cannot be read, is larger than :data:`MAX_BYTES`, is not UTF-8, or is not valid (or is
@@ -213,4 +244,5 @@ def read_json(path: Path) -> tuple[Any, str] | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"the file is not UTF-8 text ({exc.reason})", file=str(path)) from exc
-    return parse_json(text, str(path)), text
+    text = strip_jsonc(text, str(path))
+    return _parse(text, str(path)), text

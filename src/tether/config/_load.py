@@ -1,13 +1,17 @@
 """Loading ``tether.json``: the user file, then the project file, then ``TETHER_PERMISSION``; later layers win.
 
+The project is the one the directory belongs to (``find_project``: the nearest ``.tether/``, ``tether.json`` or
+``tether.jsonc`` above it, else the git root), and its file is whichever of ``.tether/tether.json``,
+``.tether/tether.jsonc``, ``tether.json`` or ``tether.jsonc`` it has. Every file is JSONC (comments, trailing commas).
+
 The project file comes with a repository, so it is untrusted unless the caller says the user trusted the project
 (``trusted=True``; the CLI keeps the trusted roots in a :class:`~tether.config.TrustStore`). An untrusted project's
 layer may only tighten (``_restrict``): what it may not set is left out and reported in :attr:`Config.ignored`.
 
-The loader is deliberately open: it validates the keys it owns (``permission``, ``tools``, ``agent``) with errors that
-name the file, line and key path, and keeps every other key in ``Config.data`` for the packages that read them
-(``model``, ``provider``, ``tool_output``, ``instructions``, ``shell``, ...). Each file is checked on its own before
-merging, so an error always points at the file that holds the mistake.
+Each file is checked whole against the models of ``_models`` before merging, so an error always points at the file
+that holds the mistake (file, line, key path; an unknown key names the closest known one). The keys this package owns
+(``permission``, ``tools``, ``agent``) are parsed into typed values; the merged JSON stays in ``Config.data`` for the
+packages that read the others (``model``, ``provider``, ``tool_output``, ``instructions``, ``shell``, ...).
 
 Merging: objects merge key by key (deep), other values are replaced by the later layer. Permission rules are not
 merged but *concatenated*, user rules first, so a project rule comes later and wins by the last-match law.
@@ -26,9 +30,12 @@ from typing import Any, Literal, NoReturn, cast
 from ..errors import ConfigError
 from ..paths import default_config_dir
 from ..rules import Rule
-from ._json import KeyPath, format_path, key_lines, parse_json, read_json
+from ._discover import find_project, project_file
+from ._json import KeyPath, format_path, key_lines, leaves, parse_json, read_json
+from ._models import AgentSection
 from ._permission import Fail, parse_tools, rules_from_value
 from ._restrict import Ignored, ignored_notices, restrict_project
+from ._validate import check_config
 
 __all__ = [
     "CONFIG_FILE",
@@ -46,12 +53,12 @@ __all__ = [
 
 CONFIG_FILE = "tether.json"
 PROJECT_CONFIG = Path(".tether") / CONFIG_FILE
-"""The project config file, relative to the project directory."""
+"""The usual project config file, relative to the project root (``tether.json`` or ``tether.jsonc`` there, or
+``.tether/tether.jsonc``, are read as well)."""
 PERMISSION_ENV = "TETHER_PERMISSION"
 """An environment variable holding a JSON ``permission`` value, applied after both files."""
 
 AgentMode = Literal["primary", "subagent", "all"]
-_MODES: tuple[AgentMode, ...] = ("primary", "subagent", "all")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -100,6 +107,9 @@ class Config:
     project's rules (only ``deny``/``ask`` survive the restriction): they are evaluated as a *tighten-only* layer
     (the stricter of the decision with and without them), so a project ``ask`` never softens a deny of the user's or
     of a built-in agent (plan's ``edit: deny``). A trusted project's rules are in ``permission`` like the user's.
+    ``root`` is the project root found from the directory passed to :func:`load_config` (``None`` without one): the
+    directory of the project's config, of its top ``AGENTS.md``, and of relative ``instructions`` entries.
+    ``origins`` maps every leaf of ``data`` (``("provider", "work", "base_url")``) to the file that set it.
     """
 
     data: Mapping[str, Any] = field(default_factory=dict[str, Any])
@@ -110,6 +120,8 @@ class Config:
     instructions: tuple[Instruction, ...] = ()
     ignored: tuple[Ignored, ...] = ()
     project_trusted: bool = False
+    root: Path | None = None
+    origins: Mapping[KeyPath, Path] = field(default_factory=dict[KeyPath, Path])
 
     def get(self, key: str, default: Any = None) -> Any:
         """Return the raw merged value of a top-level key."""
@@ -117,8 +129,19 @@ class Config:
 
 
 def user_config_path() -> Path:
-    """The user config file: ``tether.json`` in ``$TETHER_CONFIG_DIR`` or the platform's user config directory."""
-    return default_config_dir() / CONFIG_FILE
+    """The user config file: ``tether.json`` (or, when only that exists, ``tether.jsonc``) in ``$TETHER_CONFIG_DIR``
+    or the platform's user config directory."""
+    directory = default_config_dir()
+    plain, commented = directory / CONFIG_FILE, directory / (CONFIG_FILE + "c")
+    return commented if not os.path.lexists(plain) and os.path.lexists(commented) else plain
+
+
+def _user_file() -> Path:
+    found = user_config_path()
+    other = found.with_name(CONFIG_FILE + "c")
+    if found.name == CONFIG_FILE and os.path.lexists(other) and os.path.lexists(found):
+        raise ConfigError(f"two config files: {found} and {other}; keep one", file=str(other))
+    return found
 
 
 def _failer(file: str, text: str | None) -> Fail:
@@ -129,43 +152,29 @@ def _failer(file: str, text: str | None) -> Fail:
     return fail
 
 
-def _optional(section: Mapping[str, Any], key: str, kind: type, what: str, path: KeyPath, fail: Fail) -> Any:
-    value = section.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        fail(f"expected {what}", (*path, key))
-    return value
-
-
-def _agent(name: str, value: object, path: KeyPath, fail: Fail) -> AgentConfig:
-    if not isinstance(value, dict):
-        fail("expected an object (the agent's settings)", path)
-    section = cast(Mapping[str, Any], value)
+def _agent(name: str, raw: Mapping[str, Any], section: AgentSection) -> AgentConfig:
+    """One checked ``agent.<name>`` section as an :class:`AgentConfig` (``raw`` is its JSON, kept for merging)."""
     rules: tuple[Rule, ...] = ()
-    if "tools" in section:
-        rules += parse_tools(section["tools"], (*path, "tools"), fail)
-    if "permission" in section:
-        rules += rules_from_value(section["permission"], (*path, "permission"), fail)
-    mode = section.get("mode")
-    if mode is not None and mode not in _MODES:
-        fail('expected "primary", "subagent" or "all"', (*path, "mode"))
-    steps_key = "steps" if "steps" in section else "maxSteps"
-    steps = _optional(section, steps_key, int, "a positive integer", path, fail)
-    if steps is not None and steps < 1:
-        fail("expected a positive integer", (*path, steps_key))
+    if "tools" in raw:
+        rules += parse_tools(raw["tools"], (), _unreachable)
+    if "permission" in raw:
+        rules += rules_from_value(raw["permission"], (), _unreachable)
     return AgentConfig(
         name=name,
         permission=rules,
-        mode=mode,
-        steps=steps,
-        prompt=_optional(section, "prompt", str, "a string", path, fail),
-        hidden=_optional(section, "hidden", bool, "true or false", path, fail),
-        disable=bool(_optional(section, "disable", bool, "true or false", path, fail)),
-        description=_optional(section, "description", str, "a string", path, fail),
-        model=_optional(section, "model", str, 'a "provider/model" string', path, fail),
-        data=section,
+        mode=section.mode,
+        steps=section.steps if section.steps is not None else section.maxSteps,
+        prompt=section.prompt,
+        hidden=section.hidden,
+        disable=bool(section.disable),
+        description=section.description,
+        model=section.model,
+        data=raw,
     )
+
+
+def _unreachable(message: str, path: KeyPath) -> NoReturn:
+    raise AssertionError(f"checked by the models already: {message} at {format_path(path)}")
 
 
 def _merge_data(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
@@ -208,11 +217,12 @@ def merge(base: Config, top: Config) -> Config:
         files=base.files + top.files,
         instructions=base.instructions + top.instructions,
         ignored=base.ignored + top.ignored,
+        origins={**base.origins, **top.origins},
     )
 
 
 def parse_config(value: object, *, file: str, text: str | None = None) -> Config:
-    """Validate one parsed config file (``value``) and return it as a :class:`Config`.
+    """Check one parsed config file (``value``) against the models and return it as a :class:`Config`.
 
     Args:
         value: the parsed JSON.
@@ -220,50 +230,30 @@ def parse_config(value: object, *, file: str, text: str | None = None) -> Config
         text: the file's text, used to find the line of a bad key.
 
     Raises:
-        ConfigError: a key this package owns is malformed; the error names the file, line and key path.
+        ConfigError: an unknown key (with the closest known one) or a malformed value; the error names the file,
+            line and key path.
     """
     fail = _failer(file, text)
     if not isinstance(value, dict):
         fail("the config must be a JSON object", ())
     data = cast(Mapping[str, Any], value)
+    checked = check_config(data, fail)
     rules: tuple[Rule, ...] = ()
     if "tools" in data:
-        rules += parse_tools(data["tools"], ("tools",), fail)
+        rules += parse_tools(data["tools"], ("tools",), _unreachable)
     if "permission" in data:
-        rules += rules_from_value(data["permission"], ("permission",), fail)
-    _check_scalars(data, fail)
-    agents: dict[str, AgentConfig] = {}
-    if "agent" in data:
-        section = data["agent"]
-        if not isinstance(section, dict):
-            fail("expected an object of agent name: settings", ("agent",))
-        for name, agent in cast(Mapping[str, Any], section).items():
-            agents[name] = _agent(name, agent, ("agent", name), fail)
-    entries = cast(list[str], data.get("instructions") or [])
-    instructions = tuple(Instruction(entry=e, file=Path(file)) for e in entries)
-    return Config(data=data, permission=rules, agents=agents, files=(Path(file),), instructions=instructions)
-
-
-def _check_scalars(data: Mapping[str, Any], fail: Fail) -> None:
-    """Validate the top-level keys other packages read (``model``, ``shell``, ``tool_output``, ...)."""
-    for key in ("model", "default_agent", "shell"):
-        if key in data and (not isinstance(data[key], str) or not data[key].strip()):
-            fail("expected a non-empty string", (key,))
-    if "model" in data and "/" not in data["model"]:
-        fail("expected provider/model, for example openai/gpt-5", ("model",))
-    if "instructions" in data:
-        items = data["instructions"]
-        if not isinstance(items, list) or not all(isinstance(i, str) for i in cast(list[Any], items)):
-            fail("expected a list of file paths or globs", ("instructions",))
-    if "tool_output" in data:
-        limits = data["tool_output"]
-        if not isinstance(limits, dict):
-            fail('expected an object like {"max_lines": 2000, "max_bytes": 51200}', ("tool_output",))
-        for name, value in cast(Mapping[str, Any], limits).items():
-            if name not in ("max_lines", "max_bytes"):
-                fail("unknown key; expected max_lines or max_bytes", ("tool_output", name))
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                fail("expected a positive integer", ("tool_output", name))
+        rules += rules_from_value(data["permission"], ("permission",), _unreachable)
+    raw_agents = cast(Mapping[str, Mapping[str, Any]], data.get("agent") or {})
+    agents = {name: _agent(name, raw_agents[name], section) for name, section in checked.agent.items()}
+    instructions = tuple(Instruction(entry=e, file=Path(file)) for e in checked.instructions)
+    return Config(
+        data=data,
+        permission=rules,
+        agents=agents,
+        files=(Path(file),),
+        instructions=instructions,
+        origins={path: Path(file) for path, _ in leaves(data)},
+    )
 
 
 def parse_permission(value: object, *, file: str = "permission") -> tuple[Rule, ...]:
@@ -320,28 +310,32 @@ def load_config(
     environ: Mapping[str, str] | None = None,
     trusted: bool = False,
 ) -> Config:
-    """Load and merge the user config, the project's ``.tether/tether.json`` and ``$TETHER_PERMISSION``.
+    """Load and merge the user config, the config of the project containing ``project_dir``, and
+    ``$TETHER_PERMISSION``.
 
     This reads files: from async code call it through ``anyio.to_thread.run_sync``.
 
     Args:
-        project_dir: the project directory; ``None`` reads no project file.
+        project_dir: a directory of the project (its root is found with :func:`find_project`); ``None`` reads no
+            project file.
         user_file: the user config file; defaults to :func:`user_config_path`.
         environ: the environment to read ``TETHER_PERMISSION`` from; defaults to ``os.environ``.
-        trusted: the user trusts this project: its file is applied like the user's own. Otherwise it may only tighten,
-            and what it may not set is listed in :attr:`Config.ignored`.
+        trusted: the user trusts this project (its root): its file is applied like the user's own. Otherwise it may
+            only tighten, and what it may not set is listed in :attr:`Config.ignored`.
 
     Raises:
-        ConfigError: a file is unreadable or invalid; the error names the file, line and key path.
+        ConfigError: a file is unreadable or invalid; the error names the file, line and key path. A project with two
+            config files (``tether.json`` and ``.tether/tether.json``) is an error too.
     """
-    config = _read(Path(user_file) if user_file is not None else user_config_path()) or Config()
-    if project_dir is not None:
-        path = Path(project_dir) / PROJECT_CONFIG
-        root = Path(os.path.realpath(project_dir))
-        layer = _read(path) if trusted else _read_untrusted(path, root, config)
+    user = Path(user_file) if user_file is not None else _user_file()
+    config = _read(user) or Config()
+    root = find_project(project_dir) if project_dir is not None else None
+    if root is not None:
+        path = project_file(root, user_file=user)
+        layer = None if path is None else _read(path) if trusted else _read_untrusted(path, root, config)
         if layer is not None:
             config = merge(config, layer)
-    config = replace(config, project_trusted=trusted and project_dir is not None)
+    config = replace(config, project_trusted=trusted and root is not None, root=root)
     env = os.environ if environ is None else environ
     raw = env.get(PERMISSION_ENV)
     if raw:

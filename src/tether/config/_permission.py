@@ -19,7 +19,7 @@ from typing import Any, NoReturn, cast
 from ..rules import Effect, Rule, is_effect
 from ._json import KeyPath
 
-__all__ = ["Fail", "expand_home", "parse_tools", "rules_from_value"]
+__all__ = ["Fail", "expand_home", "kind_of", "parse_tools", "rules_from_value"]
 
 Fail = Callable[[str, KeyPath], NoReturn]
 """Raises a ConfigError for ``message`` at a key path (the loader binds the file and line lookup)."""
@@ -40,11 +40,12 @@ def expand_home(pattern: str) -> str:
 def _effect(value: object, path: KeyPath, fail: Fail) -> Effect:
     if is_effect(value):
         return value
-    shown = f"{value!r}" if isinstance(value, str) else f"a {_kind(value)}"
+    shown = f"{value!r}" if isinstance(value, str) else f"a {kind_of(value)}"
     fail(f'unknown effect {shown}; expected "allow", "ask" or "deny"', path)
 
 
-def _kind(value: object) -> str:
+def kind_of(value: object) -> str:
+    """The JSON kind of ``value``, for messages: ``list``, ``null``, ``number``, ``boolean``, ``object``, ``string``."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -68,7 +69,7 @@ def rules_from_value(value: object, path: KeyPath, fail: Fail) -> tuple[Rule, ..
         return (Rule("*", "*", _effect(value, path, fail)),)
     if not isinstance(value, dict):
         fail(
-            f'expected "allow", "ask", "deny" or an object of permission: effect, got a {_kind(value)}',
+            f'expected "allow", "ask", "deny" or an object of permission: effect, got a {kind_of(value)}',
             path,
         )
     rules: list[Rule] = []
@@ -85,7 +86,7 @@ def rules_from_value(value: object, path: KeyPath, fail: Fail) -> tuple[Rule, ..
             rules.append(Rule(action, "*", _effect(spec, at, fail)))
         else:
             fail(
-                f'expected "allow", "ask", "deny" or an object of pattern: effect, got a {_kind(spec)}',
+                f'expected "allow", "ask", "deny" or an object of pattern: effect, got a {kind_of(spec)}',
                 at,
             )
     return tuple(rules)
@@ -98,11 +99,11 @@ def parse_tools(value: object, path: KeyPath, fail: Fail) -> tuple[Rule, ...]:
         ConfigError: (through ``fail``) the value is not an object of booleans.
     """
     if not isinstance(value, dict):
-        fail(f"expected an object of tool name: true/false, got a {_kind(value)}", path)
+        fail(f"expected an object of tool name: true/false, got a {kind_of(value)}", path)
     rules: list[Rule] = []
     for name, enabled in cast(Mapping[str, Any], value).items():
         if not isinstance(enabled, bool):
-            fail(f"expected true or false, got a {_kind(enabled)}", (*path, name))
+            fail(f"expected true or false, got a {kind_of(enabled)}", (*path, name))
         action = "edit" if name in _EDIT_TOOLS else name
         rules.append(Rule(action, "*", "allow" if enabled else "deny"))
     return tuple(rules)

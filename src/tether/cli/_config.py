@@ -1,0 +1,124 @@
+"""``tether config``: the JSON Schema of ``tether.json``, and the configuration that applies in a project.
+
+The command tree of this family lives here (registered by ``_app`` with one ``add_typer``); as everywhere in the CLI,
+each body imports its implementation on call, so ``tether --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+__all__ = ["config_app"]
+
+config_app = typer.Typer(
+    help="The configuration: its JSON Schema, and what applies in a project.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@config_app.command("schema")
+def schema(
+    reference: Annotated[
+        bool, typer.Option("--reference", help="Print the key table of docs/config.md (Markdown) instead.")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of tether.json and tether.jsonc, for editors.
+
+    Point a config file at it with "$schema" to get completion and typo checks as you type.
+
+    \b
+    Examples:
+      tether config schema > .tether/tether.schema.json
+      tether config schema --reference
+    """
+    from ..config import config_schema
+    from ..config._schema import config_reference
+
+    text = config_reference() if reference else json.dumps(config_schema(), indent=2, ensure_ascii=False)
+    sys.stdout.write(text + "\n")
+
+
+@config_app.command("show")
+def show(
+    ctx: typer.Context,
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", "-d", help="A directory of the project (default: the current directory)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The same as JSON, for machines.")] = False,
+) -> None:
+    """Show the configuration that applies in a project, and where each key comes from.
+
+    Lists the project root found from the directory (the nearest .tether/, tether.json or tether.jsonc above it,
+    else the git root), whether it is trusted, the files read, and every key with its value and the file that set
+    it ("default" for a default). Keys an untrusted project may not set are warned about on stderr, as in `run`.
+
+    \b
+    Examples:
+      tether config show
+      tether config show --dir ~/src/api --json | jq .config.model
+    """
+    from ..errors import ConfigError
+    from ._app import _data_dir  # pyright: ignore[reportPrivateUsage]
+    from ._common import fail, out_console
+
+    path = (directory or Path.cwd()).expanduser().resolve()
+    if not path.is_dir():
+        fail(f"--dir {path} is not a directory")
+    try:
+        report = _report(_data_dir(ctx), path)
+    except ConfigError as exc:
+        fail(f"configuration: {exc.message}")
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        return
+    from rich.text import Text
+
+    from ._format import shown
+
+    console = out_console()
+    trusted = "trusted" if report["trusted"] else "not trusted: its file may only tighten; see tether trust"
+    console.print(shown(f"project {report['project']} ({trusted})"), soft_wrap=True)
+    for file in report["files"]:
+        console.print(shown(f"read    {file}"), soft_wrap=True)
+    for row in report["keys"]:
+        line = shown(f"{row['key']} = {json.dumps(row['value'], ensure_ascii=False)}")
+        console.print(line + Text(f"  # {row['from']}", style="dim"), soft_wrap=True)
+    if report["environment_permission"]:
+        console.print(Text("permission rules from $TETHER_PERMISSION come last", style="dim"))
+
+
+def _report(data_dir: Path, directory: Path) -> dict[str, Any]:
+    from pydantic import ValidationError
+
+    from ..config import PERMISSION_ENV
+    from ..config._json import format_path, leaves
+    from ..config._models import TetherConfig
+    from ._trust import project_config
+
+    config = project_config(data_dir, directory)
+    try:  # each file is valid on its own, so their merge is too; if not, show what was merged, without defaults
+        effective = TetherConfig.model_validate(config.data).model_dump(by_alias=True, exclude_none=True)
+    except ValidationError:
+        effective = dict(config.data)
+    rows: list[dict[str, Any]] = []
+    for path, value in leaves(effective):
+        origin = config.origins.get(path)
+        if origin is None and value in ({}, []):
+            continue  # an empty default container says nothing
+        rows.append({"key": format_path(path), "value": value, "from": str(origin) if origin else "default"})
+    return {
+        "project": str(config.root),
+        "trusted": config.project_trusted,
+        "files": [str(f) for f in config.files],
+        "keys": rows,
+        "config": effective,
+        "environment_permission": bool(os.environ.get(PERMISSION_ENV)),
+    }

@@ -1,0 +1,51 @@
+"""JSONC: JSON with ``//`` and ``/* */`` comments and trailing commas, as ``opencode.jsonc`` and editors write it.
+
+:func:`strip_jsonc` turns JSONC text into JSON text *of the same length, line for line*: every comment character
+becomes a space (a newline inside a block comment stays a newline) and a trailing comma becomes a space. The result is
+then parsed by the strict, bounded JSON path (``_json.parse_json``), so the hostile-input bounds stay where they are,
+and a line or column in an error, or found by ``key_lines``, is the line and column of the file the user edits.
+
+Strings are matched first, so ``"https://host"`` and ``"/* not a comment */"`` survive. The scan is a few regular
+expressions whose alternatives cannot overlap (linear time on the 4 MiB the reader allows).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import ConfigError
+
+__all__ = ["strip_jsonc"]
+
+# A JSON string (no raw newline inside: JSON forbids it), a line comment, a block comment, or an unterminated one.
+_COMMENTS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|/\*')
+# A string, or a comma followed only by JSON whitespace and a closing bracket (the comments are spaces by now).
+_TRAILING = re.compile(r'"(?:[^"\\\n]|\\.)*"|,(?=[ \t\r\n]*[\]}])')
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def strip_jsonc(text: str, where: str) -> str:
+    """Blank out the comments and trailing commas of ``text`` (named ``where`` in errors); keep every position.
+
+    Raises:
+        ConfigError: a ``/*`` comment is never closed (naming its line).
+    """
+    if "/" not in text and "," not in text:
+        return text
+
+    def comment(match: re.Match[str]) -> str:
+        found = match.group()
+        if found[0] == '"':
+            return found
+        if found == "/*":  # the last alternative: a block comment that never ends
+            line = text.count("\n", 0, match.start()) + 1
+            raise ConfigError("invalid JSON: a /* comment is never closed", file=where, line=line)
+        return _NOT_NEWLINE.sub(" ", found)
+
+    def comma(match: re.Match[str]) -> str:
+        found = match.group()
+        return found if found[0] == '"' else " "
+
+    if "/" in text:
+        text = _COMMENTS.sub(comment, text)
+    return _TRAILING.sub(comma, text)

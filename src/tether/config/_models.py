@@ -1,0 +1,334 @@
+"""The whole ``tether.json``, described once as pydantic models: the checking, the defaults, the schema and the docs.
+
+Every key tether reads is a field here, with its type, its default and a description. From these models come:
+
+- the check of each config file (``_validate``): an unknown key is an error that names the file, line, key path and
+  the closest known key (``"modle"``: did you mean ``model``?), a value of the wrong type an error in the same shape;
+- the JSON Schema editors use (``tether config schema``, committed as ``docs/tether.schema.json``);
+- the reference table of ``docs/config.md`` (``_reference``).
+
+The models check; they do not carry the config around. :attr:`~tether.config.Config.data` stays the plain merged
+JSON object the other packages read (``provider`` by ``tether.llm.providers``, ``tool_output`` by the runtime, ...),
+so a package that starts reading a new key adds a field here, or the key is refused as unknown.
+
+Conventions: a ``None`` default means "not set" (a lower layer's value, or the reader's own default, applies; the
+description says which). ``null`` is never a value in a file (``_Strict`` refuses it with the key's path): remove the
+key instead. Numbers follow JSON (``1`` is a valid ``float``; ``true`` is not a number).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, NoReturn
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from ..output._store import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
+from ._json import KeyPath
+from ._permission import parse_tools, rules_from_value
+
+__all__ = [
+    "MODEL_PATTERN",
+    "NON_BLANK",
+    "AgentSection",
+    "ModelCost",
+    "ModelEntry",
+    "ModelLimit",
+    "ProviderAdapter",
+    "ProviderOptions",
+    "ProviderRetry",
+    "ProviderSection",
+    "ProviderTimeouts",
+    "TetherConfig",
+    "ToolOutput",
+    "custom_error",
+]
+
+MODEL_PATTERN = r"^[^/\s]+/\S"
+"""``provider/model``: a provider id, a slash, a model id (which may hold more slashes)."""
+NON_BLANK = r"\S"
+"""A string with something in it besides white space."""
+
+Effect = Literal["allow", "ask", "deny"]
+
+
+def custom_error(message: str, path: KeyPath = ()) -> PydanticCustomError:
+    """A validation error carrying tether's own message, at ``path`` below the value being validated."""
+    return PydanticCustomError("tether", "{message}", {"message": message, "path": path})
+
+
+def _fail(message: str, path: KeyPath) -> NoReturn:
+    raise custom_error(message, path)
+
+
+def _check_permission(value: object) -> object:
+    # The one parser of permission values (``_permission``) checks them, so its messages (which effect, which
+    # pattern) are the messages; the union below then only describes the shape for the schema.
+    rules_from_value(value, (), _fail)
+    return value
+
+
+def _check_tools(value: object) -> object:
+    parse_tools(value, (), _fail)
+    return value
+
+
+def _check_env(value: object) -> object:
+    if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):  # pyright: ignore[reportUnknownVariableType]
+        return value
+    raise custom_error("expected a variable name or a list of them")
+
+
+Permission = Annotated[Effect | dict[str, Effect | dict[str, Effect]], BeforeValidator(_check_permission)]
+Tools = Annotated[dict[str, bool], BeforeValidator(_check_tools)]
+EnvNames = Annotated[str | list[str], BeforeValidator(_check_env)]
+ModelName = Annotated[str, Field(pattern=MODEL_PATTERN)]
+Text = Annotated[str, Field(pattern=NON_BLANK)]
+
+
+class _Strict(BaseModel):
+    """Unknown keys are errors, types are JSON's (no coercion), and `null` is refused with the key's path."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, validate_by_name=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_null(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for key, value in data.items():  # pyright: ignore[reportUnknownVariableType]
+                if value is None:
+                    raise custom_error("null is not a value here; remove the key to use the default", (key,))  # pyright: ignore[reportUnknownArgumentType]
+        return data
+
+
+class ToolOutput(_Strict):
+    """How much of a tool's output the model reads; the full text is kept in a file the model can page through."""
+
+    max_lines: int = Field(
+        default=DEFAULT_MAX_LINES, ge=1, description="The most lines of one tool output the model reads."
+    )
+    max_bytes: int = Field(
+        default=DEFAULT_MAX_BYTES, ge=1, description="The most bytes of one tool output the model reads."
+    )
+
+
+class AgentSection(_Strict):
+    """One agent: a built-in one (`build`, `plan`, `general`, `explore`, ...) adjusted, or a new one."""
+
+    permission: Permission | None = Field(
+        default=None,
+        description='Rules for this agent only, in the shape of the top-level "permission"; they come after the '
+        "top-level rules (the last matching rule wins).",
+    )
+    tools: Tools | None = Field(
+        default=None, description="The legacy on/off map for this agent: true allows a tool, false denies it."
+    )
+    mode: Literal["primary", "subagent", "all"] | None = Field(
+        default=None,
+        description="primary: run with --agent or default_agent; subagent: called by another agent's task tool; "
+        "all: both (a new agent's default).",
+    )
+    steps: int | None = Field(
+        default=None, ge=1, description="The most model calls (steps) in one turn of this agent."
+    )
+    maxSteps: int | None = Field(
+        default=None, ge=1, description="OpenCode's name for steps (steps wins when both are set)."
+    )
+    prompt: str | None = Field(
+        default=None, description="System text for this agent, sent before the instruction files."
+    )
+    hidden: bool | None = Field(
+        default=None, description="Hide a subagent from the task tool's list of agents."
+    )
+    disable: bool | None = Field(default=None, description="Remove the agent.")
+    description: str | None = Field(
+        default=None, description="What the agent is for, shown to the model choosing a subagent."
+    )
+    model: ModelName | None = Field(
+        default=None,
+        description="The model this agent runs with, as provider/model (default: the top-level model).",
+    )
+    color: str | None = Field(
+        default=None, description="OpenCode's display color; accepted, not shown by tether."
+    )
+    temperature: float | None = Field(
+        default=None,
+        description="OpenCode's sampling temperature; accepted, not sent to the model by tether yet.",
+    )
+    top_p: float | None = Field(
+        default=None, description="OpenCode's top_p; accepted, not sent to the model by tether yet."
+    )
+
+
+class ModelLimit(_Strict):
+    """A model's token limits."""
+
+    context: int | None = Field(default=None, ge=1, description="The context window, in tokens.")
+    output: int | None = Field(
+        default=None,
+        ge=1,
+        description="The most tokens of one answer; sent as Anthropic's max_tokens (default 8192).",
+    )
+
+
+class ModelCost(_Strict):
+    """A model's price in US dollars per million tokens, as models.dev gives it (read by the cost display)."""
+
+    input: float | None = Field(default=None, ge=0, description="USD per million input tokens.")
+    output: float | None = Field(
+        default=None, ge=0, description="USD per million output tokens (reasoning included)."
+    )
+    cache_read: float | None = Field(
+        default=None, ge=0, description="USD per million input tokens read from the cache."
+    )
+    cache_write: float | None = Field(
+        default=None, ge=0, description="USD per million input tokens written to the cache."
+    )
+
+
+class ModelEntry(_Strict):
+    """What tether knows about one model of a provider."""
+
+    limit: ModelLimit | None = Field(default=None, description="Token limits.")
+    cost: ModelCost | None = Field(default=None, description="Prices, in USD per million tokens.")
+
+
+class ProviderOptions(_Strict):
+    """OpenCode's `options` block; tether's own keys (`base_url`, `api_key`, `headers`) win over it."""
+
+    baseURL: str | None = Field(default=None, description="OpenCode's spelling of base_url.")
+    apiKey: str | None = Field(default=None, description="OpenCode's spelling of api_key.")
+    headers: dict[str, str] | None = Field(default=None, description="OpenCode's spelling of headers.")
+
+
+class ProviderRetry(_Strict):
+    """Retries of a step that failed with a retryable error (429/529, 5xx, a dropped connection, a deadline)."""
+
+    max_attempts: int = Field(default=4, ge=1, description="Tries per step in all, the first included.")
+    max_retry_after: float = Field(
+        default=60.0,
+        ge=0,
+        description="The longest wait before a retry, in seconds; a larger Retry-After is cut to it.",
+    )
+
+
+class ProviderTimeouts(_Strict):
+    """Deadlines of one request, in seconds."""
+
+    connect: float = Field(default=10.0, gt=0, description="Seconds to open the connection.")
+    first_event: float = Field(
+        default=300.0,
+        gt=0,
+        description="Seconds from sending a request to its first stream event (reasoning models think).",
+    )
+    idle: float = Field(
+        default=120.0,
+        gt=0,
+        description="Seconds allowed between two stream events; keep-alive comments do not reset it.",
+    )
+
+
+class ProviderAdapter(_Strict):
+    """Knobs of the adapter that speaks the provider's API."""
+
+    strict_tools: bool | None = Field(
+        default=None,
+        description="Send OpenAI's strict flag when a tool schema fits strict mode (default: on for openai only).",
+    )
+    include_usage: bool = Field(
+        default=True, description="Ask for token usage in the last chunk (stream_options.include_usage)."
+    )
+    reasoning_field: str | None = Field(
+        default=None, description="Send reasoning back in this message field (DeepSeek: reasoning_content)."
+    )
+    max_tokens_field: str | None = Field(
+        default=None,
+        description="The request field of the output limit (default: max_completion_tokens for openai, "
+        "else max_tokens).",
+    )
+
+
+class ProviderSection(_Strict):
+    """One provider: a built-in one (`openai`, `anthropic`, `ollama`, ...) adjusted, or a new one."""
+
+    api: Literal["openai-chat", "openai-responses", "anthropic"] | None = Field(
+        default=None, description="The API it speaks (default: the built-in provider's, else openai-chat)."
+    )
+    base_url: str | None = Field(
+        default=None,
+        description="The API root, including /v1 for OpenAI-compatible servers; required for a provider that "
+        "is not built in.",
+    )
+    api_key_env: EnvNames | None = Field(
+        default=None,
+        description="A variable name, or a list of them, holding the API key; the first one set is used.",
+    )
+    env: EnvNames | None = Field(default=None, description="OpenCode's name for api_key_env.")
+    api_key: str | None = Field(default=None, description="The API key itself (prefer api_key_env).")
+    requires_key: bool | None = Field(default=None, description="false for a server that takes no key.")
+    headers: dict[str, str] | None = Field(
+        default=None, description="Extra HTTP headers sent with every request."
+    )
+    models: dict[str, ModelEntry] | None = Field(
+        default=None, description="Per-model limits and prices, by model id."
+    )
+    options: ProviderOptions | None = Field(default=None, description="OpenCode's options block.")
+    retry: ProviderRetry | None = Field(default=None, description="Retries of failed steps.")
+    timeouts: ProviderTimeouts | None = Field(default=None, description="Request deadlines.")
+    adapter: ProviderAdapter | None = Field(default=None, description="Adapter knobs.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for old, new in (("timeout", "timeouts"), ("max_retries", "retry.max_attempts")):
+                if old in data:
+                    raise custom_error(f"is no longer read; use {new!r} (see docs/providers.md)", (old,))
+        return data
+
+
+class TetherConfig(_Strict):
+    """A `tether.json` (or `tether.jsonc`) file: the user's, or a project's."""
+
+    schema_: str | None = Field(
+        default=None,
+        alias="$schema",
+        description="The JSON Schema of this file, for editors (docs/tether.schema.json); tether does not read it.",
+    )
+    model: ModelName | None = Field(
+        default=None,
+        description="The model to run, as provider/model (openai/gpt-5, ollama/qwen3:8b); --model overrides it.",
+    )
+    default_agent: Text = Field(
+        default="build", description="The agent tether run uses when --agent is not given."
+    )
+    shell: Text | None = Field(
+        default=None,
+        description="The shell the bash tool runs commands with (default: /bin/bash, else /bin/sh).",
+    )
+    permission: Permission | None = Field(
+        default=None,
+        description='Permission rules: "allow", "ask" or "deny" for everything, or an object of permission: '
+        "effect, or permission: {pattern: effect}. Key order is rule order; the last matching rule wins.",
+    )
+    tools: Tools | None = Field(
+        default=None,
+        description="The legacy on/off map: true allows a tool, false denies it (before permission's rules).",
+    )
+    agent: dict[str, AgentSection] = Field(
+        default_factory=dict[str, AgentSection],
+        description="Agents by name: built-in ones adjusted, new ones defined.",
+    )
+    instructions: list[str] = Field(
+        default_factory=list[str],
+        description="Extra instruction files, as paths or globs relative to the project root; only your own "
+        "config may name files outside the project.",
+    )
+    tool_output: ToolOutput = Field(
+        default_factory=ToolOutput, description="How much of one tool output the model reads."
+    )
+    provider: dict[str, ProviderSection] = Field(
+        default_factory=dict[str, ProviderSection],
+        description="Providers by id: built-in ones adjusted, new ones defined.",
+    )

@@ -1,0 +1,150 @@
+"""Checking one config file against the models (``_models``), reported as one line a person can act on.
+
+pydantic finds every problem; this module picks the first one in file order and words it for the person who wrote
+the file: the key path (``provider.work.baseurl``), the line (the loader's ``fail`` looks it up), and for an unknown
+key the closest known one (``did you mean "base_url"?``, by :mod:`difflib`) or the list of known keys.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import types
+from collections.abc import Mapping, Sequence
+from typing import Any, Union, cast, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from ._json import KeyPath
+from ._models import MODEL_PATTERN, NON_BLANK, TetherConfig
+from ._permission import Fail, kind_of
+
+__all__ = ["check_config", "known_keys"]
+
+_EXPECTED = {
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "int_type": "a whole number",
+    "float_type": "a number",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "list_type": "a list",
+}
+_PATTERNS = {
+    NON_BLANK: "expected a non-empty string",
+    MODEL_PATTERN: "expected provider/model, for example openai/gpt-5",
+}
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
+
+
+def check_config(value: Mapping[str, Any], fail: Fail) -> TetherConfig:
+    """Validate one parsed config object against :class:`TetherConfig`.
+
+    Raises:
+        ConfigError: (through ``fail``) the first problem in file order, with its key path.
+    """
+    try:
+        return TetherConfig.model_validate(value)
+    except ValidationError as exc:
+        problems = [_describe(error) for error in exc.errors(include_url=False)]
+        message, path = min(problems, key=lambda problem: _position(value, problem[1]))
+        fail(message, path)
+
+
+def known_keys(path: KeyPath) -> tuple[str, ...]:
+    """The keys the section at ``path`` takes (``("provider", "x")`` -> ``api``, ``base_url``, ...); ``()`` for a
+    free-form mapping (agent names, provider ids, headers) or a path the models do not describe."""
+    section = _section(path)
+    if section is None:
+        return ()
+    return tuple(field.alias or name for name, field in section.model_fields.items())
+
+
+def _describe(error: ErrorDetails) -> tuple[str, KeyPath]:
+    path: KeyPath = tuple(error["loc"])
+    kind = error["type"]
+    ctx: Mapping[str, Any] = error.get("ctx") or {}
+    if kind == "tether":
+        return str(ctx["message"]), (*path, *cast(KeyPath, ctx["path"]))
+    if kind == "extra_forbidden":
+        return _unknown(str(path[-1]), known_keys(path[:-1])), path
+    if kind in _EXPECTED:
+        found = error["input"]
+        return f"expected {_EXPECTED[kind]}, got {'null' if found is None else 'a ' + kind_of(found)}", path
+    if kind == "literal_error":
+        return "expected " + _QUOTED.sub(r'"\1"', str(ctx["expected"])), path
+    if kind == "string_pattern_mismatch":
+        return _PATTERNS.get(str(ctx["pattern"]), f"expected text matching {ctx['pattern']}"), path
+    if kind == "greater_than_equal":
+        return f"expected a number of at least {ctx['ge']}", path
+    if kind == "greater_than":
+        return f"expected a number above {ctx['gt']}", path
+    return error["msg"], path
+
+
+def _unknown(key: str, known: Sequence[str]) -> str:
+    shown = json.dumps(key)
+    if not known:
+        return f"unknown key {shown}"
+    lowered = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
+    if close:
+        return f'unknown key {shown}; did you mean "{lowered[close[0]]}"?'
+    return f"unknown key {shown}; expected one of: {', '.join(known)}"
+
+
+def _section(path: KeyPath) -> type[BaseModel] | None:
+    current: Any = TetherConfig
+    for part in path:
+        if _is_model(current):
+            field = next(
+                (
+                    f
+                    for name, f in cast(type[BaseModel], current).model_fields.items()
+                    if (f.alias or name) == part
+                ),
+                None,
+            )
+            if field is None:
+                return None
+            current = _bare(field.annotation)
+        elif get_origin(current) is dict:
+            current = _bare(get_args(current)[1])
+        elif get_origin(current) is list:
+            current = _bare(get_args(current)[0])
+        else:
+            return None
+    return cast(type[BaseModel], current) if _is_model(current) else None
+
+
+def _is_model(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def _bare(annotation: Any) -> Any:
+    """``X | None`` -> ``X`` (the optional wrapper of the models' fields); anything else unchanged."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        if len(members) == 1:
+            return members[0]
+    return annotation
+
+
+def _position(value: Any, path: KeyPath) -> tuple[int, ...]:
+    """Where ``path`` lies in document order (JSON objects keep the file's key order)."""
+    order: list[int] = []
+    for part in path:
+        if isinstance(value, Mapping) and part in value:
+            mapping = cast(Mapping[Any, Any], value)
+            order.append(list(mapping).index(part))
+            value = mapping[part]
+        elif isinstance(value, list) and isinstance(part, int) and part < len(cast(list[Any], value)):
+            order.append(part)
+            value = cast(list[Any], value)[part]
+        else:
+            order.append(-1)  # a model-level error (a missing or renamed key) before the keys inside it
+            break
+    return tuple(order)
