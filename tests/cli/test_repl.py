@@ -295,6 +295,8 @@ def test_cost_is_shown_when_the_model_has_a_price(repl: Any, cli: Any, project: 
     user_config.parent.mkdir(parents=True)
     user_config.write_text(json.dumps(config))
     screen = repl(script=[{"text": "priced"}, {"text": "priced again"}])
+    screen.type("/model")
+    screen.expect(r"model scripted/script\.json \(\$1,000,000 in / \$2,000,000 out per 1M tokens\)")
     screen.type("hello")
     line = screen.expect(r"── done[^\n]*")
     first = re.search(r"· \$([\d,.]+) \(session \$([\d,.]+)\)", line)
@@ -329,13 +331,90 @@ def test_continue_resumes_the_latest_session(repl: Any, cli: Any, project: Path)
     model = cli.script([{"text": "one"}, {"text": "two"}], name="resume.json")
     first = cli.run("run", "start", "--model", model, "--dir", str(project))
     assert first.code == 0, first.output
-    screen = Screen(cli.pty("--continue", "--model", model, "--dir", str(project)))
-    screen.expect(r"session\s*ses_")
+    session_id = _session_id(first.output)
+    screen = repl("--continue", "--model", model)
+    screen.expect(r"session\s*" + session_id)
     screen.type("go on")
-    screen.expect("two")
-    screen.at_prompt()
-    screen.term.send("\x04")
+    screen.expect("two")  # the script's second step: the first turn is in the history
+    screen.type("/resume")
+    screen.expect(r"usage: /resume ID \(see /sessions\)")
+    screen.type(f"/resume {session_id}")
+    screen.expect(f"already in {session_id}")
+    screen.type("/new")
+    screen.type(f"/resume {session_id[:12]}")  # a unique prefix
+    screen.expect(f"resumed {session_id}: start")
+    screen.type("/exit")
     assert screen.wait() == 0
-    assert json.loads(json.dumps(cli.json("sessions", "--json", "--dir", str(project))))[0][
-        "id"
-    ] == _session_id(first.output)
+    assert [s["id"] for s in cli.json("sessions", "--json", "--dir", str(project))] == [session_id]
+
+
+def test_a_claimed_session_cannot_be_resumed_twice(repl: Any, cli: Any, project: Path) -> None:
+    model = cli.script([{"text": "one"}], name="claim.json")
+    first = cli.run("run", "start", "--model", model, "--dir", str(project))
+    session_id = _session_id(first.output)
+    holder = repl("--session", session_id, "--model", model)
+    holder.at_prompt()
+    other = repl("--model", model)
+    other.type(f"/resume {session_id}")
+    other.expect(rf"error: session {session_id} is busy \(pid \d+")
+    other.type("/exit")
+    assert other.wait() == 0
+    holder.term.send("\x04")
+    assert holder.wait() == 0
+
+
+def test_model_and_agent_without_arguments_and_switching_the_model(
+    repl: Any, cli: Any, project: Path
+) -> None:
+    screen = repl(script=[{"text": "from the first"}])
+    screen.type("/agent")
+    screen.expect(r"agent build \(agents: .*build.*plan")
+    screen.type("/agent build")
+    screen.expect("already agent build")
+    screen.type("/sessions")
+    screen.expect("no sessions in this project yet")
+    other = cli.script([{"text": "from the second"}], name="other.json")
+    screen.type(f"/model {other}")
+    screen.expect(r"model scripted/other\.json")
+    screen.type("hi")
+    screen.expect("from the second")
+    screen.type("/agent plan")
+    screen.expect(r"agent plan: a new session starts with your next message")
+    screen.type("/exit", prompt="plan ›")
+    assert screen.wait() == 0
+
+
+def test_without_a_model_the_session_opens_and_says_how_to_choose_one(repl: Any, cli: Any) -> None:
+    cli.env.pop("OPENAI_API_KEY", None)
+    screen = repl()
+    screen.expect(r"no model chosen")
+    screen.type("hello")
+    screen.expect(r"no model chosen: pick one with /model provider/model")
+    screen.type("/model")
+    screen.expect(r"no model chosen: /model provider/model")
+    screen.type("/model openai/gpt-5")
+    screen.expect(r"error: No API key for provider 'openai'")
+    screen.type("//etc is a directory")
+    screen.expect(r"no model chosen: pick one")  # //text is a message, not a command
+    screen.type("/exit")
+    assert screen.wait() == 0
+
+
+def test_run_summary_shows_the_cost_of_a_priced_model(cli: Any, project: Path) -> None:
+    user_config = cli.tmp / "config" / "tether.json"
+    user_config.parent.mkdir(parents=True)
+    price = {"input": 1_000_000, "output": 2_000_000}  # a dollar a token in, two out
+    user_config.write_text(
+        json.dumps({"provider": {"scripted": {"models": {"priced.json": {"cost": price}}}}})
+    )
+    model = cli.script([{"text": "priced"}], name="priced.json")
+    result = cli.run("run", "hello", "--model", model, "--dir", str(project))
+    assert result.code == 0, result.output
+    found = re.search(r"([\d,]+) tokens in / ([\d,]+) out · \$([\d,.]+) ·", result.output)
+    assert found is not None, result.output
+    tokens_in, tokens_out, cost = (float(g.replace(",", "")) for g in found.groups())
+    assert cost == tokens_in + 2 * tokens_out
+    unpriced = cli.run(
+        "run", "hello", "--model", cli.script([{"text": "x"}], name="free.json"), "--dir", str(project)
+    )
+    assert "tokens in / " in unpriced.output and "$" not in unpriced.output

@@ -256,11 +256,13 @@ def repl_command(
             reader = prompt_session(history, sorted(COMMANDS))
             banner(repl)
 
+            warned: list[str] = []
+
             async def read(prompt: str) -> str:
                 line = await reader.prompt_async(prompt)
-                if history.broken is not None:
+                if history.broken is not None and not warned:
+                    warned.append(history.broken)  # said once
                     repl.note(f"history off: {history.broken}", "yellow")
-                    history.broken = ""  # said once
                 return line
 
             return await _loop(repl, read)

@@ -77,6 +77,10 @@ async def _resume(repl: Repl, arg: str) -> bool:
     return True
 
 
+def _number(value: float) -> str:
+    return f"{value:,.6f}".rstrip("0").rstrip(".")
+
+
 async def _model(repl: Repl, arg: str) -> bool:
     if arg:
         repl.choose_model(arg)  # an unusable name raises: one line, the current model stays
@@ -85,7 +89,7 @@ async def _model(repl: Repl, arg: str) -> bool:
         return True
     price = repl.price
     cost = (
-        f"${price.input:g} in / ${price.output:g} out per 1M tokens"
+        f"${_number(price.input)} in / ${_number(price.output)} out per 1M tokens"
         if price is not None
         else "price unknown: tokens only (set provider.<p>.models.<m>.cost)"
     )
