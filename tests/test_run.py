@@ -189,3 +189,15 @@ def test_tether_run_refuses_a_directory_that_does_not_exist(tmp_path: Path) -> N
     with pytest.raises(UsageError, match="nowhere"):
         tether.run("hi", model=ScriptedModel(["x"]), directory=missing, data_dir=tmp_path / "data")
     assert not missing.exists()
+
+
+@pytest.mark.anyio
+async def test_an_error_inside_the_runtime_propagates_as_itself(tmp_path: Path, project: Path) -> None:
+    with pytest.raises(UsageError, match='Agent not found: "nobody"'):
+        async with Runtime(data_dir=tmp_path / "data") as rt:
+            await rt.run("hi", model=ScriptedModel(["x"]), directory=project, agent="nobody")
+    with pytest.raises(ZeroDivisionError):
+        async with Runtime(data_dir=tmp_path / "data"):
+            _ = 1 / 0
+    async with Runtime(data_dir=tmp_path / "data") as rt:  # closed cleanly: the store opens again
+        assert await rt.sessions.list() == []

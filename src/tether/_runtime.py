@@ -230,7 +230,13 @@ class Runtime:
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         stack = self._stack
-        if stack is not None:
+        if stack is None:
+            return
+        if isinstance(e, Exception):
+            # Nothing here acts on the body's error, so it closes everything as a normal exit and propagates as
+            # itself: the runtime's task group (output cleanup) never wraps it in an ExceptionGroup.
+            await stack.aclose()
+        else:
             await stack.__aexit__(t, e, tb)
 
     # -- Locations ---------------------------------------------------------------------------------------------------
@@ -406,13 +412,7 @@ class Runtime:
                     prompt, model=model, directory=directory, tools=tools, agent=agent, deps=deps
                 )
 
-        try:
-            return anyio.run(main)
-        except ExceptionGroup as group:
-            # the runtime's task group wraps what the turn raised: a script gets the error itself
-            if len(group.exceptions) == 1:
-                raise group.exceptions[0] from None
-            raise
+        return anyio.run(main)
 
 
 def _refuse_running_loop(name: str) -> None:
