@@ -74,3 +74,47 @@ def test_only_the_first_256_kib_of_a_huge_instruction_file_is_sent(tmp_path: Pat
     project.mkdir()
     (project / "AGENTS.md").write_text("x" * (300 * 1024), encoding="utf-8")
     assert [len(body) for body in bodies(load(project, tmp_path))] == [256 * 1024]
+
+
+def test_claude_md_is_read_where_a_directory_has_no_agents_md(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "pkg" / "sub").mkdir(parents=True)
+    (project / "AGENTS.md").write_text("root agents", encoding="utf-8")
+    (project / "CLAUDE.md").write_text("root claude", encoding="utf-8")  # AGENTS.md wins: never both
+    (project / "pkg" / "CLAUDE.md").write_text("pkg claude", encoding="utf-8")
+    (project / "pkg" / "sub" / "CLAUDE.md").mkdir()  # not a file: nothing
+    found = load(project, tmp_path, directory=project / "pkg" / "sub")
+    assert bodies(found) == ["root agents", "pkg claude"]
+
+
+def test_a_symlinked_claude_md_leading_outside_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "secret").write_text("SECRET", encoding="utf-8")
+    (project / "CLAUDE.md").symlink_to(tmp_path / "secret")
+    found = load(project, tmp_path)
+    assert bodies(found) == []
+    assert "CLAUDE.md" in found.refused[0]
+
+
+def test_a_run_in_a_subdirectory_reads_the_instructions_of_the_project_root(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "pkg").mkdir()
+    (project / "AGENTS.md").write_text("root", encoding="utf-8")
+    (project / "docs").mkdir()
+    (project / "docs" / "style.md").write_text("style", encoding="utf-8")
+    (project / "pkg" / "AGENTS.md").write_text("pkg", encoding="utf-8")
+    (project / "tether.json").write_text('{"instructions": ["docs/*.md"]}', encoding="utf-8")
+    user_file = tmp_path / "user" / "tether.json"
+    config = load_config(project / "pkg", user_file=user_file, environ={})
+    assert config.root == project.resolve()
+    # the session's Location is the working directory; the project above it brings its files
+    found = load_instructions(Location(project / "pkg"), config, user_dir=user_file.parent)
+    assert bodies(found) == ["root", "pkg", "style"]
+    assert found.refused == ()
+    # a Location outside the config's project reads only its own files
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "AGENTS.md").write_text("other", encoding="utf-8")
+    assert bodies(load_instructions(Location(other), config, user_dir=user_file.parent)) == ["other"]

@@ -44,8 +44,13 @@ def strip_jsonc(text: str, where: str) -> str:
 
     def comma(match: re.Match[str]) -> str:
         found = match.group()
-        return found if found[0] == '"' else " "
+        if found[0] == '"':
+            return found
+        before = match.start() - 1
+        while before >= 0 and plain[before] in " \t\r\n":
+            before -= 1
+        # only a comma after a value trails; "[,]" and "{,}" stay invalid, as in JSON5
+        return found if before < 0 or plain[before] in ",[{" else " "
 
-    if "/" in text:
-        text = _COMMENTS.sub(comment, text)
-    return _TRAILING.sub(comma, text)
+    plain = _COMMENTS.sub(comment, text) if "/" in text else text
+    return _TRAILING.sub(comma, plain)

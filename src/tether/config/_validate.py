@@ -89,10 +89,17 @@ def _unknown(key: str, known: Sequence[str]) -> str:
     shown = json.dumps(key)
     if not known:
         return f"unknown key {shown}"
+    typed = key.lower()
     lowered = {k.lower(): k for k in known}
-    close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
+    scores = {k: difflib.SequenceMatcher(None, typed, k).ratio() for k in lowered}
+    # a transposition ("modle") is the likeliest typo: a key with the same letters comes first; a second guess is
+    # shown only when it is about as close ("modle": "model" or "mode")
+    close = sorted(
+        (k for k in scores if scores[k] >= 0.6), key=lambda k: (sorted(k) != sorted(typed), -scores[k])
+    )
+    close = [k for k in close[:2] if scores[k] >= scores[close[0]] - 0.1]
     if close:
-        return f'unknown key {shown}; did you mean "{lowered[close[0]]}"?'
+        return f"unknown key {shown}; did you mean {' or '.join(json.dumps(lowered[k]) for k in close)}?"
     return f"unknown key {shown}; expected one of: {', '.join(known)}"
 
 
