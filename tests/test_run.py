@@ -201,3 +201,21 @@ async def test_an_error_inside_the_runtime_propagates_as_itself(tmp_path: Path, 
             _ = 1 / 0
     async with Runtime(data_dir=tmp_path / "data") as rt:  # closed cleanly: the store opens again
         assert await rt.sessions.list() == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tools", "message"),
+    [
+        ([deploy], r"tools must map names to tools, e\.g\. tools=\{'line_count': line_count\}"),
+        ({"plain": lambda: "x"}, r"tools\['plain'\] is not a Tool: decorate it with @tool"),
+        ({"number": 3}, r"tools\['number'\] is not a Tool: build it with @tool or Tool\(\.\.\.\)"),
+    ],
+)
+async def test_rt_run_refuses_tools_that_are_not_named_tools(
+    tmp_path: Path, project: Path, tools: Any, message: str
+) -> None:
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        with pytest.raises(UsageError, match=message):
+            await rt.run("hi", model=ScriptedModel(["x"]), directory=project, tools=tools)
+        assert await rt.sessions.list() == []  # refused before anything was created

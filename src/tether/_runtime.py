@@ -375,6 +375,7 @@ class Runtime:
             raise UsageError(
                 "Use rt.run(...) inside `async with Runtime(...) as rt`, or call tether.run(...)"
             )
+        _check_tools(tools)
         if isinstance(model, str):
             from .llm.providers import resolve_model
 
@@ -413,6 +414,31 @@ class Runtime:
                 )
 
         return anyio.run(main)
+
+
+def _check_tools(tools: object) -> None:
+    """Refuse a ``tools`` argument that is not a mapping of names to tools, saying how to write it.
+
+    Raises:
+        UsageError: ``tools`` is not a mapping, or a value is a plain function or not a tool.
+    """
+    from .tools import Tool
+
+    if tools is None:
+        return
+    if not isinstance(tools, Mapping):
+        raise UsageError(
+            "tools must map names to tools, e.g. tools={'line_count': line_count}: a tool is named where it is "
+            "registered"
+        )
+    for name, value in tools.items():  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(value, Tool):
+            hint = (
+                "decorate it with @tool (tether.tools.tool)"
+                if callable(value)
+                else "build it with @tool or Tool(...)"
+            )
+            raise UsageError(f"tools[{name!r}] is not a Tool: {hint}")
 
 
 def _refuse_running_loop(name: str) -> None:
