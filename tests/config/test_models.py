@@ -209,6 +209,9 @@ def test_every_key_the_providers_read_is_in_the_model() -> None:
     assert set(known_keys(("provider", "x", "timeouts"))) == set(_TIMEOUT_KEYS)
     assert known_keys(("provider",)) == ()  # provider ids are free
     assert known_keys(("nothing", "here")) == ()
+    assert known_keys(("instructions", 0)) == ()
+    assert known_keys(("model", "x")) == ()
+    assert known_keys(("provider", "p", "models", "m")) == ("limit", "cost")
 
 
 def test_every_agent_key_an_untrusted_project_may_set_is_in_the_model() -> None:
