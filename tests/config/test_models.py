@@ -219,3 +219,11 @@ def test_every_agent_key_an_untrusted_project_may_set_is_in_the_model() -> None:
 
     assert _TOP_KEYS <= set(known_keys(()))
     assert set(_AGENT_KEYS) <= set(known_keys(("agent", "build")))
+
+
+def test_a_file_of_a_hundred_thousand_unknown_keys_is_one_error_naming_the_first() -> None:
+    value = {"model": "a/b", **{f"k{n}": n for n in range(100_000)}}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(value, file="tether.json")
+    assert caught.value.key == "k0"
+    assert caught.value.message.startswith('tether.json at k0: unknown key "k0"')

@@ -49,8 +49,11 @@ def check_config(value: Mapping[str, Any], fail: Fail) -> TetherConfig:
     try:
         return TetherConfig.model_validate(value)
     except ValidationError as exc:
-        problems = [_describe(error) for error in exc.errors(include_url=False)]
-        message, path = min(problems, key=lambda problem: _position(value, problem[1]))
+        # A hostile file may hold a million unknown keys: find the first in file order in one pass (each object's
+        # key order indexed once), and word only that one.
+        indexes: dict[int, dict[Any, int]] = {}
+        first = min(exc.errors(include_url=False), key=lambda e: _position(value, _path(e), indexes))
+        message, path = _describe(first)
         fail(message, path)
 
 
@@ -63,12 +66,20 @@ def known_keys(path: KeyPath) -> tuple[str, ...]:
     return tuple(field.alias or name for name, field in section.model_fields.items())
 
 
-def _describe(error: ErrorDetails) -> tuple[str, KeyPath]:
+def _path(error: ErrorDetails) -> KeyPath:
+    """The key path of an error; tether's own errors carry the part below the validated value in their context."""
     path: KeyPath = tuple(error["loc"])
+    if error["type"] == "tether":
+        return (*path, *cast(KeyPath, cast(Mapping[str, Any], error.get("ctx"))["path"]))
+    return path
+
+
+def _describe(error: ErrorDetails) -> tuple[str, KeyPath]:
+    path = _path(error)
     kind = error["type"]
     ctx: Mapping[str, Any] = error.get("ctx") or {}
     if kind == "tether":
-        return str(ctx["message"]), (*path, *cast(KeyPath, ctx["path"]))
+        return str(ctx["message"]), path
     if kind == "extra_forbidden":
         return _unknown(str(path[-1]), known_keys(path[:-1])), path
     if kind in _EXPECTED:
@@ -140,13 +151,17 @@ def _bare(annotation: Any) -> Any:
     return annotation
 
 
-def _position(value: Any, path: KeyPath) -> tuple[int, ...]:
-    """Where ``path`` lies in document order (JSON objects keep the file's key order)."""
+def _position(value: Any, path: KeyPath, indexes: dict[int, dict[Any, int]]) -> tuple[int, ...]:
+    """Where ``path`` lies in document order (JSON objects keep the file's key order); ``indexes`` caches each
+    object's key positions by its id."""
     order: list[int] = []
     for part in path:
         if isinstance(value, Mapping) and part in value:
             mapping = cast(Mapping[Any, Any], value)
-            order.append(list(mapping).index(part))
+            index = indexes.get(id(mapping))
+            if index is None:
+                index = indexes[id(mapping)] = {key: n for n, key in enumerate(mapping)}
+            order.append(index[part])
             value = mapping[part]
         elif isinstance(value, list) and isinstance(part, int) and part < len(cast(list[Any], value)):
             order.append(part)
