@@ -98,7 +98,7 @@ def compose_prompt(argument: str | None, stdin: str | None) -> str:
     if argument is None or argument == "-":
         text = stdin or ""
         if not text.strip():
-            source = "stdin was empty" if stdin is not None else "stdin is a terminal"
+            source = "stdin was empty" if stdin is not None else "stdin is a terminal or closed"
             raise UsageError(
                 f'no prompt: pass one (tether run "fix the failing test") or pipe it on stdin ({source})'
             )

@@ -89,7 +89,10 @@ def _user_input(prompt: str | None, files: Sequence[Path]) -> str | list[Content
 
     try:
         # no prompt argument: stdin unless it is a terminal; with one: stdin only when something is piped in
-        piped = (not sys.stdin.isatty()) if prompt in (None, "-") else stdin_is_piped()
+        if sys.stdin is None:  # started with fd 0 closed: there is no stdin to read
+            piped = False
+        else:
+            piped = (not sys.stdin.isatty()) if prompt in (None, "-") else stdin_is_piped()
         text = compose_prompt(prompt, read_stdin() if piped else None)
         if not files:
             return text
