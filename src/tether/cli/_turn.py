@@ -21,8 +21,8 @@ import anyio
 from rich.console import Console
 from rich.text import Text
 
-from ..errors import ProviderError, TetherError
 from ..content import Content
+from ..errors import ProviderError, TetherError
 from ..llm import Model, Usage
 from ..llm._pricing import Price, dollars, usage_cost
 from ..permissions import PermissionAsked, PermissionService
