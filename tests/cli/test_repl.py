@@ -341,11 +341,42 @@ def test_continue_resumes_the_latest_session(repl: Any, cli: Any, project: Path)
     screen.type(f"/resume {session_id}")
     screen.expect(f"already in {session_id}")
     screen.type("/new")
-    screen.type(f"/resume {session_id[:12]}")  # a unique prefix
+    screen.type("")  # an empty line sends nothing
+    screen.type("fresh start")
+    screen.expect("one")  # a new session: the script starts again
+    screen.type(f"/resume {session_id[:-4]}")  # a unique prefix; the new session's claim is released
     screen.expect(f"resumed {session_id}: start")
     screen.type("/exit")
     assert screen.wait() == 0
-    assert [s["id"] for s in cli.json("sessions", "--json", "--dir", str(project))] == [session_id]
+    listed = [s["id"] for s in cli.json("sessions", "--json", "--dir", str(project))]
+    assert len(listed) == 2 and session_id in listed
+
+
+def test_continue_and_session_contradict(repl: Any) -> None:
+    screen = repl("--continue", "--session", "ses_x")
+    screen.expect("--continue and --session contradict each other")
+    assert screen.wait() == 2
+
+
+def test_line_editing_keys(repl: Any, cli: Any) -> None:
+    screen = repl(script=[{"text": "got it"}])
+    screen.at_prompt()
+    screen.term.send("some text")
+    screen.expect("some text")
+    screen.term.send("\x03")  # a line with text: ^C clears it and the prompt stays
+    screen.term.send("/he\t")  # Tab completes a command
+    screen.expect("/help")
+    screen.term.send("\r")
+    screen.expect(r"Esc Enter adds a line")
+    screen.at_prompt()
+    screen.term.send("line one\x1b\rline two\r")  # Esc Enter: a new line in the same message
+    screen.expect("got it")
+    assert "Ctrl-C again" not in screen.term.text
+    screen.at_prompt()
+    screen.term.send("\x04")
+    assert screen.wait() == 0
+    history = (cli.data_dir / "repl-history").read_text()
+    assert "+line one\n+line two\n" in history and "some text" not in history
 
 
 def test_a_claimed_session_cannot_be_resumed_twice(repl: Any, cli: Any, project: Path) -> None:
@@ -371,6 +402,8 @@ def test_model_and_agent_without_arguments_and_switching_the_model(
     screen.expect(r"agent build \(agents: .*build.*plan")
     screen.type("/agent build")
     screen.expect("already agent build")
+    screen.type("/agent explore")
+    screen.expect("explore is a subagent")
     screen.type("/sessions")
     screen.expect("no sessions in this project yet")
     other = cli.script([{"text": "from the second"}], name="other.json")

@@ -200,10 +200,9 @@ async def _loop(repl: Repl, read: Callable[[str], Any]) -> int:
                 if not await slash(repl, text):
                     return OK
             else:
-                await repl.turn(line.removeprefix("/") if text.startswith("//") else line)
-        except (
-            Exception
-        ) as exc:  # only the user-fixable ones are shown; a StoreError or a defect ends the session
+                await repl.turn(text.removeprefix("/") if text.startswith("//") else text)
+        except Exception as exc:
+            # only the user-fixable ones are shown; a StoreError or a defect ends the session
             error = _shown_error(exc)
             if error is None:
                 raise

@@ -103,8 +103,12 @@ async def _agent(repl: Repl, arg: str) -> bool:
     if not arg:
         repl.note(f"agent {repl.agent} (agents: {names})")
         return True
-    if arg not in agents:
+    found = agents.get(arg)
+    if found is None or found.hidden:
         repl.note(f"no agent {printable(arg)!r}; agents: {names}", "red")
+        return True
+    if found.mode == "subagent":
+        repl.note(f"{arg} is a subagent (other agents run it); agents: {names}", "red")
         return True
     if arg == repl.agent:
         repl.note(f"already agent {arg}")

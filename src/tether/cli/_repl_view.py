@@ -34,7 +34,7 @@ _TAIL = 4
 
 def markdown(text: str) -> Markdown:
     """The model's ``text`` as rich markdown: control characters as visible escapes, links with their address."""
-    return Markdown(printable(text, lines=True), hyperlinks=False)
+    return Markdown(printable(text, lines=True), code_theme="ansi_dark", hyperlinks=False)
 
 
 class ReplView(LiveView):
