@@ -276,3 +276,33 @@ async def test_a_failed_delete_rolls_back_every_row_it_touched(tmp_path: Path) -
         store.append(SessionUpdated(info("ses_2")))
         await store.flush()  # the store still writes
         assert counts(path)["sessions"] == 2
+
+
+@pytest.mark.anyio
+async def test_tool_call_sessions_stored_before_kinds_are_marked_by_the_migration(tmp_path: Path) -> None:
+    from tether.session._migrations import MIGRATIONS, statements
+
+    path = tmp_path / "db"
+    conn = sqlite3.connect(path)
+    for script in MIGRATIONS[:4]:
+        for statement in statements(script):
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 4")
+    for sid, model in (("ses_call", "tether/tool-call"), ("ses_talk", "openai/gpt-5")):
+        conn.execute(
+            "INSERT INTO sessions (id, project, directory, title, agent, created, updated) "
+            "VALUES (?, '/p', '/p', 't', 'build', 1, 1)",
+            (sid,),
+        )
+        conn.execute(
+            "INSERT INTO messages (session_id, id, role, completed, data) VALUES (?, 'msg_1', 'assistant', 1, ?)",
+            (sid, f'{{"id":"msg_1","parent_id":"msg_0","agent":"build","model":"{model}","created":1}}'),
+        )
+    conn.commit()
+    conn.close()
+    async with SQLiteStore(path) as store:
+        assert await store.session_kinds(["ses_call", "ses_talk"]) == {
+            "ses_call": "tool-call",
+            "ses_talk": "conversation",
+        }
+        assert (await store.latest_session(project="/p")).id == "ses_talk"  # type: ignore[union-attr]

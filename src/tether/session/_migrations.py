@@ -125,4 +125,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX sessions_project_kind_updated ON sessions (project, kind, updated);
     CREATE INDEX sessions_parent ON sessions (parent_id) WHERE parent_id IS NOT NULL;
     """,
+    # 5: sessions ``tether tool call`` recorded before kinds existed become ``tool-call``: their steps ran the built-in
+    # one-call model, whose name no conversation's step carries (``cli/_onecall.OneCallModel``).
+    """
+    UPDATE sessions SET kind = 'tool-call' WHERE kind = 'conversation' AND id IN (
+        SELECT session_id FROM messages WHERE role = 'assistant' AND data LIKE '%"model":"tether/tool-call"%'
+    );
+    """,
 )
