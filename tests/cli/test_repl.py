@@ -451,3 +451,21 @@ def test_run_summary_shows_the_cost_of_a_priced_model(cli: Any, project: Path) -
         "run", "hello", "--model", cli.script([{"text": "x"}], name="free.json"), "--dir", str(project)
     )
     assert "tokens in / " in unpriced.output and "$" not in unpriced.output
+
+
+def test_hostile_text_in_titles_and_command_arguments_is_shown_not_obeyed(
+    repl: Any, cli: Any, project: Path
+) -> None:
+    model = cli.script([{"text": "ok"}], name="hostile.json")
+    assert cli.run("run", "\x1b]0;pwned\x07 \x1b[2J title", "--model", model, "--dir", str(project)).code == 0
+    screen = repl("--model", model)
+    screen.type("/sessions")
+    listed = screen.until_prompt()
+    assert "title" in listed and "\x1b]0;pwned" not in screen.term.raw and "\x1b[2J" not in screen.term.raw
+    screen.at_prompt()
+    # pasted (bracketed paste): an escape sequence reaches the command's argument as text
+    screen.term.send("\x1b[200~/agent \x1b[31mred\x1b[201~\r")
+    screen.expect(r"no agent '\\x1b\[31mred'")
+    assert "\x1b[31mred" not in screen.term.raw
+    screen.type("/exit")
+    assert screen.wait() == 0

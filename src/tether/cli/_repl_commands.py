@@ -105,7 +105,7 @@ async def _agent(repl: Repl, arg: str) -> bool:
         return True
     found = agents.get(arg)
     if found is None or found.hidden:
-        repl.note(f"no agent {printable(arg)!r}; agents: {names}", "red")
+        repl.note(f"no agent '{printable(arg)}'; agents: {names}", "red")
         return True
     if found.mode == "subagent":
         repl.note(f"{arg} is a subagent (other agents run it); agents: {names}", "red")
