@@ -118,3 +118,13 @@ def test_a_run_in_a_subdirectory_reads_the_instructions_of_the_project_root(tmp_
     other.mkdir()
     (other / "AGENTS.md").write_text("other", encoding="utf-8")
     assert bodies(load_instructions(Location(other), config, user_dir=user_file.parent)) == ["other"]
+
+
+def test_the_model_cannot_plant_a_claude_md_without_a_rule_naming_it(tmp_path: Path) -> None:
+    # CLAUDE.md is an instruction file now: writing one is protected as AGENTS.md is (asked whatever edit: * says)
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    location = Location(project)
+    for name in ("pkg/CLAUDE.md", "CLAUDE.md", "pkg/claude.md", "pkg/tether.json", "pkg/tether.jsonc"):
+        assert location.resolve(name).protected is not None, name
+    assert location.resolve("pkg/NOTES.md").protected is None

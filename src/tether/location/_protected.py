@@ -18,8 +18,8 @@ and ``GIT~1`` as ``.git``), for relative resources and absolute paths alike:
   ``.git/worktrees/<name>/``) the same way; ``.gitmodules``;
 - a file named ``config`` at any depth (an embedded git directory needs no ``.git`` in its path);
 - the files the config and instruction loaders read: ``tether.json``, ``tether.jsonc``, ``opencode.json``,
-  ``opencode.jsonc`` and ``AGENTS.md`` at any depth, plus the extra resources a Location is given (exact files, or
-  directories as ``dir/`` prefixes).
+  ``opencode.jsonc``, ``AGENTS.md`` and ``CLAUDE.md`` at any depth, plus the extra resources a Location is given
+  (exact files, or directories as ``dir/`` prefixes).
 
 Resources are canonical (``..`` and symlinks are resolved before a resource exists), so matching path text is enough.
 Git's own writes under ``.git`` (commit, checkout, ...) are not file-tool writes and are not affected.
@@ -38,7 +38,16 @@ from ..permissions import names_protected_path, wildcard_match
 __all__ = ["PROTECTED_NAMES", "extra_protected", "names_protected_path", "protected_anchor"]
 
 PROTECTED_NAMES = frozenset(
-    {"AGENTS.md", ".gitmodules", "config", "tether.json", "tether.jsonc", "opencode.json", "opencode.jsonc"}
+    {
+        "AGENTS.md",
+        "CLAUDE.md",
+        ".gitmodules",
+        "config",
+        "tether.json",
+        "tether.jsonc",
+        "opencode.json",
+        "opencode.jsonc",
+    }
 )
 """File names protected at any depth (compared case-insensitively).
 
