@@ -1,4 +1,4 @@
-"""What an untrusted project's ``.tether/tether.json`` may set: only what tightens the user's own configuration.
+"""What an untrusted project's config file may set: only what tightens the user's own configuration.
 
 A cloned repository is hostile until the user trusts it (ARCHITECTURE law 11). Its config layer is filtered here,
 on the raw (already validated) JSON, before it is parsed and merged:
@@ -12,7 +12,8 @@ on the raw (already validated) JSON, before it is parsed and merged:
   variable, headers), ``shell``, every ``allow`` rule (``"permission": "allow"``, ``{"bash": "allow"}``,
   ``tools: {x: true}``), re-enabling an agent the user disabled, raising a limit, a ``scripted:`` model (a script
   that plays tool calls with no model behind them), absolute or ``..`` instruction paths, and every key this list does
-  not name (a key added to tether later is not trusted by accident);
+  not name (a key added to the models later is not trusted by accident; a key the models do not know is an error
+  before this filter runs);
 - ignored too: a new agent (``agent.<name>`` for a name neither built in nor in the user's config), and a
   ``default_agent`` other than the one the user's config runs (its own ``default_agent``, else ``build``). The
   user's per-agent rules (``agent.build.permission: {"bash": "deny"}``) bind that agent only: a project that picked
