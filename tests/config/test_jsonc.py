@@ -112,3 +112,8 @@ def test_plain_json_is_unchanged_by_the_jsonc_pass(value: object) -> None:
 def test_comments_between_tokens_parse_to_the_same_value(value: object, comment: str) -> None:
     text = json.dumps(value, indent=1).replace("\n", "\n" + comment)
     assert parse_json(text, "t") == value
+
+
+def test_a_byte_order_mark_is_white_space() -> None:
+    assert parse_json('\ufeff{"a": 1}', "t.json") == {"a": 1}
+    assert parse_json('\ufeff// c\n{"a": [1,]}', "t.jsonc") == {"a": [1]}

@@ -6,7 +6,8 @@ then parsed by the strict, bounded JSON path (``_json.parse_json``), so the host
 and a line or column in an error, or found by ``key_lines``, is the line and column of the file the user edits.
 
 Strings are matched first, so ``"https://host"`` and ``"/* not a comment */"`` survive. The scan is a few regular
-expressions whose alternatives cannot overlap (linear time on the 4 MiB the reader allows).
+expressions whose alternatives cannot overlap (linear time on the 4 MiB the reader allows). A leading byte order mark
+(some Windows editors write one) becomes a space as well.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def strip_jsonc(text: str, where: str) -> str:
     Raises:
         ConfigError: a ``/*`` comment is never closed (naming its line).
     """
+    if text.startswith("\ufeff"):  # a byte order mark, as some Windows editors write: white space here
+        text = " " + text[1:]
     if "/" not in text and "," not in text:
         return text
 
