@@ -104,3 +104,13 @@ def test_a_config_planted_in_a_world_writable_parent_is_not_the_projects(cli: An
     shown = cli.run("run", "--show-prompt", "--model", "openai/gpt-5", "--dir", str(project))
     assert shown.code == 0, shown.output
     assert "PLANTED" not in shown.stdout
+
+
+def test_trust_remove_from_a_subdirectory_removes_the_root(cli: Any, repo: Path) -> None:
+    assert cli.run("trust", str(repo / "pkg")).code == 0
+    removed = cli.run("trust", "--remove", str(repo / "pkg"))
+    assert removed.code == 0, removed.output
+    assert removed.stdout.strip() == f"removed {repo.resolve()}"
+    assert cli.run("trust", "--list").stdout.strip() == ""
+    again = cli.run("trust", "--remove", str(repo / "pkg"))
+    assert again.code == 2 and f"{(repo / 'pkg').resolve()} is not a trusted project" in again.stderr

@@ -105,9 +105,13 @@ def trust_command(*, data_dir: Path, directory: Path | None, list_: bool, remove
                 out_console().print(Text(str(root)), soft_wrap=True)
             return
         if remove is not None:
+            # the root itself (it may be gone), else the project an existing directory belongs to, as trust found it
+            root = project_root(remove)
             if not store.remove(remove):
-                fail(f"{project_root(remove)} is not a trusted project (see: tether trust --list)")
-            out_console().print(Text(f"removed {project_root(remove)}"), soft_wrap=True)
+                root = find_project(remove) if remove.is_dir() else root
+                if root == project_root(remove) or not store.remove(root):
+                    fail(f"{project_root(remove)} is not a trusted project (see: tether trust --list)")
+            out_console().print(Text(f"removed {root}"), soft_wrap=True)
             return
         target = (directory or Path.cwd()).expanduser()
         if not target.is_dir():
