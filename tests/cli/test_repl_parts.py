@@ -11,11 +11,12 @@ from typing import Any
 
 from rich.console import Console
 
-from tether.cli._repl import session_cost, turn_line
+from tether.cli._repl import _shown_error, session_cost, turn_line
 from tether.cli._repl_input import HistoryFile
 from tether.cli._repl_view import ReplView
 from tether.cli._turn import TurnOutcome
 from tether.config import Config
+from tether.errors import StoreError, UsageError
 from tether.llm import Usage
 from tether.session import AssistantInfo
 from tether.session._events import PartDelta, PartUpdated
@@ -216,3 +217,22 @@ def test_a_sessions_cost_prices_each_step_by_its_own_model() -> None:
     assert session_cost(steps, config) == 3.0 + 2.0
     assert session_cost([*steps, _step("ollama/qwen3:8b", Usage(input_tokens=5))], config) is None
     assert session_cost([], config) == 0.0
+
+
+def test_history_reads_a_last_entry_without_a_newline_and_refuses_a_device(tmp_path: Path) -> None:
+    path = tmp_path / "repl-history"
+    path.write_text("\n# then\n+one\n+two")
+    assert list(HistoryFile(path).load_history_strings()) == ["one\ntwo"]
+    device = HistoryFile(Path("/dev/null"))
+    device.store_string("typed")
+    assert device.broken == "/dev/null is not a regular file"
+
+
+def test_only_user_fixable_errors_are_shown_and_a_task_groups_wrapping_is_seen_through() -> None:
+    wrapped = BaseExceptionGroup(
+        "turn", [BaseExceptionGroup("inner", [UsageError("agent nobody does not exist")])]
+    )
+    shown = _shown_error(wrapped)
+    assert isinstance(shown, UsageError) and shown.message == "agent nobody does not exist"
+    assert _shown_error(StoreError("disk full")) is None  # nothing runs unrecorded: the session ends
+    assert _shown_error(BaseExceptionGroup("two", [UsageError("a"), UsageError("b")])) is None

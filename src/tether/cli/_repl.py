@@ -83,10 +83,9 @@ class Repl:
 
     async def use_session(self, session: Any) -> None:
         """Make ``session`` (already claimed) the current one, releasing the previous claim."""
+        spent = session_cost(await session.messages(), self.config)
         previous = self.session
-        self.session = session
-        self.agent = session.info.agent
-        self.spent = session_cost(await session.messages(), self.config)
+        self.session, self.agent, self.spent = session, session.info.agent, spent
         if previous is not None and previous.id != session.id:
             await self.rt.store.release(previous.id)
 
