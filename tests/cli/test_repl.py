@@ -358,6 +358,12 @@ def test_continue_and_session_contradict(repl: Any) -> None:
     assert screen.wait() == 2
 
 
+def test_an_unknown_agent_at_start_is_a_usage_error(repl: Any) -> None:
+    screen = repl("--agent", "nobody")
+    screen.expect(r"error: no agent 'nobody': use one of .*build.*plan")
+    assert screen.wait() == 2
+
+
 def test_line_editing_keys(repl: Any, cli: Any) -> None:
     screen = repl(script=[{"text": "got it"}])
     screen.at_prompt()
@@ -419,17 +425,18 @@ def test_model_and_agent_without_arguments_and_switching_the_model(
 
 def test_without_a_model_the_session_opens_and_says_how_to_choose_one(repl: Any, cli: Any) -> None:
     cli.env.pop("OPENAI_API_KEY", None)
-    screen = repl()
+    screen = repl("--agent", "plan")
     screen.expect(r"no model chosen")
-    screen.type("hello")
+    screen.expect(r"agent plan · model none")
+    screen.type("hello", prompt="plan ›")
     screen.expect(r"no model chosen: pick one with /model provider/model")
-    screen.type("/model")
+    screen.type("/model", prompt="plan ›")
     screen.expect(r"no model chosen: /model provider/model")
-    screen.type("/model openai/gpt-5")
+    screen.type("/model openai/gpt-5", prompt="plan ›")
     screen.expect(r"error: No API key for provider 'openai'")
-    screen.type("//etc is a directory")
+    screen.type("//etc is a directory", prompt="plan ›")
     screen.expect(r"no model chosen: pick one")  # //text is a message, not a command
-    screen.type("/exit")
+    screen.type("/exit", prompt="plan ›")
     assert screen.wait() == 0
 
 

@@ -241,6 +241,8 @@ def repl_command(
         async with Runtime(data_dir=data_dir, config=config) as rt:
             location = await rt.location(path)
             name = agent or config.get("default_agent") or "build"
+            if name not in rt.agents:
+                raise UsageError(f"no agent {name!r}: use one of {', '.join(sorted(rt.agents))}")
             repl = Repl(rt=rt, location=location, config=config, console=console, agent=name)
             try:
                 repl.choose_model(model)
