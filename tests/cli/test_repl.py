@@ -195,10 +195,10 @@ def test_ctrl_c_cancels_the_turn_and_the_session_stays(repl: Any, cli: Any) -> N
     screen.type("go on")
     screen.expect("after the interruption")
     screen.expect(r"── done")
-    session_id = _session_id(screen.term.text) if "session ses_" in screen.term.text else None
     screen.type("/sessions")
-    listed = screen.until_prompt()
-    session_id = session_id or re.search(r"(ses_\w+) ←", listed).group(1)  # type: ignore[union-attr]
+    current = re.search(r"(ses_\w+) ←", screen.until_prompt())
+    assert current is not None
+    session_id = current.group(1)
     # a second ^C at the prompt exits (the first one says so)
     screen.at_prompt()
     screen.term.send("\x03")
