@@ -159,6 +159,7 @@ def test_a_provider_reported_cost_wins_over_the_table() -> None:
 
 def test_dollars_shows_cents_precisely_below_a_dollar() -> None:
     assert dollars(0.0) == "$0.0000"
+    assert dollars(0.00003) == "<$0.0001"  # not $0.0000: it did cost something
     assert dollars(0.01234) == "$0.0123"
     assert dollars(12.345) == "$12.35"
     assert dollars(1234.5) == "$1,234.50"

@@ -189,5 +189,7 @@ def usage_cost(usage: Usage, price: Price | None) -> float | None:
 
 
 def dollars(cost: float) -> str:
-    """``$0.0123`` below a dollar (a turn often costs cents), ``$12.35`` above."""
+    """``$0.0123`` below a dollar (a turn often costs cents), ``$12.35`` above, ``<$0.0001`` for a crumb."""
+    if 0 < cost < 0.0001:
+        return "<$0.0001"
     return f"${cost:,.2f}" if cost >= 1 else f"${cost:.4f}"
