@@ -9,13 +9,17 @@ comes before the watcher's next wake-up moves that wake-up (the deadline of the 
 timeout arrive in ascending order, so a queue per timeout value is kept sorted by appending, and settled calls are
 dropped from its head as new ones come (memory stays bounded by the calls behind a still-running one).
 
-Everything here runs on the event loop thread; nothing is shared with other threads. A call settled without a
+Deadlines are kept on ``time.monotonic()`` (a clock read costs a tenth of ``anyio.current_time()``, which looks up
+the running backend every time) and turned into the backend's clock only for the watcher's sleep, as a delay from
+now, so any backend's clock works. Everything here runs on the event loop thread; nothing is shared with other
+threads. A call settled without a
 ``Deadlines`` (outside a session) keeps its own timer: the result is the same, only the cost differs.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 
 import anyio
@@ -51,8 +55,8 @@ class Deadlines:
         self._closed = False
 
     def watch(self, scope: anyio.CancelScope, timeout: float) -> Watch:
-        """Put a call's (entered) ``scope`` on the timer: it is cancelled if still running ``timeout`` s from now."""
-        deadline = anyio.current_time() + timeout
+        """Put a call's ``scope`` on the timer: it is cancelled if the call still runs ``timeout`` s from now."""
+        deadline = time.monotonic() + timeout
         queue = self._queues.get(timeout)
         if queue is None:
             queue = self._queues[timeout] = deque()
@@ -63,7 +67,7 @@ class Deadlines:
         if deadline < self._next:  # earlier than the watcher's next wake-up: it wakes up then instead
             self._next = deadline
             if self._sleep is not None:
-                self._sleep.deadline = deadline
+                self._sleep.deadline = anyio.current_time() + timeout
         return entry
 
     def close(self) -> None:
@@ -74,7 +78,7 @@ class Deadlines:
     async def run(self) -> None:
         """The watcher: sleep until the earliest deadline, cancel what is due, repeat until :meth:`close`."""
         while not self._closed:
-            now = anyio.current_time()
+            now = time.monotonic()
             earliest = math.inf
             for queue in self._queues.values():
                 while queue and (queue[0].done or queue[0].deadline <= now):
@@ -85,6 +89,7 @@ class Deadlines:
                 if queue:
                     earliest = min(earliest, queue[0].deadline)
             self._next = earliest
-            with anyio.CancelScope(deadline=earliest) as self._sleep:
+            wake = math.inf if earliest == math.inf else anyio.current_time() + (earliest - now)
+            with anyio.CancelScope(deadline=wake) as self._sleep:
                 await self._closing.wait()
             self._sleep = None
