@@ -93,6 +93,7 @@ class RuntimeLocation:
 
     @property
     def directory(self) -> Path:
+        """The real working directory (the root or inside it): a session created here records it."""
         return self.location.directory
 
 
@@ -164,7 +165,7 @@ class Runtime:
         self._config = config
         self._concurrency = concurrency
         self._stack: AsyncExitStack | None = None
-        self._locations: dict[str, RuntimeLocation] = {}
+        self._locations: dict[tuple[str, str], RuntimeLocation] = {}
         self._rules_cache: dict[tuple[int, tuple[Rule, ...]], tuple[Ruleset, ...]] = {}
         self._session_rules: dict[tuple[str, int], tuple[Ruleset, ...]] = {}
 
@@ -241,16 +242,24 @@ class Runtime:
 
     # -- Locations ---------------------------------------------------------------------------------------------------
 
-    async def location(self, path: str | os.PathLike[str]) -> RuntimeLocation:
-        """The Location scope of the project directory ``path`` (one per real directory, built-ins registered).
+    async def location(
+        self, path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
+    ) -> RuntimeLocation:
+        """The Location scope with ``path`` as its working directory (one per real root and working directory,
+        built-ins registered).
+
+        The project root is ``root`` when given; else the config's :attr:`~tether.config.Config.root` when ``path``
+        lies inside it (``load_config`` found it by walking up from ``path``: ``repo/pkg`` works in ``repo``); else
+        ``path`` itself. Relative paths the tools receive are joined with ``path``; what is outside the root is an
+        external directory; permission resources are relative to the root.
 
         Raises:
-            UsageError: ``path`` is not a directory, or the runtime is not open.
+            UsageError: ``path`` (or ``root``) is not a directory, ``path`` lies outside ``root``, or the runtime is
+                not open.
         """
         if self._stack is None:
             raise UsageError("Use the Runtime inside `async with Runtime(...) as rt`")
         from .builtins import BuiltinDeps, builtin_tools
-        from .location import Location
         from .paths import default_config_dir
         from .tools import ToolRegistry
 
@@ -263,8 +272,8 @@ class Runtime:
             f"{self._real_data_dir}{os.sep}",
             f"{default_config_dir()}{os.sep}",
         ]
-        location = await anyio.to_thread.run_sync(lambda: Location(path, protected=protected))
-        key = str(location.root)
+        location = await anyio.to_thread.run_sync(lambda: _open_location(path, root, self.config.root, protected))
+        key = (str(location.root), str(location.directory))
         found = self._locations.get(key)
         if found is not None:
             return found
@@ -283,7 +292,14 @@ class Runtime:
         scope.builtins = tuple(tools)
         return self._locations.setdefault(key, scope)
 
-    async def _locate(self, directory: str) -> RuntimeLocation:
+    async def _locate(self, directory: str, project: str | None = None) -> RuntimeLocation:
+        """A stored session's Location: its working directory in its project root (the root it was created in),
+        or as :meth:`location` finds it when that root is gone or no longer contains the directory."""
+        if project is not None:
+            try:
+                return await self.location(directory, root=project)
+            except UsageError:
+                pass  # the root is gone or was moved: find the project as a new run would
         return await self.location(directory)
 
     async def _instructions(self, location: object) -> Sequence[str]:
@@ -414,6 +430,28 @@ class Runtime:
                 )
 
         return anyio.run(main)
+
+
+def _open_location(
+    path: str | os.PathLike[str],
+    root: str | os.PathLike[str] | None,
+    config_root: Path | None,
+    protected: Sequence[str],
+) -> Location:
+    """The Location of working directory ``path`` (see :meth:`Runtime.location` for which root). Blocking.
+
+    Raises:
+        UsageError: as :class:`~tether.location.Location`.
+    """
+    from .location import Location
+
+    if root is None and config_root is not None:
+        real, top = os.path.realpath(path), os.path.realpath(config_root)
+        if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
+            root = top
+    if root is None:
+        return Location(path, protected=protected)
+    return Location(root, directory=os.path.abspath(path), protected=protected)
 
 
 def _check_tools(tools: object) -> None:

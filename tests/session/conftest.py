@@ -69,7 +69,7 @@ async def harness(tmp_path: Path, agents: dict[str, Agent], permissions: Any) ->
         project.mkdir()
         loc = Loc(tools=registry, root=project, directory=project)
 
-        async def locate(directory: str) -> Loc:
+        async def locate(directory: str, project: str) -> Loc:
             return loc
 
         sessions = Sessions(

@@ -177,7 +177,7 @@ async def test_sigkill_mid_tool_then_reopen_recovers_interrupted_calls(tmp_path:
         assert conn.execute("SELECT id FROM owners").fetchall() == [(store.owner,)]
         conn.close()
 
-        async def locate(directory: str) -> Any:
+        async def locate(directory: str, project: str) -> Any:
             from tether.tools import ToolRegistry
 
             return Loc(tools=ToolRegistry(), root=tmp_path, directory=tmp_path)

@@ -485,7 +485,7 @@ async def test_reopened_session_replays_history_with_images_and_errors(harness: 
     # A fresh service over the same store rebuilds the same history from the stored parts.
     from tether.session import Sessions
 
-    async def locate(directory: str) -> Any:
+    async def locate(directory: str, project: str) -> Any:
         return harness.loc
 
     other = Sessions(store=harness.store, bus=harness.bus, agents=harness.agents, locate=locate)

@@ -3,7 +3,7 @@
 bash is not sandboxed: the shell runs with the host user's authority. Its safety is the permission gate and honest
 parsing (:mod:`._shell_parse`). Order of one call:
 
-1. resolve ``workdir`` (default: the Location root) as a directory;
+1. resolve ``workdir`` (default: the Location's working directory) as a directory;
 2. analyse the command (tree-sitter-bash) and resolve the path arguments of file commands and redirections;
 3. ask ``external_directory`` once per directory outside the Location (the workdir first; one request each, through
    :func:`tether.location.require_external`, as the file tools do); when the analysis cannot know every path the
@@ -98,10 +98,9 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
 
     async def execute(input: BashInput, ctx: ToolContext) -> ToolResponse[Any]:
         command = input.command
-        if input.workdir is None:
-            workdir = ResolvedPath(path=location.root, original=".", resource=".", internal=True)
-        else:
-            workdir = await resolve_or_fail(location, input.workdir, "directory")
+        # default: the Location's working directory (resolved again here: a directory swapped for a symlink
+        # leading out of the project is an escape, not a place to run)
+        workdir = await resolve_or_fail(location, "." if input.workdir is None else input.workdir, "directory")
         cwd = workdir.path
         plan = await anyio.to_thread.run_sync(plan_command, location, command, cwd)
         if plan is None:

@@ -163,7 +163,7 @@ def _suggestions(path: Path, location: Location) -> tuple[Path | None, list[str]
     def show(name: str) -> str:
         full = parent / name
         try:
-            rel = full.relative_to(location.root)
+            rel = full.relative_to(location.directory)  # as the model would spell it: relative to the working directory
         except ValueError:
             return str(full)
         return rel.as_posix()

@@ -164,13 +164,13 @@ def load_instructions(
         config: the merged config (its ``instructions`` entries, whether the project is trusted, and its ``root``:
             when the Location lies inside that root, the root is the project whose files are read).
         directory: the working directory inside the project (instruction files from the root down to it are read);
-            defaults to the Location's root.
+            defaults to the Location's working directory.
         user_dir: where the user's own ``AGENTS.md`` lives; defaults to the tether config directory.
     """
     project = _project(location, config)
     found = _Collector(project, config)
     found.add_own((user_dir or default_config_dir()) / AGENTS_FILE)
-    for folder in _chain(project.root, directory or location.root):
+    for folder in _chain(project.root, directory or location.directory):
         found.add_folder(folder)
     for item in config.instructions:
         found.add_entry(item)

@@ -1,6 +1,11 @@
 """Path resolution for one Location: canonical paths, resources, symlink escapes and external directories.
 
-This module decides *where* a path lands and *what* a permission request names. It never reads file content and
+This module decides *where* a path lands and *what* a permission request names. A Location has two directories,
+as OpenCode's instance has ``directory`` and ``worktree``: the **working directory** (where a session runs, the
+shell's cwd), against which relative paths are joined, and the **project root** (the discovered root above it),
+which decides what is inside the project and what permission resources are relative to. From ``repo/pkg``,
+``../README.md`` is ``README.md`` of the project (no external approval), ``x.txt`` is ``pkg/x.txt``, and a rule on
+``pkg/secret*`` means the same from any directory of the project. It never reads file content and
 never asks permissions (``_authorize`` does). It follows the canonical variant of the reference (b9a872b5, with the
 1339248e input sanitising and the 3edda282 ``~`` expansion):
 
@@ -93,39 +98,71 @@ class Location:
     """One project directory: resolves the paths tools receive.
 
     Args:
-        root: the project directory. It must exist and be a directory; symlinks in it are resolved.
+        root: the project root. It must exist and be a directory; symlinks in it are resolved. Containment (what is
+            external) and permission resources are judged against it.
+        directory: the working directory (absolute, or relative to ``root``), which must be the root or lie inside
+            it once symlinks are followed (default: the root). Relative paths are joined with its real path; the
+            shell starts in it.
         protected: further paths whose writes are always asked, like ``AGENTS.md``: the instruction files the config
-            names (relative, absolute or globs) and tether's own directories (ending with ``/``). See
+            names (relative to the root, absolute or globs) and tether's own directories (ending with ``/``). See
             ``extra_protected``; it also reads the root's ``.git`` file, so build a Location off the event loop.
 
     Raises:
-        UsageError: ``root`` does not exist or is not a directory.
+        UsageError: ``root`` or ``directory`` does not exist or is not a directory, or ``directory`` lies outside
+            ``root``.
     """
 
-    __slots__ = ("_directory", "_protected", "_root", "_root_str")
+    __slots__ = ("_base", "_directory", "_lexical_root", "_protected", "_root", "_root_str")
 
-    def __init__(self, root: str | os.PathLike[str], *, protected: Iterable[str] = ()) -> None:
-        directory = os.path.abspath(os.fspath(root))
-        real = os.path.realpath(directory)
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        directory: str | os.PathLike[str] | None = None,
+        protected: Iterable[str] = (),
+    ) -> None:
+        given = os.path.abspath(os.fspath(root))
+        real = os.path.realpath(given)
         if not os.path.isdir(real):
-            raise UsageError(f"Location root is not a directory: {directory}")
-        self._directory = directory
+            raise UsageError(f"Location root is not a directory: {given}")
+        self._lexical_root = given
         self._root = Path(real)
         self._root_str = real
+        if directory is None:
+            base, real_directory = given, real
+        else:
+            spelled = os.path.abspath(os.path.join(given, os.fspath(directory)))
+            real_directory = os.path.realpath(spelled)
+            if not os.path.isdir(real_directory):
+                raise UsageError(f"Working directory is not a directory: {spelled}")
+            if not _contains(real, real_directory):
+                raise UsageError(f"Working directory {spelled} is outside the project root {real}")
+            # Joined from its real path, as the shell's cwd is: ``../x`` is the same file for bash and for read, and
+            # a path spelled inside the project is lexically inside (a symlink leading out is still an escape).
+            base = real_directory
+        self._base = base
+        self._directory = Path(real_directory)
         self._protected = extra_protected(real, protected)
 
     def __repr__(self) -> str:
-        return f"Location({self._root_str!r})"
+        if self._directory == self._root:
+            return f"Location({self._root_str!r})"
+        return f"Location({self._root_str!r}, directory={str(self._directory)!r})"
 
     @property
     def root(self) -> Path:
-        """The real (symlink-free) root directory."""
+        """The real (symlink-free) project root: containment and permission resources are relative to it."""
         return self._root
 
     @property
+    def lexical_root(self) -> Path:
+        """The root as given (absolute, possibly through symlinks); a path spelled below it is lexically inside."""
+        return Path(self._lexical_root)
+
+    @property
     def directory(self) -> Path:
-        """The root as given (absolute, possibly through symlinks); used for lexical containment."""
-        return Path(self._directory)
+        """The real working directory (the root or inside it): relative paths and the shell start here."""
+        return self._directory
 
     def display(self, path: Path) -> str:
         """An absolute canonical path as shown to the model (absolute, ``/`` separators)."""
@@ -141,7 +178,7 @@ class Location:
         return await run_batched(self.resolve, path, kind)
 
     def resolve(self, path: str, kind: PathKind = "file") -> ResolvedPath:
-        """Resolve ``path`` (relative to the Location, absolute, or ``~``-prefixed).
+        """Resolve ``path`` (relative to the working directory, absolute, or ``~``-prefixed).
 
         ``kind`` only selects the external approval boundary: for ``"directory"`` an existing directory is itself
         the boundary; otherwise the containing directory is.
@@ -154,8 +191,8 @@ class Location:
         if not cleaned or "\0" in cleaned:
             raise PathError(f"Invalid path: {path!r}", reason="invalid", path=path)
         expanded = _expand_home(cleaned)
-        absolute = os.path.normpath(os.path.join(self._directory, expanded))
-        lexically_internal = _contains(self._directory, absolute) or _contains(self._root_str, absolute)
+        absolute = os.path.normpath(os.path.join(self._base, expanded))
+        lexically_internal = _contains(self._lexical_root, absolute) or _contains(self._root_str, absolute)
         # realpath (non-strict) follows every symlink it can, dangling ones included, and keeps the missing tail.
         canonical = os.path.realpath(absolute)
         existing = canonical

@@ -178,7 +178,8 @@ class Sessions:
         bus: where live events are published.
         agents: agents by name (read at every step, so a live mapping may change between steps).
         permissions: the permission service, asked for ``doom_loop``; ``None`` fails doom-loop calls.
-        locate: turns a stored session's directory back into its Location (needed by :meth:`get`).
+        locate: turns a stored session's working directory and project root (``info.directory``,
+            ``info.project``) back into its Location (needed by :meth:`get`).
         retry: the provider retry policy.
         concurrency: the most tool calls of one step that settle at the same time (``None``: no cap).
         cancel_grace: seconds a cancelled step gives its running calls to finish their cleanup before their parts
@@ -194,7 +195,7 @@ class Sessions:
         bus: Bus,
         agents: Mapping[str, AgentLike],
         permissions: PermissionAsserter | None = None,
-        locate: Callable[[str], Awaitable[SessionLocation]] | None = None,
+        locate: Callable[[str, str], Awaitable[SessionLocation]] | None = None,
         retry: RetryPolicy | None = None,
         concurrency: int | None = None,
         cancel_grace: float = CANCEL_GRACE,
@@ -306,7 +307,7 @@ class Sessions:
         info = await self.store.get_session(session_id)
         if self._locate is None:
             raise UsageError("Sessions(locate=...) is needed to reopen a stored session")
-        location = await self._locate(info.directory)
+        location = await self._locate(info.directory, info.project)
         history = History.from_stored(await self.store.load_messages(session_id))
         live = self._live.get(session_id)
         if live is not None:
