@@ -118,8 +118,10 @@ def test_permission_lines_name_the_rule_or_who_replied() -> None:
     first, replied, by_rule, by_default, empty = lines(out)
     assert first["type"] == "permission_asked" and first["call"] == "c1"
     assert replied["decision"] == "deny" and replied["by"] == "--deny-asks" and replied["request"] == "per_1"
-    assert by_rule["rule"] == {"action": "bash", "resource": "rm *", "effect": "deny", "source": "config"}
-    assert by_default["rule"] is None and empty["rule"] is None and empty["decision"] == "allow"
+    assert by_rule["rule"] == {"action": "bash", "resource": "rm *", "effect": "deny"}
+    assert by_rule["rule_source"] == "config"
+    assert by_default["rule"] is None and by_default["rule_source"] is None
+    assert empty["rule"] is None and empty["decision"] == "allow"
 
 
 def test_removing_outputs_never_follows_a_symlink_and_reports_failures(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ step's finish with its usage, and the turn's error and end (written by ``drive_t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,7 @@ from typing_extensions import TypedDict  # pydantic validates only these on Pyth
 
 from ..llm import Usage
 from ..permissions import PermissionAsked, PermissionDecided, PermissionReplied
+from ..rules import Rule
 from ..session import PartDelta, PartUpdated
 from ..session._model import ReasoningPart, StepFinishPart, TextPart, ToolPart
 from ..tools import text_of
@@ -138,13 +140,6 @@ class PermissionAskedEvent(TypedDict):
     resources: list[str]
 
 
-class PermissionRule(TypedDict):
-    action: str
-    resource: str
-    effect: str
-    source: str
-
-
 class PermissionDecidedEvent(TypedDict):
     """A permission decision: ``by`` ``rules`` (a rule decided without asking; ``rule`` names it), ``user`` (replied
     on the terminal), ``--yes``, ``--deny-asks`` or ``no-terminal``. ``reply`` is the reply to an asked request."""
@@ -159,7 +154,8 @@ class PermissionDecidedEvent(TypedDict):
     decision: Literal["allow", "deny"]
     by: str
     reply: str | None
-    rule: PermissionRule | None
+    rule: Rule | None
+    rule_source: str | None
 
 
 class StepEvent(TypedDict):
@@ -247,18 +243,13 @@ def _status(part: ToolPart) -> Literal["completed", "failed", "declined"]:
     return "declined" if part.error_kind in ("declined", "corrected", "blocked") else "failed"
 
 
-def _rule(decision: Any) -> PermissionRule | None:
+def _rule(decision: Any) -> tuple[Rule | None, str | None]:
+    """The rule that decided and its source (``agent``, ``config``, ``saved``, ...), or ``(None, None)``."""
     for verdict in decision.deciding:
         if verdict.source == "default":
-            return None
-        rule = verdict.rule
-        return {
-            "action": rule.action,
-            "resource": rule.resource,
-            "effect": rule.effect,
-            "source": verdict.source,
-        }
-    return None
+            return None, None
+        return verdict.rule, verdict.source
+    return None, None
 
 
 class JsonEvents:
@@ -405,6 +396,7 @@ class JsonEvents:
                 "by": self.decided_by,
                 "reply": event.reply,
                 "rule": None,
+                "rule_source": None,
             }
         )
 
@@ -413,6 +405,7 @@ class JsonEvents:
         if request.session_id != self.session_id:
             return
         decision = event.decision
+        rule, source = _rule(decision)
         self.write(
             {
                 "v": 1,
@@ -425,7 +418,8 @@ class JsonEvents:
                 "decision": "deny" if decision.effect == "deny" else "allow",
                 "by": "rules",
                 "reply": None,
-                "rule": _rule(decision),
+                "rule": None if rule is None else dataclasses.asdict(rule),
+                "rule_source": source,
             }
         )
 

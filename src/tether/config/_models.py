@@ -25,6 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from pydantic_core import PydanticCustomError
 
 from ..output._store import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
+from ..rules import Effect
 from ._json import KeyPath
 from ._permission import parse_tools, rules_from_value
 
@@ -50,7 +51,6 @@ MODEL_PATTERN = r"^[^/\s]+/\S"
 NON_BLANK = r"\S"
 """A string with something in it besides white space."""
 
-Effect = Literal["allow", "ask", "deny"]
 
 
 def custom_error(message: str, path: KeyPath = ()) -> PydanticCustomError:
