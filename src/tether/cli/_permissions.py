@@ -7,6 +7,7 @@ approvals) and prints the deciding rule and where it came from.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +105,10 @@ def explain_command(
             protected = None
             if action == "edit":
                 location = (await rt.location((directory or Path.cwd()).resolve())).location
+                # a resource is relative to the project root, wherever in the project the command runs
+                spelled = resource if resource.startswith("~") else os.path.join(location.root, resource)
                 try:
-                    protected = (await location.aresolve(resource)).protected
+                    protected = (await location.aresolve(spelled)).protected
                 except PathError:
                     protected = protected_anchor(resource)
             decision = evaluate_request(action, [resource], chosen.rulesets, saved, protected=protected)
@@ -143,8 +146,9 @@ def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory:
             chosen = _agent(rt, agent)
             saved = await rt.saved.rules(project)
             location = (await rt.location((directory or Path.cwd()).resolve())).location
-            plan = await anyio.to_thread.run_sync(plan_command, location, command, location.root)
-            assert plan is not None  # the project root is a directory
+            # as the bash tool runs it: in the working directory (``repo/pkg``), inside the project root
+            plan = await anyio.to_thread.run_sync(plan_command, location, command, location.directory)
+            assert plan is not None  # the working directory is a directory
 
             def decide(action: str, resources: list[str], protected: str | None = None) -> Any:
                 return evaluate_request(action, resources, chosen.rulesets, saved, protected=protected)

@@ -61,8 +61,13 @@ def list_command(
         async with Runtime(data_dir=data_dir) as rt:
             project = None
             if not all_:
-                location = await rt.location((directory or Path.cwd()).resolve())
-                project = str(location.root)
+                import anyio.to_thread
+
+                from ..config import find_project
+
+                # the project the directory belongs to (``repo`` from ``repo/pkg``), as `tether run` records it
+                start = (directory or Path.cwd()).resolve()
+                project = str(await anyio.to_thread.run_sync(find_project, start))
             infos = await rt.sessions.list(project=project, limit=limit)
             kinds = await rt.store.session_kinds([info.id for info in infos])
             return [
