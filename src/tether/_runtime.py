@@ -216,6 +216,7 @@ class Runtime:
                 locate=self._locate,
                 concurrency=self._concurrency,
                 instructions=self._instructions,
+                trusted=self._trusted,
             )
             stack.callback(service.close)
             self.sessions: RuntimeSessions = RuntimeSessions(self, service)
@@ -310,6 +311,11 @@ class Runtime:
 
         found = await anyio.to_thread.run_sync(load_instructions, location.location, self.config)
         return found.texts
+
+    def _trusted(self, location: object) -> bool:
+        """Whether the user trusts a Location's project: the config's trusted root (``git status`` runs only there)."""
+        config = self.config
+        return isinstance(location, RuntimeLocation) and config.project_trusted and location.root == config.root
 
     # -- permissions -------------------------------------------------------------------------------------------------
 

@@ -38,7 +38,8 @@ def _sessions(cli: Any) -> int:
 def test_show_prompt_prints_role_environment_then_agents_md(cli: Any, repo: Path) -> None:
     # the model is only named (no key needed, no call made) and no prompt is needed
     cli.env.pop("OPENAI_API_KEY", None)
-    result = cli.run("run", "--show-prompt", "--model", "openai/gpt-5", "--dir", str(repo))
+    # --trust: git status runs only in a trusted project (tests/cli/test_prompt_git_attack.py)
+    result = cli.run("run", "--show-prompt", "--trust", "--model", "openai/gpt-5", "--dir", str(repo))
     assert result.code == 0, result.output
     base, env, agents_md = _texts(result.stdout)
     assert base == base_prompt("build", "openai/gpt-5")

@@ -44,6 +44,7 @@ async def system_prompt(
     prompt: str | None = None,
     now: datetime | None = None,
     git_timeout: float = GIT_TIMEOUT,
+    trusted: bool = False,
 ) -> tuple[str, ...]:
     """Measure the environment and return the system texts: base text, environment block, instruction texts.
 
@@ -56,9 +57,11 @@ async def system_prompt(
         prompt: the agent's configured ``prompt``: replaces the built-in base text.
         now: the date to show (default: today, local time).
         git_timeout: seconds ``git status`` may take.
+        trusted: the user trusts the project: ``git status`` runs in it. Otherwise (the default) no git runs and the
+            branch is read from the ``.git`` files (a repository's git config can start programs).
     """
     environment = await measure_environment(
-        root=root, directory=directory, model=model, now=now, git_timeout=git_timeout
+        root=root, directory=directory, model=model, now=now, git_timeout=git_timeout, trusted=trusted
     )
     return compose(agent=agent, environment=environment, instructions=instructions, prompt=prompt)
 

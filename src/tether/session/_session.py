@@ -186,6 +186,8 @@ class Sessions:
             are marked aborted (``CANCEL_GRACE``).
         instructions: the instruction texts (``AGENTS.md``, the config's ``instructions``) of a Location, read when
             a turn builds its default system prompt; ``None``: no instruction texts.
+        trusted: whether the user trusts the project of a Location: only then does the environment block run
+            ``git status`` in it (a repository's git config can start programs); ``None``: no project is trusted.
     """
 
     def __init__(
@@ -200,6 +202,7 @@ class Sessions:
         concurrency: int | None = None,
         cancel_grace: float = CANCEL_GRACE,
         instructions: Callable[[SessionLocation], Awaitable[Sequence[str]]] | None = None,
+        trusted: Callable[[SessionLocation], bool] | None = None,
     ) -> None:
         self.store = store
         self.bus = bus
@@ -211,6 +214,7 @@ class Sessions:
         self.emitter = Emitter(store, bus)
         self._locate = locate
         self._instructions = instructions
+        self._trusted = trusted
         self._live: dict[str, Session] = {}
 
     async def system_prompt(
@@ -249,6 +253,7 @@ class Sessions:
             root=location.root,
             directory=directory if directory is not None else location.directory,
             instructions=instructions,
+            trusted=self._trusted is not None and self._trusted(location),
         )
         return tuple(visible(text) for text in texts)
 
