@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import version
 from pathlib import Path
@@ -161,3 +163,87 @@ def test_local_addresses_and_key_states() -> None:
     )
     assert rows["anthropic"]["base_url"] is None
     assert provider_rows(None, {})[0]["id"] == "anthropic"
+
+
+class RawServer:
+    """A 127.0.0.1 server that answers every connection with ``answer(connection)`` (a hostile server's bytes)."""
+
+    def __init__(self, answer: Callable[[socket.socket], None]) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.answer = answer
+        self.closed = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while not self.closed.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(connection,), daemon=True).start()
+
+    def _one(self, connection: socket.socket) -> None:
+        with connection:
+            connection.recv(65536)  # the request
+            try:
+                self.answer(connection)
+            except OSError:  # the client went away
+                pass
+
+    def stop(self) -> None:
+        self.closed.set()
+        self.listener.close()
+
+
+def _trickle(closed: threading.Event) -> Callable[[socket.socket], None]:
+    def answer(connection: socket.socket) -> None:
+        connection.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n"
+        )
+        while not closed.is_set():  # a byte well within each read's timeout, forever
+            connection.sendall(b" ")
+            time.sleep(0.2)
+
+    return answer
+
+
+def _flood(connection: socket.socket) -> None:
+    connection.sendall(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n"
+    )  # no length: until closed
+    chunk = b" " * 65536
+    for _ in range(16384):  # 1 GiB, unless the client stops reading first
+        connection.sendall(chunk)
+
+
+def test_a_trickling_or_flooding_local_server_cannot_hold_tether_models(cli: Any, project: Path) -> None:
+    closed = threading.Event()
+    trickle = RawServer(_trickle(closed))
+    flood = RawServer(_flood)
+    try:
+        _user_config(
+            cli,
+            {"provider": {"slow": {"base_url": f"{trickle.url}/v1"}, "big": {"base_url": f"{flood.url}/v1"}}},
+        )
+        result = cli.run("models", "--dir", str(project), timeout=60)  # before: never returned
+        assert result.code == 0, result.output
+        assert f"server {trickle.url}/v1/models: no answer within 1.5s" in result.stdout
+        assert f"server {flood.url}/v1/models: answered with more than 1 MiB" in result.stdout
+    finally:
+        closed.set()
+        trickle.stop()
+        flood.stop()
+
+
+def test_a_large_model_list_under_the_cap_is_listed(cli: Any, project: Path, server: ModelServer) -> None:
+    ids = [f"model-{n:06d}-{'x' * 20}" for n in range(20000)]  # about 0.9 MiB
+    body = json.dumps({"data": [{"id": i} for i in ids]}).encode()
+    assert 900_000 < len(body) < 1 << 20
+    server.routes["/v1/models"] = (200, body)
+    _user_config(cli, {"provider": {"local": {"base_url": f"{server.url}/v1"}}})
+    rows = {row["id"]: row for row in cli.json("models", "--dir", str(project), "--json")}
+    assert rows["local"]["remote"]["models"] == ids

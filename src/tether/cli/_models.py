@@ -84,9 +84,11 @@ def prewarm(sdk: str) -> None:
 # -- ``tether models`` -------------------------------------------------------------------------------------------
 
 LOCAL_TIMEOUT = 1.5
-"""Seconds ``tether models`` waits for a local server's ``/models`` (always asked)."""
+"""Seconds ``tether models`` gives a local server's ``/models``, the whole answer included (always asked)."""
 REMOTE_TIMEOUT = 10.0
-"""Seconds ``tether models --remote`` waits for a hosted provider's ``/models``."""
+"""Seconds ``tether models --remote`` gives a hosted provider's ``/models``, the whole answer included."""
+MAX_BODY = 1 << 20
+"""The most bytes of a ``/models`` answer read: any local user can bind the built-in local ports."""
 _OPENAI_URL = "https://api.openai.com/v1"
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "0.0.0.0")
 
@@ -144,16 +146,41 @@ def provider_rows(config: Any, env: Mapping[str, str] | None = None) -> list[dic
     return rows
 
 
+class _TooLarge(Exception):
+    pass
+
+
+async def _read_models(client: Any, url: str, headers: Mapping[str, str], wait: float) -> Any:
+    """The JSON of ``GET url``, read whole within ``wait`` seconds and at most :data:`MAX_BODY` bytes.
+
+    Raises:
+        TimeoutError: the whole answer took longer than ``wait`` (a server trickling bytes included).
+        _TooLarge: the answer is longer than :data:`MAX_BODY`.
+    """
+    import json
+
+    import anyio
+
+    body = bytearray()
+    with anyio.fail_after(wait):  # httpx's timeout bounds each read, not the answer
+        async with client.stream("GET", url, headers=headers, timeout=wait) as response:
+            response.raise_for_status()
+            async for chunk in response.aiter_raw():
+                body += chunk
+                if len(body) > MAX_BODY:
+                    raise _TooLarge
+    return json.loads(body)
+
+
 async def _ask_server(client: Any, row: dict[str, Any], key: str | None, wait: float) -> None:
     """Fill ``row["remote"]`` with what ``GET {base_url}/models`` lists, or why it could not be asked."""
     import httpx2
 
     url = str(row["base_url"]).rstrip("/") + "/models"
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    # identity: the cap counts what is held in memory, never a small compressed answer that inflates
+    headers = {"Accept-Encoding": "identity", **({"Authorization": f"Bearer {key}"} if key else {})}
     try:
-        response = await client.get(url, headers=headers, timeout=wait)
-        response.raise_for_status()
-        body = response.json()
+        body = await _read_models(client, url, headers, wait)
         items = body.get("data") if isinstance(body, Mapping) else None
         if not isinstance(items, list):
             raise ValueError("the answer has no data list")
@@ -163,11 +190,16 @@ async def _ask_server(client: Any, row: dict[str, Any], key: str | None, wait: f
         row["remote"] = {"url": url, "models": ids}
     except httpx2.HTTPStatusError as exc:
         row["remote"] = {"url": url, "error": f"HTTP {exc.response.status_code}"}
-    except httpx2.TimeoutException:
+    except (TimeoutError, httpx2.TimeoutException):
         row["remote"] = {"url": url, "error": f"no answer within {wait:g}s"}
+    except _TooLarge:
+        row["remote"] = {"url": url, "error": f"answered with more than {MAX_BODY >> 20} MiB"}
     except httpx2.HTTPError as exc:
         row["remote"] = {"url": url, "error": f"unreachable ({type(exc).__name__})"}
-    except ValueError as exc:  # not JSON, or not the OpenAI shape
+    except (
+        ValueError,
+        RecursionError,
+    ) as exc:  # not JSON (or nested past Python's stack), or not the OpenAI shape
         row["remote"] = {"url": url, "error": f"not an OpenAI-compatible model list ({exc})"}
 
 
@@ -176,7 +208,9 @@ async def ask_servers(
 ) -> None:
     """Ask the OpenAI-compatible servers for their models: local ones always, hosted ones with ``remote``.
 
-    A hosted provider is asked only when its key is set (the request carries it); Anthropic is not asked.
+    A hosted provider is asked only when its key is set (the request carries it); Anthropic is not asked. The servers
+    are asked at the same time, each given :data:`LOCAL_TIMEOUT` (or :data:`REMOTE_TIMEOUT`) for its whole answer
+    and :data:`MAX_BODY` bytes: a port bound by someone else cannot hold the command or fill its memory.
     """
     import os
 
