@@ -199,6 +199,12 @@ def run_command(
                 from ._jsonevents import final_text
 
                 text = final_text(await session.messages())
+                if text and sys.stdout.isatty():
+                    from ..storable import printable
+
+                    # a terminal obeys the escapes the model wrote (title, clear screen): shown as text mode shows
+                    # them; a pipe gets the exact text, which scripts need
+                    text = printable(text, lines=True)
                 if text:
                     sys.stdout.write(text if text.endswith("\n") else text + "\n")
         if output == "json":
