@@ -167,3 +167,19 @@ def test_a_hostile_head_neither_blocks_nor_is_followed(
     plain = tmp_path / "plain"
     plain.mkdir()
     assert git_state(plain) == (None, "")
+
+
+def test_a_fifo_packed_refs_and_an_absolute_ref_are_not_read(tmp_path: Path) -> None:
+    import threading
+
+    path = repo(tmp_path / "p", branch="main")
+    git(path, "checkout", "-q", "-b", "other")
+    (path / ".git" / "refs" / "heads" / "other").unlink()  # only packed-refs could say "other" exists
+    os.mkfifo(path / ".git" / "packed-refs")  # an ordinary open of it waits for a writer forever
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.append(git_state(path)), daemon=True)
+    reader.start()
+    reader.join(timeout=30)  # a hang guard
+    assert found == [(GitState(branch="other (no commits yet)", status=UNCHECKED), "")]
+    (path / ".git" / "HEAD").write_text(f"ref: {tmp_path / 'p' / 'a.txt'}\n")
+    assert git_state(path)[0] == GitState(branch="unknown (HEAD is not a ref)", status=UNCHECKED)

@@ -155,15 +155,27 @@ UNTRUSTED_STATUS = "not checked (tether runs git status only in a trusted projec
 """The status a state read from the files of an untrusted project's ``.git`` shows."""
 
 
-def _read_small(path: Path) -> bytes | None:
-    """The first bytes of a regular file, never following a final symlink nor blocking on a FIFO; ``None``: none."""
+def _open_regular(path: Path) -> int | None:
+    """A descriptor of the regular file ``path``, never through a final symlink nor blocking on a FIFO."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _read_small(path: Path) -> bytes | None:
+    """The first bytes of the regular file ``path`` (as :func:`_open_regular` opens it); ``None``: none."""
+    fd = _open_regular(path)
+    if fd is None:
+        return None
+    try:
         return os.read(fd, _HEAD_LIMIT)
     except OSError:
         return None
@@ -195,9 +207,12 @@ def _has_ref(common: Path, ref: str) -> bool:
     """Whether ``ref`` (``refs/heads/x``) exists as a loose ref or in ``packed-refs`` of ``common``."""
     if _read_small(common / ref) is not None:
         return True
+    fd = _open_regular(common / "packed-refs")
+    if fd is None:
+        return False
     wanted = b" " + os.fsencode(ref)
     try:
-        with (common / "packed-refs").open("rb") as packed:
+        with os.fdopen(fd, "rb") as packed:
             return any(line.rstrip(b"\r\n").endswith(wanted) for line in packed if not line.startswith(b"#"))
     except OSError:
         return False
@@ -214,6 +229,8 @@ def _branch_from_files(directory: Path) -> GitState | None:
     if not head.startswith(b"ref: "):
         return GitState(branch="unknown (HEAD is not a ref)", status=UNTRUSTED_STATUS)
     ref = os.fsdecode(head[len(b"ref: ") :].strip())
+    if not ref.startswith("refs/") or ".." in Path(ref).parts:
+        return GitState(branch="unknown (HEAD is not a ref)", status=UNTRUSTED_STATUS)
     name = ref.removeprefix("refs/heads/")
     if name == ".invalid":  # the reftable backend keeps HEAD in its tables
         return GitState(branch="unknown (reftable refs)", status=UNTRUSTED_STATUS)
@@ -222,7 +239,7 @@ def _branch_from_files(directory: Path) -> GitState | None:
     if shared is not None:
         common = Path(os.fsdecode(shared.strip()))
         common = common if common.is_absolute() else git_dir / common
-    born = ".." not in Path(ref).parts and _has_ref(common, ref)
+    born = _has_ref(common, ref)
     return GitState(branch=name if born else f"{name} (no commits yet)", status=UNTRUSTED_STATUS)
 
 
