@@ -46,6 +46,8 @@ def project_config(data_dir: Path, directory: Path, *, trust: bool = False, ask:
     root = find_project(directory)
     trusted = trust or _env_trust() or store.is_trusted(root)
     config = load_config(root, trusted=trusted)
+    for line in config.refused:  # a config file that is not the user's own: never read, trusted or not
+        err_console().print(Text("warning: ", style="yellow") + shown(line), soft_wrap=True)
     if not config.ignored:
         return config
     if ask and stdin_is_terminal() and not store.declined(root):

@@ -11,7 +11,13 @@ considers only directories that are the user's own and stops:
   there, and nothing above it is considered either;
 - at the git root: a ``.tether`` above the repository belongs to whatever contains the repository, not to it;
 - at the home directory (never a project found by walking up: ``~/.tether`` may be data) and the filesystem root;
-- at a marker that is owned by another user (planted in a group-writable directory).
+- at a marker that is owned by another user (planted in a group-writable directory); a ``.git`` is a marker here too,
+  so a ``.git`` another user created in a shared directory does not make that directory the project (and the target
+  of ``tether trust``).
+
+The config file itself must be the user's own as well (:func:`foreign`): a file owned by another user, or one others
+may write, is refused with a notice rather than read, so a teammate's ``tether.json`` dropped into a group-writable
+project (beside the user's own ``.tether/``) never speaks for the user.
 
 The start directory is the user's choice and is always the fallback: its own markers count as they did before the
 walk existed. The user's config directory (``~/.config/tether``, whose ``tether.json`` is the user's own config) is
@@ -27,7 +33,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..paths import default_config_dir
 
-__all__ = ["PROJECT_FILES", "find_project", "project_file"]
+__all__ = ["PROJECT_FILES", "find_project", "foreign", "project_file"]
 
 PROJECT_FILES = (
     Path(".tether") / "tether.json",
@@ -58,7 +64,7 @@ def find_project(start: Path | str, *, uid: int | None = None) -> Path:
             return first
         if str(current) != config_dir and _marked(current, owner):
             return current
-        if os.path.lexists(current / ".git"):
+        if _mine(current / ".git", owner):
             return current
         parent = current.parent
         if parent == current or parent == home or parent.parent == parent:
@@ -66,11 +72,14 @@ def find_project(start: Path | str, *, uid: int | None = None) -> Path:
         current = parent
 
 
-def project_file(root: Path, *, user_file: Path | None = None) -> Path | None:
+def project_file(
+    root: Path, *, user_file: Path | None = None, refused: list[str] | None = None, uid: int | None = None
+) -> Path | None:
     """The config file of the project at ``root``, or ``None`` when it has none.
 
     ``user_file`` (the user's own config) is not a project file even where it sits in the root (a command run in
-    ``~/.config/tether``).
+    ``~/.config/tether``). A file that is not the user's own (:func:`foreign`) is left out, and a one-line notice
+    saying why is appended to ``refused``.
 
     Raises:
         ConfigError: the project has two config files (which one applies would be a guess).
@@ -78,12 +87,50 @@ def project_file(root: Path, *, user_file: Path | None = None) -> Path | None:
     found = [root / name for name in PROJECT_FILES if os.path.lexists(root / name)]
     if user_file is not None:
         found = [path for path in found if not _same(path, user_file)]
+    kept: list[Path] = []
+    for path in found:
+        why = foreign(path, uid=uid)
+        if why is None:
+            kept.append(path)
+        elif refused is not None:
+            refused.append(f"refused config file {path}: {why}; it is not read")
+    found = kept
     if len(found) > 1:
         raise ConfigError(
             f"two config files: {found[0]} and {found[1]}; keep one (tether reads both spellings as JSONC)",
             file=str(found[1]),
         )
     return found[0] if found else None
+
+
+def foreign(path: Path, *, uid: int | None = None) -> str | None:
+    """Why the file at ``path`` is not the user's own, or ``None`` when it is (or does not exist).
+
+    The user's own: owned (the link and what it leads to) by ``uid`` (default: the effective user) or by root, not
+    writable by everyone, and not writable by its group unless the user owns it. Anyone else who may write the file
+    chooses what it says.
+    """
+    owner = os.geteuid() if uid is None else uid
+    try:
+        link, info = path.lstat(), path.stat()
+    except OSError:
+        return None
+    for found in (link, info):
+        if found.st_uid not in (owner, 0):
+            return f"it is owned by another user (uid {found.st_uid})"
+    if info.st_mode & stat.S_IWOTH:
+        return "anyone may write it"
+    if info.st_uid != owner and info.st_mode & stat.S_IWGRP:
+        return f"its group (gid {info.st_gid}) may write it"
+    return None
+
+
+def _mine(path: Path, owner: int) -> bool:
+    """Whether ``path`` exists and is ``owner``'s (the entry itself: a link planted by another user is theirs)."""
+    try:
+        return path.lstat().st_uid == owner
+    except OSError:
+        return False
 
 
 def _real_home() -> Path | None:
@@ -103,14 +150,7 @@ def _owned(directory: Path, owner: int) -> bool:
 
 
 def _marked(directory: Path, owner: int) -> bool:
-    for name in _MARKERS:
-        try:
-            info = (directory / name).lstat()
-        except OSError:
-            continue
-        if info.st_uid == owner:
-            return True
-    return False
+    return any(_mine(directory / name, owner) for name in _MARKERS)
 
 
 def _same(path: Path, other: Path) -> bool:

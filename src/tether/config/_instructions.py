@@ -32,6 +32,7 @@ from pathlib import Path
 from ..errors import PathError
 from ..location import Location
 from ..paths import default_config_dir
+from ._discover import foreign
 from ._load import Config, Instruction
 
 __all__ = ["AGENTS_FILE", "CLAUDE_FILE", "Instructions", "load_instructions"]
@@ -63,11 +64,14 @@ class _Collector:
         self.files: dict[Path, None] = {}
         self.refused: list[str] = []
 
-    def refuse(self, shown: object, why: str) -> None:
-        self.refused.append(
-            f"refused instruction file {shown}: {why}; only your own config can name files outside the project "
-            f"(or trust the project: tether trust {self.location.root})"
-        )
+    def refuse(self, shown: object, why: str, *, hint: bool = True) -> None:
+        line = f"refused instruction file {shown}: {why}"
+        if hint:
+            line += (
+                "; only your own config can name files outside the project "
+                f"(or trust the project: tether trust {self.location.root})"
+            )
+        self.refused.append(line)
 
     def add_folder(self, folder: Path) -> None:
         """The folder's ``AGENTS.md``, else its ``CLAUDE.md``."""
@@ -86,6 +90,10 @@ class _Collector:
         spelled inside whose symlinks lead out is refused then.
         """
         if not os.path.lexists(path):
+            return
+        why = foreign(path)
+        if why is not None:  # another user wrote it (in a shared directory): theirs, trusted project or not
+            self.refuse(path, why, hint=False)
             return
         if self.trusted:
             self.add_own(path)

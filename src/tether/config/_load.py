@@ -110,6 +110,8 @@ class Config:
     ``root`` is the project root found from the directory passed to :func:`load_config` (``None`` without one): the
     directory of the project's config, of its top ``AGENTS.md``, and of relative ``instructions`` entries.
     ``origins`` maps every leaf of ``data`` (``("provider", "work", "base_url")``) to the file that set it.
+    ``refused`` holds one warning line per project config file that was not read because it is not the user's own
+    (owned by another user, or writable by others: ``_discover.foreign``); print each once, as ``ignored``.
     """
 
     data: Mapping[str, Any] = field(default_factory=dict[str, Any])
@@ -122,6 +124,7 @@ class Config:
     project_trusted: bool = False
     root: Path | None = None
     origins: Mapping[KeyPath, Path] = field(default_factory=dict[KeyPath, Path])
+    refused: tuple[str, ...] = ()
 
     def get(self, key: str, default: Any = None) -> Any:
         """Return the raw merged value of a top-level key."""
@@ -330,12 +333,13 @@ def load_config(
     user = Path(user_file) if user_file is not None else _user_file()
     config = _read(user) or Config()
     root = find_project(project_dir) if project_dir is not None else None
+    refused: list[str] = []
     if root is not None:
-        path = project_file(root, user_file=user)
+        path = project_file(root, user_file=user, refused=refused)
         layer = None if path is None else _read(path) if trusted else _read_untrusted(path, root, config)
         if layer is not None:
             config = merge(config, layer)
-    config = replace(config, project_trusted=trusted and root is not None, root=root)
+    config = replace(config, project_trusted=trusted and root is not None, root=root, refused=tuple(refused))
     env = os.environ if environ is None else environ
     raw = env.get(PERMISSION_ENV)
     if raw:

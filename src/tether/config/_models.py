@@ -52,7 +52,6 @@ NON_BLANK = r"\S"
 """A string with something in it besides white space."""
 
 
-
 def custom_error(message: str, path: KeyPath = ()) -> PydanticCustomError:
     """A validation error carrying tether's own message, at ``path`` below the value being validated."""
     return PydanticCustomError("tether", "{message}", {"message": message, "path": path})
