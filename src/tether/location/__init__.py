@@ -1,5 +1,9 @@
 """Location: one project directory, path resolution (escapes, symlinks, external directories), safe mutation.
 
+A Location has a project **root** (what is inside the project, what permission resources are relative to) and a
+**working directory** inside it (``Location(root, directory=...)``; default: the root) that relative paths join and
+the shell starts in, as OpenCode's instance has a ``worktree`` and a ``directory``.
+
 Public surface for tools that touch paths (the file tools, bash's workdir and path arguments):
 
 - :class:`Location` and :meth:`Location.resolve` → :class:`ResolvedPath`;
