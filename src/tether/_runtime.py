@@ -3,8 +3,8 @@
 ``async with Runtime(data_dir=...) as rt`` opens, under the data directory: the session store (``tether.db``; the
 saved approvals use their own table in the same file), the managed tool-output store (``tool-output/``, cleaned once
 at start and hourly), the permission service and the built-in agents. ``await rt.location(path)`` returns the
-Location scope for a project directory: its own registry (Location placement, parent ``rt.tools``) with the built-in
-tools registered. Everything is closed on exit.
+Location scope for a working directory (in the config's project root when it lies inside it, or ``root=...``): its own
+registry (Location placement, parent ``rt.tools``) with the built-in tools registered. Everything is closed on exit.
 
 The data directory holds every session's outputs and the store: tether creates it 0700 and the store file
 (``tether.db``, and so its ``-wal``/``-shm``, which SQLite creates with the database's mode) 0600. The permission
