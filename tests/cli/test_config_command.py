@@ -25,6 +25,11 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+def _user_model(cli: Any) -> None:
+    (cli.tmp / "config").mkdir(exist_ok=True)
+    (cli.tmp / "config" / "tether.json").write_text('{"model": "openai/gpt-5"}', encoding="utf-8")
+
+
 def test_schema_prints_the_committed_json_schema(cli: Any) -> None:
     result = cli.run("config", "schema")
     assert result.code == 0, result.output
@@ -35,13 +40,14 @@ def test_schema_prints_the_committed_json_schema(cli: Any) -> None:
 
 
 def test_show_from_a_subdirectory_names_the_root_and_where_each_key_comes_from(cli: Any, repo: Path) -> None:
+    _user_model(cli)  # an untrusted project's model applies only when it is the user's own
     result = cli.run("config", "show", "--json", cwd=repo / "pkg")
     assert result.code == 0, result.output
     report = json.loads(result.stdout)
     file = str(repo.resolve() / "tether.jsonc")
     assert report["project"] == str(repo.resolve())
     assert report["trusted"] is False
-    assert report["files"] == [file]
+    assert report["files"] == [str(cli.tmp / "config" / "tether.json"), file]
     rows = {row["key"]: (row["value"], row["from"]) for row in report["keys"]}
     assert rows["model"] == ("openai/gpt-5", file)
     assert rows["tool_output.max_lines"] == (100, file)
@@ -84,7 +90,8 @@ def test_a_run_in_a_subdirectory_reads_the_roots_instructions(cli: Any, repo: Pa
     (repo / "AGENTS.md").write_text("Root rules.\n", encoding="utf-8")
     (repo / "pkg" / "CLAUDE.md").write_text("Package rules.\n", encoding="utf-8")
     cli.env.pop("OPENAI_API_KEY", None)
-    result = cli.run("run", "--show-prompt", cwd=repo / "pkg")  # the model comes from the root's config
+    _user_model(cli)
+    result = cli.run("run", "--show-prompt", cwd=repo / "pkg")  # the model comes from the config
     assert result.code == 0, result.output
     assert f"Instructions from: {repo.resolve() / 'AGENTS.md'}\nRoot rules." in result.stdout
     assert f"Instructions from: {repo.resolve() / 'pkg' / 'CLAUDE.md'}\nPackage rules." in result.stdout

@@ -2,17 +2,35 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from tether.config import Ignored
 from tether.config._restrict import describe, restrict_project
 
 
-def test_a_top_level_scripted_model_is_dropped_and_a_provider_model_kept() -> None:
-    kept, dropped = restrict_project({"model": "scripted:/tmp/plays-tool-calls.json"}, {})
+@pytest.mark.parametrize(
+    "model", ["scripted:/tmp/plays-tool-calls.json", "replay", "replay/demo", "vllm/evil", "openai/gpt-5"]
+)
+def test_a_project_model_is_dropped_whatever_it_names(model: str) -> None:
+    # replay plays recorded tool calls; vllm/x sends the prompt and AGENTS.md to a local port anyone may bind
+    kept, dropped = restrict_project({"model": model}, {"model": "anthropic/claude-sonnet-4-5"})
     assert kept == {} and dropped == [("model",)]
-    kept, dropped = restrict_project({"model": "openai/gpt-5"}, {})
-    assert kept == {"model": "openai/gpt-5"} and dropped == []
+    section = {"agent": {"build": {"model": model, "prompt": "p"}}}
+    kept, dropped = restrict_project(section, {"model": "anthropic/claude-sonnet-4-5"})
+    assert kept == {"agent": {"build": {"prompt": "p"}}} and dropped == [("agent", "build", "model")]
+
+
+def test_a_project_model_equal_to_the_users_own_is_kept_without_a_notice() -> None:
+    user = {"model": "openai/gpt-5", "agent": {"plan": {"model": "openai/o3"}}}
+    project = {"model": "openai/gpt-5", "agent": {"plan": {"model": "openai/o3"}}}
+    kept, dropped = restrict_project(project, user)
+    assert kept == project and dropped == []
 
 
 def test_an_empty_or_unstructured_provider_section_is_reported_whole_or_by_name() -> None:
@@ -45,3 +63,43 @@ def test_the_trust_question_names_each_topic_once() -> None:
         str(ignored("shell")[0])
         == "ignored shell in f: this project is not trusted (to apply it, run: tether trust /p)"
     )
+
+
+def _show_prompt(tmp_path: Path, project: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "TETHER_DATA_DIR": str(tmp_path / "data"),
+        "TETHER_CONFIG_DIR": str(tmp_path / "config"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "NO_COLOR": "1",
+        "COLUMNS": "300",
+    }
+    for name in ("TETHER_PERMISSION", "TETHER_TRUST", "OPENAI_API_KEY"):
+        env.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-m", "tether.cli", "run", "--show-prompt", "--dir", str(project), *flags],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_an_untrusted_projects_model_does_not_replace_the_users_and_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "tether.json").write_text(json.dumps({"model": "openai/gpt-5"}), encoding="utf-8")
+    project = tmp_path / "proj"
+    (project / ".tether").mkdir(parents=True)
+    file = project / ".tether" / "tether.json"
+    file.write_text(json.dumps({"model": "vllm/evil"}), encoding="utf-8")
+    shown = _show_prompt(tmp_path, project)
+    assert shown.returncode == 0, shown.stderr
+    assert "Model: openai/gpt-5" in shown.stdout and "vllm/evil" not in shown.stdout
+    assert (
+        f"warning: ignored model in {file.resolve()}: this project is not trusted "
+        f"(to apply it, run: tether trust {project.resolve()})"
+    ) in shown.stderr
+    trusted = _show_prompt(tmp_path, project, "--trust")  # the user's choice to trust it applies it
+    assert trusted.returncode == 0, trusted.stderr
+    assert "Model: vllm/evil" in trusted.stdout

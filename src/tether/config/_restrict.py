@@ -5,13 +5,15 @@ on the raw (already validated) JSON, before it is parsed and merged:
 
 - kept: ``deny``/``ask`` rules (top level and in agent sections), ``tools: {x: false}``, disabling an agent, lower
   limits (``tool_output`` below the user's or the default value, agent ``steps`` below the user's), and harmless
-  choices (``model`` of a built-in or user-defined provider, agent ``mode``, ``description``, ``hidden``,
-  ``prompt``) for agents that are built in or defined by the user, and ``instructions`` entries that name files
+  choices (agent ``mode``, ``description``, ``hidden``, ``prompt``) for agents that are built in or defined by the
+  user, and ``instructions`` entries that name files
   inside the project (the instruction loader checks again, with symlinks followed, and refuses what lands outside);
 - ignored, each reported once: ``provider`` (a URL that would receive the user's key, ``api_key_env`` naming any
   variable, headers), ``shell``, every ``allow`` rule (``"permission": "allow"``, ``{"bash": "allow"}``,
-  ``tools: {x: true}``), re-enabling an agent the user disabled, raising a limit, a ``scripted:`` model (a script
-  that plays tool calls with no model behind them), absolute or ``..`` instruction paths, and every key this list does
+  ``tools: {x: true}``), re-enabling an agent the user disabled, raising a limit, ``model`` and ``agent.<name>.model``
+  (the model is who receives the prompt, the instruction files and the code: ``vllm/x`` sends them to a local port
+  another user may hold, ``replay``/``scripted:`` play tool calls with no model behind them; a value equal to the
+  user's own is kept, silently), absolute or ``..`` instruction paths, and every key this list does
   not name (a key added to the models later is not trusted by accident; a key the models do not know is an error
   before this filter runs);
 - ignored too: a new agent (``agent.<name>`` for a name neither built in nor in the user's config), and a
@@ -37,7 +39,7 @@ from ._json import KeyPath, format_path
 __all__ = ["BUILTIN_AGENT_NAMES", "Ignored", "describe", "ignored_notices", "restrict_project"]
 
 _TOP_KEYS = frozenset(
-    {"$schema", "model", "default_agent", "permission", "tools", "agent", "instructions", "tool_output"}
+    {"$schema", "default_agent", "permission", "tools", "agent", "instructions", "tool_output"}
 )
 _AGENT_KEYS = frozenset(
     {
@@ -50,7 +52,6 @@ _AGENT_KEYS = frozenset(
         "hidden",
         "disable",
         "description",
-        "model",
         "color",
         "temperature",
         "top_p",
@@ -95,7 +96,9 @@ def restrict_project(
     dropped: list[KeyPath] = []
     out: dict[str, Any] = {}
     for key, item in value.items():
-        if key == "provider":
+        if key == "model" and item == user.get("model"):
+            out[key] = item  # the user's own choice, repeated: nothing to report
+        elif key == "provider":
             dropped.extend(_provider_keys(item))
         elif key not in _TOP_KEYS:
             dropped.append((key,))
@@ -124,8 +127,6 @@ def restrict_project(
             out[key] = _instructions(cast(list[str], item), dropped)
         elif key == "tool_output":
             out[key] = _limits(cast(Mapping[str, int], item), user.get("tool_output"), dropped)
-        elif key == "model" and _scripted(item):
-            dropped.append((key,))
         else:
             out[key] = item
     return out, dropped
@@ -163,10 +164,6 @@ def _topic(key: str) -> str:
     if head == "tool_output" or key.endswith(("steps", "maxSteps")):
         return "higher limits"
     return head if head != "agent" else key
-
-
-def _scripted(model: object) -> bool:
-    return isinstance(model, str) and model.startswith("scripted:")
 
 
 def _rules(value: object, path: KeyPath, dropped: list[KeyPath]) -> object | None:
@@ -207,7 +204,9 @@ def _agent(section: object, user: Mapping[str, Any], path: KeyPath, dropped: lis
     kept: dict[str, Any] = {}
     for key, item in cast(Mapping[str, Any], section).items():
         at = (*path, key)
-        if key not in _AGENT_KEYS:
+        if key == "model" and item == user.get("model"):
+            kept[key] = item
+        elif key not in _AGENT_KEYS:
             dropped.append(at)
         elif key == "permission":
             rules = _rules(item, at, dropped)
@@ -218,8 +217,6 @@ def _agent(section: object, user: Mapping[str, Any], path: KeyPath, dropped: lis
         elif key == "disable" and item is False and user.get("disable") is True:
             dropped.append(at)
         elif key in ("steps", "maxSteps") and not _lower(item, user.get("steps", user.get("maxSteps"))):
-            dropped.append(at)
-        elif key == "model" and _scripted(item):
             dropped.append(at)
         else:
             kept[key] = item
