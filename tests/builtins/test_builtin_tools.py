@@ -15,6 +15,6 @@ def test_builtin_tools_names_and_permissions(project) -> None:
     assert tether.builtins.__all__ == ["BuiltinDeps", "builtin_tools"]
 
 
-def test_descriptions_say_paths_are_relative_to_the_project(project) -> None:
+def test_descriptions_say_paths_are_relative_to_the_working_directory(project) -> None:
     for name in ("read", "write", "edit", "apply_patch"):
-        assert "relative to the project" in project.tools[name].description
+        assert "relative to the working directory" in project.tools[name].description

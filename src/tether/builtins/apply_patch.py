@@ -50,7 +50,7 @@ DESCRIPTION = """Apply a patch that adds, deletes, updates or moves files. The f
 *** End of File                      (optional: the change is at the end of the file)
 *** End Patch
 
-Paths are relative to the project directory (or absolute; paths outside the project need approval). Include about
+Paths are relative to the working directory (or absolute; paths outside the project need approval). Include about
 three lines of unchanged context around each change so it can be located. Hunks apply in order."""
 
 

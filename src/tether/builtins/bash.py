@@ -53,11 +53,11 @@ __all__ = ["DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS", "BashInput", "CommandPlan", "
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 
-DESCRIPTION = f"""Run a shell command in the project directory and return its output.
+DESCRIPTION = f"""Run a shell command in the working directory and return its output.
 
 - `command` runs with `{{shell}} -c`; stdin is empty, so interactive prompts cannot be answered: pass flags such as
   `--yes` or `--no-edit` instead.
-- `workdir` is the directory to run in (relative to the project, or absolute); it defaults to the project directory.
+- `workdir` is the directory to run in (relative to the working directory, or absolute); it defaults to the working directory.
   Prefer it over `cd <dir> && ...`.
 - `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}. When it passes, the command
   and everything it started are killed.
@@ -76,7 +76,7 @@ class BashInput(BaseModel):
     command: str = Field(min_length=1, description="The command to run")
     workdir: str | None = Field(
         default=None,
-        description="The directory to run in (relative to the project, or absolute); default: project",
+        description="The directory to run in (relative to the working directory, or absolute); default: the working directory",
     )
     timeout: int | None = Field(
         default=None,
@@ -100,7 +100,9 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
         command = input.command
         # default: the Location's working directory (resolved again here: a directory swapped for a symlink
         # leading out of the project is an escape, not a place to run)
-        workdir = await resolve_or_fail(location, "." if input.workdir is None else input.workdir, "directory")
+        workdir = await resolve_or_fail(
+            location, "." if input.workdir is None else input.workdir, "directory"
+        )
         cwd = workdir.path
         plan = await anyio.to_thread.run_sync(plan_command, location, command, cwd)
         if plan is None:

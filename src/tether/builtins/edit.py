@@ -35,7 +35,7 @@ __all__ = ["EditInput", "make"]
 
 DESCRIPTION = """Replace text in an existing file.
 
-- `path` is relative to the project directory, or absolute (paths outside the project need approval).
+- `path` is relative to the working directory, or absolute (paths outside the project need approval).
 - `old_string` must match the file's text, including whitespace and indentation (read the file first; do not
   include the `N: ` line-number prefixes of the read output). It must be unique in the file unless `replace_all`.
 - `new_string` replaces it; it must differ from `old_string`.
@@ -49,7 +49,7 @@ MAX_DIFF_CHARS = 240
 class EditInput(BaseModel):
     """Input of the edit tool."""
 
-    path: str = Field(description="The file to edit (relative to the project, or absolute)")
+    path: str = Field(description="The file to edit (relative to the working directory, or absolute)")
     old_string: str = Field(description="The exact text to replace")
     new_string: str = Field(description="The text to replace it with (must differ from old_string)")
     replace_all: bool = Field(default=False, description="Replace every occurrence of old_string")

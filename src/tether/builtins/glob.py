@@ -29,7 +29,7 @@ __all__ = ["GlobInput", "glob_args", "make"]
 
 DESCRIPTION = """Find files by name with a glob pattern such as `**/*.py` or `src/**/test_*.ts`.
 
-- `path` is the directory to search (default: the project directory).
+- `path` is the directory to search (default: the working directory).
 - Files ignored by .gitignore/.ignore and hidden files are skipped.
 - Returns absolute paths, most recently modified first, at most `limit` (default 100).
 - To search file contents, use `grep`."""
@@ -40,7 +40,7 @@ class GlobInput(BaseModel):
 
     pattern: str = Field(min_length=1, description="The glob pattern to match file paths against")
     path: str | None = Field(
-        default=None, description="The directory to search (default: the project directory)"
+        default=None, description="The directory to search (default: the working directory)"
     )
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=10_000, description="The maximum number of results")
 

@@ -40,7 +40,7 @@ _RG_LONG_LINE = " [... omitted end of long line]"
 
 DESCRIPTION = """Search file contents with a regular expression (ripgrep syntax, e.g. `def \\w+\\(` or `TODO|FIXME`).
 
-- `path` is a directory to search (default: the project directory) or a single file.
+- `path` is a directory to search (default: the working directory) or a single file.
 - `include` restricts the files searched with a glob, e.g. `*.py` or `*.{ts,tsx}`.
 - `literal: true` searches for the text as is; `case_sensitive: false` ignores case.
 - Returns matching lines with their line numbers, grouped per file, most recently modified files first, at most

@@ -45,7 +45,7 @@ IGNORED_DIRECTORIES = (
     "env",
 )
 
-DESCRIPTION = """List the files under a directory as a tree (default: the project directory).
+DESCRIPTION = """List the files under a directory as a tree (default: the working directory).
 
 - Common build, dependency and VCS folders (node_modules, .git, dist, build, .venv, ...) and files ignored by
   .gitignore are skipped; `ignore` adds more glob patterns to skip.
@@ -56,7 +56,7 @@ class ListInput(BaseModel):
     """Input of the list tool."""
 
     path: str | None = Field(
-        default=None, description="The directory to list (default: the project directory)"
+        default=None, description="The directory to list (default: the working directory)"
     )
     ignore: list[str] | None = Field(default=None, description="Glob patterns of files or folders to skip")
 

@@ -46,7 +46,7 @@ BINARY_EXTENSIONS = frozenset(
 
 DESCRIPTION = """Read a file or list a directory in the project.
 
-- `path` is relative to the project directory, or absolute (paths outside the project need approval).
+- `path` is relative to the working directory, or absolute (paths outside the project need approval).
 - Text files are returned with line numbers (`N: line`), at most 2000 lines or 50 KiB per call. When the output
   says it was truncated, call again with the `offset` it names. Lines longer than 2000 characters are cut.
 - `offset` is the 1-based first line (or directory entry) to return; `limit` the number of lines (max 2000).
@@ -58,7 +58,9 @@ DESCRIPTION = """Read a file or list a directory in the project.
 class ReadInput(BaseModel):
     """Input of the read tool."""
 
-    path: str = Field(description="The file or directory to read (relative to the project, or absolute)")
+    path: str = Field(
+        description="The file or directory to read (relative to the working directory, or absolute)"
+    )
     offset: int | None = Field(default=None, ge=1, description="The 1-based line (or entry) to start from")
     limit: int | None = Field(
         default=None, ge=1, le=MAX_READ_LINES, description="How many lines (or entries) to read (max 2000)"
@@ -163,7 +165,8 @@ def _suggestions(path: Path, location: Location) -> tuple[Path | None, list[str]
     def show(name: str) -> str:
         full = parent / name
         try:
-            rel = full.relative_to(location.directory)  # as the model would spell it: relative to the working directory
+            # As the model would spell it: relative to the working directory.
+            rel = full.relative_to(location.directory)
         except ValueError:
             return str(full)
         return rel.as_posix()

@@ -31,7 +31,7 @@ __all__ = ["WriteInput", "make"]
 
 DESCRIPTION = """Write a file in the project, creating it (and its parent directories) or replacing its content.
 
-- `path` is relative to the project directory, or absolute (paths outside the project need approval).
+- `path` is relative to the working directory, or absolute (paths outside the project need approval).
 - `content` is the complete new content of the file.
 - Prefer `edit` or `apply_patch` to change part of an existing file; read a file before overwriting it.
 - An existing file keeps its byte-order mark, its CRLF line endings and its permissions."""
@@ -40,7 +40,7 @@ DESCRIPTION = """Write a file in the project, creating it (and its parent direct
 class WriteInput(BaseModel):
     """Input of the write tool."""
 
-    path: str = Field(description="The file to write (relative to the project, or absolute)")
+    path: str = Field(description="The file to write (relative to the working directory, or absolute)")
     content: str = Field(description="The complete content to write")
 
 
