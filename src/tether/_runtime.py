@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -309,8 +309,28 @@ class Runtime:
             return ()
         from .config import load_instructions
 
-        found = await anyio.to_thread.run_sync(load_instructions, location.location, self.config)
+        # the agent of the turn is not known here: the config's default agent's read rules decide
+        readable = self.readable()
+        found = await anyio.to_thread.run_sync(
+            lambda: load_instructions(location.location, self.config, readable=readable)
+        )
         return found.texts
+
+    def readable(self, agent: str | None = None) -> Callable[[str], bool]:
+        """Whether ``agent``'s ``read`` rules (the built-in defaults, the config's, an untrusted project's tighten-only
+        ones) allow a resource (relative to the project root) without asking: what instruction files the project
+        names must pass (``load_instructions(readable=)``). Default: the config's ``default_agent``, else ``build``;
+        an unknown agent allows nothing.
+        """
+        from .permissions import evaluate_request
+
+        found = self.agents.get(agent or self.config.get("default_agent") or "build")
+        rulesets = found.rulesets if found is not None else ()
+
+        def readable(resource: str) -> bool:
+            return bool(rulesets) and evaluate_request("read", [resource], rulesets).effect == "allow"
+
+        return readable
 
     def _trusted(self, location: object) -> bool:
         """Whether the user trusts a Location's project: the config's trusted root (``git status`` runs only there)."""

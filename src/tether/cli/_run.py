@@ -108,7 +108,10 @@ async def turn_system(
     ``session`` with ``model`` (shared by ``tether run`` and the interactive session)."""
     from ..config import load_instructions
 
-    instructions = await anyio.to_thread.run_sync(load_instructions, location.location, config)
+    readable = rt.readable(session.info.agent)  # the files the project names pass the agent's read rules
+    instructions = await anyio.to_thread.run_sync(
+        lambda: load_instructions(location.location, config, readable=readable)
+    )
     system = await rt.sessions.service.system_prompt(
         location,
         agent=session.info.agent,

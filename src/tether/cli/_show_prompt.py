@@ -68,11 +68,15 @@ async def show_prompt(
     async with Runtime(data_dir=data_dir, config=config) as rt:
         location = await rt.location(path)
         stored = await _stored(rt, location, session_id=session_id, continue_=continue_)
-        instructions = await anyio.to_thread.run_sync(load_instructions, location.location, config)
+        chosen = stored.agent if stored is not None else agent or config.get("default_agent") or "build"
+        readable = rt.readable(chosen)  # the files the project names pass the agent's read rules
+        instructions = await anyio.to_thread.run_sync(
+            lambda: load_instructions(location.location, config, readable=readable)
+        )
         print_refused(instructions)
         texts = await rt.sessions.service.system_prompt(
             location,
-            agent=stored.agent if stored is not None else agent or config.get("default_agent") or "build",
+            agent=chosen,
             model=name,
             directory=stored.directory if stored is not None else None,
             instructions=instructions.texts,

@@ -87,11 +87,14 @@ class Instruction:
         file: the config file that lists it.
         own: whether it comes from the user's own config (or a trusted project): only such an entry may name a file
             outside the project; any other is refused by the instruction loader.
+        project: whether it comes from the project's config file (trusted or not): the files it names must pass
+            the agent's ``read`` rules, as the ``read`` tool's paths do (a project naming ``.env`` is refused).
     """
 
     entry: str
     file: Path
     own: bool = True
+    project: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -338,6 +341,7 @@ def load_config(
         path = project_file(root, user_file=user, refused=refused)
         layer = None if path is None else _read(path) if trusted else _read_untrusted(path, root, config)
         if layer is not None:
+            layer = replace(layer, instructions=tuple(replace(i, project=True) for i in layer.instructions))
             config = merge(config, layer)
     config = replace(config, project_trusted=trusted and root is not None, root=root, refused=tuple(refused))
     env = os.environ if environ is None else environ
