@@ -27,7 +27,9 @@ from ._jsonc import strip_jsonc
 __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
+    "SHOWN_KEY_CHARS",
     "KeyPath",
+    "clip",
     "format_path",
     "key_lines",
     "leaves",
@@ -49,10 +51,24 @@ _DECODER = json.JSONDecoder()
 scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def format_path(path: KeyPath) -> str:
-    """``("permission", "bash", "rm *")`` -> ``permission.bash["rm *"]``."""
+SHOWN_KEY_CHARS = 80
+"""The most characters of one key an error or a warning line shows."""
+
+
+def clip(text: str, limit: int = SHOWN_KEY_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and an ellipsis: a hostile file's 3 MB key stays a short line."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def format_path(path: KeyPath, *, shown: bool = False) -> str:
+    """``("permission", "bash", "rm *")`` -> ``permission.bash["rm *"]``.
+
+    ``shown``: for a message (an error, a warning line): each key is clipped to :data:`SHOWN_KEY_CHARS`.
+    """
     out = ""
     for part in path:
+        if shown and isinstance(part, str):
+            part = clip(part)
         if isinstance(part, int):
             out += f"[{part}]"
         elif _IDENT.fullmatch(part):
@@ -171,7 +187,9 @@ def _check_values(value: Any, where: str) -> None:
         elif isinstance(item, str):
             _check_text(item, path, where)
         elif isinstance(item, float) and not math.isfinite(item):
-            raise ConfigError("a number too large to represent", file=where, key=format_path(path) or None)
+            raise ConfigError(
+                "a number too large to represent", file=where, key=format_path(path, shown=True) or None
+            )
 
 
 def _check_text(text: str, path: KeyPath, where: str) -> None:
@@ -181,7 +199,9 @@ def _check_text(text: str, path: KeyPath, where: str) -> None:
         shown = ascii(text[exc.start : exc.end])
         # format_path quotes non-identifier keys with json.dumps, which escapes the surrogate: the message is storable.
         raise ConfigError(
-            f"a lone surrogate {shown} (not valid Unicode text)", file=where, key=format_path(path) or None
+            f"a lone surrogate {shown} (not valid Unicode text)",
+            file=where,
+            key=format_path(path, shown=True) or None,
         ) from None
 
 

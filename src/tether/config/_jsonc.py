@@ -6,8 +6,11 @@ then parsed by the strict, bounded JSON path (``_json.parse_json``), so the host
 and a line or column in an error, or found by ``key_lines``, is the line and column of the file the user edits.
 
 Strings are matched first, so ``"https://host"`` and ``"/* not a comment */"`` survive. The scan is a few regular
-expressions whose alternatives cannot overlap (linear time on the 4 MiB the reader allows). A leading byte order mark
-(some Windows editors write one) becomes a space as well.
+expressions whose alternatives cannot overlap, and each one matches wherever it starts (a string without its closing
+quote is taken to the end of its line and left for the JSON parser to report), so no position is scanned twice: linear
+time on the 4 MiB the reader allows. A pattern that could fail after scanning ahead (a string that must end in ``"``)
+would be retried from every following ``"``, quadratic on ``"\"\"\"...``. A leading byte order mark (some Windows
+editors write one) becomes a space as well.
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ from ..errors import ConfigError
 
 __all__ = ["strip_jsonc"]
 
-# A JSON string (no raw newline inside: JSON forbids it), a line comment, a block comment, or an unterminated one.
-_COMMENTS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|/\*')
+# A JSON string (no raw newline inside: JSON forbids it; one never closed ends at its line, and its closing quote is
+# optional so the match never fails and is never retried from a later quote), a line comment, a block comment, or an
+# unterminated one (reported, the scan stops there).
+_STRING = r'"(?:[^"\\\n]|\\.)*"?'
+_COMMENTS = re.compile(_STRING + r"|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|/\*")
 # A string, or a comma followed only by JSON whitespace and a closing bracket (the comments are spaces by now).
-_TRAILING = re.compile(r'"(?:[^"\\\n]|\\.)*"|,(?=[ \t\r\n]*[\]}])')
+_TRAILING = re.compile(_STRING + r"|,(?=[ \t\r\n]*[\]}])")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 

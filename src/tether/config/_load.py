@@ -153,7 +153,7 @@ def _user_file() -> Path:
 def _failer(file: str, text: str | None) -> Fail:
     def fail(message: str, path: KeyPath) -> NoReturn:
         line = key_lines(text).get(path) if text is not None and path else None
-        raise ConfigError(message, file=file, key=format_path(path) or None, line=line)
+        raise ConfigError(message, file=file, key=format_path(path, shown=True) or None, line=line)
 
     return fail
 

@@ -261,5 +261,5 @@ def _outside(entry: str) -> bool:
 
 def ignored_notices(dropped: list[KeyPath], *, file: Path, root: Path) -> tuple[Ignored, ...]:
     """One :class:`Ignored` per dropped key path, in file order, without repeats."""
-    keys = dict.fromkeys(format_path(path) for path in dropped)
+    keys = dict.fromkeys(format_path(path, shown=True) for path in dropped)
     return tuple(Ignored(file=file, key=key, root=root) for key in keys)

@@ -17,7 +17,7 @@ from typing import Any, Union, cast, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from ._json import KeyPath
+from ._json import SHOWN_KEY_CHARS, KeyPath, clip
 from ._models import MODEL_PATTERN, NON_BLANK, TetherConfig
 from ._permission import Fail, kind_of
 
@@ -97,9 +97,13 @@ def _describe(error: ErrorDetails) -> tuple[str, KeyPath]:
 
 
 def _unknown(key: str, known: Sequence[str]) -> str:
-    shown = json.dumps(key)
+    shown = json.dumps(clip(key))
     if not known:
         return f"unknown key {shown}"
+    if (
+        len(key) > SHOWN_KEY_CHARS
+    ):  # no known key is that long; difflib's time grows with the product of the lengths
+        return f"unknown key {shown}; expected one of: {', '.join(known)}"
     typed = key.lower()
     lowered = {k.lower(): k for k in known}
     scores = {k: difflib.SequenceMatcher(None, typed, k).ratio() for k in lowered}
