@@ -273,7 +273,9 @@ class Runtime:
             f"{self._real_data_dir}{os.sep}",
             f"{default_config_dir()}{os.sep}",
         ]
-        location = await anyio.to_thread.run_sync(lambda: _open_location(path, root, self.config.root, protected))
+        location = await anyio.to_thread.run_sync(
+            lambda: _open_location(path, root, self.config.root, protected)
+        )
         key = (str(location.root), str(location.directory))
         found = self._locations.get(key)
         if found is not None:
@@ -335,7 +337,9 @@ class Runtime:
     def _trusted(self, location: object) -> bool:
         """Whether the user trusts a Location's project: the config's trusted root (``git status`` runs only there)."""
         config = self.config
-        return isinstance(location, RuntimeLocation) and config.project_trusted and location.root == config.root
+        return (
+            isinstance(location, RuntimeLocation) and config.project_trusted and location.root == config.root
+        )
 
     # -- permissions -------------------------------------------------------------------------------------------------
 

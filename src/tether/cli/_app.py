@@ -51,7 +51,9 @@ app.add_typer(config_app, name="config")
 DirOption = Annotated[
     Path | None,
     typer.Option(
-        "--dir", "-d", help="The directory to work in (default: the current one); its project is found from it."
+        "--dir",
+        "-d",
+        help="The directory to work in (default: the current one); its project is found from it.",
     ),
 ]
 AgentOption = Annotated[
@@ -155,7 +157,9 @@ def run(
     continue_: Annotated[
         bool,
         typer.Option(
-            "--continue", "-c", help="Continue the latest conversation of this project (not `tool call` sessions)."
+            "--continue",
+            "-c",
+            help="Continue the latest conversation of this project (not `tool call` sessions).",
         ),
     ] = False,
     session: Annotated[
@@ -164,7 +168,9 @@ def run(
     output_format: Annotated[
         str,
         typer.Option(
-            "--format", metavar="text|json", help="text: the live view; json: one JSON event per line on stdout."
+            "--format",
+            metavar="text|json",
+            help="text: the live view; json: one JSON event per line on stdout.",
         ),
     ] = "text",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final text.")] = False,
@@ -311,7 +317,9 @@ def sessions_prune(
     older_than: Annotated[
         str,
         typer.Option(
-            "--older-than", metavar="AGE", help="Delete sessions not updated for AGE (units s, m, h, d, w: 30d)."
+            "--older-than",
+            metavar="AGE",
+            help="Delete sessions not updated for AGE (units s, m, h, d, w: 30d).",
         ),
     ],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be deleted.")] = False,
@@ -333,7 +341,9 @@ def sessions_prune(
 @session_app.command("show")
 def session_show(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")],
+    session_id: Annotated[
+        str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="The timeline as JSON, for machines.")] = False,
 ) -> None:
     """Show the timeline of one session.
@@ -354,7 +364,9 @@ def session_show(
 @session_app.command("export")
 def session_export(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")],
+    session_id: Annotated[
+        str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")
+    ],
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")
     ] = None,
@@ -373,7 +385,9 @@ def session_export(
 @session_app.command("delete")
 def session_delete(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")],
+    session_id: Annotated[
+        str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")
+    ],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
 ) -> None:
     """Delete a session: its messages, tool calls, child sessions and retained tool outputs.
@@ -410,7 +424,9 @@ def models(
     directory: DirOption = None,
     remote: Annotated[
         bool,
-        typer.Option("--remote", help="Also ask hosted OpenAI-compatible providers (with a key set) for /models."),
+        typer.Option(
+            "--remote", help="Also ask hosted OpenAI-compatible providers (with a key set) for /models."
+        ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="The list as JSON, for machines.")] = False,
 ) -> None:

@@ -33,6 +33,7 @@ __all__ = ["BASH_READ_ONLY", "BASH_WRITING_OPTIONS", "DEFAULT_AGENT", "Agent", "
 DEFAULT_AGENT = "build"
 AgentMode = Literal["primary", "subagent", "all"]
 
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Agent:
     """A named agent: its mode, its configured rules, and optional step limit, prompt and model.

@@ -128,7 +128,10 @@ class Session:
             with scope:
                 if system is None:
                     system = await service.system_prompt(
-                        self.location, agent=self._info.agent, model=model.name, directory=self._info.directory
+                        self.location,
+                        agent=self._info.agent,
+                        model=model.name,
+                        directory=self._info.directory,
                     )
                 async with turn_calls() as pool:
                     turn = TurnContext(
