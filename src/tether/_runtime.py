@@ -305,14 +305,14 @@ class Runtime:
                 pass  # the root is gone or was moved: find the project as a new run would
         return await self.location(directory)
 
-    async def _instructions(self, location: object) -> Sequence[str]:
-        """The instruction texts of a Location for a turn's default system prompt (refused files are left out)."""
+    async def _instructions(self, location: object, agent: str) -> Sequence[str]:
+        """The instruction texts of a Location for a turn's default system prompt: the project's files must pass
+        ``agent``'s read rules (refused files are left out)."""
         if not isinstance(location, RuntimeLocation):
             return ()
         from .config import load_instructions
 
-        # the agent of the turn is not known here: the config's default agent's read rules decide
-        readable = self.readable()
+        readable = self.readable(agent)
         found = await anyio.to_thread.run_sync(
             lambda: load_instructions(location.location, self.config, readable=readable)
         )

@@ -136,6 +136,29 @@ def test_the_runtimes_default_system_prompt_passes_the_read_rules(repo: Path, tm
     assert not any(SECRET in text for text in texts)
 
 
+def test_the_default_system_prompt_uses_the_read_rules_of_the_turns_agent(repo: Path, tmp_path: Path) -> None:
+    """A file the build agent may read but the plan agent may not reaches build's prompt only."""
+    (repo / "notes.md").write_text("Team notes.\n", encoding="utf-8")
+    config = _config(
+        repo,
+        tmp_path,
+        project={"instructions": ["notes.md"]},
+        user={"agent": {"plan": {"permission": {"read": {"notes.md": "deny"}}}}},
+    )
+
+    async def main() -> dict[str, tuple[str, ...]]:
+        async with Runtime(data_dir=tmp_path / "data", config=config) as rt:
+            location = await rt.location(repo)
+            return {
+                agent: await rt.sessions.service.system_prompt(location, agent=agent, model="openai/gpt-5")
+                for agent in ("build", "plan")
+            }
+
+    texts = anyio.run(main)
+    assert any("Team notes." in text for text in texts["build"])
+    assert not any("Team notes." in text for text in texts["plan"])
+
+
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,

@@ -20,7 +20,8 @@ __all__ = ["NO_MODEL", "ask_servers", "choose_model", "models_command", "prewarm
 
 NO_MODEL = (
     "no model chosen: pass --model provider/model (e.g. --model openai/gpt-5 with OPENAI_API_KEY set, or "
-    '--model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY) or set "model" in .tether/tether.json. '
+    '--model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY) or set "model" in your tether.json '
+    "(~/.config/tether/tether.json; a project's own file sets it only once you `tether trust` it). "
     "To try tether offline, run `tether demo`."
 )
 

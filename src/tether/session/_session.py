@@ -187,8 +187,9 @@ class Sessions:
         concurrency: the most tool calls of one step that settle at the same time (``None``: no cap).
         cancel_grace: seconds a cancelled step gives its running calls to finish their cleanup before their parts
             are marked aborted (``CANCEL_GRACE``).
-        instructions: the instruction texts (``AGENTS.md``, the config's ``instructions``) of a Location, read when
-            a turn builds its default system prompt; ``None``: no instruction texts.
+        instructions: the instruction texts (``AGENTS.md``, the config's ``instructions``) of a Location for an agent
+            (whose read rules the project's files must pass), read when a turn builds its default system prompt;
+            ``None``: no instruction texts.
         trusted: whether the user trusts the project of a Location: only then does the environment block run
             ``git status`` in it (a repository's git config can start programs); ``None``: no project is trusted.
     """
@@ -204,7 +205,7 @@ class Sessions:
         retry: RetryPolicy | None = None,
         concurrency: int | None = None,
         cancel_grace: float = CANCEL_GRACE,
-        instructions: Callable[[SessionLocation], Awaitable[Sequence[str]]] | None = None,
+        instructions: Callable[[SessionLocation, str], Awaitable[Sequence[str]]] | None = None,
         trusted: Callable[[SessionLocation], bool] | None = None,
     ) -> None:
         self.store = store
@@ -248,7 +249,9 @@ class Sessions:
 
         found = resolve_agent(self.agents, agent)
         if instructions is None:
-            instructions = await self._instructions(location) if self._instructions is not None else ()
+            instructions = (
+                await self._instructions(location, found.name) if self._instructions is not None else ()
+            )
         texts = await system_prompt(
             agent=found.name,
             prompt=found.prompt,
