@@ -25,7 +25,8 @@ import anyio
 from pydantic import BaseModel
 
 from tether.output import OutputStore
-from tether.tools import Deadlines, Tool, ToolCall, ToolContext, ToolRegistry, ToolResponse
+from tether.tools import Tool, ToolCall, ToolContext, ToolRegistry, ToolResponse
+from tether.tools.internal import Deadlines
 
 
 class Input(BaseModel):

@@ -1,17 +1,33 @@
-"""Pin the public surface of the packages owned by the core (each package's ``__all__``)."""
+"""Pin the public surfaces: each package's ``__all__`` (what users import) and, for ``tools`` and ``session``, the
+``internal`` module (what tether's own packages share with each other; AGENTS.md states the convention)."""
 
 import importlib
 
 import pytest
 
 SURFACES = {
+    "tether": {"Runtime", "__version__", "run"},
     "tether.tools": {
-        "DECLINED_ERROR", "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterEvent", "Asker", "tool", "AfterHook", "BeforeEvent", "BeforeHook",
-        "Codec", "Completed", "Content", "Deadlines", "DecodeError", "Entry", "Failed", "FailureKind", "File", "Issue",
-        "JsonSchemaCodec", "Materialization", "Outcome", "PermissionRecord", "PermissionRecorder", "PydanticCodec", "Registration", "RegistrationError",
-        "Text", "Tool", "ToolCall", "ToolContext", "ToolDefinition", "ToolFailure", "ToolRegistry",
-        "ToolResponse", "Verdict", "Reply", "content_from_json", "content_to_json", "effective_name", "is_hidden", "make_codec",
-        "normalize_content", "normalize_name", "simplify_schema", "text_of",
+        "AfterEvent", "BeforeEvent", "Completed", "Content", "Failed", "File", "Outcome", "Registration", "Text",
+        "Tool", "ToolCall", "ToolContext", "ToolDefinition", "ToolFailure", "ToolRegistry", "ToolResponse", "tool",
+    },
+    "tether.tools.internal": {
+        "DECLINED_ERROR", "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterHook", "Asker", "BeforeHook", "Codec",
+        "Deadlines", "DecodeError", "DepsT", "Entry", "FailureKind", "Issue", "JsonSchemaCodec", "Materialization",
+        "PermissionRecord", "PermissionRecorder", "PydanticCodec", "Reply", "Verdict", "effective_name", "is_hidden",
+        "make_codec", "normalize_content", "normalize_name", "simplify_schema",
+    },
+    "tether.session": {
+        "CANCEL_GRACE", "AssistantInfo", "FilePart", "MessageError", "MessageInfo", "MessageUpdated", "Part",
+        "PartDelta", "PartUpdated", "ReasoningPart", "RetryPolicy", "SQLiteStore", "Session", "SessionInfo",
+        "SessionStatus", "SessionStore", "SessionUpdated", "Sessions", "StepFinishPart", "StepStartPart",
+        "StopReason", "StoredMessage", "TextPart", "ToolPart", "ToolProgress", "ToolState", "TurnCall", "TurnResult",
+        "UserInfo",
+    },
+    "tether.session.internal": {
+        "ABORTED_ERROR", "DOOM_LOOP_THRESHOLD", "INCOMPLETE_CALL_ERROR", "INTERRUPTED_ERROR", "MAX_STEPS_MARKERS",
+        "MAX_STEPS_PROMPT", "AgentLike", "DoomLoopDetector", "DurableEvent", "History", "PermissionAsserter",
+        "SessionLocation", "part_from_json", "part_to_json",
     },
     "tether.rules": {"EFFECTS", "Effect", "Rule", "is_effect", "last_match"},
     "tether.output": {
@@ -27,3 +43,12 @@ def test_public_surface_is_pinned(module: str) -> None:
     assert set(mod.__all__) == SURFACES[module]
     for name in mod.__all__:
         assert hasattr(mod, name)
+
+
+@pytest.mark.parametrize("package", ["tether.tools", "tether.session"])
+def test_the_user_surface_and_the_internal_names_do_not_overlap(package: str) -> None:
+    user = importlib.import_module(package)
+    internal = importlib.import_module(f"{package}.internal")
+    assert not set(user.__all__) & set(internal.__all__)
+    for name in internal.__all__:
+        assert not hasattr(user, name) or name in {"internal"}, f"{package}.{name} is internal but importable from {package}"

@@ -19,7 +19,7 @@ from tether.errors import UsageError
 from tether.rules import Rule, is_effect, last_match
 from tether.session import ToolPart
 from tether.testing import ScriptedModel, tool_call
-from tether.tools import is_hidden
+from tether.tools.internal import is_hidden
 
 SRC = Path(tether.__file__).parent
 

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from tether.builtins import BuiltinDeps, builtin_tools
+from tether.content import text_of
 from tether.errors import BlockedError, CorrectedError, DeclinedError
 from tether.location import Location
 from tether.output import OutputStore
 from tether.permissions import PermissionRequest
-from tether.tools import Completed, Failed, ToolCall, ToolContext, ToolRegistry, text_of
+from tether.tools import Completed, Failed, ToolCall, ToolContext, ToolRegistry
 
 Decide = Callable[[PermissionRequest], str]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tether.tools import text_of
+from tether.content import text_of
 
 
 def patch(*body: str) -> str:

@@ -14,10 +14,11 @@ import pytest
 from tether.builtins import BuiltinDeps
 from tether.builtins.bash import make
 from tether.bus import Bus
+from tether.content import text_of
 from tether.location import Location
 from tether.output import OutputStore
 from tether.permissions import Agent, PermissionRequest, PermissionService, Rule, SavedApprovals, StaticRules
-from tether.tools import Completed, Failed, ToolCall, ToolContext, ToolRegistry, text_of
+from tether.tools import Completed, Failed, ToolCall, ToolContext, ToolRegistry
 
 pytestmark = pytest.mark.anyio
 

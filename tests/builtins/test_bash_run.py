@@ -474,7 +474,8 @@ def test_sigkill_of_tether_run_leaves_no_process_of_the_call(tmp_path: Path) -> 
 async def test_a_cancelled_bash_call_keeps_its_output_so_far_on_its_part(tmp_path: Path) -> None:
     from tether import Runtime
     from tether.llm import ToolMessage
-    from tether.session import ABORTED_ERROR, ToolPart, ToolProgress
+    from tether.session import ToolPart, ToolProgress
+    from tether.session.internal import ABORTED_ERROR
     from tether.testing import ScriptedModel, tool_call
     from tether.tools import Text
 

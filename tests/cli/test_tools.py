@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import tether.tools
+import tether.tools.internal
 from tether.cli._tools import hidden_reason  # pyright: ignore[reportPrivateUsage]
 from tether.permissions import Agent, Rule, Ruleset
 
@@ -29,7 +29,7 @@ def test_hidden_reason_agrees_with_is_hidden(layers: list[tuple[str, list[Rule]]
     agent = Agent(name="a", rulesets=rulesets) if rulesets else Agent(name="a")
     for action in ACTIONS:
         reason = hidden_reason(action, agent)
-        assert (reason is not None) == tether.tools.is_hidden(action, agent.rules), action
+        assert (reason is not None) == tether.tools.internal.is_hidden(action, agent.rules), action
 
 
 def test_hidden_reason_names_the_deciding_rule_and_its_source() -> None:
@@ -46,6 +46,6 @@ def test_hidden_reason_names_the_deciding_rule_and_its_source() -> None:
 
 def test_the_decision_is_the_runtimes_is_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
     # One decision for materialize and for ``tether tools``: a change to is_hidden shows in both.
-    monkeypatch.setattr(tether.tools, "is_hidden", lambda action, rules: False)  # pyright: ignore[reportUnknownLambdaType]
+    monkeypatch.setattr(tether.tools.internal, "is_hidden", lambda action, rules: False)  # pyright: ignore[reportUnknownLambdaType]
     agent = Agent(name="a", rules=(Rule("bash", "*", "deny"),))
     assert hidden_reason("bash", agent) is None

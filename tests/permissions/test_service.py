@@ -23,7 +23,8 @@ from tether.permissions import (
     StaticRules,
     builtin_agents,
 )
-from tether.tools import PermissionRecord, ToolContext
+from tether.tools import ToolContext
+from tether.tools.internal import PermissionRecord
 
 from .conftest import Recorder
 

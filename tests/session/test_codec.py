@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from tether.llm import Usage
 from tether.rules import Rule
 from tether.session import (
-    INTERRUPTED_ERROR,
     AssistantInfo,
     FilePart,
     MessageError,
@@ -32,12 +31,11 @@ from tether.session import (
     TextPart,
     ToolPart,
     UserInfo,
-    part_from_json,
-    part_to_json,
 )
 from tether.session._events import PartUpdated
 from tether.session._model import PARTS, message_from_json, message_to_json
 from tether.session._sqlite import _dump_part, _dumps  # pyright: ignore[reportPrivateUsage]
+from tether.session.internal import INTERRUPTED_ERROR, part_from_json, part_to_json
 from tether.tools import File, Text
 
 # -- strategies ----------------------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ from anyio.abc import Process
 
 from tether.bus import Bus
 from tether.llm import ToolMessage
-from tether.session import INTERRUPTED_ERROR, AssistantInfo, Sessions, SQLiteStore, StoredMessage, ToolPart
+from tether.session import AssistantInfo, Sessions, SQLiteStore, StoredMessage, ToolPart
+from tether.session.internal import INTERRUPTED_ERROR
 from tether.testing import ScriptedModel
 from tether.tools import Text
 

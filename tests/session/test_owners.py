@@ -14,16 +14,10 @@ import pytest
 from pydantic import BaseModel
 
 from tether.errors import UsageError
-from tether.session import (
-    INTERRUPTED_ERROR,
-    AssistantInfo,
-    MessageUpdated,
-    PartUpdated,
-    SQLiteStore,
-    ToolPart,
-)
+from tether.session import AssistantInfo, MessageUpdated, PartUpdated, SQLiteStore, ToolPart
 from tether.session._migrations import MIGRATIONS
 from tether.session._owners import STALE_SECONDS, Owner, OwnerRow, owner_alive, process_identity
+from tether.session.internal import INTERRUPTED_ERROR
 from tether.testing import ScriptedModel, tool_call
 from tether.tools import Text, Tool, ToolResponse
 

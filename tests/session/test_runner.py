@@ -35,11 +35,7 @@ from tether.permissions import (
     SavedApprovals,
 )
 from tether.session import (
-    ABORTED_ERROR,
-    INCOMPLETE_CALL_ERROR,
-    MAX_STEPS_PROMPT,
     AssistantInfo,
-    DurableEvent,
     PartDelta,
     PartUpdated,
     Session,
@@ -51,6 +47,7 @@ from tether.session import (
     ToolProgress,
     TurnResult,
 )
+from tether.session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT, DurableEvent
 from tether.testing import (
     FunctionModel,
     ScriptedModel,
@@ -60,7 +57,8 @@ from tether.testing import (
     invalid_call,
     tool_call,
 )
-from tether.tools import FINAL_STEP_ERROR, File, Text, Tool, ToolContext, ToolResponse
+from tether.tools import File, Text, Tool, ToolContext, ToolResponse
+from tether.tools.internal import FINAL_STEP_ERROR
 
 from .conftest import Agent, Harness
 

@@ -9,7 +9,6 @@ import pytest
 
 from tether.errors import NotFoundError, StoreError
 from tether.session import (
-    INTERRUPTED_ERROR,
     AssistantInfo,
     MessageUpdated,
     PartUpdated,
@@ -19,10 +18,9 @@ from tether.session import (
     StepStartPart,
     ToolPart,
     UserInfo,
-    part_from_json,
-    part_to_json,
 )
 from tether.session._migrations import MIGRATIONS
+from tether.session.internal import INTERRUPTED_ERROR, part_from_json, part_to_json
 from tether.tools import File, Text
 
 

@@ -10,7 +10,6 @@ from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 from tether.errors import BlockedError, CorrectedError, DeclinedError, ToolFailure
 from tether.output import OutputStore
 from tether.tools import (
-    FINAL_STEP_ERROR,
     AfterEvent,
     BeforeEvent,
     Completed,
@@ -23,6 +22,7 @@ from tether.tools import (
     ToolRegistry,
     ToolResponse,
 )
+from tether.tools.internal import FINAL_STEP_ERROR
 
 
 class Q(BaseModel):

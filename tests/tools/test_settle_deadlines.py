@@ -10,16 +10,8 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from tether.tools import (
-    Completed,
-    Deadlines,
-    Failed,
-    Tool,
-    ToolCall,
-    ToolContext,
-    ToolRegistry,
-    ToolResponse,
-)
+from tether.tools import Completed, Failed, Tool, ToolCall, ToolContext, ToolRegistry, ToolResponse
+from tether.tools.internal import Deadlines
 
 
 class Q(BaseModel):

@@ -5,7 +5,8 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from tether.errors import UsageError
-from tether.tools import DEFAULT_TIMEOUT, DecodeError, Tool, ToolContext, ToolResponse
+from tether.tools import Tool, ToolContext, ToolResponse
+from tether.tools.internal import DEFAULT_TIMEOUT, DecodeError
 
 
 class Node(BaseModel):

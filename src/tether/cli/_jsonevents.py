@@ -23,12 +23,12 @@ from typing import IO, Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 from typing_extensions import TypedDict  # pydantic validates only these on Python < 3.12
 
+from ..content import text_of
 from ..llm import Usage
 from ..permissions import PermissionAsked, PermissionDecided, PermissionReplied
 from ..rules import Rule
 from ..session import PartDelta, PartUpdated
 from ..session._model import ReasoningPart, StepFinishPart, TextPart, ToolPart
-from ..tools import text_of
 
 __all__ = [
     "VERSION",

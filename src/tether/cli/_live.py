@@ -29,10 +29,10 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from ..content import text_of
 from ..llm import Usage
 from ..session._model import StepFinishPart, TextPart, ToolPart
 from ..storable import printable
-from ..tools import text_of
 from ._format import duration, first_line, shown, subject, summary
 
 __all__ = ["FRAME", "LiveView", "TurnStats"]

@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ..content import content_to_json, text_of
 from ..session._model import (
     AssistantInfo,
     FilePart,
@@ -30,7 +31,6 @@ from ..session._model import (
 )
 from ..session._store import StoredMessage
 from ..storable import printable
-from ..tools import content_to_json, text_of
 from ._format import decision_lines, duration, first_line, shown, subject
 
 __all__ = ["EXPORT_FORMAT", "export_document", "print_timeline", "session_json", "timeline_json"]

@@ -31,7 +31,7 @@ def hidden_reason(action: str, agent: Any) -> str | None:
     cannot disagree; this only adds the explanation: the deciding rule and the layer (source) it came from.
     """
     from ..rules import last_match
-    from ..tools import is_hidden
+    from ..tools.internal import is_hidden
 
     if not is_hidden(action, agent.rules):
         return None
@@ -152,7 +152,7 @@ def call_command(
             return session.id, parts[-1] if parts else None
 
     session_id, part = run_async(main)
-    from ..tools import text_of
+    from ..content import text_of
 
     console = err_console()
     if part is not None and part.state == "completed":

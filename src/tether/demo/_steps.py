@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..content import text_of
 from ..llm import (
     AssistantMessage,
     Event,
@@ -31,7 +32,6 @@ from ..llm import (
     Usage,
     UserMessage,
 )
-from ..tools import text_of
 
 __all__ = ["PlannedCall", "PlannedStep", "Result", "last_results", "stream_step", "turn_step"]
 

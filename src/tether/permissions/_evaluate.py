@@ -14,7 +14,7 @@ from typing import Any, cast
 from .._wildcard import match as wildcard_match
 from ..errors import UsageError
 from ..rules import Effect, Rule, last_match
-from ..tools import Reply, Verdict
+from ..tools.internal import Reply, Verdict
 from ._ruleset import Ruleset
 
 __all__ = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..tools import PermissionRecord
+from ..tools.internal import PermissionRecord
 from ._evaluate import Decision
 from ._types import Effect, PermissionRequest, Reply
 

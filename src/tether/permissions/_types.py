@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..rules import Effect, Rule
-from ..tools import PermissionRecorder, Reply, ToolContext
+from ..tools import ToolContext
+from ..tools.internal import PermissionRecorder, Reply
 
 # ``Rule`` and ``Effect`` are defined once, in ``tether.rules`` (below ``tools``, ``config`` and ``session``, which
 # use them too); they are re-exported here for the modules of this package.

@@ -1,13 +1,13 @@
 """Sessions: the durable store, the runner (steps, dispatch, final step, cancellation) and the tool-part state machine.
 
-See ``docs/sessions.md``. The public surface: :class:`Sessions` / :class:`Session` (``prompt``, ``cancel``), the
-:class:`SessionStore` protocol and :class:`SQLiteStore`, the data model (sessions, messages, parts) and the events
-published on the bus.
+See ``docs/sessions.md``. The names here are the user surface: :class:`Sessions` / :class:`Session` (``prompt``,
+``cancel``), what a turn returns (:class:`TurnResult`, :class:`TurnCall`), the :class:`SessionStore` protocol and
+:class:`SQLiteStore`, the stored records (sessions, messages, parts) and the events a UI reads on the bus. What
+tether's own packages share beyond that (the runner's texts, the durable event union, the part codec) is in
+:mod:`tether.session.internal`.
 """
 
-from ._dispatch import DOOM_LOOP_THRESHOLD, DoomLoopDetector, PermissionAsserter
 from ._events import (
-    DurableEvent,
     MessageUpdated,
     PartDelta,
     PartUpdated,
@@ -15,7 +15,6 @@ from ._events import (
     SessionUpdated,
     ToolProgress,
 )
-from ._history import History
 from ._model import (
     AssistantInfo,
     FilePart,
@@ -30,43 +29,28 @@ from ._model import (
     ToolPart,
     ToolState,
     UserInfo,
-    part_from_json,
-    part_to_json,
 )
-from ._prompts import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_MARKERS, MAX_STEPS_PROMPT
-from ._runner import AgentLike, RetryPolicy, StopReason, TurnResult
-from ._session import Session, SessionLocation, Sessions
+from ._runner import RetryPolicy, StopReason, TurnCall, TurnResult
+from ._session import Session, Sessions
 from ._sqlite import SQLiteStore
 from ._step import CANCEL_GRACE
-from ._store import INTERRUPTED_ERROR, SessionStore, StoredMessage
+from ._store import SessionStore, StoredMessage
 
 __all__ = [
-    "ABORTED_ERROR",
     "CANCEL_GRACE",
-    "DOOM_LOOP_THRESHOLD",
-    "INCOMPLETE_CALL_ERROR",
-    "INTERRUPTED_ERROR",
-    "MAX_STEPS_MARKERS",
-    "MAX_STEPS_PROMPT",
-    "AgentLike",
     "AssistantInfo",
-    "DoomLoopDetector",
-    "DurableEvent",
     "FilePart",
-    "History",
     "MessageError",
     "MessageInfo",
     "MessageUpdated",
     "Part",
     "PartDelta",
     "PartUpdated",
-    "PermissionAsserter",
     "ReasoningPart",
     "RetryPolicy",
     "SQLiteStore",
     "Session",
     "SessionInfo",
-    "SessionLocation",
     "SessionStatus",
     "SessionStore",
     "SessionUpdated",
@@ -79,8 +63,7 @@ __all__ = [
     "ToolPart",
     "ToolProgress",
     "ToolState",
+    "TurnCall",
     "TurnResult",
     "UserInfo",
-    "part_from_json",
-    "part_to_json",
 ]

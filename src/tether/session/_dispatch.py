@@ -33,16 +33,8 @@ from ..llm import ToolCallEvent
 from ..location import PermissionAsserter
 from ..permissions import PermissionRequest
 from ..storable import has_surrogates, visible
-from ..tools import (
-    DECLINED_ERROR,
-    Asker,
-    Deadlines,
-    Failed,
-    Materialization,
-    Outcome,
-    ToolCall,
-    ToolContext,
-)
+from ..tools import Failed, Outcome, ToolCall, ToolContext
+from ..tools.internal import DECLINED_ERROR, Asker, Deadlines, Materialization
 from ._events import ToolProgress
 from ._processor import StepProcessor
 from ._prompts import DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR

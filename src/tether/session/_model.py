@@ -22,7 +22,8 @@ from pydantic import Field, PlainSerializer, PlainValidator, TypeAdapter
 from ..errors import UsageError
 from ..llm import Usage
 from ..rules import EFFECTS, Rule, is_effect
-from ..tools import Content, FailureKind
+from ..tools import Content
+from ..tools.internal import FailureKind
 
 __all__ = [
     "MESSAGES",

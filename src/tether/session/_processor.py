@@ -38,7 +38,8 @@ from ..llm import (
     Usage,
 )
 from ..storable import visible
-from ..tools import Completed, Outcome, PermissionRecord, PermissionRecorder, Text
+from ..tools import Completed, Outcome, Text
+from ..tools.internal import PermissionRecord, PermissionRecorder
 from ._events import DurableEvent, PartDelta, PartUpdated
 from ._model import Part, ReasoningPart, TextPart, ToolErrorKind, ToolPart, now_ms
 from ._store import SessionStore

@@ -19,11 +19,12 @@ from typing import Any, Literal
 import anyio
 
 from .. import ids
+from ..content import text_of
 from ..errors import UsageError
 from ..llm import RetryPolicy, Usage
 from ..rules import Rule
 from ..storable import has_surrogates, visible
-from ..tools import Content, Text, text_of
+from ..tools import Content, Text
 from ._events import MessageUpdated, PartUpdated, SessionStatus
 from ._model import FilePart, Part, TextPart, ToolErrorKind, ToolPart, UserInfo, now_ms
 from ._step import run_step

@@ -20,11 +20,12 @@ import anyio
 
 from .. import ids
 from ..bus import Bus
+from ..content import text_of
 from ..errors import UsageError
 from ..llm import Model
 from ..rules import Rule
 from ..storable import visible
-from ..tools import Content, ToolRegistry, text_of
+from ..tools import Content, ToolRegistry
 from ._dispatch import DoomLoopDetector, PermissionAsserter
 from ._events import SessionStatus, SessionUpdated
 from ._failures import turn_calls

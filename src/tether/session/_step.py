@@ -18,7 +18,7 @@ import anyio
 from .. import ids
 from ..errors import ProviderError
 from ..llm import AssistantMessage, Event, ModelRequest, TextContent
-from ..tools import Materialization
+from ..tools.internal import Materialization
 from ._dispatch import Dispatcher
 from ._events import MessageUpdated
 from ._failures import StepFailures

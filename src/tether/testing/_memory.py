@@ -7,9 +7,7 @@ from dataclasses import replace
 
 from ..errors import NotFoundError, StoreError
 from ..session import (
-    INTERRUPTED_ERROR,
     AssistantInfo,
-    DurableEvent,
     MessageError,
     MessageInfo,
     MessageUpdated,
@@ -19,6 +17,7 @@ from ..session import (
     StoredMessage,
     ToolPart,
 )
+from ..session.internal import INTERRUPTED_ERROR, DurableEvent
 
 __all__ = ["MemoryStore"]
 
