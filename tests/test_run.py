@@ -132,6 +132,55 @@ async def test_rt_run_registers_tools_for_one_turn_and_lists_its_calls(tmp_path:
 
 
 @pytest.mark.anyio
+async def test_rt_run_tools_are_seen_by_their_own_turn_only(tmp_path: Path, project: Path) -> None:
+    """The attack: turn A registers an admin tool with its deps; turn B, on the same Location at the same time and
+    given no tools, calls it. B must not reach A's tool (nor its deps); A's own call still works."""
+    a_waiting, b_done = anyio.Event(), anyio.Event()
+    ran: list[str] = []
+
+    @tool
+    async def admin_reset(ctx: ToolContext[str]) -> str:
+        """Reset everything (admin only)."""
+        ran.append(ctx.deps)
+        return f"reset with {ctx.deps}"
+
+    @tool
+    async def wait_for_b() -> str:
+        """Wait until the other turn is done."""
+        a_waiting.set()  # A's tools are registered and its turn is running
+        await b_done.wait()
+        return "waited"
+
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        a_model = ScriptedModel([[tool_call("wait_for_b", {})], [tool_call("admin_reset", {})], "done"])
+        b_model = ScriptedModel([[tool_call("admin_reset", {})], "done"])
+        results: dict[str, Any] = {}
+
+        async def turn_a() -> None:
+            results["a"] = await rt.run(
+                "a",
+                model=a_model,
+                directory=project,
+                tools={"admin_reset": admin_reset, "wait_for_b": wait_for_b},
+                deps="ADMIN-CREDENTIALS",
+            )
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(turn_a)
+                await a_waiting.wait()
+                try:
+                    results["b"] = await rt.run("b", model=b_model, directory=project, deps="guest")
+                finally:
+                    b_done.set()
+        (b_call,) = results["b"].calls
+        assert b_call.name == "admin_reset" and b_call.outcome != "completed"
+        assert "admin_reset" in (b_call.error or "")  # an unknown tool, named as such to the model
+        assert ran == ["ADMIN-CREDENTIALS"]
+        assert [c.outcome for c in results["a"].calls] == ["completed", "completed"]
+
+
+@pytest.mark.anyio
 async def test_rt_run_outside_the_runtime_and_run_sync_inside_a_loop_are_refused(tmp_path: Path) -> None:
     rt = Runtime(data_dir=tmp_path / "data")
     with pytest.raises(UsageError, match=r"inside `async with Runtime"):

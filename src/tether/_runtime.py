@@ -407,8 +407,8 @@ class Runtime:
     ) -> TurnResult:
         """Run one turn in a new session in ``directory``, with ``tools`` registered for that turn.
 
-        ``tools`` (name → tool) are registered in the Location placement, so they win over built-ins of the same
-        name, and are removed when the turn ends. ``model`` is a :class:`~tether.llm.Model` or a ``provider/model``
+        ``tools`` (name → tool) are registered in the new session's own placement (``session.tools``), so they win
+        over built-ins of the same name for this turn only: a concurrent turn on the same Location never sees them. ``model`` is a :class:`~tether.llm.Model` or a ``provider/model``
         spec resolved with this runtime's config.
 
         Raises:
@@ -428,7 +428,7 @@ class Runtime:
             model = resolve_model(model, self.config.data)
         location = await self.location(directory)
         session = await self.sessions.create(location, agent=agent, deps=deps)
-        with location.tools.register(tools or {}):
+        with session.tools.register(tools or {}):
             return await session.prompt(prompt, model=model)
 
     def run_sync(

@@ -59,7 +59,12 @@ def _title(content: str | Sequence[Content]) -> str:
 
 
 class Session:
-    """One session: prompt it, cancel it, read its messages."""
+    """One session: prompt it, cancel it, read its messages.
+
+    ``tools`` is the session's own placement, above its Location's: what is registered there is in this session's
+    catalog only (and wins over the Location's and the application's tools of the same name), never in another
+    session's on the same Location. ``Runtime.run(tools=...)`` registers there.
+    """
 
     def __init__(
         self,
@@ -73,6 +78,7 @@ class Session:
         self.deps = deps
         self._info = info
         self.location = location
+        self.tools = ToolRegistry(parent=location.tools)
         self._history = history
         self._doom = DoomLoopDetector()
         self._scope: anyio.CancelScope | None = None
@@ -137,7 +143,7 @@ class Session:
                 async with turn_calls() as pool:
                     turn = TurnContext(
                         info=self._info,
-                        tools=self.location.tools,
+                        tools=self.tools,
                         agents=service.agents,
                         emitter=service.emitter,
                         history=self._history,
