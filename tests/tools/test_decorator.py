@@ -536,3 +536,30 @@ def test_a_type_pydantic_cannot_model_is_refused_with_the_function_name() -> Non
 def test_a_non_callable_is_refused() -> None:
     with pytest.raises(UsageError, match="decorates a function"):
         tool(42)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_a_default_json_has_no_form_for_is_refused_when_decorating(bad: float) -> None:
+    """A NaN or infinite default would be in every request's schema, and every request would fail to encode."""
+    with pytest.raises(TypeError, match=r"not JSON .*NaN or infinity"):
+
+        @tool
+        def f(x: float = bad) -> str:
+            """Scale."""
+            return str(x)
+
+
+def test_a_raw_json_schema_with_a_nan_default_is_refused_by_the_tool_itself() -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "number", "default": float("nan")}}}
+    with pytest.raises(TypeError, match="not JSON"):
+        Tool(description="d", input=schema, execute=lambda inp, ctx: "ok")
+
+
+def test_a_parameter_named_with_a_leading_underscore_is_refused_not_dropped() -> None:
+    """pydantic keeps ``_user_id`` private: it would vanish from the schema and every call would fail."""
+    with pytest.raises(UsageError, match=r"parameter '_user_id' of f\(\) starts with '_'"):
+
+        @tool
+        def f(_user_id: str) -> str:
+            """Look a user up."""
+            return _user_id

@@ -132,18 +132,29 @@ def make_codec(source: Any) -> Codec:
     """Build the codec for a tool's ``input`` or ``output`` declaration.
 
     Raises:
-        TypeError: ``source`` is neither a JSON Schema dict nor something a ``TypeAdapter`` accepts.
+        TypeError: ``source`` is neither a JSON Schema dict nor something a ``TypeAdapter`` accepts, or its schema is
+            not JSON (a ``NaN``/infinite default, a default of a type JSON has no form for): every request that
+            showed it to a model would fail, so the tool is refused where it is built.
     """
     if isinstance(source, Codec):
-        return source
-    if isinstance(source, Mapping):
-        return JsonSchemaCodec(source)  # type: ignore[arg-type]
-    if isinstance(source, TypeAdapter):
-        return PydanticCodec(source)  # type: ignore[arg-type]
+        codec = source
+    elif isinstance(source, Mapping):
+        codec = JsonSchemaCodec(source)  # type: ignore[arg-type]
+    elif isinstance(source, TypeAdapter):
+        codec = PydanticCodec(source)  # type: ignore[arg-type]
+    else:
+        try:
+            codec = PydanticCodec(TypeAdapter(source))
+        except Exception as exc:
+            raise TypeError(f"cannot build a schema for {source!r}: {exc}") from exc
     try:
-        return PydanticCodec(TypeAdapter(source))
-    except Exception as exc:
-        raise TypeError(f"cannot build a schema for {source!r}: {exc}") from exc
+        json.dumps(codec.schema, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"the schema of {source!r} is not JSON ({exc}): a default of NaN or infinity, or of a type JSON has "
+            "no form for, cannot be shown to a model"
+        ) from None
+    return codec
 
 
 def _refs_in(node: Any, found: set[str]) -> None:

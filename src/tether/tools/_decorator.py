@@ -119,6 +119,11 @@ def _build(
             raise UsageError(
                 f"@tool cannot build an input schema from {star}{param.name} in {name}(): declare each parameter"
             )
+        if param.name.startswith("_"):
+            # pydantic keeps such names private: the field would vanish from the schema and every call would fail
+            raise UsageError(
+                f"@tool: parameter {param.name!r} of {name}() starts with '_', which a tool input cannot: rename it"
+            )
         (keyword if param.kind is param.KEYWORD_ONLY else positional).append(param.name)
         default = ... if param.default is param.empty else param.default
         doc = parsed[1].get(param.name)
