@@ -112,19 +112,9 @@ class Target:
             IsADirectoryError: the path is a directory.
             OSError: the path is not a regular file, or reading failed.
         """
-        if self._missing:
+        fd = self.open_for_reading()
+        if fd is None:
             return None
-        # The stdlib's "open" audit event names only the relative name here: say which file is read (tests prove
-        # with an audit hook that nothing is read before approval).
-        sys.audit("tether.location.read", str(self.path))
-        try:
-            fd = os.open(self.name, _READ_FLAGS, dir_fd=self._fd)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno in _SWAPPED:
-                raise _changed(self.path, self.path, self._fd, self.name, self._done) from None
-            raise
         try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
@@ -149,6 +139,8 @@ class Target:
         """
         if self._missing:
             return None
+        # The stdlib's "open" audit event names only the relative name here: say which file is read (tests prove
+        # with an audit hook that nothing is read before approval).
         sys.audit("tether.location.read", str(self.path))
         try:
             return os.open(self.name, _READ_FLAGS, dir_fd=self._fd)
