@@ -52,7 +52,8 @@ class Cli:
             "NO_COLOR": "1",
             "COLUMNS": "160",
         }
-        self.env.pop("TETHER_PERMISSION", None)
+        for name in ("TETHER_PERMISSION", "TETHER_TRUST", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+            self.env.pop(name, None)
 
     def argv(self, args: Sequence[str]) -> list[str]:
         return [sys.executable, "-m", "tether.cli", *args]

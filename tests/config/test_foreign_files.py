@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,8 @@ import pytest
 from tether.config import find_project, load_config, load_instructions
 from tether.config._discover import foreign
 from tether.location import Location
+
+from ..cli.conftest import Cli
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="giving files to another user needs root")
 
@@ -47,27 +47,6 @@ def shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (proj / "sub").mkdir(parents=True)
     proj.chmod(0o775)
     return proj
-
-
-def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "TETHER_DATA_DIR": str(tmp_path / "data"),
-        "TETHER_CONFIG_DIR": str(tmp_path / "config"),
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-        "NO_COLOR": "1",
-        "COLUMNS": "300",
-    }
-    env.pop("TETHER_PERMISSION", None)
-    env.pop("TETHER_TRUST", None)
-    return subprocess.run(
-        [sys.executable, "-m", "tether.cli", *args],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_a_git_directory_planted_by_another_user_does_not_make_the_project(shared: Path) -> None:
@@ -148,23 +127,23 @@ def test_show_prompt_and_trust_ignore_a_planted_git_directory(shared: Path, tmp_
     _plant(shared / "tether.json", json.dumps(PLANTED))
     _plant(shared / "AGENTS.md", f"{CANARY} instructions\n")
     sub = shared / "sub"
-    shown = _cli(tmp_path, "run", "--show-prompt", "--model", "openai/gpt-5", "--dir", str(sub))
-    assert shown.returncode == 0, shown.stderr
+    shown = Cli(tmp_path).run("run", "--show-prompt", "--model", "openai/gpt-5", "--dir", str(sub))
+    assert shown.code == 0, shown.stderr
     assert CANARY not in shown.stdout + shown.stderr
-    trusted = _cli(tmp_path, "trust", str(sub))
-    assert trusted.returncode == 0, trusted.stderr
+    trusted = Cli(tmp_path).run("trust", str(sub))
+    assert trusted.code == 0, trusted.stderr
     assert f"trusted {sub.resolve()}:" in trusted.stdout
-    listed = _cli(tmp_path, "trust", "--list")
+    listed = Cli(tmp_path).run("trust", "--list")
     assert listed.stdout.split() == [str(sub.resolve())]
 
 
 def test_show_prompt_warns_about_a_planted_config_beside_our_marker(shared: Path, tmp_path: Path) -> None:
     (shared / ".tether").mkdir()
     planted = _plant(shared / "tether.json", json.dumps(PLANTED))
-    shown = _cli(
-        tmp_path, "run", "--show-prompt", "--trust", "-m", "openai/gpt-5", "--dir", str(shared / "sub")
+    shown = Cli(tmp_path).run(
+        "run", "--show-prompt", "--trust", "-m", "openai/gpt-5", "--dir", str(shared / "sub")
     )
-    assert shown.returncode == 0, shown.stderr
+    assert shown.code == 0, shown.stderr
     assert CANARY not in shown.stdout
     assert (
         f"warning: refused config file {planted}: it is owned by another user (uid {MALLORY})" in shown.stderr

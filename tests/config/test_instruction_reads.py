@@ -9,9 +9,6 @@ while ``read .env`` is denied (the user's rule) or asked (the built-in ``*.env``
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +19,8 @@ from tether import Runtime
 from tether.config import Config, Instructions, load_config, load_instructions
 from tether.config._instructions import MAX_MATCHES, MAX_TOTAL_BYTES
 from tether.location import Location
+
+from ..cli.conftest import Cli
 
 SECRET = "AWS_SECRET=hunter2"
 
@@ -159,27 +158,6 @@ def test_the_default_system_prompt_uses_the_read_rules_of_the_turns_agent(repo: 
     assert not any("Team notes." in text for text in texts["plan"])
 
 
-def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "TETHER_DATA_DIR": str(tmp_path / "data"),
-        "TETHER_CONFIG_DIR": str(tmp_path / "config"),
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-        "NO_COLOR": "1",
-        "COLUMNS": "300",
-    }
-    for name in ("TETHER_PERMISSION", "TETHER_TRUST", "OPENAI_API_KEY"):
-        env.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "tether.cli", *args],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_show_prompt_sends_no_secret_the_read_rules_deny(repo: Path, tmp_path: Path) -> None:
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "tether.json").write_text(
@@ -188,11 +166,11 @@ def test_show_prompt_sends_no_secret_the_read_rules_deny(repo: Path, tmp_path: P
     (repo / "tether.json").write_text(json.dumps({"instructions": [".env", "README.md"]}), encoding="utf-8")
     (repo / "README.md").write_text("Read me.\n", encoding="utf-8")
     (repo / "sub" / "AGENTS.md").symlink_to("../.env")
-    shown = _cli(tmp_path, "run", "--show-prompt", "--model", "openai/gpt-5", "--dir", str(repo / "sub"))
-    assert shown.returncode == 0, shown.stderr
+    shown = Cli(tmp_path).run("run", "--show-prompt", "--model", "openai/gpt-5", "--dir", str(repo / "sub"))
+    assert shown.code == 0, shown.stderr
     assert "hunter2" not in shown.stdout + shown.stderr
     assert f"Instructions from: {repo.resolve() / 'README.md'}\nRead me." in shown.stdout
     assert f"warning: refused instruction file {repo / 'sub' / 'AGENTS.md'}: the read rules" in shown.stderr
     assert f"warning: refused instruction file {repo.resolve() / '.env'}: the read rules" in shown.stderr
-    explained = _cli(tmp_path, "permissions", "--explain", "read", ".env", "--dir", str(repo))
+    explained = Cli(tmp_path).run("permissions", "--explain", "read", ".env", "--dir", str(repo))
     assert "deny" in explained.stdout, explained.stderr  # the same rule the read tool meets

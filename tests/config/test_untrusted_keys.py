@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tether.config import Ignored
 from tether.config._restrict import describe, restrict_project
+
+from ..cli.conftest import Cli
 
 
 @pytest.mark.parametrize(
@@ -65,27 +64,6 @@ def test_the_trust_question_names_each_topic_once() -> None:
     )
 
 
-def _show_prompt(tmp_path: Path, project: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "TETHER_DATA_DIR": str(tmp_path / "data"),
-        "TETHER_CONFIG_DIR": str(tmp_path / "config"),
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-        "NO_COLOR": "1",
-        "COLUMNS": "300",
-    }
-    for name in ("TETHER_PERMISSION", "TETHER_TRUST", "OPENAI_API_KEY"):
-        env.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "tether.cli", "run", "--show-prompt", "--dir", str(project), *flags],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_an_untrusted_projects_model_does_not_replace_the_users_and_is_reported(tmp_path: Path) -> None:
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "tether.json").write_text(json.dumps({"model": "openai/gpt-5"}), encoding="utf-8")
@@ -93,13 +71,15 @@ def test_an_untrusted_projects_model_does_not_replace_the_users_and_is_reported(
     (project / ".tether").mkdir(parents=True)
     file = project / ".tether" / "tether.json"
     file.write_text(json.dumps({"model": "vllm/evil"}), encoding="utf-8")
-    shown = _show_prompt(tmp_path, project)
-    assert shown.returncode == 0, shown.stderr
+    shown = Cli(tmp_path).run("run", "--show-prompt", "--dir", str(project))
+    assert shown.code == 0, shown.stderr
     assert "Model: openai/gpt-5" in shown.stdout and "vllm/evil" not in shown.stdout
     assert (
         f"warning: ignored model in {file.resolve()}: this project is not trusted "
         f"(to apply it, run: tether trust {project.resolve()})"
     ) in shown.stderr
-    trusted = _show_prompt(tmp_path, project, "--trust")  # the user's choice to trust it applies it
-    assert trusted.returncode == 0, trusted.stderr
+    trusted = Cli(tmp_path).run(
+        "run", "--show-prompt", "--dir", str(project), "--trust"
+    )  # the user's choice to trust it applies it
+    assert trusted.code == 0, trusted.stderr
     assert "Model: vllm/evil" in trusted.stdout
