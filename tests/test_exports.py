@@ -51,4 +51,6 @@ def test_the_user_surface_and_the_internal_names_do_not_overlap(package: str) ->
     internal = importlib.import_module(f"{package}.internal")
     assert not set(user.__all__) & set(internal.__all__)
     for name in internal.__all__:
-        assert not hasattr(user, name) or name in {"internal"}, f"{package}.{name} is internal but importable from {package}"
+        assert not hasattr(user, name) or name in {"internal"}, (
+            f"{package}.{name} is internal but importable from {package}"
+        )
