@@ -268,3 +268,29 @@ async def test_rt_run_refuses_tools_that_are_not_named_tools(
         with pytest.raises(UsageError, match=message):
             await rt.run("hi", model=ScriptedModel(["x"]), directory=project, tools=tools)
         assert await rt.sessions.list() == []  # refused before anything was created
+
+
+@pytest.mark.anyio
+async def test_an_agents_temperature_and_top_p_reach_every_request_under_the_callers_options(
+    tmp_path: Path, project: Path
+) -> None:
+    from tether.config import parse_config
+
+    config = parse_config({"agent": {"build": {"temperature": 0.2, "top_p": 0.9}}}, file="tether.json")
+    async with Runtime(data_dir=tmp_path / "data", config=config) as rt:
+        loc = await rt.location(project)
+        session = await rt.sessions.create(loc)
+        model = ScriptedModel([[tool_call("read", {"path": "notes.txt"})], "done", "again"])
+        await session.prompt("read", model=model)
+        await session.prompt("again", model=model, options={"temperature": 0.7})
+    first, second, third = (dict(r.options) for r in model.requests)
+    assert first == second == {"temperature": 0.2, "top_p": 0.9}
+    assert third == {"temperature": 0.7, "top_p": 0.9}
+
+
+def test_an_out_of_range_temperature_is_a_config_error_naming_the_key() -> None:
+    from tether.config import parse_config
+    from tether.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"agent\.build\.temperature"):
+        parse_config({"agent": {"build": {"temperature": 7}}}, file="tether.json")

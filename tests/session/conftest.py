@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ class Agent:
     rules: Sequence[Any] = ()
     steps: int | None = None
     prompt: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass

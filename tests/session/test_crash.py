@@ -27,7 +27,7 @@ from .conftest import Agent, Loc
 CHILD = textwrap.dedent(
     """
     import sys
-    from dataclasses import dataclass
+    from dataclasses import dataclass, field
     from pathlib import Path
 
     import anyio
@@ -50,6 +50,7 @@ CHILD = textwrap.dedent(
         rules: tuple = ()
         steps: int | None = None
         prompt: str | None = None
+        options: dict = field(default_factory=dict)
 
 
     @dataclass

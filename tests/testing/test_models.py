@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import anyio
@@ -86,6 +87,7 @@ async def test_memory_store_runs_a_session() -> None:
         rules = ()
         steps = None
         prompt = None
+        options = MappingProxyType({})
 
     class Loc:
         tools = ToolRegistry()

@@ -153,10 +153,15 @@ class AgentSection(_Strict):
     )
     temperature: float | None = Field(
         default=None,
-        description="OpenCode's sampling temperature; accepted, not sent to the model by tether yet.",
+        ge=0,
+        le=2,
+        description="The sampling temperature every request of this agent sends (a caller's options win).",
     )
     top_p: float | None = Field(
-        default=None, description="OpenCode's top_p; accepted, not sent to the model by tether yet."
+        default=None,
+        gt=0,
+        le=1,
+        description="The nucleus-sampling top_p every request of this agent sends (a caller's options win).",
     )
 
 

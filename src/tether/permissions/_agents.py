@@ -16,10 +16,10 @@ rules.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import UsageError
 from ._ruleset import Ruleset
@@ -39,7 +39,9 @@ class Agent:
     """A named agent: its mode, its configured rules, and optional step limit, prompt and model.
 
     ``prompt`` is a configured text that replaces tether's built-in base text for the agent (``None``: the built-in
-    text of ``tether.prompts``, chosen by the agent's name and the model's family).
+    text of ``tether.prompts``, chosen by the agent's name and the model's family). ``options`` are request options
+    (``tether.llm.RequestOptions``: ``temperature``, ``top_p``) every step of the agent sends, under the options a
+    caller passes to ``Session.prompt``.
 
     Give either ``rules`` (one ruleset labelled ``agent``) or ``rulesets`` (labelled layers); the other is derived.
     ``rules`` is always the flat, ordered concatenation of ``rulesets``.
@@ -57,6 +59,7 @@ class Agent:
     description: str | None = None
     model: str | None = None
     rulesets: tuple[Ruleset, ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
     def __post_init__(self) -> None:
         rules = tuple(self.rules)
@@ -197,6 +200,7 @@ def _layered(agent: Agent, config: Config, section: AgentConfig | None) -> Agent
             description=agent.description,
             model=agent.model,
             rulesets=tuple(layers),
+            options=agent.options,
         )
     return Agent(
         name=agent.name,
@@ -207,7 +211,16 @@ def _layered(agent: Agent, config: Config, section: AgentConfig | None) -> Agent
         description=section.description if section.description is not None else agent.description,
         model=section.model if section.model is not None else agent.model,
         rulesets=tuple(layers),
+        options={**agent.options, **_request_options(section)},
     )
+
+
+_AGENT_OPTIONS = ("temperature", "top_p")
+"""The ``agent.<name>`` keys that are request options (OpenCode's names)."""
+
+
+def _request_options(section: AgentConfig) -> dict[str, Any]:
+    return {key: section.data[key] for key in _AGENT_OPTIONS if section.data.get(key) is not None}
 
 
 def builtin_agents(data_dir: Path, tmp_dir: Path, config: Config | None = None) -> dict[str, Agent]:

@@ -67,7 +67,8 @@ async def run_step(
         messages=turn.history.view(_FINAL_TAIL if final else ()),
         tools=materialization.definitions,
         tool_choice="none" if final else "auto",
-        options=cast(Any, turn.options),  # ModelRequest checks them (RequestOptions)
+        # the agent's options (temperature, top_p) under the caller's; ModelRequest checks them (RequestOptions)
+        options=cast(Any, {**agent.options, **turn.options} if agent.options else turn.options),
     )
     info = AssistantInfo(
         id=ids.ascending("msg"),
