@@ -25,28 +25,7 @@ from tether.prompts import (
     render_environment,
 )
 
-GIT = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env={**os.environ, **GIT}, capture_output=True, text=True, check=True
-    )
-    return done.stdout
-
-
-def repo(path: Path, branch: str = "main") -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", branch)
-    (path / "a.txt").write_text("a\n")
-    git(path, "add", "a.txt")
-    git(path, "commit", "-q", "-m", "first")
-    return path
+from ._git import GIT, git, repo
 
 
 def fake_git(tmp_path: Path, body: str) -> Path:

@@ -19,29 +19,9 @@ from tether import Runtime
 from tether.config import load_config
 from tether.prompts import GitState, git_state, measure_environment
 
-GIT = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
+from ._git import git, repo
+
 UNCHECKED = "not checked (tether runs git status only in a trusted project)"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env={**os.environ, **GIT}, capture_output=True, text=True, check=True
-    )
-    return done.stdout
-
-
-def repo(path: Path, branch: str = "main") -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", branch)
-    (path / "a.txt").write_text("a\n")
-    git(path, "add", "a.txt")
-    git(path, "commit", "-q", "-m", "first")
-    return path
 
 
 def hostile(path: Path, canary: Path) -> Path:
