@@ -132,14 +132,15 @@ async def drive_turn(
     approval: ApprovalMode,
     why_deny: str,
     console: Console,
-    system: Sequence[str] = (),
+    system: Sequence[str] | None = None,
     price: Price | None = None,
     view: LiveView | None = None,
     output: OutputFormat = "text",
     continued: bool = False,
 ) -> TurnOutcome:
     """Run one turn of ``session`` with the live view (``view``, default a plain :class:`LiveView`) and approvals;
-    never raises for a failed turn. ``price`` prices the turn's usage for the summary."""
+    never raises for a failed turn. ``price`` prices the turn's usage for the summary; ``system`` replaces the
+    session's default system texts (``None``: the default, as ``Session.prompt`` builds it)."""
     # ``output``: ``text`` renders the live view on ``console``; ``json`` writes the turn's events to stdout as
     # JSON lines (``_jsonevents``; the caller writes the ``done`` line, :func:`write_done`, once the turn is durable);
     # ``quiet`` renders nothing while the turn runs. In both, approval notices and prompts go to stderr.
