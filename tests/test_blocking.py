@@ -7,6 +7,7 @@ import threading
 import anyio
 import anyio.lowlevel
 import pytest
+from anyio.abc import TaskGroup
 
 from tether import _blocking
 from tether._blocking import run_batched
@@ -53,27 +54,38 @@ async def test_each_caller_gets_its_own_result_or_exception_and_a_burst_shares_h
     assert len(batches) < 100  # the calls that queued behind the first one ran together
 
 
+class Held:
+    """A first batch held in its worker thread (``first`` waits for ``release``), and callers that queue behind it."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.started = threading.Event()
+        self.results: list[str] = []
+
+    def first(self) -> str:
+        self.started.set()
+        self.release.wait(10)
+        return "first"
+
+    async def call(self, func: object) -> None:
+        self.results.append(await run_batched(func))  # type: ignore[arg-type]
+
+    async def start(self, tg: TaskGroup) -> None:
+        """Start ``first`` in ``tg`` and return once its batch runs (so later calls queue behind it)."""
+        tg.start_soon(self.call, self.first)
+        await anyio.to_thread.run_sync(self.started.wait, 10)
+
+
 async def test_the_work_runs_off_the_event_loop_thread() -> None:
     assert await run_batched(threading.get_ident) != threading.get_ident()
 
 
 async def test_a_cancelled_waiter_never_stalls_the_queue(batches: list[int]) -> None:
-    release = threading.Event()
-    started = threading.Event()
-
-    def first() -> str:
-        started.set()
-        release.wait(10)
-        return "first"
-
-    results: list[str] = []
-
-    async def call(func: object) -> None:
-        results.append(await run_batched(func))  # type: ignore[arg-type]
+    held = Held()
+    release, results, call = held.release, held.results, held.call
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(call, first)
-        await anyio.to_thread.run_sync(started.wait, 10)
+        await held.start(tg)
         with anyio.CancelScope() as doomed:
             doomed.cancel()
             await run_batched(lambda: "cancelled")  # queued behind `first`, cancelled at its first checkpoint
@@ -85,22 +97,11 @@ async def test_a_cancelled_waiter_never_stalls_the_queue(batches: list[int]) -> 
 
 
 async def test_a_next_leader_cancelled_as_it_is_chosen_hands_the_batch_on() -> None:
-    release = threading.Event()
-    started = threading.Event()
-
-    def first() -> str:
-        started.set()
-        release.wait(10)
-        return "first"
-
-    results: list[str] = []
-
-    async def call(func: object) -> None:
-        results.append(await run_batched(func))  # type: ignore[arg-type]
+    held = Held()
+    release, results, call = held.release, held.results, held.call
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(call, first)
-        await anyio.to_thread.run_sync(started.wait, 10)
+        await held.start(tg)
         async with anyio.create_task_group() as doomed:
             doomed.start_soon(call, lambda: "doomed")  # first in the queue: it leads the next batch
             await anyio.sleep(0.01)
