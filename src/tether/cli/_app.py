@@ -42,7 +42,14 @@ permissions_app = typer.Typer(
     rich_markup_mode=None,
 )
 sessions_app = typer.Typer(invoke_without_command=True, rich_markup_mode=None)
+mcp_app = typer.Typer(
+    help="MCP: the configured servers and their tools (mcp list, mcp tools), and tether's tools served to MCP "
+    "clients (mcp serve).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(sessions_app, name="sessions")
+app.add_typer(mcp_app, name="mcp")
 app.add_typer(session_app, name="session")
 app.add_typer(tool_app, name="tool")
 app.add_typer(permissions_app, name="permissions")
