@@ -106,7 +106,13 @@ def test_namespace_prefixes_the_name(registry: ToolRegistry) -> None:
     assert registry.current("acme_tools_echo") is not None
 
 
-@pytest.mark.parametrize("bad", ["", "1abc", "a" * 65, "_x"])
+@pytest.mark.parametrize("good", ["__book_meeting_room", "1abc", "-x", "a" * 64])
+def test_every_provider_legal_name_registers(registry: ToolRegistry, good: str) -> None:
+    registry.register({good: make("g")})
+    assert registry.current(good) is not None
+
+
+@pytest.mark.parametrize("bad", ["", "a" * 65, "é" * 65])
 def test_invalid_name_registers_nothing(registry: ToolRegistry, bad: str) -> None:
     with pytest.raises(RegistrationError):
         registry.register({"good": make("g"), bad: make("b")})

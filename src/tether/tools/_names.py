@@ -1,4 +1,8 @@
-"""Tool name normalization and validation (registration happens before any mutation)."""
+"""Tool name normalization and validation (registration happens before any mutation).
+
+A legal name is what every provider accepts, ``^[A-Za-z0-9_-]{1,64}$`` (OpenCode's later rule): a leading digit,
+``_`` or ``-`` is legal (MCP servers name tools ``__book_meeting_room``), so no legal name is refused here.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from ..errors import RegistrationError
 __all__ = ["RESERVED", "effective_name", "normalize_name"]
 
 RESERVED = frozenset({"execute"})
-_VALID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+_VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
