@@ -25,7 +25,7 @@ import gc
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ class _Agent:
     rules: tuple[Any, ...] = ()
     steps: int | None = None  # None: the default cap (100 steps per turn); seq1000 needs more
     prompt: str | None = None
+    options: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass
