@@ -13,9 +13,10 @@ SURFACES = {
     },
     "tether.tools.internal": {
         "DECLINED_ERROR", "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterHook", "Asker", "BeforeHook", "Codec",
-        "Deadlines", "DecodeError", "DepsT", "Entry", "FailureKind", "Issue", "JsonSchemaCodec", "Materialization",
-        "PermissionRecord", "PermissionRecorder", "PydanticCodec", "Reply", "Verdict", "effective_name", "is_hidden",
-        "make_codec", "normalize_content", "normalize_name", "simplify_schema",
+        "Deadlines", "DecodeError", "DefinitionEvent", "DefinitionHook", "DepsT", "Entry", "FailureKind", "Issue",
+        "JsonSchemaCodec", "Materialization", "ModelCatalog", "PermissionRecord", "PermissionRecorder",
+        "PydanticCodec", "Reply", "Verdict", "effective_name", "is_hidden", "make_codec", "normalize_content",
+        "normalize_name", "simplify_schema",
     },
     "tether.session": {
         "CANCEL_GRACE", "AssistantInfo", "FilePart", "MessageError", "MessageInfo", "MessageUpdated", "Part",
@@ -26,8 +27,10 @@ SURFACES = {
     },
     "tether.session.internal": {
         "ABORTED_ERROR", "DOOM_LOOP_THRESHOLD", "INCOMPLETE_CALL_ERROR", "INTERRUPTED_ERROR", "MAX_STEPS_MARKERS",
-        "MAX_STEPS_PROMPT", "AgentLike", "DoomLoopDetector", "DurableEvent", "History", "PermissionAsserter",
-        "SessionLocation", "part_from_json", "part_to_json",
+        "MAX_STEPS_PROMPT", "AgentLike", "DoomLoopDetector", "DurableEvent", "History", "OneCallModel",
+        "PermissionAsserter",
+        "SessionLocation", "TODO_PRIORITIES", "TODO_STATUSES", "Todo", "TodoPriority", "TodoStatus", "TodoStore",
+        "TodoUpdated", "part_from_json", "part_to_json",
     },
     "tether.rules": {"EFFECTS", "Effect", "Rule", "is_effect", "last_match"},
     "tether.output": {

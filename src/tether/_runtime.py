@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from .location import Location
     from .output import OutputStore
     from .permissions import Agent, PermissionService, ResolvedRules, Rule, Ruleset, SavedApprovals
-    from .session import Session, SessionInfo, Sessions, SQLiteStore, TurnResult
-    from .tools import Content, Tool, ToolRegistry
+    from .session import Question, QuestionService, Session, SessionInfo, Sessions, SQLiteStore, TurnResult
+    from .tools import Content, Tool, ToolContext, ToolRegistry
 
 __all__ = ["Runtime", "RuntimeLocation", "RuntimeSessions"]
 
@@ -115,10 +115,12 @@ class RuntimeSessions:
         rules: Sequence[Rule | Sequence[str]] = (),
         parent_id: str | None = None,
         deps: Any = None,
+        parent_call_id: str | None = None,
     ) -> Session:
         """Create a session in ``location`` (a Location scope or a directory) for ``agent`` (default ``build``).
 
         ``deps`` are the application dependencies its tool calls read as ``ctx.deps`` (kept in memory, never stored).
+        ``parent_id`` / ``parent_call_id``: a child session's parent and the parent's tool call (``task`` sets them).
 
         Raises:
             UsageError: no such agent, the directory does not exist, or a rule is neither a ``Rule`` nor a valid
@@ -128,9 +130,16 @@ class RuntimeSessions:
             location = await self._runtime.location(location)
         from .permissions import DEFAULT_AGENT
 
-        return await self.service.create(
-            location, agent=agent or DEFAULT_AGENT, title=title, rules=rules, parent_id=parent_id, deps=deps
+        session = await self.service.create(
+            location,
+            agent=agent or DEFAULT_AGENT,
+            title=title,
+            rules=rules,
+            parent_id=parent_id,
+            deps=deps,
+            parent_call_id=parent_call_id,
         )
+        return self._runtime._own_task(session)  # pyright: ignore[reportPrivateUsage]
 
     async def get(self, session_id: str) -> Session:
         """The session ``session_id`` (reopened from the store if it is not live).
@@ -138,7 +147,7 @@ class RuntimeSessions:
         Raises:
             NotFoundError: no such session.
         """
-        return await self.service.get(session_id)
+        return self._runtime._own_task(await self.service.get(session_id))  # pyright: ignore[reportPrivateUsage]
 
     async def list(self, *, project: str | None = None, limit: int = 100) -> Sequence[SessionInfo]:
         """Stored sessions, most recently updated first (of one project root if given)."""
@@ -179,7 +188,8 @@ class Runtime:
         from .output import OutputStore
         from .paths import default_data_dir
         from .permissions import PermissionService, SavedApprovals, builtin_agents
-        from .session import Sessions, SQLiteStore
+        from .session import QuestionService, Sessions, SQLiteStore
+        from .session.internal import Children
         from .tools import ToolRegistry
 
         data_dir = self._data_dir or default_data_dir()
@@ -220,6 +230,16 @@ class Runtime:
             )
             stack.callback(service.close)
             self.sessions: RuntimeSessions = RuntimeSessions(self, service)
+            # questions for a person (the question tool), answered like permission requests; closed before them
+            self.questions: QuestionService = QuestionService(bus=self.bus)
+            stack.push_async_callback(self.questions.close)
+            self._children = Children(
+                sessions=self.sessions,
+                info=self.store.get_session,
+                agents=self.agents,
+                resolve_model=self._resolve_model,
+            )
+            self._task_tools: dict[str, Tool[Any, Any]] = {}
             task_group: TaskGroup = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(task_group.cancel_scope.cancel)
             task_group.start_soon(self.output.run_cleanup, _CLEANUP_INTERVAL)
@@ -288,12 +308,63 @@ class Runtime:
                 permissions=self.permissions,
                 output=self.output,
                 shell=shell if isinstance(shell, str) else None,
+                todos=self.store,
+                bus=self.bus,
+                questions=self._ask_questions,
+                children=self._children.run,
+                subagents=self._children.subagents(self._default_agent),
             )
         )
         scope = RuntimeLocation(location, registry)
         self._stack.callback(registry.register(tools).close)
         scope.builtins = tuple(tools)
         return self._locations.setdefault(key, scope)
+
+    @property
+    def _default_agent(self) -> str:
+        found = self.config.get("default_agent")
+        return found if isinstance(found, str) else "build"
+
+    def _resolve_model(self, spec: str) -> Model:
+        """A ``provider/model`` spec (a subagent's configured ``model``) resolved with this runtime's config."""
+        from .llm.providers import resolve_model
+
+        return resolve_model(spec, self.config.data)
+
+    async def _ask_questions(self, ctx: ToolContext, questions: Sequence[Question]) -> tuple[tuple[str, ...], ...]:
+        """The question tool's way to a person: :attr:`questions` (answered like permission requests)."""
+        return await self.questions.ask(
+            session_id=ctx.session_id,
+            agent=ctx.agent,
+            message_id=ctx.message_id,
+            call_id=ctx.call_id,
+            questions=questions,
+        )
+
+    def _own_task(self, session: Session) -> Session:
+        """Give ``session`` a ``task`` tool in its own placement listing the subagents its agent may run (the
+        Location's lists the default agent's); once per session, one tool per agent."""
+        if session.info.agent == self._default_agent or "task" in session.tools.names():
+            return session
+        from .builtins import BuiltinDeps
+        from .builtins.task import make
+
+        agent = session.info.agent
+        tool = self._task_tools.get(agent)
+        if tool is None:
+            location = session.location
+            deps = BuiltinDeps(
+                location=location.location if isinstance(location, RuntimeLocation) else None,  # type: ignore[arg-type]
+                permissions=self.permissions,
+                output=self.output,
+                children=self._children.run,
+                subagents=self._children.subagents(agent),
+            )
+            tool = make(deps)
+            assert tool is not None
+            tool = self._task_tools[agent] = tool
+        session.tools.register({"task": tool})
+        return session
 
     async def _locate(self, directory: str, project: str | None = None) -> RuntimeLocation:
         """A stored session's Location: its working directory in its project root (the root it was created in),

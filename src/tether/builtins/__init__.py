@@ -10,7 +10,7 @@ import importlib
 from typing import Any
 
 from ..tools import Tool
-from . import apply_patch, edit, glob, grep, list, read, write
+from . import apply_patch, edit, glob, grep, list, question, read, task, todoread, todowrite, write
 from ._deps import BuiltinDeps
 
 __all__ = ["BuiltinDeps", "builtin_tools"]
@@ -27,6 +27,12 @@ def builtin_tools(deps: BuiltinDeps) -> dict[str, Tool[Any, Any]]:
         "read": read.make(deps),
         "write": write.make(deps),
     }
+    for name, built in (("question", question.make(deps)), ("task", task.make(deps))):
+        if built is not None:  # only with the runtime's question service and child sessions
+            tools[name] = built
+    if deps.todos is not None:
+        tools["todoread"] = todoread.make(deps)
+        tools["todowrite"] = todowrite.make(deps)
     try:
         bash = importlib.import_module(f"{__name__}.bash")
     except ModuleNotFoundError as exc:  # the bash tool ships separately; only its own absence is tolerated

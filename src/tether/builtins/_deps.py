@@ -6,18 +6,37 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..bus import Bus
     from ..location import Location
     from ..output import OutputStore
     from ..permissions import PermissionService
+    from ..session._children import Subagent
+    from ..session.internal import TodoStore
+    from .question import AskQuestions
+    from .task import RunChild
 
 __all__ = ["BuiltinDeps"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class BuiltinDeps:
-    """Location (path resolution), the permission service (asked at the point of action), the output store."""
+    """Location (path resolution), the permission service (asked at the point of action), the output store.
+
+    ``todos`` is where the session todo lists live (the runtime's session store): without it ``todowrite`` and
+    ``todoread`` are not built. ``bus`` receives ``TodoUpdated`` when a list changes.
+
+    ``questions`` and ``children`` are narrow callables the runtime provides (ask a person structured questions; run
+    a subagent's turn in a child session): without them ``question`` and ``task`` are not built. ``subagents`` are
+    the agents ``task``'s description lists (the Location's tool lists those of the default agent; each session gets
+    a ``task`` listing its own agent's).
+    """
 
     location: Location
     permissions: PermissionService
     output: OutputStore
     shell: str | None = None
+    todos: TodoStore | None = None
+    bus: Bus | None = None
+    questions: AskQuestions | None = None
+    children: RunChild | None = None
+    subagents: tuple[Subagent, ...] = ()

@@ -8,7 +8,8 @@ ignore keys and event types it does not know: later versions of the same major `
 :class:`JsonEvents` turns the bus's events of one session into these lines, as the live view turns them into text:
 deltas of text and reasoning, a tool call's start (once its input is complete) and end (its content as the model
 read it, bounded, with the retained output path), permission requests and their decisions (which rule, who), each
-step's finish with its usage, and the turn's error and end (written by ``drive_turn``).
+step's finish with its usage, the session's todo list when ``todowrite`` changes it, and the turn's error and end
+(written by ``drive_turn``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..permissions import PermissionAsked, PermissionDecided, PermissionReplied
 from ..rules import Rule
 from ..session import PartDelta, PartUpdated
 from ..session._model import ReasoningPart, StepFinishPart, TextPart, ToolPart
+from ..session.internal import TodoUpdated
 
 __all__ = [
     "VERSION",
@@ -42,6 +44,8 @@ __all__ = [
     "SessionEvent",
     "StepEvent",
     "TextEvent",
+    "TodoEvent",
+    "TodoJson",
     "ToolEndEvent",
     "ToolStartEvent",
     "UsageJson",
@@ -169,6 +173,24 @@ class StepEvent(TypedDict):
     usage: UsageJson
 
 
+class TodoJson(TypedDict):
+    """One todo item: ``status`` pending, in_progress, completed or cancelled; ``priority`` high, medium or low."""
+
+    id: str
+    content: str
+    status: str
+    priority: str
+
+
+class TodoEvent(TypedDict):
+    """The session's todo list changed (a ``todowrite`` call): the whole new list, in order."""
+
+    v: Literal[1]
+    type: Literal["todo"]
+    session: str
+    todos: list[TodoJson]
+
+
 class ErrorEvent(TypedDict):
     """The turn failed: ``kind`` (``provider``, ``store``, ...) and a one-line ``message``."""
 
@@ -203,6 +225,7 @@ JsonEvent = (
     | PermissionAskedEvent
     | PermissionDecidedEvent
     | StepEvent
+    | TodoEvent
     | ErrorEvent
     | DoneEvent
 )
@@ -289,6 +312,16 @@ class JsonEvents:
             self._replied(event)
         elif isinstance(event, PermissionDecided):
             self._decided(event)
+        elif isinstance(event, TodoUpdated):
+            self._todos(event)
+
+    def _todos(self, event: TodoUpdated) -> None:
+        if event.session_id != self.session_id:
+            return
+        todos: list[TodoJson] = [
+            {"id": t.id, "content": t.content, "status": t.status, "priority": t.priority} for t in event.todos
+        ]
+        self.write({"v": 1, "type": "todo", "session": self.session_id, "todos": todos})
 
     def _delta(self, event: PartDelta) -> None:
         if event.session_id != self.session_id:

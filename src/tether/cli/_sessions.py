@@ -108,15 +108,46 @@ async def _load(data_dir: Path, session_id: str) -> tuple[Any, Any]:
     return info, messages
 
 
+async def _load_shown(data_dir: Path, session_id: str) -> tuple[Any, Any, tuple[Any, ...]]:
+    """The session, its messages and its current todo list (one key range, never a walk of the history)."""
+    from .. import Runtime
+
+    async with Runtime(data_dir=data_dir) as rt:
+        info = await rt.store.resolve_session(session_id)
+        messages = await rt.store.load_messages(info.id)
+        todos = await rt.store.load_todos(info.id)
+    return info, messages, todos
+
+
+_TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
+
+
+def _print_todos(todos: tuple[Any, ...]) -> None:
+    """The session's current todo list (``todowrite``), after the timeline."""
+    console = out_console()
+    console.print()
+    console.print(shown(f"todos ({sum(t.status != 'completed' for t in todos)} open)", "bold"))
+    for todo in todos:
+        style = "dim" if todo.status in ("completed", "cancelled") else None
+        line = f"  {_TODO_MARKS.get(todo.status, '[?]')} {todo.content}  ({todo.priority}, id {todo.id})"
+        console.print(shown(line, style) if style else shown(line))
+
+
 def show_command(*, data_dir: Path, session_id: str, as_json: bool) -> None:
-    """The body of ``tether session show``."""
+    """The body of ``tether session show`` (the timeline, then the current todo list when there is one)."""
     from ._timeline import print_timeline, timeline_json
 
-    info, messages = run_async(lambda: _load(data_dir, session_id))
+    info, messages, todos = run_async(lambda: _load_shown(data_dir, session_id))
     if as_json:
-        typer.echo(json.dumps(timeline_json(info, messages), indent=2, ensure_ascii=False))
+        document = timeline_json(info, messages)
+        document["todos"] = [
+            {"id": t.id, "content": t.content, "status": t.status, "priority": t.priority} for t in todos
+        ]
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
     print_timeline(out_console(), info, messages)
+    if todos:
+        _print_todos(todos)
 
 
 def export_command(*, data_dir: Path, session_id: str, output: Path | None) -> None:

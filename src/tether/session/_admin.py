@@ -208,7 +208,7 @@ def _live_holder(
     return None
 
 
-_OWNED = ("inputs", "parts", "messages", "events", "claims")
+_OWNED = ("inputs", "parts", "messages", "events", "claims", "todos")
 """Every table with rows of a session besides ``sessions`` itself (all carry ``session_id``)."""
 
 

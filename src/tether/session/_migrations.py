@@ -132,4 +132,22 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT session_id FROM messages WHERE role = 'assistant' AND data LIKE '%"model":"tether/tool-call"%'
     );
     """,
+    # 6: a session's todo list (``_todos``: ``todowrite`` replaces it whole), read by one key range, never by
+    # replaying the session's history (law 10).
+    """
+    CREATE TABLE todos (
+        session_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        content TEXT NOT NULL,
+        status TEXT NOT NULL,
+        priority TEXT NOT NULL,
+        PRIMARY KEY (session_id, position)
+    ) WITHOUT ROWID;
+    """,
+    # 7: a child session (a subagent's, ``task``) records the parent's tool call it runs for, so ``session show``
+    # nests it under that call even when the call was interrupted before its result named the child.
+    """
+    ALTER TABLE sessions ADD COLUMN parent_call_id TEXT;
+    """,
 )

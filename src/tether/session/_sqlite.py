@@ -64,6 +64,7 @@ from ._model import (
 )
 from ._owners import HEARTBEAT_SECONDS, Owner, OwnerRow, current_owner, owner_alive
 from ._store import INTERRUPTED_ERROR, StoredMessage
+from ._todos import Todo, read_todos, write_todos
 
 __all__ = ["SQLiteStore"]
 
@@ -177,6 +178,7 @@ _SESSION_COLUMNS = (
     "title",
     "agent",
     "parent_id",
+    "parent_call_id",
     "rules",
     "created",
     "updated",
@@ -193,6 +195,7 @@ def _session_row(s: SessionInfo) -> dict[str, Any]:
         "title": _text(s.title),
         "agent": _text(s.agent),
         "parent_id": None if s.parent_id is None else _text(s.parent_id),
+        "parent_call_id": None if s.parent_call_id is None else _text(s.parent_call_id),
         "rules": _dumps(rules_to_json(s.rules)),
         "created": s.created,
         "updated": s.updated,
@@ -201,6 +204,7 @@ def _session_row(s: SessionInfo) -> dict[str, Any]:
 
 def _session_from_row(row: sqlite3.Row) -> SessionInfo:
     parent_id = row["parent_id"]
+    parent_call_id = row["parent_call_id"]
     return SessionInfo(
         id=_untext(row["id"]),
         project=_untext(row["project"]),
@@ -208,6 +212,7 @@ def _session_from_row(row: sqlite3.Row) -> SessionInfo:
         title=_untext(row["title"]),
         agent=_untext(row["agent"]),
         parent_id=None if parent_id is None else _untext(parent_id),
+        parent_call_id=None if parent_call_id is None else _untext(parent_call_id),
         rules=rules_from_json(json.loads(row["rules"])),
         created=row["created"],
         updated=row["updated"],
@@ -424,6 +429,23 @@ class SQLiteStore:
                 "DELETE FROM claims WHERE session_id = ? AND owner = ?", (_text(session_id), owner.id)
             )
         )
+
+    # -- todo lists (``_todos``) -------------------------------------------------------------------------------------
+
+    async def save_todos(self, session_id: str, todos: Sequence[Todo]) -> None:
+        """Replace the todo list of ``session_id`` with ``todos``, in order (committed when this returns).
+
+        Raises:
+            StoreError: the store failed or is closed.
+        """
+        self._writable()
+        await self._run(lambda conn: write_todos(conn, _text(session_id), todos))
+        if self._error is not None:
+            raise self._error
+
+    async def load_todos(self, session_id: str) -> tuple[Todo, ...]:
+        """The todo list of ``session_id`` in order (one key range of the ``todos`` table; empty when none)."""
+        return await self._run(lambda conn: read_todos(conn, _text(session_id)))
 
     # -- finding and removing sessions (``_admin``) ------------------------------------------------------------------
 
@@ -879,6 +901,7 @@ class _Writes:
                 "title": info.title,
                 "agent": info.agent,
                 "parent_id": info.parent_id,
+                "parent_call_id": info.parent_call_id,
             }
             data = _dumps({**row, **exact})
             self.events.append((event.session.id, event.type, event.session.id, now, data))

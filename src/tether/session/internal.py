@@ -10,9 +10,11 @@ from ._dispatch import DOOM_LOOP_THRESHOLD, DoomLoopDetector, PermissionAsserter
 from ._events import DurableEvent
 from ._history import History
 from ._model import part_from_json, part_to_json
+from ._onecall import OneCallModel
 from ._prompts import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_MARKERS, MAX_STEPS_PROMPT
 from ._session import SessionLocation
 from ._store import INTERRUPTED_ERROR
+from ._todos import TODO_PRIORITIES, TODO_STATUSES, Todo, TodoPriority, TodoStatus, TodoStore, TodoUpdated
 from ._turn import AgentLike
 
 __all__ = [
@@ -22,12 +24,20 @@ __all__ = [
     "INTERRUPTED_ERROR",
     "MAX_STEPS_MARKERS",
     "MAX_STEPS_PROMPT",
+    "TODO_PRIORITIES",
+    "TODO_STATUSES",
     "AgentLike",
     "DoomLoopDetector",
     "DurableEvent",
     "History",
+    "OneCallModel",
     "PermissionAsserter",
     "SessionLocation",
+    "Todo",
+    "TodoPriority",
+    "TodoStatus",
+    "TodoStore",
+    "TodoUpdated",
     "part_from_json",
     "part_to_json",
 ]

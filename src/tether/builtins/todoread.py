@@ -1,0 +1,49 @@
+"""The ``todoread`` tool: the session's todo list as ``todowrite`` stored it (one key range of the store, law 10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..session.internal import TodoStore
+from ..tools import Tool, ToolContext, ToolResponse
+from ._deps import BuiltinDeps
+from .todowrite import ask_todo, todos_json
+
+__all__ = ["TodoReadInput", "make"]
+
+DESCRIPTION = """Read the todo list of this session (as the last `todowrite` call left it).
+
+Use it when you are unsure of the current plan: at the start of a resumed session, or before choosing the next item.
+Returns the items as JSON (content, status, priority, id), in order; `[]` when there is no list yet."""
+
+
+class TodoReadInput(BaseModel):
+    """The todoread tool takes no parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def make(deps: BuiltinDeps) -> Tool[TodoReadInput, Any]:
+    """Build the todoread tool bound to ``deps`` (its ``todos`` store must be set).
+
+    Raises:
+        ValueError: ``deps.todos`` is not set.
+    """
+    store: TodoStore | None = deps.todos
+    if store is None:
+        raise ValueError("the todoread tool needs a todo store (BuiltinDeps.todos)")
+    permissions = deps.permissions
+
+    async def execute(input: TodoReadInput, ctx: ToolContext) -> ToolResponse[Any]:
+        await ask_todo(permissions, ctx, "todoread")
+        todos = await store.load_todos(ctx.session_id)
+        open_count = sum(1 for t in todos if t.status != "completed")
+        return ToolResponse(
+            content=todos_json(todos),
+            title=f"{len(todos)} todos",
+            metadata={"count": len(todos), "open": open_count},
+        )
+
+    return Tool(description=DESCRIPTION, input=TodoReadInput, execute=execute)
