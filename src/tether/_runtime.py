@@ -4,7 +4,9 @@
 saved approvals use their own table in the same file), the managed tool-output store (``tool-output/``, cleaned once
 at start and hourly), the permission service and the built-in agents. ``await rt.location(path)`` returns the
 Location scope for a working directory (in the config's project root when it lies inside it, or ``root=...``): its own
-registry (Location placement, parent ``rt.tools``) with the built-in tools registered. Everything is closed on exit.
+registry (Location placement, parent ``rt.tools``) with the built-in tools registered, then the plugins' (entry points
+in the ``tether.plugins`` group) and, in a trusted project, its ``.tether/tools`` files' (``tether.plugins``; what
+was skipped is in ``RuntimeLocation.notices``). Everything is closed on exit.
 
 The data directory holds every session's outputs and the store: tether creates it 0700 and the store file
 (``tether.db``, and so its ``-wal``/``-shm``, which SQLite creates with the database's mode) 0600. The permission
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -76,12 +79,14 @@ class RuntimeLocation:
     tools are registered in it.
     """
 
-    __slots__ = ("builtins", "location", "tools")
+    __slots__ = ("builtins", "location", "notices", "tools")
 
     def __init__(self, location: Location, tools: ToolRegistry) -> None:
         self.location = location
         self.tools = tools
         self.builtins: tuple[str, ...] = ()
+        self.notices: tuple[str, ...] = ()
+        """Plugins and project tool files that were skipped, one line each (say them once, as ``tether run``)."""
 
     def __repr__(self) -> str:
         return f"<RuntimeLocation {self.location.root}>"
@@ -161,6 +166,8 @@ class Runtime:
         data_dir: where the store and tool outputs live (default ``$TETHER_DATA_DIR`` or the user data dir).
         config: the merged configuration (``tether.config.load_config``); ``None`` uses an empty one.
         concurrency: the most tool calls of one step that settle at once (``None``: no cap).
+        plugins: activate the ``tether.plugins`` entry points and a trusted project's ``.tether/tools`` files in
+            each Location (docs/plugins.md); ``False``: the built-in tools only.
     """
 
     def __init__(
@@ -169,10 +176,13 @@ class Runtime:
         data_dir: str | os.PathLike[str] | None = None,
         config: Config | None = None,
         concurrency: int | None = None,
+        plugins: bool = True,
     ) -> None:
         self._data_dir = Path(data_dir) if data_dir is not None else None
         self._config = config
         self._concurrency = concurrency
+        self._plugins_enabled = plugins
+        self._plugins: Sequence[Any] | None = None  # the loaded entry points, once per runtime
         self._stack: AsyncExitStack | None = None
         self._locations: dict[tuple[str, str], RuntimeLocation] = {}
         self._rules_cache: dict[tuple[int, tuple[Rule, ...]], tuple[Ruleset, ...]] = {}
@@ -191,6 +201,7 @@ class Runtime:
         from .session import QuestionService, Sessions, SQLiteStore
         from .session.internal import Children
         from .tools import ToolRegistry
+        from .tools.internal import ModelCatalog
 
         data_dir = self._data_dir or default_data_dir()
         # resources are canonical paths: the rules about the data and temp directories name their real paths
@@ -227,6 +238,7 @@ class Runtime:
                 concurrency=self._concurrency,
                 instructions=self._instructions,
                 trusted=self._trusted,
+                catalog=ModelCatalog.from_config(config.get("catalog")).for_model,
             )
             stack.callback(service.close)
             self.sessions: RuntimeSessions = RuntimeSessions(self, service)
@@ -240,6 +252,7 @@ class Runtime:
                 resolve_model=self._resolve_model,
             )
             self._task_tools: dict[str, Tool[Any, Any]] = {}
+            self._task_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
             task_group: TaskGroup = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(task_group.cancel_scope.cancel)
             task_group.start_soon(self.output.run_cleanup, _CLEANUP_INTERVAL)
@@ -302,6 +315,9 @@ class Runtime:
             return found
         registry = ToolRegistry(parent=self.tools)
         shell = self.config.get("shell")
+        from .builtins.skill import discover_skills
+
+        skills = await anyio.to_thread.run_sync(discover_skills, location, default_config_dir())
         tools = builtin_tools(
             BuiltinDeps(
                 location=location,
@@ -310,15 +326,36 @@ class Runtime:
                 shell=shell if isinstance(shell, str) else None,
                 todos=self.store,
                 bus=self.bus,
+                skills=skills,
                 questions=self._ask_questions,
                 children=self._children.run,
                 subagents=self._children.subagents(self._default_agent),
             )
         )
         scope = RuntimeLocation(location, registry)
-        self._stack.callback(registry.register(tools).close)
+        self._stack.callback(registry.register(tools, origin="builtin").close)
         scope.builtins = tuple(tools)
+        if self._plugins_enabled:
+            await self._activate_plugins(scope)
+        scope.notices = (*scope.notices, *skills.refused)  # skill files refused (foreign, leading out, malformed)
         return self._locations.setdefault(key, scope)
+
+    async def _activate_plugins(self, scope: RuntimeLocation) -> None:
+        """Activate the plugins and (trusted project) tool files in ``scope``, closed when the runtime closes."""
+        from .plugins.internal import activate, load_entry_points
+
+        assert self._stack is not None
+        if self._plugins is None:
+            self._plugins = await anyio.to_thread.run_sync(load_entry_points)
+        activation = await activate(
+            scope.tools,
+            root=scope.root,
+            directory=scope.directory,
+            trusted=self._trusted(scope),
+            plugins=self._plugins,
+        )
+        self._stack.callback(activation.close)
+        scope.notices = tuple(activation.notices)
 
     @property
     def _default_agent(self) -> str:
@@ -344,25 +381,16 @@ class Runtime:
     def _own_task(self, session: Session) -> Session:
         """Give ``session`` a ``task`` tool in its own placement listing the subagents its agent may run (the
         Location's lists the default agent's); once per session, one tool per agent."""
-        if session.info.agent == self._default_agent or "task" in session.tools.names():
-            return session
-        from .builtins import BuiltinDeps
-        from .builtins.task import make
-
         agent = session.info.agent
+        if agent == self._default_agent or session in self._task_sessions:
+            return session
+        from .builtins.task import build
+
         tool = self._task_tools.get(agent)
         if tool is None:
-            location = session.location
-            deps = BuiltinDeps(
-                location=location.location if isinstance(location, RuntimeLocation) else None,  # type: ignore[arg-type]
-                permissions=self.permissions,
-                output=self.output,
-                children=self._children.run,
-                subagents=self._children.subagents(agent),
-            )
-            tool = make(deps)
-            assert tool is not None
-            tool = self._task_tools[agent] = tool
+            subagents = self._children.subagents(agent)
+            tool = self._task_tools[agent] = build(self.permissions, self._children.run, subagents)
+        self._task_sessions.add(session)
         session.tools.register({"task": tool})
         return session
 

@@ -60,6 +60,13 @@ class Bus:
         self._handlers[key] = (*self._handlers.get(key, ()), handler)
         return Subscription(self, key, handler)
 
+    def subscribed(self, event_type: type[Any]) -> bool:
+        """Whether a handler is subscribed to ``event_type`` by its class (``"*"`` subscribers do not count).
+
+        How a service that needs someone to act on an event (answering a question) knows that someone is there.
+        """
+        return bool(self._handlers.get(event_type.type))
+
     def _remove(self, key: str, handler: Callable[[Any], None]) -> None:
         handlers = list(self._handlers.get(key, ()))
         if handler in handlers:

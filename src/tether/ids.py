@@ -14,7 +14,7 @@ from typing import Literal
 
 __all__ = ["Prefix", "ascending", "descending", "timestamp_ms"]
 
-Prefix = Literal["ses", "msg", "prt", "call", "per", "tool", "evt", "prj", "sav"]
+Prefix = Literal["ses", "msg", "prt", "call", "per", "que", "tool", "evt", "prj", "sav"]
 
 _MAX = (1 << 56) - 1
 _lock = threading.Lock()

@@ -30,6 +30,14 @@ from ._model import (
     ToolState,
     UserInfo,
 )
+from ._questions import (
+    PendingQuestion,
+    Question,
+    QuestionAsked,
+    QuestionOption,
+    QuestionReplied,
+    QuestionService,
+)
 from ._runner import RetryPolicy, StopReason, TurnCall, TurnResult
 from ._session import Session, Sessions
 from ._sqlite import SQLiteStore
@@ -46,6 +54,12 @@ __all__ = [
     "Part",
     "PartDelta",
     "PartUpdated",
+    "PendingQuestion",
+    "Question",
+    "QuestionAsked",
+    "QuestionOption",
+    "QuestionReplied",
+    "QuestionService",
     "ReasoningPart",
     "RetryPolicy",
     "SQLiteStore",

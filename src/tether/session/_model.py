@@ -130,6 +130,9 @@ StoredContent = Annotated[Content, Field(discriminator="type")]
 class SessionInfo:
     """One session: where it runs (``project`` root, ``directory``), its agent, and extra session ``rules``.
 
+    A child session (a subagent's, run by a ``task`` call) has ``parent_id`` (the parent session) and
+    ``parent_call_id`` (the parent's tool call it runs for).
+
     ``rules`` are added after the agent's rules for this session only (checked by :func:`check_session_rules`).
     """
 
@@ -139,6 +142,7 @@ class SessionInfo:
     title: str
     agent: str
     parent_id: str | None = None
+    parent_call_id: str | None = None
     rules: tuple[Rule, ...] = ()
     created: int = 0
     updated: int = 0

@@ -26,6 +26,7 @@ from ..llm import Model
 from ..rules import Rule
 from ..storable import visible
 from ..tools import Content, ToolRegistry
+from ..tools.internal import Entry
 from ._dispatch import DoomLoopDetector, PermissionAsserter
 from ._events import SessionStatus, SessionUpdated
 from ._failures import turn_calls
@@ -82,6 +83,7 @@ class Session:
         self._history = history
         self._doom = DoomLoopDetector()
         self._scope: anyio.CancelScope | None = None
+        self._model: Model | None = None
 
     def __repr__(self) -> str:
         return f"<Session {self._info.id} agent={self._info.agent!r}>"
@@ -97,6 +99,24 @@ class Session:
     @property
     def busy(self) -> bool:
         return self._scope is not None
+
+    @property
+    def model(self) -> Model | None:
+        """The model of the running (else the last) turn in this process; ``None`` before the first turn.
+
+        A subagent's child session runs with its parent's model unless its agent names one (``builtins/task``)."""
+        return self._model
+
+    def beside(self) -> Session:
+        """Another handle on this session, whose turns run beside this handle's (one turn at a time each).
+
+        Turns on different handles record into the same session at the same time (their messages interleave, each
+        with its own ids). A handle's model sees only its own turns' history, and each handle has its own ``tools``
+        placement and doom-loop count, so this suits turns that do not read the conversation: ``tether mcp serve``
+        settles each client call as a one-call turn on its own handle, so one client's calls run in parallel and
+        cancelling one cancels only its turn.
+        """
+        return Session(self._service, self._info, self.location, History(), self.deps)
 
     async def prompt(
         self,
@@ -129,6 +149,7 @@ class Session:
             service.emitter.durable(SessionUpdated(self._info))
         concurrency = service.concurrency
         progress = TurnProgress()
+        self._model = model
         service.emitter.live(SessionStatus(session_id=self.id, status="busy"))
         scope = self._scope = anyio.CancelScope()
         try:
@@ -151,6 +172,7 @@ class Session:
                         permissions=service.permissions,
                         retry=service.retry,
                         model=model,
+                        visible=None if service.catalog is None else service.catalog(model.name),
                         pool=pool,
                         # config and instruction files: storable, sendable text (law 12)
                         system=tuple(visible(text) for text in system),
@@ -199,6 +221,9 @@ class Sessions:
             ``None``: no instruction texts.
         trusted: whether the user trusts the project of a Location: only then does the environment block run
             ``git status`` in it (a repository's git config can start programs); ``None``: no project is trusted.
+        catalog: the per-model catalog rules: a model's ``provider/model`` name → the ``visible`` predicate every
+            step of its turns materializes with (``tether.tools.internal.ModelCatalog.for_model``); ``None``: no
+            per-model rules.
     """
 
     def __init__(
@@ -214,6 +239,7 @@ class Sessions:
         cancel_grace: float = CANCEL_GRACE,
         instructions: Callable[[SessionLocation, str], Awaitable[Sequence[str]]] | None = None,
         trusted: Callable[[SessionLocation], bool] | None = None,
+        catalog: Callable[[str], Callable[[Entry], bool] | None] | None = None,
     ) -> None:
         self.store = store
         self.bus = bus
@@ -226,6 +252,7 @@ class Sessions:
         self._locate = locate
         self._instructions = instructions
         self._trusted = trusted
+        self.catalog = catalog
         self._live: dict[str, Session] = {}
 
     async def system_prompt(
@@ -282,6 +309,7 @@ class Sessions:
         rules: Sequence[Rule | Sequence[str]] = (),
         parent_id: str | None = None,
         deps: Any = None,
+        parent_call_id: str | None = None,
     ) -> Session:
         """Create a session in ``location`` for ``agent``.
 
@@ -304,6 +332,7 @@ class Sessions:
             title=title,
             agent=agent,
             parent_id=parent_id,
+            parent_call_id=parent_call_id,
             rules=checked,
             created=now,
             updated=now,

@@ -6,6 +6,7 @@ texts, the durable event union, the part codec, the protocols the runner asks of
 without notice. ``tests/test_exports.py`` pins both lists.
 """
 
+from ._children import MAX_DEPTH, Children, ChildRequest, ChildResult, Subagent
 from ._dispatch import DOOM_LOOP_THRESHOLD, DoomLoopDetector, PermissionAsserter
 from ._events import DurableEvent
 from ._history import History
@@ -22,17 +23,22 @@ __all__ = [
     "DOOM_LOOP_THRESHOLD",
     "INCOMPLETE_CALL_ERROR",
     "INTERRUPTED_ERROR",
+    "MAX_DEPTH",
     "MAX_STEPS_MARKERS",
     "MAX_STEPS_PROMPT",
     "TODO_PRIORITIES",
     "TODO_STATUSES",
     "AgentLike",
+    "ChildRequest",
+    "ChildResult",
+    "Children",
     "DoomLoopDetector",
     "DurableEvent",
     "History",
     "OneCallModel",
     "PermissionAsserter",
     "SessionLocation",
+    "Subagent",
     "Todo",
     "TodoPriority",
     "TodoStatus",
