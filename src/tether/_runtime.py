@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .config import Config
     from .llm import Model
     from .location import Location
+    from .mcp.internal import McpServers
     from .output import OutputStore
     from .permissions import Agent, PermissionService, ResolvedRules, Rule, Ruleset, SavedApprovals
     from .session import Question, QuestionService, Session, SessionInfo, Sessions, SQLiteStore, TurnResult
@@ -79,12 +80,14 @@ class RuntimeLocation:
     tools are registered in it.
     """
 
-    __slots__ = ("builtins", "location", "notices", "tools")
+    __slots__ = ("builtins", "location", "mcp", "notices", "tools")
 
     def __init__(self, location: Location, tools: ToolRegistry) -> None:
         self.location = location
         self.tools = tools
         self.builtins: tuple[str, ...] = ()
+        self.mcp: McpServers | None = None
+        """The project's MCP servers (``tether.mcp``; shared by the Locations of one root), when any is configured."""
         self.notices: tuple[str, ...] = ()
         """Plugins and project tool files that were skipped, one line each (say them once, as ``tether run``)."""
 
@@ -185,6 +188,7 @@ class Runtime:
         self._plugins: Sequence[Any] | None = None  # the loaded entry points, once per runtime
         self._stack: AsyncExitStack | None = None
         self._locations: dict[tuple[str, str], RuntimeLocation] = {}
+        self._mcp: dict[Path, McpServers] = {}  # per project root
         self._rules_cache: dict[tuple[int, tuple[Rule, ...]], tuple[Ruleset, ...]] = {}
         self._session_rules: dict[tuple[str, int], tuple[Ruleset, ...]] = {}
 
@@ -254,6 +258,7 @@ class Runtime:
             self._task_tools: dict[str, Tool[Any, Any]] = {}
             self._task_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
             task_group: TaskGroup = await stack.enter_async_context(anyio.create_task_group())
+            self._task_group = task_group
             stack.callback(task_group.cancel_scope.cancel)
             task_group.start_soon(self.output.run_cleanup, _CLEANUP_INTERVAL)
         except BaseException:
@@ -335,10 +340,28 @@ class Runtime:
         scope = RuntimeLocation(location, registry)
         self._stack.callback(registry.register(tools, origin="builtin").close)
         scope.builtins = tuple(tools)
+        await self._start_mcp(scope)
         if self._plugins_enabled:
             await self._activate_plugins(scope)
         scope.notices = (*scope.notices, *skills.refused)  # skill files refused (foreign, leading out, malformed)
         return self._locations.setdefault(key, scope)
+
+    async def _start_mcp(self, scope: RuntimeLocation) -> None:
+        """Connect the configured MCP servers (once per project root, in parallel, each within its deadline) and
+        register their tools in ``scope``; closing the runtime stops them (``tether.mcp``)."""
+        from .mcp.internal import McpServers, specs_from_config
+
+        assert self._stack is not None
+        servers = self._mcp.get(scope.root)
+        if servers is None:
+            specs = specs_from_config(self.config.data)
+            if not specs:
+                return
+            servers = self._mcp[scope.root] = McpServers(specs, scope.root, taken=scope.builtins)
+            self._stack.push_async_callback(servers.aclose)
+        await servers.start(self._task_group)
+        self._stack.callback(servers.attach(scope.tools).close)
+        scope.mcp = servers
 
     async def _activate_plugins(self, scope: RuntimeLocation) -> None:
         """Activate the plugins and (trusted project) tool files in ``scope``, closed when the runtime closes."""
@@ -415,7 +438,12 @@ class Runtime:
         found = await anyio.to_thread.run_sync(
             lambda: load_instructions(location.location, self.config, readable=readable)
         )
-        return found.texts
+        servers = location.mcp
+        if servers is None:
+            return found.texts
+        from .prompts import server_instructions
+
+        return (*found.texts, *(server_instructions(name, text) for name, text in servers.instructions()))
 
     def readable(self, agent: str | None = None) -> Callable[[str], bool]:
         """Whether ``agent``'s ``read`` rules (the built-in defaults, the config's, an untrusted project's tighten-only

@@ -10,7 +10,7 @@ import importlib
 from typing import Any
 
 from ..tools import Tool
-from . import apply_patch, edit, glob, grep, list, question, read, task, todoread, todowrite, write
+from . import apply_patch, edit, glob, grep, list, question, read, skill, task, todoread, todowrite, write
 from ._deps import BuiltinDeps
 
 __all__ = ["BuiltinDeps", "builtin_tools"]
@@ -33,6 +33,8 @@ def builtin_tools(deps: BuiltinDeps) -> dict[str, Tool[Any, Any]]:
     if deps.todos is not None:
         tools["todoread"] = todoread.make(deps)
         tools["todowrite"] = todowrite.make(deps)
+    if deps.skills is not None and deps.skills.found:
+        tools["skill"] = skill.make(deps)
     try:
         bash = importlib.import_module(f"{__name__}.bash")
     except ModuleNotFoundError as exc:  # the bash tool ships separately; only its own absence is tolerated

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..permissions import PermissionService
     from ..session._children import Subagent
     from ..session.internal import TodoStore
+    from ._skills import Skills
     from .question import AskQuestions
     from .task import RunChild
 
@@ -23,7 +24,8 @@ class BuiltinDeps:
     """Location (path resolution), the permission service (asked at the point of action), the output store.
 
     ``todos`` is where the session todo lists live (the runtime's session store): without it ``todowrite`` and
-    ``todoread`` are not built. ``bus`` receives ``TodoUpdated`` when a list changes.
+    ``todoread`` are not built. ``bus`` receives ``TodoUpdated`` when a list changes. ``skills`` are the Agent
+    Skills found for the Location (``skill.discover_skills``): the ``skill`` tool is built when there is at least one.
 
     ``questions`` and ``children`` are narrow callables the runtime provides (ask a person structured questions; run
     a subagent's turn in a child session): without them ``question`` and ``task`` are not built. ``subagents`` are
@@ -36,6 +38,7 @@ class BuiltinDeps:
     output: OutputStore
     shell: str | None = None
     todos: TodoStore | None = None
+    skills: Skills | None = None
     bus: Bus | None = None
     questions: AskQuestions | None = None
     children: RunChild | None = None
