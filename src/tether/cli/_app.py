@@ -412,17 +412,31 @@ def session_delete(
 
 
 @app.command()
-def tools(ctx: typer.Context, agent: AgentOption = None, directory: DirOption = None) -> None:
-    """Show an agent's tools, and why any is hidden.
+def tools(
+    ctx: typer.Context,
+    agent: AgentOption = None,
+    directory: DirOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="Apply this model's catalog rules (default: the config's model)."),
+    ] = None,
+    output_format: Annotated[
+        str, typer.Option("--format", metavar="text|json", help="text: a table; json: one JSON object.")
+    ] = "text",
+) -> None:
+    """Show an agent's tools for a model, where each comes from, and why any is hidden.
 
     \b
     Examples:
       tether tools
-      tether tools --agent plan
+      tether tools --agent plan --model openai/gpt-5
+      tether tools --format json | jq -r '.tools[] | select(.origin != "builtin") | .name'
     """
     from ._tools import tools_command
 
-    tools_command(data_dir=_data_dir(ctx), agent=agent, directory=directory)
+    tools_command(
+        data_dir=_data_dir(ctx), agent=agent, directory=directory, model=model, output_format=output_format
+    )
 
 
 @app.command()
@@ -552,3 +566,34 @@ def permissions_remove(
     from ._permissions import remove_command
 
     remove_command(data_dir=_data_dir(ctx), approval_id=approval_id, directory=directory)
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    ctx: typer.Context,
+    directory: DirOption = None,
+    agent: AgentOption = None,
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP (bearer token required) instead of stdio.")
+    ] = False,
+    host: Annotated[
+        str, typer.Option("--host", help="--http: the address to listen on (non-loopback: warned).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="--http: the port (0: a free one, printed).")] = 0,
+) -> None:
+    """Serve this project's tools to MCP clients, each call permissioned, bounded and recorded.
+
+    The agent's catalog over stdio (the client starts this command) or streamable HTTP at /mcp. Each call runs
+    through tether's full path and is recorded in the session "mcp: CLIENT" (see `tether session show`); a
+    permission ask is put to the client's user through MCP elicitation, else answered by mcp_serve.ask (deny).
+
+    \b
+    Examples:
+      tether mcp serve --dir ~/src/project
+      tether mcp serve --http --port 8765
+    """
+    from ._mcp_serve import serve_command
+
+    serve_command(
+        data_dir=_data_dir(ctx), directory=directory, agent=agent, http=http, host=host, port=port
+    )

@@ -234,12 +234,14 @@ def repl_command(
         from ._repl_commands import COMMANDS, banner
         from ._repl_input import HISTORY_FILE, HistoryFile, prompt_session
         from ._run import open_session
+        from ._tools import print_notices
         from ._trust import project_config
 
         config = await anyio.to_thread.run_sync(lambda: project_config(data_dir, path, trust=trust, ask=True))
         console = out_console()
         async with Runtime(data_dir=data_dir, config=config) as rt:
             location = await rt.location(path)
+            print_notices(location.notices)  # skipped plugins and project tool files, said once
             name = agent or config.get("default_agent") or "build"
             if name not in rt.agents:
                 raise UsageError(f"no agent {name!r}: use one of {', '.join(sorted(rt.agents))}")

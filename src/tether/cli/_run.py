@@ -151,6 +151,7 @@ def run_command(
         from .. import Runtime
         from ..llm._pricing import find_price
         from ._models import choose_model
+        from ._tools import print_notices
         from ._trust import print_refused, project_config
         from ._turn import drive_turn, print_summary, write_done
 
@@ -178,6 +179,7 @@ def run_command(
         console = out_console()
         async with Runtime(data_dir=data_dir, config=config) as rt:
             location = await rt.location(path)
+            print_notices(location.notices)  # skipped plugins and project tool files, said once
             name = agent or config.get("default_agent") or "build"
             session = await open_session(rt, location, session_id=session_id, continue_=continue_, agent=name)
             instructions, system = await turn_system(rt, location, config, session, chosen)

@@ -1,4 +1,10 @@
-"""``tether tools`` (the catalog an agent sees, and why a tool is hidden) and ``tether tool call`` (settle one call).
+"""``tether tools`` (the catalog an agent sees for a model, each tool's origin, and why a tool is hidden) and
+``tether tool call`` (settle one call).
+
+``tether tools`` hides what the agent's permission rules hide (``hidden_reason``) and what the per-model catalog
+rules hide from the model (``--model``, else the config's ``model``; ``model_reason``), each with the deciding rule.
+The origin column is the registration's (``builtin``, ``application``, ``plugin:<entry point>``, ``project:<file>``,
+``mcp:<server>``). Plugins and project tool files that were skipped are printed once on stderr.
 
 ``tool call`` goes through the same path as a model's call, because it is one: a real session turn whose model
 (:class:`~tether.cli._onecall.OneCallModel`) makes exactly that call in its first step and stops in its second, so
@@ -11,6 +17,7 @@ Exit code 1 when the call failed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +28,7 @@ from rich.text import Text
 from ._common import TURN_FAILED, err_console, fail, out_console, run_async, runtime
 from ._format import shown
 
-__all__ = ["call_command", "hidden_reason", "tools_command"]
+__all__ = ["call_command", "hidden_reason", "model_reason", "print_notices", "tools_command"]
 
 
 def hidden_reason(action: str, agent: Any) -> str | None:
@@ -55,34 +62,90 @@ def _agent(rt: Any, name: str | None) -> Any:
     return agent
 
 
-def tools_command(*, data_dir: Path, agent: str | None, directory: Path | None) -> None:
-    """The body of ``tether tools``."""
+def model_reason(catalog: Any, model: str, name: str) -> str | None:
+    """Why the per-model catalog rules hide tool ``name`` from ``model``, or ``None`` when they do not."""
+    from ..tools.internal import DEFAULT_MODEL_RULES
 
-    async def main() -> tuple[str, list[tuple[str, str, str | None]]]:
+    found = catalog.deciding(model, name)
+    if found is None or found[2]:
+        return None
+    index, pattern, _ = found
+    rule = catalog.rules[index]
+    layer = "built-in" if index < len(DEFAULT_MODEL_RULES) else "config catalog.models"
+    return f'hidden from model {model} by "{rule.model}": {{"{pattern}": false}} ({layer})'
+
+
+def tools_command(
+    *,
+    data_dir: Path,
+    agent: str | None,
+    directory: Path | None,
+    model: str | None = None,
+    output_format: str = "text",
+) -> None:
+    """The body of ``tether tools``."""
+    if output_format not in ("text", "json"):
+        fail(f"--format must be text or json, not {output_format!r}")
+
+    async def main() -> tuple[str, str | None, list[dict[str, Any]], tuple[str, ...]]:
+        from ..tools.internal import ModelCatalog
 
         async with await runtime(data_dir, directory) as rt:
             location = await rt.location((directory or Path.cwd()).resolve())
             chosen = _agent(rt, agent)
-            rows: list[tuple[str, str, str | None]] = []
+            shown_model = model or rt.config.get("model")
+            catalog = ModelCatalog.from_config(rt.config.get("catalog"))
+            rows: list[dict[str, Any]] = []
             for name, entry in sorted(location.tools.effective().items()):
                 summary = (
                     entry.tool.description.strip().splitlines()[0] if entry.tool.description.strip() else ""
                 )
-                rows.append((name, summary, hidden_reason(entry.action, chosen)))
-            return chosen.name, rows
+                reason = hidden_reason(entry.action, chosen)
+                if reason is None and isinstance(shown_model, str):
+                    reason = model_reason(catalog, shown_model, name)
+                rows.append(
+                    {
+                        "name": name,
+                        "origin": entry.origin,
+                        "visible": reason is None,
+                        "hidden_because": reason,
+                        "description": summary,
+                    }
+                )
+            return chosen.name, shown_model if isinstance(shown_model, str) else None, rows, location.notices
 
-    agent_name, rows = run_async(main)
+    agent_name, model_name, rows, notices = run_async(main)
+    print_notices(notices)
+    if output_format == "json":
+        typer.echo(
+            json.dumps({"agent": agent_name, "model": model_name, "tools": rows, "notices": list(notices)})
+        )
+        return
     console = out_console()
-    table = Table(box=None, pad_edge=False, header_style="bold", title=f"catalog of agent {agent_name}")
+    title = f"catalog of agent {agent_name}" + (f" for model {model_name}" if model_name else "")
+    table = Table(box=None, pad_edge=False, header_style="bold", title=title)
     table.add_column("tool", no_wrap=True)
+    table.add_column("origin", no_wrap=True)
     table.add_column("visible", no_wrap=True)
     table.add_column("description / why hidden")
-    for name, summary, reason in rows:
-        if reason is None:
-            table.add_row(name, Text("yes", style="green"), summary[:100])
+    for row in rows:
+        origin = shown(row["origin"])
+        if row["visible"]:
+            table.add_row(
+                shown(row["name"]), origin, Text("yes", style="green"), shown(row["description"][:100])
+            )
         else:
-            table.add_row(name, Text("hidden", style="red"), Text(reason, style="red"))
+            table.add_row(
+                shown(row["name"]), origin, Text("hidden", style="red"), shown(row["hidden_because"], "red")
+            )
     console.print(table)
+    if model_name is None:
+        console.print(
+            Text(
+                "No model given (--model or the config's model): the per-model catalog rules are not applied.",
+                style="dim",
+            )
+        )
     console.print(
         Text(
             "Visibility only hides tools; a visible tool still asks permission at the point of action "
@@ -90,6 +153,15 @@ def tools_command(*, data_dir: Path, agent: str | None, directory: Path | None) 
             style="dim",
         )
     )
+
+
+def print_notices(notices: Sequence[str]) -> None:
+    """Print each plugin or project tool notice of a Location once, as a warning line on stderr."""
+    if not notices:
+        return
+    console = err_console()
+    for line in notices:
+        console.print(Text("warning: ", style="yellow") + shown(line), soft_wrap=True)
 
 
 def call_command(
@@ -125,6 +197,8 @@ def call_command(
         async with await runtime(data_dir, path) as rt:
             location = await rt.location(path)
             chosen = _agent(rt, agent)
+            # a call the user names is no model's choice: the per-model catalog rules do not apply to it
+            rt.sessions.service.catalog = None
             session = await rt.sessions.create(location, agent=chosen.name, title=f"tether tool call {name}")
             await rt.store.set_kind(session.id, "tool-call")  # never picked by `tether run --continue`
             call_id = ids.ascending("call")

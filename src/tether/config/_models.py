@@ -33,6 +33,8 @@ __all__ = [
     "MODEL_PATTERN",
     "NON_BLANK",
     "AgentSection",
+    "Catalog",
+    "McpServer",
     "ModelCost",
     "ModelEntry",
     "ModelLimit",
@@ -109,6 +111,18 @@ class ToolOutput(_Strict):
     )
     max_bytes: int = Field(
         default=DEFAULT_MAX_BYTES, ge=1, description="The most bytes of one tool output the model reads."
+    )
+
+
+class Catalog(_Strict):
+    """Which tools each model is shown (visibility only: a shown tool still asks permission at the point of action)."""
+
+    models: dict[str, dict[str, bool]] = Field(
+        default_factory=dict[str, dict[str, bool]],
+        description='Per-model rules: {"provider/model pattern": {"tool pattern": true | false}}; wildcards * and ?. '
+        "The last rule whose model and tool patterns both match decides; they come after the built-in ones "
+        '(GPT models, as OpenCode: "*gpt-*" except "*gpt-4*" and "*oss*", get apply_patch and not edit/write; '
+        "every other model the reverse), so true shows what a built-in rule hides.",
     )
 
 
@@ -292,6 +306,81 @@ class ProviderSection(_Strict):
         return data
 
 
+class McpServe(_Strict):
+    """`tether mcp serve`: how a client's permission asks are answered, and what guards the HTTP transport."""
+
+    ask: Literal["deny", "allow"] = Field(
+        default="deny",
+        description="How a permission ask is answered when the MCP client cannot ask its user (it declared no "
+        "elicitation): deny rejects it with feedback the client's model reads; allow approves it once (never a "
+        "protected path). A client that declares elicitation is always asked.",
+    )
+    token_env: Text | None = Field(
+        default=None,
+        description="The environment variable holding the bearer token HTTP clients must send (default: a random "
+        "token per server, printed once on stderr and stored with mode 0600 in the data directory).",
+    )
+    allowed_hosts: list[Text] = Field(
+        default_factory=list[str],
+        description="More Host header values (host:port, * for any port) HTTP requests may carry, beside the "
+        "loopback names and --host itself; any other Host is refused (DNS rebinding).",
+    )
+
+
+class McpServer(_Strict):
+    """One MCP server: OpenCode's shape (`type` local with a `command` list, or remote with a `url`) or Claude
+    Desktop's (`command` and `args`, or `url`). See docs/mcp.md."""
+
+    type: Literal["local", "remote", "stdio", "http", "sse"] | None = Field(
+        default=None,
+        description="local (or stdio): a command tether starts; remote (or http): a streamable HTTP URL, with an "
+        "SSE fallback for old servers; sse: an SSE URL. Default: from command or url.",
+    )
+    command: list[Text] | Text | None = Field(
+        default=None,
+        description="The server's program and its arguments (OpenCode), or the program alone with args (Claude).",
+    )
+    args: list[str] | None = Field(default=None, description="Arguments after command (Claude Desktop's shape).")
+    environment: dict[str, str] | None = Field(
+        default=None, description="Variables set for the server process; {env:NAME} is replaced by NAME's value."
+    )
+    env: dict[str, str] | None = Field(default=None, description="Claude Desktop's name for environment.")
+    url: Annotated[str, Field(pattern=r"^https?://")] | None = Field(
+        default=None, description="The server's URL (http or https)."
+    )
+    headers: dict[str, str] | None = Field(
+        default=None, description="HTTP headers sent to a remote server; {env:NAME} is replaced by NAME's value."
+    )
+    enabled: bool = Field(default=True, description="false keeps the server configured but not started.")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        description="Milliseconds to connect and list the server's tools (default 30000); a server that misses it "
+        "is reported as failed and skipped.",
+    )
+    call_timeout: int | None = Field(
+        default=None,
+        ge=1,
+        description="Milliseconds a tool call may go without a result or a progress notification (default "
+        "300000); each progress notification restarts it.",
+    )
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        local = self.type in ("local", "stdio")
+        remote = self.type in ("remote", "http", "sse")
+        if self.command is not None and self.url is not None:
+            raise custom_error("set command (a local server) or url (a remote one), not both")
+        if local or (self.type is None and self.url is None):
+            if not self.command:
+                raise custom_error("a local server needs a command", ("command",))
+        elif remote and self.url is None:
+            raise custom_error("a remote server needs a url", ("url",))
+        if self.args is not None and not isinstance(self.command, str):
+            raise custom_error("args go with a command string (Claude's shape); put them in the command list", ("args",))
+        return self
+
+
 class TetherConfig(_Strict):
     """A `tether.json` (or `tether.jsonc`) file: the user's, or a project's."""
 
@@ -335,4 +424,21 @@ class TetherConfig(_Strict):
     provider: dict[str, ProviderSection] = Field(
         default_factory=dict[str, ProviderSection],
         description="Providers by id: built-in ones adjusted, new ones defined.",
+    )
+    catalog: Catalog = Field(
+        default_factory=Catalog,
+        description="The tools each model is shown (docs/plugins.md); a project's is read only when trusted.",
+    )
+    mcp: dict[str, McpServer] = Field(
+        default_factory=dict[str, McpServer],
+        description="MCP servers by name: their tools join the catalog as <name>_<tool> (docs/mcp.md).",
+    )
+    mcpServers: dict[str, McpServer] = Field(  # noqa: N815 - Claude Desktop's key, as it spells it
+        default_factory=dict[str, McpServer],
+        description="Claude Desktop's name for mcp (a pasted claude_desktop_config.json works); mcp wins on a name "
+        "in both.",
+    )
+    mcp_serve: McpServe = Field(
+        default_factory=McpServe,
+        description="tether mcp serve: answering permission asks of MCP clients, guarding the HTTP transport.",
     )

@@ -203,7 +203,7 @@ async def _run_steps(turn: TurnContext, progress: TurnProgress, user_id: str) ->
             rules = (*agent.rules, *info.rules) if info.rules else agent.rules
         step += 1
         final = step >= (agent.steps if agent.steps is not None else DEFAULT_MAX_STEPS)
-        materialization = turn.tools.materialize(rules, final_step=final)
+        materialization = turn.tools.materialize(rules, final_step=final, visible=turn.visible)
         result = await run_step(
             turn, parent_id=user_id, agent=agent, materialization=materialization, step=step
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -12,6 +12,7 @@ import anyio
 from ..llm import Model, RetryPolicy
 from ..rules import Rule
 from ..tools import ToolRegistry
+from ..tools.internal import Entry
 from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
 from ._history import History
 from ._model import SessionInfo
@@ -42,7 +43,8 @@ class TurnContext:
     ``pool`` holds the turn's call tasks (opened by :func:`~tether.session._failures.turn_calls`); ``limiter`` caps
     the calls that settle at once (``None``: no cap); ``cancel_grace`` is how long a cancelled step waits for its
     calls' cleanup. ``system`` texts are already storable (``tether.storable.visible``). ``root`` (the Location's
-    root) and ``deps`` (the session's application dependencies) reach every call's ``ToolContext``.
+    root) and ``deps`` (the session's application dependencies) reach every call's ``ToolContext``. ``visible`` is the
+    turn's model's catalog rules (hides more than the agent's rules, at every step's materialize).
     """
 
     info: SessionInfo
@@ -54,6 +56,7 @@ class TurnContext:
     permissions: PermissionAsserter | None
     retry: RetryPolicy
     model: Model
+    visible: Callable[[Entry], bool] | None = None
     pool: CallPool
     system: Sequence[str] = ()
     options: Mapping[str, Any]

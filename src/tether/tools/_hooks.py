@@ -2,7 +2,9 @@
 
 A before hook sees a mutable :class:`BeforeEvent` and may replace ``input``. An after hook sees a mutable
 :class:`AfterEvent` and may replace ``outcome`` (settle then re-normalizes and bounds it again). Hooks may be plain or
-async callables; their return value is ignored.
+async callables; their return value is ignored. A definition hook (OpenCode's ``tool.definition``) sees a mutable
+:class:`DefinitionEvent` while a step's catalog is built and may change what the model is told; it is a plain
+(synchronous) callable, because materialize is.
 """
 
 from __future__ import annotations
@@ -14,7 +16,15 @@ from typing import Any
 
 from ._outcome import Outcome
 
-__all__ = ["AfterEvent", "AfterHook", "BeforeEvent", "BeforeHook", "run_hooks"]
+__all__ = [
+    "AfterEvent",
+    "AfterHook",
+    "BeforeEvent",
+    "BeforeHook",
+    "DefinitionEvent",
+    "DefinitionHook",
+    "run_hooks",
+]
 
 
 @dataclass(kw_only=True, slots=True)
@@ -38,8 +48,20 @@ class AfterEvent:
     outcome: Outcome
 
 
+@dataclass(kw_only=True, slots=True)
+class DefinitionEvent:
+    """What the model is told about one tool of a step's catalog; a definition hook may replace ``description`` and
+    ``input_schema`` (a copy: changing it in place changes nothing else). The call's input is still checked by the
+    tool's own input codec, so a changed schema should only describe the same input differently."""
+
+    tool: str
+    description: str
+    input_schema: dict[str, Any]
+
+
 BeforeHook = Callable[[BeforeEvent], Awaitable[None] | None]
 AfterHook = Callable[[AfterEvent], Awaitable[None] | None]
+DefinitionHook = Callable[[DefinitionEvent], None]
 
 
 async def run_hooks(hooks: tuple[Callable[[Any], Any], ...], event: Any) -> None:

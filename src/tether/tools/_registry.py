@@ -4,6 +4,11 @@ A :class:`ToolRegistry` holds a stack of registrations per effective name; the l
 :class:`Registration` removes exactly its entries, revealing the previous one. A Location registry has the
 application registry as its ``parent``: Location registrations win over application ones of the same name. Hooks are
 scoped registrations too. ``materialize`` snapshots the effective tools for one step (law 5).
+
+Each registration carries its ``origin`` (``builtin``, ``application``, ``plugin:<entry point>``,
+``project:<file>``, ``mcp:<server>``): whoever registers says where the tools come from (``register(origin=)``, or
+the placement's default, ``ToolRegistry(origin=)``), and ``tether tools`` shows it. Origin is information, never a
+permission: nothing decides on it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from ..errors import NotFoundError, RegistrationError
 from ..output import OutputStore
 from ..paths import default_data_dir
 from ..rules import Rule
-from ._hooks import AfterHook, BeforeHook
+from ._hooks import AfterHook, BeforeHook, DefinitionHook
 from ._names import effective_name
 from ._tool import Tool
 
@@ -37,6 +42,7 @@ class Entry:
     name: str
     tool: Tool[Any, Any]
     token: int
+    origin: str = "application"
 
     @property
     def action(self) -> str:
@@ -90,10 +96,18 @@ class ToolRegistry:
         parent: the application registry beneath this Location registry.
         output: the output store used to bound results; a Location registry inherits its parent's, an
             application registry defaults to ``<default data dir>/tool-output``.
+        origin: the origin of registrations here that do not name their own (default ``application``).
     """
 
-    def __init__(self, *, parent: ToolRegistry | None = None, output: OutputStore | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        parent: ToolRegistry | None = None,
+        output: OutputStore | None = None,
+        origin: str = "application",
+    ) -> None:
         self.parent = parent
+        self.origin = origin
         if output is None and parent is None:
             # An application registry always bounds somewhere: the Runtime passes <data>/tool-output; a bare
             # registry uses the default data directory ($TETHER_DATA_DIR or the platform's).
@@ -102,6 +116,7 @@ class ToolRegistry:
         self._stacks: dict[str, list[Entry]] = {}
         self._before: list[tuple[int, BeforeHook]] = []
         self._after: list[tuple[int, AfterHook]] = []
+        self._definition: list[tuple[int, DefinitionHook]] = []
         self._version = 0
         # Materializations are snapshots; the same placement state and rules give an equal one, so reuse it.
         self._materialized: dict[tuple[Any, ...], Materialization] = {}
@@ -117,13 +132,19 @@ class ToolRegistry:
     # -- registration ------------------------------------------------------------------------------------------------
 
     def register(
-        self, tools: Mapping[str, Tool[Any, Any]], *, namespace: str | None = None, deps: Any = None
+        self,
+        tools: Mapping[str, Tool[Any, Any]],
+        *,
+        namespace: str | None = None,
+        deps: Any = None,
+        origin: str | None = None,
     ) -> Registration:
         """Register ``tools`` (authored name → tool) in this placement.
 
         The record is copied now: later changes to ``tools`` have no effect. Names are normalized (characters outside
         ``[A-Za-z0-9_-]`` become ``_``) and validated before anything is registered; later duplicates win. ``deps``
-        (when not ``None``) is what these tools' calls read as ``ctx.deps``, whatever the session's.
+        (when not ``None``) is what these tools' calls read as ``ctx.deps``, whatever the session's. ``origin`` says
+        where the tools come from (default: this placement's ``origin``).
 
         Raises:
             RegistrationError: an invalid name, namespace or tool value; nothing is registered.
@@ -134,8 +155,9 @@ class ToolRegistry:
                 raise RegistrationError(f"Invalid Tool value for {authored!r}", name=str(authored))
             staged[effective_name(authored, namespace)] = tool if deps is None else tool.with_deps(deps)
         token = next(_tokens)
+        source = self.origin if origin is None else origin
         for name, tool in staged.items():
-            self._stacks.setdefault(name, []).append(Entry(name, tool, token))
+            self._stacks.setdefault(name, []).append(Entry(name, tool, token, source))
         self._version += 1
         return Registration(self, token)
 
@@ -153,6 +175,13 @@ class ToolRegistry:
         self._version += 1
         return Registration(self, token)
 
+    def definition(self, hook: DefinitionHook) -> Registration:
+        """Register a definition hook (may change what the model is told about a tool, at every step's catalog)."""
+        token = next(_tokens)
+        self._definition.append((token, hook))
+        self._version += 1
+        return Registration(self, token)
+
     def _remove(self, token: int) -> None:
         for name in list(self._stacks):
             stack = [e for e in self._stacks[name] if e.token != token]
@@ -162,6 +191,7 @@ class ToolRegistry:
                 del self._stacks[name]
         self._before = [(t, h) for t, h in self._before if t != token]
         self._after = [(t, h) for t, h in self._after if t != token]
+        self._definition = [(t, h) for t, h in self._definition if t != token]
         self._version += 1
 
     # -- lookup ------------------------------------------------------------------------------------------------------
@@ -206,6 +236,11 @@ class ToolRegistry:
             before, after = self.parent.hooks()
         return (*before, *(h for _, h in self._before)), (*after, *(h for _, h in self._after))
 
+    def definition_hooks(self) -> tuple[DefinitionHook, ...]:
+        """Definition hooks in registration order (application hooks first)."""
+        inherited = self.parent.definition_hooks() if self.parent is not None else ()
+        return (*inherited, *(h for _, h in self._definition)) if self._definition else inherited
+
     # -- materialize -------------------------------------------------------------------------------------------------
 
     def materialize(
@@ -218,9 +253,11 @@ class ToolRegistry:
         """Snapshot the catalog for one step: visible definitions (sorted by name) and the captured tools.
 
         A tool is hidden only when the last rule whose action matches its permission action is a deny on ``*``
-        (visibility only, law 4). ``visible`` can hide more (for example model gating). On the final step the
+        (visibility only, law 4). ``visible`` can hide more (for example the per-model catalog rules,
+        ``_catalog.ModelCatalog``). Definition hooks then change what the model is told. On the final step the
         definitions are kept but every call fails.
         """
+        from ._catalog import apply_definition_hooks
         from ._settle import Materialization, is_hidden
 
         # Rules are usually an agent's immutable tuple: identity is enough; otherwise compare their contents.
@@ -239,6 +276,11 @@ class ToolRegistry:
         materialization = Materialization(
             registry=self, captured=captured, final_step=final_step, rules=rules_key
         )
+        definition_hooks = self.definition_hooks()
+        if definition_hooks:
+            materialization.definitions = apply_definition_hooks(
+                materialization.definitions, definition_hooks
+            )
         if len(self._materialized) >= 8:
             self._materialized.clear()
         self._materialized[key] = materialization

@@ -6,10 +6,11 @@ permission record the context carries. They may change without notice; an embedd
 them. ``tests/test_exports.py`` pins both lists.
 """
 
+from ._catalog import DEFAULT_MODEL_RULES, CatalogRule, ModelCatalog
 from ._codec import Codec, DecodeError, Issue, JsonSchemaCodec, PydanticCodec, make_codec, simplify_schema
 from ._deadlines import Deadlines
 from ._decision import PermissionRecord, Reply, Verdict
-from ._hooks import AfterHook, BeforeHook
+from ._hooks import AfterHook, BeforeHook, DefinitionEvent, DefinitionHook
 from ._names import effective_name, normalize_name
 from ._outcome import FailureKind
 from ._registry import Entry
@@ -18,21 +19,26 @@ from ._tool import DEFAULT_TIMEOUT, UNSET, Asker, DepsT, PermissionRecorder
 
 __all__ = [
     "DECLINED_ERROR",
+    "DEFAULT_MODEL_RULES",
     "DEFAULT_TIMEOUT",
     "FINAL_STEP_ERROR",
     "UNSET",
     "AfterHook",
     "Asker",
     "BeforeHook",
+    "CatalogRule",
     "Codec",
     "Deadlines",
     "DecodeError",
+    "DefinitionEvent",
+    "DefinitionHook",
     "DepsT",
     "Entry",
     "FailureKind",
     "Issue",
     "JsonSchemaCodec",
     "Materialization",
+    "ModelCatalog",
     "PermissionRecord",
     "PermissionRecorder",
     "PydanticCodec",

@@ -1,0 +1,91 @@
+"""Activate plugins and project tools in one Location: :func:`activate` returns an :class:`Activation`.
+
+Order (later wins a name, as registries do): the built-ins (registered by the runtime before this), then each
+plugin in entry point name order, each in its own :class:`~tether.plugins.PluginAPI` scope, then the project's tool
+files in file name order, one registration per file. Closing the activation (when the Location closes) closes them
+all, latest first, revealing what was there before.
+
+A plugin that raises (or whose coroutine raises) is skipped: what it registered before raising is closed, and the
+problem is a notice naming its entry point and the error. Notices are also what an untrusted project's tool files
+get: they are never imported, and the notice says so once and how to trust the project.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio.to_thread
+
+from ..tools import Registration, ToolRegistry
+from ._api import PluginAPI
+from ._sources import TOOLS_DIR, LoadedPlugin, Problem, load_project_tools, project_tool_files
+
+__all__ = ["Activation", "activate"]
+
+log = logging.getLogger("tether.plugins")
+
+
+@dataclass(kw_only=True, slots=True)
+class Activation:
+    """What plugins and project tools registered in one Location, and what was skipped (``notices``)."""
+
+    plugins: list[PluginAPI] = field(default_factory=list[PluginAPI])
+    files: list[Registration] = field(default_factory=list[Registration])
+    notices: list[str] = field(default_factory=list[str])
+
+    def close(self) -> None:
+        """Close every registration, latest first (idempotent)."""
+        while self.files:
+            self.files.pop().close()
+        while self.plugins:
+            self.plugins.pop().close()
+
+
+async def activate(
+    registry: ToolRegistry,
+    *,
+    root: Path,
+    directory: Path,
+    trusted: bool,
+    plugins: Sequence[LoadedPlugin | Problem],
+) -> Activation:
+    """Activate ``plugins`` (loaded entry points, or the problems of those that did not load) and, when ``trusted``,
+    the project's tool files in ``registry`` (a Location's placement). Never raises for a plugin's or a file's fault.
+    """
+    done = Activation()
+    for loaded in plugins:
+        if isinstance(loaded, Problem):
+            done.notices.append(str(loaded))
+            continue
+        api = PluginAPI(registry, name=loaded.name, origin=loaded.origin, root=root, directory=directory)
+        try:
+            result = loaded.plugin(api)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:  # the plugin's boundary: reported and skipped, never fatal
+            api.close()
+            log.debug("plugin %s failed", loaded.name, exc_info=True)
+            done.notices.append(
+                f"plugin {loaded.name} ({loaded.value}): raised {type(exc).__name__}: {exc}; skipped"
+            )
+            continue
+        done.plugins.append(api)
+    if not trusted:
+        files = await anyio.to_thread.run_sync(project_tool_files, root)
+        if files:
+            count = f"{len(files)} tool file{'s' if len(files) != 1 else ''}"
+            done.notices.append(
+                f"{TOOLS_DIR.as_posix()}: {count} not loaded: the project is not trusted "
+                f"(trust it with: tether trust {root})"
+            )
+        return done
+    for found in await anyio.to_thread.run_sync(load_project_tools, root):
+        if isinstance(found, Problem):
+            done.notices.append(str(found))
+            continue
+        done.files.append(registry.register(found.tools, origin=found.origin))
+    return done

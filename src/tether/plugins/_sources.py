@@ -1,0 +1,174 @@
+"""Where plugins and project tools come from: entry points and ``.tether/tools/*.py`` files. Blocking (imports).
+
+- **Entry points** in the group ``tether.plugins`` (``importlib.metadata``): installed packages, so the user's own
+  choice, loaded once per runtime. Each must be a callable plugin (:data:`~tether.plugins.Plugin`).
+- **Project tools**: each ``.tether/tools/<name>.py`` of the project root (names starting with ``_`` or ``.`` are
+  helpers, not tool files) is imported on its own, and every public module-level value that is a ``Tool`` is
+  registered under its variable name (one rule: ``word_count = ...`` is the tool ``word_count``). Only a trusted
+  project's files are imported (law 11); a file (or the folder) that is not the user's own, like a config file
+  (``config._discover.foreign``), is refused, trusted or not.
+
+A file or entry point that fails to import, is not a plugin or defines no tool is a :class:`Problem`: reported with
+its path or entry point and the error, and skipped; it never stops the runtime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ..config._discover import foreign
+from ..tools import Tool
+from ._api import Plugin
+
+__all__ = [
+    "GROUP",
+    "TOOLS_DIR",
+    "LoadedPlugin",
+    "Problem",
+    "ProjectTools",
+    "load_entry_points",
+    "load_project_tools",
+    "project_tool_files",
+]
+
+GROUP = "tether.plugins"
+"""The entry point group tether loads plugins from."""
+
+TOOLS_DIR = Path(".tether") / "tools"
+"""Where a project's tool files live, relative to its root."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Problem:
+    """A plugin or tool file that was skipped: ``source`` names it (entry point or path), ``message`` says why."""
+
+    source: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.message}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LoadedPlugin:
+    """An entry point whose object loaded: ``name`` (the entry point's), ``value`` (``module:attr``), ``plugin``."""
+
+    name: str
+    value: str
+    plugin: Plugin
+
+    @property
+    def origin(self) -> str:
+        return f"plugin:{self.name}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProjectTools:
+    """The tools one project file defines (``path`` relative to the root, as ``tether tools`` shows it)."""
+
+    path: str
+    tools: dict[str, Tool[Any, Any]]
+
+    @property
+    def origin(self) -> str:
+        return f"project:{self.path}"
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def load_entry_points() -> list[LoadedPlugin | Problem]:
+    """Load every ``tether.plugins`` entry point, in name order (then value, for equal names)."""
+    found: list[LoadedPlugin | Problem] = []
+    points: list[EntryPoint] = sorted(entry_points(group=GROUP), key=lambda e: (e.name, e.value))
+    for point in points:
+        source = f"plugin {point.name} ({point.value})"
+        try:
+            plugin: object = point.load()
+        except Exception as exc:  # a broken plugin is reported and skipped, never fatal
+            found.append(Problem(source=source, message=f"failed to import: {_error(exc)}"))
+            continue
+        if not callable(plugin):
+            found.append(
+                Problem(source=source, message="is not a plugin: expected a callable taking a PluginAPI")
+            )
+            continue
+        found.append(LoadedPlugin(name=point.name, value=point.value, plugin=plugin))  # pyright: ignore[reportArgumentType]
+    return found
+
+
+def project_tool_files(root: Path) -> list[Path]:
+    """The tool files of the project at ``root``, sorted by name (none when the folder does not exist)."""
+    folder = root / TOOLS_DIR
+    try:
+        names = sorted(p.name for p in folder.iterdir())
+    except OSError:
+        return []
+    return [folder / n for n in names if n.endswith(".py") and not n.startswith(("_", "."))]
+
+
+def load_project_tools(root: Path) -> list[ProjectTools | Problem]:
+    """Import the project's tool files (the caller decided the project is trusted) and collect their tools."""
+    found: list[ProjectTools | Problem] = []
+    files = project_tool_files(root)
+    if not files:
+        return found
+    folder_refused = foreign(root / TOOLS_DIR)
+    for path in files:
+        shown = path.relative_to(root).as_posix()
+        refused = folder_refused and f"its folder {TOOLS_DIR.as_posix()}: {folder_refused}"
+        refused = refused or foreign(path)
+        if refused:
+            found.append(Problem(source=shown, message=f"not loaded: {refused}"))
+            continue
+        if not path.is_file():
+            found.append(Problem(source=shown, message="not loaded: not a regular file"))
+            continue
+        try:
+            module = _import(root, path)
+        except Exception as exc:  # a broken tool file is reported and skipped, never fatal
+            found.append(Problem(source=shown, message=f"failed to import: {_error(exc)}"))
+            continue
+        tools = {
+            name: value
+            for name, value in vars(module).items()
+            if not name.startswith("_") and isinstance(value, Tool)
+        }
+        if not tools:
+            found.append(
+                Problem(
+                    source=shown,
+                    message="defines no tool (a module-level value made with @tool or Tool(...))",
+                )
+            )
+            continue
+        found.append(ProjectTools(path=shown, tools=tools))  # pyright: ignore[reportUnknownArgumentType]
+    return found
+
+
+def _import(root: Path, path: Path) -> ModuleType:
+    """Import one tool file as its own module (named after the project and the file, so two projects never share
+    one), registered in ``sys.modules`` while it runs (pydantic and dataclasses look their module up there)."""
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    stem = re.sub(r"\W", "_", path.stem)
+    name = f"_tether_project_tools_{digest}_{stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module

@@ -1,0 +1,6 @@
+"""What tether's own packages (the runtime, the CLI) use from ``tether.plugins`` beyond its user surface."""
+
+from ._activate import Activation, activate
+from ._sources import GROUP, TOOLS_DIR, LoadedPlugin, Problem, load_entry_points
+
+__all__ = ["GROUP", "TOOLS_DIR", "Activation", "LoadedPlugin", "Problem", "activate", "load_entry_points"]
