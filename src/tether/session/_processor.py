@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
+from operator import attrgetter
 from typing import Any
 
 from .. import ids
@@ -270,7 +271,7 @@ class StepProcessor:
         else:
             if part.state == "running":
                 fields.pop("started")
-            self.put(replace(part, **fields))
+            self.put(_evolve(part, **fields))
         return None if event.provider_executed else event
 
     def settle(self, call_id: str, outcome: Outcome) -> ToolPart | None:
@@ -279,7 +280,7 @@ class StepProcessor:
         if part is None or part.settled:
             return None
         if isinstance(outcome, Completed):
-            settled = replace(
+            settled = _evolve(
                 part,
                 state="completed",
                 content=outcome.content,
@@ -289,7 +290,7 @@ class StepProcessor:
                 ended=now_ms(),
             )
         else:
-            settled = replace(
+            settled = _evolve(
                 part,
                 state="error",
                 error=outcome.error,
@@ -331,7 +332,7 @@ class StepProcessor:
                 continue
             count += 1
             update = self._progress.get(part.call_id) if interrupted else None
-            failed = self.parts[part.id] = replace(
+            failed = self.parts[part.id] = _evolve(
                 part,
                 state="error",
                 error=error,
@@ -368,7 +369,7 @@ class StepProcessor:
         part = self.tool(call_id)
         if part is None or part.settled:
             return
-        self.put(replace(part, permissions=(*part.permissions, record.to_json())))
+        self.put(_evolve(part, permissions=(*part.permissions, record.to_json())))
 
     def _hosted_result(self, event: ToolResultEvent) -> None:
         part = self.tool(event.id)
@@ -376,13 +377,38 @@ class StepProcessor:
             return
         result = event.result
         text = result if isinstance(result, str) else _json(result)
-        self.put(replace(part, state="completed", content=(Text(text),), ended=now_ms()))
+        self.put(_evolve(part, state="completed", content=(Text(text),), ended=now_ms()))
 
     def _hosted_error(self, event: ToolErrorEvent) -> None:
         part = self.tool(event.id)
         if part is None or part.settled:
             return
-        self.put(replace(part, state="error", error=event.message, error_kind="provider", ended=now_ms()))
+        self.put(_evolve(part, state="error", error=event.message, error_kind="provider", ended=now_ms()))
+
+
+_TOOL_FIELDS = tuple(f.name for f in fields(ToolPart))
+_TOOL_FIELD_SET = frozenset(_TOOL_FIELDS)
+_tool_values = attrgetter(*_TOOL_FIELDS)
+_set = object.__setattr__
+assert not hasattr(ToolPart, "__post_init__"), "_evolve copies fields without running __init__"
+
+
+def _evolve(part: ToolPart, **changes: Any) -> ToolPart:
+    """``dataclasses.replace(part, **changes)`` for the tool part, in about half the time (three per call).
+
+    ``replace`` checks every field's kind and whether it is an init field, then runs the frozen ``__init__`` (a
+    ``object.__setattr__`` per field). A tool part has only plain init fields and no ``__post_init__``, so the copy
+    sets each field of a new instance once, as that ``__init__`` would, from the old values and ``changes``. Every
+    field is copied, so a field added to ``ToolPart`` is kept without a change here.
+    """
+    new = object.__new__(ToolPart)
+    if not _TOOL_FIELD_SET.issuperset(changes):  # what replace() refuses, refused alike
+        raise TypeError(f"ToolPart has no field {sorted(set(changes) - _TOOL_FIELD_SET)[0]!r}")
+    for name, value in zip(_TOOL_FIELDS, _tool_values(part)):  # noqa: B905 - both come from fields(ToolPart)
+        _set(new, name, value)
+    for name, value in changes.items():
+        _set(new, name, value)
+    return new
 
 
 PARTIAL_OUTPUT_LIMIT = 30_000

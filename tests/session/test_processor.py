@@ -1,0 +1,83 @@
+"""The processor's copy of a tool part (``_evolve``): exactly what ``dataclasses.replace`` gives, for every field."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import Any
+
+import pytest
+
+from tether.content import Text
+from tether.session._model import ToolPart
+from tether.session._processor import _evolve
+
+FULL = ToolPart(
+    id="prt_1",
+    session_id="ses_1",
+    message_id="msg_1",
+    call_id="call_1",
+    tool="read",
+    state="running",
+    input={"path": "a.txt"},
+    raw="{",
+    content=(Text("partial"),),
+    metadata={"k": 1},
+    title="a.txt",
+    output_paths=("/tmp/out",),
+    started=1,
+    ended=2,
+    error="boom",
+    error_kind="tool",
+    interrupted=True,
+    permissions=({"action": "read"},),
+    provider_executed=True,
+    provider_metadata={"p": {"q": 1}},
+)
+OTHER: dict[str, Any] = {
+    "id": "prt_2",
+    "session_id": "ses_2",
+    "message_id": "msg_2",
+    "call_id": "call_2",
+    "tool": "write",
+    "state": "completed",
+    "input": {"path": "b.txt"},
+    "raw": None,
+    "content": (),
+    "metadata": None,
+    "title": None,
+    "output_paths": (),
+    "started": None,
+    "ended": None,
+    "error": None,
+    "error_kind": None,
+    "interrupted": False,
+    "permissions": (),
+    "provider_executed": False,
+    "provider_metadata": None,
+    "type": "tool",
+}
+
+
+def test_every_tool_part_field_is_kept_or_changed_like_replace() -> None:
+    names = [f.name for f in fields(ToolPart)]
+    assert sorted(OTHER) == sorted(names), "a new ToolPart field: give it a value here"
+    assert _evolve(FULL) == FULL and _evolve(FULL) is not FULL
+    for name in names:
+        changed = _evolve(FULL, **{name: OTHER[name]})
+        assert changed == replace(FULL, **{name: OTHER[name]})
+        assert getattr(changed, name) == OTHER[name]
+    assert _evolve(FULL, **OTHER) == replace(FULL, **OTHER)
+
+
+def test_the_copy_is_still_frozen_like_the_original() -> None:
+    copy = _evolve(FULL, state="completed")
+    with pytest.raises(AttributeError):
+        copy.state = "error"  # type: ignore[misc]
+    assert copy.settled
+
+
+def test_an_unknown_field_is_refused_like_replace() -> None:
+    with pytest.raises(TypeError, match="stat"):
+        _evolve(FULL, stat="completed")
+    with pytest.raises(TypeError):
+        replace(FULL, stat="completed")  # type: ignore[call-arg]
