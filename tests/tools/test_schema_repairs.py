@@ -105,3 +105,26 @@ def test_an_object_whose_properties_are_not_a_mapping_gets_empty_properties() ->
 def test_an_array_type_is_inferred_from_its_items() -> None:
     assert prop({"items": {"type": "string"}}) == {"type": "array", "items": {"type": "string"}}
     assert prop({"items": [{"type": "string"}]}) == {"type": "array", "prefixItems": [{"type": "string"}]}
+
+
+@pytest.mark.parametrize(
+    ("raw", "repaired"),
+    [
+        ({"type": "array", "enum": ["a", "b"]}, {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}),
+        (
+            {"type": "array", "items": {"type": "string"}, "enum": ["a"]},
+            {"type": "array", "items": {"type": "string", "enum": ["a"]}},
+        ),
+        (
+            {"type": "array", "items": {"enum": ["x"]}, "enum": ["a"]},
+            {"type": "array", "items": {"enum": ["x"]}},
+        ),
+        ({"type": "array", "enum": [["a"], ["b"]]}, {"type": "array", "enum": [["a"], ["b"]]}),
+    ],
+)
+def test_an_enum_of_strings_on_an_array_moves_to_its_items(raw: Any, repaired: Any) -> None:
+    fixed = prop(raw)
+    assert fixed == repaired
+    if "items" in repaired and repaired["items"].get("enum") == ["a", "b"]:
+        validator = jsonschema_rs.validator_for(fixed)
+        assert validator.is_valid(["a", "b", "a"]) and not validator.is_valid(["c"])

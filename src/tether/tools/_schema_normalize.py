@@ -2,7 +2,8 @@
 
 Tool catalogs found in the wild (MCP servers, manifests, OpenAPI exports) use Python and Java type names (``dict``,
 ``float``, ``tuple``, ``any``, ``java.lang.String``), draft-3 ``optional``/``required: true`` flags, OpenAPI
-``nullable``, ``default`` on required fields and dotted function names. Providers reject or misread all of these;
+``nullable``, ``default`` on required fields, an ``enum`` of strings on an ``array`` (it belongs to its ``items``) and
+dotted function names. Providers reject or misread all of these;
 :func:`normalize_schema` rewrites them into plain JSON Schema (2020-12) that the codec validates and the providers
 accept, without changing what a well-formed schema means. It never raises on odd input: an unknown type name becomes
 "any value" so one odd property never makes a whole tool unusable.
@@ -161,6 +162,7 @@ def _node(value: Any, *, in_properties: bool = False) -> Any:
     if not in_properties and isinstance(node.get("required"), bool):
         node.pop("required")  # a draft-3 flag outside an object's properties means nothing
     _fix_type(node)
+    _enum_on_array(node)
     if node.get("nullable") is True:
         node.pop("nullable")
         _add_null(node)
@@ -256,6 +258,23 @@ def _fix_type(node: dict[str, Any]) -> None:
         node.pop("type")
         return
     node["type"] = out[0] if len(out) == 1 else out
+
+
+def _enum_on_array(node: dict[str, Any]) -> None:
+    """An ``enum`` of strings on an ``array`` lists what its items may be (every array value would fail it as
+    written): move it to ``items``, unless the items already say."""
+    values = node.get("enum")
+    if node.get("type") != "array" or not isinstance(values, list) or not values:
+        return
+    if not all(isinstance(v, str) for v in values):  # pyright: ignore[reportUnknownVariableType]
+        return
+    node.pop("enum")
+    items = node.get("items")
+    if not isinstance(items, dict):
+        node["items"] = {"type": "string", "enum": values}
+    elif "enum" not in items:
+        items.setdefault("type", "string")
+        items["enum"] = values
 
 
 def _add_null(node: dict[str, Any]) -> None:
