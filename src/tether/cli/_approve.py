@@ -8,6 +8,13 @@ those requests one at a time, in order, and replies:
 * ``yes`` (``--yes``): approve once, and say so (a protected path is rejected with feedback instead);
 * ``deny`` (``--deny-asks``, or no terminal): reject with feedback that tells the model no one can approve now, and
   tell the person how to allow it next time.
+
+The requests of the session's children (a subagent's session, run by a ``task`` call) come here too, labelled with the
+child's session and agent: the approver follows ``session.updated`` to learn its session's descendants.
+
+Questions (the ``question`` tool) are answered here as well, on the terminal, but only in ``ask`` mode: the approver
+subscribes to ``question.asked`` only when a person can answer (:meth:`Approver.subscribe`), so with ``--yes``,
+``--deny-asks`` or no terminal the question fails at once and the model goes on with its best judgement.
 """
 
 from __future__ import annotations
@@ -24,8 +31,10 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.text import Text
 
+from ..bus import Bus, Subscription
 from ..errors import NotFoundError
 from ..permissions import PendingRequest, PermissionAsked, PermissionService, Reply
+from ..session import PendingQuestion, QuestionAsked, QuestionService, SessionUpdated
 from ..storable import printable
 from ._format import shown, subject
 
@@ -146,6 +155,7 @@ class Approver:
         call_info: Callable[[str], tuple[str | None, Any]] = lambda _call_id: (None, None),
         pause: Callable[[], Any] | None = None,
         why_deny: str = "--deny-asks",
+        questions: QuestionService | None = None,
     ) -> None:
         self.mode = mode
         self._service = service
@@ -154,30 +164,62 @@ class Approver:
         self._call_info = call_info
         self._pause = pause
         self._why_deny = why_deny
+        self._questions = questions
+        self._family = {session_id}
+        self._agents: dict[str, str] = {}
         self.decisions: list[tuple[PendingRequest, Reply, str | None]] = []
-        send, receive = anyio.create_memory_object_stream[PendingRequest](max_buffer_size=1000)
-        self._send: MemoryObjectSendStream[PendingRequest] = send
-        self._receive: MemoryObjectReceiveStream[PendingRequest] = receive
+        self.answers: list[tuple[PendingQuestion, list[list[str]] | None]] = []
+        send, receive = anyio.create_memory_object_stream[PendingRequest | PendingQuestion](max_buffer_size=1000)
+        self._send: MemoryObjectSendStream[PendingRequest | PendingQuestion] = send
+        self._receive: MemoryObjectReceiveStream[PendingRequest | PendingQuestion] = receive
+
+    def subscribe(self, bus: Bus) -> list[Subscription]:
+        """Subscribe to what this approver answers: permission requests, its session's children (to answer theirs)
+        and, in ``ask`` mode with a question service, questions."""
+        subscriptions = [
+            bus.subscribe(SessionUpdated, self.on_event),
+            bus.subscribe(PermissionAsked, self.on_event),
+        ]
+        if self.mode == "ask" and self._questions is not None:
+            subscriptions.append(bus.subscribe(QuestionAsked, self.on_event))
+        return subscriptions
 
     def on_event(self, event: Any) -> None:
-        """The bus subscriber for ``permission.asked``."""
-        if isinstance(event, PermissionAsked) and event.request.session_id == self._session_id:
+        """The bus subscriber for ``permission.asked``, ``question.asked`` and ``session.updated``."""
+        if isinstance(event, PermissionAsked) and event.request.session_id in self._family:
             self._send.send_nowait(event.request)
+        elif isinstance(event, QuestionAsked) and event.request.session_id in self._family:
+            self._send.send_nowait(event.request)
+        elif isinstance(event, SessionUpdated) and event.session.parent_id in self._family:
+            self._family.add(event.session.id)  # a child session: its requests are this run's to answer
+            self._agents[event.session.id] = event.session.agent
 
     async def run(self) -> None:
         """Answer requests until cancelled."""
         async with self._receive:
             async for pending in self._receive:
-                if not any(p.id == pending.id for p in self._service.pending(self._session_id)):
+                if isinstance(pending, PendingQuestion):
+                    questions = self._questions
+                    if questions is not None and any(q.id == pending.id for q in questions.pending()):
+                        await self._ask(questions, pending)
+                    continue
+                if not any(p.id == pending.id for p in self._service.pending(pending.session_id)):
                     continue  # already answered (an "always" approved it, or the session rejected it)
                 await self._answer(pending)
+
+    def _label(self, session_id: str, agent: str | None) -> str:
+        """Who asks, when it is not the run's own session: ``subagent explore (session ses_…)``."""
+        if session_id == self._session_id:
+            return ""
+        return f"subagent {agent or self._agents.get(session_id, '?')} (session {session_id})"
 
     async def _answer(self, pending: PendingRequest) -> None:
         request = pending.request
         tool, tool_input = (None, None)
-        if request.source is not None:
+        label = self._label(request.session_id, request.agent)
+        if request.source is not None and not label:
             tool, tool_input = self._call_info(request.source.call_id)
-        what = printable(f"{request.action} {', '.join(request.resources)}")
+        what = printable(f"{request.action} {', '.join(request.resources)}" + (f" by {label}" if label else ""))
         if self.mode == "yes" and request.protected is not None:
             # --yes allows asks, not writes that widen what the model may do (.git/config, .tether/, AGENTS.md, ...)
             self._console.print(
@@ -217,6 +259,9 @@ class Approver:
         console = self._console
         _describe(console, pending, tool, tool_input)
         request = pending.request
+        label = self._label(request.session_id, request.agent)
+        if label:
+            console.print(shown(f"  asked by: {label}", "bold yellow"))
         console.print(
             f"  [bold]o[/] once   [bold]a[/] {_always_label(request.save, request.action)}\n"
             "  [bold]r[/] reject   [bold]f[/] reject with feedback for the model"
@@ -249,3 +294,73 @@ class Approver:
         if reply == "always" and pending.request.save:
             saved = ", ".join(f'{pending.request.action} "{p}"' for p in pending.request.save)
             self._console.print(shown(f"  saved approval: {saved}", "green"))
+
+    async def _ask(self, service: QuestionService, pending: PendingQuestion) -> None:
+        """Ask the person ``pending``'s questions on the terminal, one after the other, and reply with the answers."""
+        if self._pause is not None:
+            with self._pause():
+                answers = await _ask_questions(self._console, pending, self._label(pending.session_id, pending.agent))
+        else:
+            answers = await _ask_questions(self._console, pending, self._label(pending.session_id, pending.agent))
+        self.answers.append((pending, answers))
+        try:
+            if answers is None:
+                await service.reject(pending.id)
+            else:
+                await service.reply(pending.id, answers)
+        except NotFoundError:  # the call was cancelled meanwhile: nothing to answer
+            return
+
+
+DISMISS = "/dismiss"
+
+
+def _choices(line: str, count: int) -> list[int] | None:
+    """The option numbers of ``line`` (``2`` or ``1, 3``), or ``None`` when it is not only numbers in range."""
+    parts = [p.strip() for p in line.replace(",", " ").split()]
+    if not parts or not all(p.isdigit() for p in parts):
+        return None
+    numbers = [int(p) for p in parts]
+    return numbers if all(1 <= n <= count for n in numbers) else None
+
+
+async def _ask_questions(console: Console, pending: PendingQuestion, label: str) -> list[list[str]] | None:
+    """Show each question with its numbered options and read the answer: option numbers (several, comma-separated,
+    when the question allows), or the person's own text; an empty line leaves it unanswered; ``/dismiss`` (or the end
+    of input) dismisses them all (``None``)."""
+    answers: list[list[str]] = []
+    count = len(pending.questions)
+    for n, question in enumerate(pending.questions, start=1):
+        head = Text()
+        head.append("? ", style="cyan bold")
+        head.append(f"question {n}/{count}" if count > 1 else "question", style="cyan")
+        head.append(": ")
+        head.append(printable(question.header), style="bold")
+        if label:
+            head.append(printable(f"  (asked by {label})"), style="yellow")
+        console.print(head)
+        console.print(shown(f"  {question.question}", lines=True))
+        options = question.options
+        for i, option in enumerate(options, start=1):
+            line = Text(f"    {i}. ", style="bold") + shown(option.label)
+            if option.description:
+                line += shown(f" — {option.description}", "dim")
+            console.print(line)
+        several = "numbers separated by commas" if question.multiple else "a number"
+        hint = f"{several}, or your own answer" if options else "your answer"
+        while True:
+            console.print(f"  answer ({hint}; empty: skip; {DISMISS}: dismiss): ", end="", markup=False)
+            line = await read_line()
+            if line is None or line.strip() == DISMISS:
+                return None
+            text = line.strip()
+            if not text:
+                answers.append([])
+                break
+            picked = _choices(text, len(options)) if options else None
+            if picked is not None and len(picked) > 1 and not question.multiple:
+                console.print(Text("  this question takes one answer", style="red"))
+                continue
+            answers.append([options[i - 1].label for i in picked] if picked is not None else [text])
+            break
+    return answers

@@ -81,6 +81,7 @@ def demo_command(*, data_dir: Path, yes: bool, keep: bool) -> None:
                 session=session,
                 bus=rt.bus,
                 permissions=rt.permissions,
+                questions=rt.questions,
                 prompt=DEMO_PROMPT,
                 model=ReplayModel(),
                 approval=mode,

@@ -8,8 +8,10 @@ ignore keys and event types it does not know: later versions of the same major `
 :class:`JsonEvents` turns the bus's events of one session into these lines, as the live view turns them into text:
 deltas of text and reasoning, a tool call's start (once its input is complete) and end (its content as the model
 read it, bounded, with the retained output path), permission requests and their decisions (which rule, who), each
-step's finish with its usage, the session's todo list when ``todowrite`` changes it, and the turn's error and end
-(written by ``drive_turn``).
+step's finish with its usage, the session's todo list when ``todowrite`` changes it, the ``question`` tool's
+questions and their answers, and the turn's error and end (written by ``drive_turn``). Permission and question events
+of the session's children (subagents' sessions, run by ``task``) are written too, with the child's id as ``session``:
+they reach the same approval channel.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..content import text_of
 from ..llm import Usage
 from ..permissions import PermissionAsked, PermissionDecided, PermissionReplied
 from ..rules import Rule
-from ..session import PartDelta, PartUpdated
+from ..session import PartDelta, PartUpdated, QuestionAsked, QuestionReplied, SessionUpdated
 from ..session._model import ReasoningPart, StepFinishPart, TextPart, ToolPart
 from ..session.internal import TodoUpdated
 
@@ -40,6 +42,10 @@ __all__ = [
     "JsonEvents",
     "PermissionAskedEvent",
     "PermissionDecidedEvent",
+    "QuestionAnsweredEvent",
+    "QuestionAskedEvent",
+    "QuestionJson",
+    "QuestionOptionJson",
     "ReasoningEvent",
     "SessionEvent",
     "StepEvent",
@@ -191,6 +197,43 @@ class TodoEvent(TypedDict):
     todos: list[TodoJson]
 
 
+class QuestionOptionJson(TypedDict):
+    label: str
+    description: str
+
+
+class QuestionJson(TypedDict):
+    """One question of the ``question`` tool: ``multiple`` lets the person choose several options."""
+
+    question: str
+    header: str
+    options: list[QuestionOptionJson]
+    multiple: bool
+
+
+class QuestionAskedEvent(TypedDict):
+    """The ``question`` tool waits for a person's answers (``request`` pairs it with its answer); ``agent`` asks."""
+
+    v: Literal[1]
+    type: Literal["question_asked"]
+    session: str
+    request: str
+    call: str
+    agent: str
+    questions: list[QuestionJson]
+
+
+class QuestionAnsweredEvent(TypedDict):
+    """Questions were answered: ``answers`` holds one list per question (chosen labels or the person's own text),
+    ``null`` when the person dismissed them."""
+
+    v: Literal[1]
+    type: Literal["question_answered"]
+    session: str
+    request: str
+    answers: list[list[str]] | None
+
+
 class ErrorEvent(TypedDict):
     """The turn failed: ``kind`` (``provider``, ``store``, ...) and a one-line ``message``."""
 
@@ -226,6 +269,8 @@ JsonEvent = (
     | PermissionDecidedEvent
     | StepEvent
     | TodoEvent
+    | QuestionAskedEvent
+    | QuestionAnsweredEvent
     | ErrorEvent
     | DoneEvent
 )
@@ -293,6 +338,7 @@ class JsonEvents:
         self._started: set[str] = set()
         self._ended: set[str] = set()
         self._asked: dict[str, PermissionAskedEvent] = {}
+        self._family = {session_id}  # this session and its children (subagents' sessions): their asks are ours
         self.parts: dict[str, ToolPart] = {}
         self.steps = 0
 
@@ -314,6 +360,47 @@ class JsonEvents:
             self._decided(event)
         elif isinstance(event, TodoUpdated):
             self._todos(event)
+        elif isinstance(event, QuestionAsked | QuestionReplied):
+            self._question(event)
+        elif isinstance(event, SessionUpdated) and event.session.parent_id in self._family:
+            self._family.add(event.session.id)
+
+    def _question(self, event: QuestionAsked | QuestionReplied) -> None:
+        if isinstance(event, QuestionReplied):
+            if event.session_id in self._family:
+                answers = None if event.answers is None else [list(a) for a in event.answers]
+                self.write(
+                    {
+                        "v": 1,
+                        "type": "question_answered",
+                        "session": event.session_id,
+                        "request": event.request_id,
+                        "answers": answers,
+                    }
+                )
+            return
+        pending = event.request
+        if pending.session_id not in self._family:
+            return
+        questions: list[QuestionJson] = [
+            {
+                "question": q.question,
+                "header": q.header,
+                "options": [{"label": o.label, "description": o.description} for o in q.options],
+                "multiple": q.multiple,
+            }
+            for q in pending.questions
+        ]
+        asked: QuestionAskedEvent = {
+            "v": 1,
+            "type": "question_asked",
+            "session": pending.session_id,
+            "request": pending.id,
+            "call": pending.call_id,
+            "agent": pending.agent,
+            "questions": questions,
+        }
+        self.write(asked)
 
     def _todos(self, event: TodoUpdated) -> None:
         if event.session_id != self.session_id:
@@ -397,13 +484,13 @@ class JsonEvents:
 
     def _asked_event(self, event: PermissionAsked) -> None:
         pending = event.request
-        if pending.session_id != self.session_id:
+        if pending.session_id not in self._family:
             return
         request = pending.request
         asked: PermissionAskedEvent = {
             "v": 1,
             "type": "permission_asked",
-            "session": self.session_id,
+            "session": pending.session_id,
             "request": pending.id,
             "call": None if request.source is None else request.source.call_id,
             "action": request.action,
@@ -414,13 +501,13 @@ class JsonEvents:
 
     def _replied(self, event: PermissionReplied) -> None:
         asked = self._asked.pop(event.request_id, None)
-        if event.session_id != self.session_id or asked is None:
+        if event.session_id not in self._family or asked is None:
             return
         self.write(
             {
                 "v": 1,
                 "type": "permission_decided",
-                "session": self.session_id,
+                "session": event.session_id,
                 "request": event.request_id,
                 "call": asked["call"],
                 "action": asked["action"],
@@ -435,7 +522,7 @@ class JsonEvents:
 
     def _decided(self, event: PermissionDecided) -> None:
         request = event.request
-        if request.session_id != self.session_id:
+        if request.session_id not in self._family:
             return
         decision = event.decision
         rule, source = _rule(decision)
@@ -443,7 +530,7 @@ class JsonEvents:
             {
                 "v": 1,
                 "type": "permission_decided",
-                "session": self.session_id,
+                "session": request.session_id,
                 "request": None,
                 "call": None if request.source is None else request.source.call_id,
                 "action": request.action,

@@ -124,6 +124,7 @@ class Repl:
             session=session,
             bus=self.rt.bus,
             permissions=self.rt.permissions,
+            questions=self.rt.questions,
             prompt=text,
             model=self.model,
             approval="ask",

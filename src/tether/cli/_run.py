@@ -188,6 +188,7 @@ def run_command(
                 session=session,
                 bus=rt.bus,
                 permissions=rt.permissions,
+                questions=rt.questions,
                 prompt=content,
                 output=output,
                 continued=session_id is not None or continue_,

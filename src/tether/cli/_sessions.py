@@ -108,15 +108,38 @@ async def _load(data_dir: Path, session_id: str) -> tuple[Any, Any]:
     return info, messages
 
 
-async def _load_shown(data_dir: Path, session_id: str) -> tuple[Any, Any, tuple[Any, ...]]:
-    """The session, its messages and its current todo list (one key range, never a walk of the history)."""
+async def _load_shown(data_dir: Path, session_id: str) -> tuple[Any, Any, tuple[Any, ...], Any]:
+    """The session, its messages, its current todo list (one key range, never a walk of the history) and its
+    child sessions (subagents' sessions, by the parent's call id)."""
     from .. import Runtime
 
     async with Runtime(data_dir=data_dir) as rt:
         info = await rt.store.resolve_session(session_id)
         messages = await rt.store.load_messages(info.id)
         todos = await rt.store.load_todos(info.id)
-    return info, messages, todos
+        children = await _subsessions(rt.store, info.id)
+    return info, messages, todos, children
+
+
+_NESTING = 8
+"""Child sessions shown below a session, at most this deep (the task tool's own limit is lower)."""
+
+
+async def _subsessions(store: Any, session_id: str, depth: int = 0) -> dict[str, list[Any]]:
+    """The child sessions of ``session_id`` with their messages and children, by the ``task`` call that ran each."""
+    from ._timeline import SubSession
+
+    found: dict[str, list[Any]] = {}
+    if depth >= _NESTING:
+        return found
+    for child in await store.child_sessions(session_id):
+        nested = SubSession(
+            info=child,
+            messages=await store.load_messages(child.id),
+            children=await _subsessions(store, child.id, depth + 1),
+        )
+        found.setdefault(child.parent_call_id or "", []).append(nested)
+    return found
 
 
 _TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
@@ -137,15 +160,15 @@ def show_command(*, data_dir: Path, session_id: str, as_json: bool) -> None:
     """The body of ``tether session show`` (the timeline, then the current todo list when there is one)."""
     from ._timeline import print_timeline, timeline_json
 
-    info, messages, todos = run_async(lambda: _load_shown(data_dir, session_id))
+    info, messages, todos, children = run_async(lambda: _load_shown(data_dir, session_id))
     if as_json:
-        document = timeline_json(info, messages)
+        document = timeline_json(info, messages, children)
         document["todos"] = [
             {"id": t.id, "content": t.content, "status": t.status, "priority": t.priority} for t in todos
         ]
         typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
-    print_timeline(out_console(), info, messages)
+    print_timeline(out_console(), info, messages, children)
     if todos:
         _print_todos(todos)
 

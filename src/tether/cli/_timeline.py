@@ -8,6 +8,8 @@ input, state, permission decisions and the rule that decided them, content or er
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from io import StringIO
 from typing import Any
 
 from rich.console import Console
@@ -33,10 +35,19 @@ from ..session._store import StoredMessage
 from ..storable import printable
 from ._format import decision_lines, duration, first_line, shown, subject
 
-__all__ = ["EXPORT_FORMAT", "export_document", "print_timeline", "session_json", "timeline_json"]
+__all__ = ["EXPORT_FORMAT", "SubSession", "export_document", "print_timeline", "session_json", "timeline_json"]
 
 EXPORT_FORMAT = "tether.session/1"
 _PREVIEW_LINES = 8
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubSession:
+    """A child session (a subagent's, run by a ``task`` call) with its messages and its own children, by call id."""
+
+    info: SessionInfo
+    messages: Sequence[StoredMessage]
+    children: Mapping[str, Sequence[SubSession]] = field(default_factory=dict[str, Sequence["SubSession"]])
 
 
 def session_json(info: SessionInfo) -> dict[str, Any]:
@@ -48,6 +59,7 @@ def session_json(info: SessionInfo) -> dict[str, Any]:
         "directory": info.directory,
         "agent": info.agent,
         "parent_id": info.parent_id,
+        "parent_call_id": info.parent_call_id,
         "rules": rules_to_json(info.rules),
         "created": info.created,
         "updated": info.updated,
@@ -77,8 +89,13 @@ def _tool_json(part: ToolPart) -> dict[str, Any]:
     }
 
 
-def timeline_json(info: SessionInfo, messages: Sequence[StoredMessage]) -> dict[str, Any]:
-    """The session and its timeline as plain JSON (the ``--json`` form of ``tether session show``)."""
+def timeline_json(
+    info: SessionInfo,
+    messages: Sequence[StoredMessage],
+    children: Mapping[str, Sequence[SubSession]] | None = None,
+) -> dict[str, Any]:
+    """The session and its timeline as plain JSON (the ``--json`` form of ``tether session show``); a ``task``
+    call's child sessions are nested in its entry (``subsessions``)."""
     items: list[dict[str, Any]] = []
     step = 0
     for message in messages:
@@ -110,7 +127,11 @@ def timeline_json(info: SessionInfo, messages: Sequence[StoredMessage]) -> dict[
             elif isinstance(part, ReasoningPart) and part.text:
                 entry["parts"].append({"type": "reasoning", "text": part.text})
             elif isinstance(part, ToolPart):
-                entry["parts"].append(_tool_json(part))
+                tool = _tool_json(part)
+                nested = (children or {}).get(part.call_id, ())
+                if nested:
+                    tool["subsessions"] = [timeline_json(c.info, c.messages, c.children) for c in nested]
+                entry["parts"].append(tool)
         items.append(entry)
     return {"session": session_json(info), "timeline": items}
 
@@ -158,8 +179,28 @@ def _print_tool(console: Console, part: ToolPart) -> None:
         console.print(shown(f"    full output: {path}"))
 
 
-def print_timeline(console: Console, info: SessionInfo, messages: Sequence[StoredMessage]) -> None:
-    """Render the timeline for a person."""
+def _print_nested(console: Console, child: SubSession) -> None:
+    """A child session's timeline, indented under the ``task`` call that ran it."""
+    inner = Console(
+        file=StringIO(),
+        width=max(40, console.width - 6),
+        color_system=console.color_system,  # type: ignore[arg-type]
+        force_terminal=console.is_terminal,
+        highlight=False,
+    )
+    print_timeline(inner, child.info, child.messages, child.children)
+    rendered = inner.file.getvalue()  # type: ignore[attr-defined]
+    for line in str(rendered).splitlines():
+        console.print(Text("      ") + Text.from_ansi(line))
+
+
+def print_timeline(
+    console: Console,
+    info: SessionInfo,
+    messages: Sequence[StoredMessage],
+    children: Mapping[str, Sequence[SubSession]] | None = None,
+) -> None:
+    """Render the timeline for a person; ``children`` (by the parent's call id) are nested under their call."""
     console.print(shown(f"session {info.id}", "bold"))
     console.print(shown(f"  title: {info.title}", "dim"))
     console.print(shown(f"  directory: {info.directory}", "dim"))
@@ -198,6 +239,8 @@ def print_timeline(console: Console, info: SessionInfo, messages: Sequence[Store
                 console.print(Text(f"  (reasoning) {first_line(part.text)}", style="dim italic"))
             elif isinstance(part, ToolPart):
                 _print_tool(console, part)
+                for child in (children or {}).get(part.call_id, ()):
+                    _print_nested(console, child)
             elif isinstance(part, StepStartPart | StepFinishPart | FilePart):
                 continue
 

@@ -25,7 +25,7 @@ from ..content import Content
 from ..errors import ProviderError, TetherError
 from ..llm import Model, Usage
 from ..llm._pricing import Price, dollars, usage_cost
-from ..permissions import PermissionAsked, PermissionService
+from ..permissions import PermissionService
 from ..session import AssistantInfo, ToolPart, UserInfo
 from ._approve import ApprovalMode, Approver
 from ._common import CANCELLED, OK, TURN_FAILED, err_console
@@ -33,6 +33,7 @@ from ._format import shown
 from ._live import LiveView, TurnStats
 
 if TYPE_CHECKING:
+    from ..session import QuestionService
     from ._jsonevents import JsonEvents
 
 __all__ = ["OutputFormat", "TurnOutcome", "drive_turn", "kill_live_shells", "write_done"]
@@ -137,6 +138,7 @@ async def drive_turn(
     view: LiveView | None = None,
     output: OutputFormat = "text",
     continued: bool = False,
+    questions: QuestionService | None = None,
 ) -> TurnOutcome:
     """Run one turn of ``session`` with the live view (``view``, default a plain :class:`LiveView`) and approvals;
     never raises for a failed turn. ``price`` prices the turn's usage for the summary; ``system`` replaces the
@@ -145,6 +147,7 @@ async def drive_turn(
     # JSON lines (``_jsonevents``; the caller writes the ``done`` line, :func:`write_done`, once the turn is durable);
     # ``quiet`` renders nothing while the turn runs. In both, approval notices and prompts go to stderr.
     # ``continued``: the session existed before this turn (the ``session`` JSON event says so).
+    # ``questions``: the question service; with it, in ``ask`` mode, the approver answers the question tool too.
     view = (view or LiveView(console, session.id)) if output == "text" else None
     events: JsonEvents | None = None
     notices = console if output == "text" else err_console()
@@ -176,6 +179,7 @@ async def drive_turn(
         call_info=call_info,
         pause=view.paused if view is not None else None,
         why_deny=why_deny,
+        questions=questions,
     )
     flags: dict[str, bool] = {}
     started = time.monotonic()
@@ -184,7 +188,7 @@ async def drive_turn(
     watcher = view if view is not None else events
     # the watcher first: it sees a request before the approver prompts about it
     subscriptions = [] if watcher is None else [bus.subscribe("*", watcher.on_event)]
-    subscriptions.append(bus.subscribe(PermissionAsked, approver.on_event))
+    subscriptions.extend(approver.subscribe(bus))
     try:
         with view if view is not None else contextlib.nullcontext():
             async with anyio.create_task_group() as tg:

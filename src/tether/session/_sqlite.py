@@ -362,6 +362,18 @@ class SQLiteStore:
 
         return await self._run(read)
 
+    async def child_sessions(self, session_id: str) -> Sequence[SessionInfo]:
+        """The sessions whose parent is ``session_id`` (subagents' sessions), oldest first (the parent index)."""
+
+        def read(conn: sqlite3.Connection) -> list[SessionInfo]:
+            rows = conn.execute(
+                f"SELECT {_SESSION_SELECT} FROM sessions WHERE parent_id = ? ORDER BY created, id",
+                (_text(session_id),),
+            )
+            return [_session_from_row(r) for r in rows]
+
+        return await self._run(read)
+
     async def load_messages(self, session_id: str) -> Sequence[StoredMessage]:
         """Every message of the session with its parts, oldest first."""
 
