@@ -125,19 +125,15 @@ def tools_command(
     title = f"catalog of agent {agent_name}" + (f" for model {model_name}" if model_name else "")
     table = Table(box=None, pad_edge=False, header_style="bold", title=title)
     table.add_column("tool", no_wrap=True)
-    table.add_column("origin", no_wrap=True)
     table.add_column("visible", no_wrap=True)
     table.add_column("description / why hidden")
+    table.add_column("origin", no_wrap=True)
     for row in rows:
-        origin = shown(row["origin"])
+        name, origin = shown(row["name"]), shown(row["origin"])
         if row["visible"]:
-            table.add_row(
-                shown(row["name"]), origin, Text("yes", style="green"), shown(row["description"][:100])
-            )
+            table.add_row(name, Text("yes", style="green"), shown(row["description"][:100]), origin)
         else:
-            table.add_row(
-                shown(row["name"]), origin, Text("hidden", style="red"), shown(row["hidden_because"], "red")
-            )
+            table.add_row(name, Text("hidden", style="red"), shown(row["hidden_because"], "red"), origin)
     console.print(table)
     if model_name is None:
         console.print(
