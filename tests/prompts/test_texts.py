@@ -16,7 +16,7 @@ TOOLS = ("read", "write", "edit", "apply_patch", "glob", "grep", "list", "bash")
 def test_public_surface_is_pinned() -> None:
     assert set(tether.prompts.__all__) == {
         "GIT_TIMEOUT", "Environment", "GitState", "ModelFamily", "base_prompt", "compose", "format_system",
-        "git_state", "measure_environment", "model_family", "parse_status", "render_environment", "system_prompt",
+        "git_state", "measure_environment", "model_family", "parse_status", "render_environment", "server_instructions", "system_prompt",
     }  # fmt: skip
 
 

@@ -433,7 +433,7 @@ class TetherConfig(_Strict):
         default_factory=dict[str, McpServer],
         description="MCP servers by name: their tools join the catalog as <name>_<tool> (docs/mcp.md).",
     )
-    mcpServers: dict[str, McpServer] = Field(  # noqa: N815 - Claude Desktop's key, as it spells it
+    mcpServers: dict[str, McpServer] = Field(
         default_factory=dict[str, McpServer],
         description="Claude Desktop's name for mcp (a pasted claude_desktop_config.json works); mcp wins on a name "
         "in both.",

@@ -9,7 +9,8 @@ on the raw (already validated) JSON, before it is parsed and merged:
   user, and ``instructions`` entries that name files
   inside the project (the instruction loader checks again, with symlinks followed, and refuses what lands outside);
 - ignored, each reported once: ``provider`` (a URL that would receive the user's key, ``api_key_env`` naming any
-  variable, headers), ``shell``, every ``allow`` rule (``"permission": "allow"``, ``{"bash": "allow"}``,
+  variable, headers), ``shell``, ``mcp`` and ``mcpServers`` (a server is a program tether would start, or a URL
+  it would send the session's tool calls to), every ``allow`` rule (``"permission": "allow"``, ``{"bash": "allow"}``,
   ``tools: {x: true}``), re-enabling an agent the user disabled, raising a limit, ``model`` and ``agent.<name>.model``
   (the model is who receives the prompt, the instruction files and the code: ``vllm/x`` sends them to a local port
   another user may hold, ``replay``/``scripted:`` play tool calls with no model behind them; a value equal to the
@@ -159,6 +160,8 @@ def _topic(key: str) -> str:
         return "a provider URL" if "base_url" in key or "baseURL" in key or "options" in key else "a provider"
     if head in ("permission", "tools") or ".permission" in key or ".tools" in key:
         return "allow rules"
+    if head in ("mcp", "mcpServers"):
+        return "MCP servers (programs it would start, URLs it would reach)"
     if head == "instructions":
         return "instruction files outside the project"
     if head == "tool_output" or key.endswith(("steps", "maxSteps")):

@@ -13,7 +13,7 @@ from datetime import datetime
 from ._environment import GIT_TIMEOUT, Environment, measure_environment, render_environment
 from ._texts import base_prompt
 
-__all__ = ["compose", "format_system", "system_prompt"]
+__all__ = ["compose", "format_system", "server_instructions", "system_prompt"]
 
 
 def compose(
@@ -70,3 +70,9 @@ def format_system(texts: Sequence[str]) -> str:
     """The texts as one document for a person: each under a ``── system text N of M ──`` rule, in order."""
     total = len(texts)
     return "\n\n".join(f"── system text {n} of {total} ──\n{text}" for n, text in enumerate(texts, 1)) + "\n"
+
+
+def server_instructions(server: str, text: str) -> str:
+    """An MCP server's ``instructions`` as an instruction text (sent after the project's): the server named, so the
+    model knows whose advice it reads (a server is configured by the user; its text advises on its own tools)."""
+    return f'Instructions from the MCP server "{server}" (about its tools, named {server}_*):\n{text.strip()}'

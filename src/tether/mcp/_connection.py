@@ -1,0 +1,449 @@
+"""One MCP server's connection: a supervisor task that connects, serves and restarts it, and the requests made on it.
+
+:meth:`Connection.run` is the supervisor, started in the runtime's task group. It starts the transport (a stdio
+process, streamable HTTP, or SSE, with SSE tried once when a remote server refuses streamable HTTP), initializes the
+session and lists the tools (every page) within the connect deadline, then serves until it is stopped or the
+connection is lost. The transport's context managers are entered and left in this one task, as anyio requires.
+
+- A server that fails its first connection is ``failed`` and skipped (its error is its status); it is not retried,
+  as in OpenCode: a wrong command would otherwise start again and again.
+- A server that was connected and is lost (it exited, or it hung: a call went silent and a ping then went
+  unanswered) is restarted with backoff (0.5 s doubling to 30 s); after five failed restarts in a row it is
+  ``failed``. Its calls in flight fail one by one with a message naming the server; new calls fail at once while it
+  is down. Nothing here ever fails a session.
+- ``notifications/tools/list_changed`` makes the supervisor list the tools again; :class:`Connection` then calls
+  ``on_tools``, which re-registers what changed (the next step's catalog; the current step keeps what it captured).
+- A line on stdout that is not JSON-RPC fails the calls in flight with that line's error (their answer may be the
+  line); before the connection is up it is ignored (some servers print a banner).
+
+Requests: :meth:`call_tool` runs one ``tools/call`` with an idle deadline that every progress notification restarts,
+forwarding the notifications to ``ctx.progress``; a call cancelled by tether (the turn, the deadline) abandons the
+request, and the SDK then sends ``notifications/cancelled``.
+
+The supervisor is the one place that catches a server's unexpected failure (:func:`~._errors.connect_errors` and any
+other ``Exception``, logged): a server of any quality is reported and skipped, never fatal to the runtime.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import tempfile
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from ..errors import ToolFailure
+from ._errors import call_errors, closed, describe
+from ._spec import ServerSpec
+
+if TYPE_CHECKING:
+    from anyio.abc import ObjectReceiveStream, ObjectSendStream
+
+    from mcp import ClientSession, types
+
+    from ..tools import ToolContext
+
+__all__ = ["Connection", "State"]
+
+log = logging.getLogger("tether.mcp")
+
+State = Literal["disabled", "connecting", "connected", "restarting", "failed", "closed"]
+"""``disabled`` (``enabled: false``), ``connecting`` (the first attempt), ``connected``, ``restarting`` (lost, waiting
+or reconnecting), ``failed`` (its first connection failed, or five restarts did), ``closed`` (the runtime closed)."""
+
+_MAX_RESTARTS = 5
+_MAX_BACKOFF = 30.0
+_PING_TIMEOUT = 5.0
+_STDERR_TAIL = 400
+
+
+class _Call:
+    """One request in flight: its cancel scope, and the failure that cancelled it (a malformed line, a loss)."""
+
+    __slots__ = ("doing", "failure", "scope")
+
+    def __init__(self, scope: anyio.CancelScope, doing: str) -> None:
+        self.scope = scope
+        self.doing = doing
+        self.failure: str | None = None
+
+    def fail(self, failure: str) -> None:
+        """Fail the request with ``failure`` (kept if it already failed) and cancel it."""
+        self.failure = self.failure or f"{failure} (while {self.doing})"
+        self.scope.cancel()
+
+
+class Connection:
+    """One configured server (see the module docstring).
+
+    Args:
+        spec: the server's resolved config.
+        root: the project root (a stdio server's working directory).
+        on_tools: called after each successful listing (the first one and every re-listing).
+    """
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        root: Path,
+        on_tools: Callable[[Connection], None],
+        on_state: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.spec = spec
+        self.root = root
+        self.on_tools = on_tools
+        self.on_state = on_state
+        self._state: State = "connecting" if spec.enabled else "disabled"
+        self.error: str | None = None
+        self.tools: tuple[types.Tool, ...] = ()
+        self.instructions: str | None = None
+        self.server: str | None = None  # the server's own name and version, once connected
+        self.restarts = 0
+        self.resources = False  # the server offers resources
+        self.transport = spec.transport
+        self.session: ClientSession | None = None
+        self.settled = anyio.Event()  # the first connection attempt is over (connected or failed)
+        self.done = anyio.Event()  # the supervisor has left (every process it started is gone)
+        self._stopping = False
+        self._wake = anyio.Event()
+        self._lost: str | None = None
+        self._relist = False
+        self._suspect = False
+        self._calls: set[_Call] = set()
+        self._errlog: Any = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @state.setter
+    def state(self, value: State) -> None:
+        self._state = value
+        self.on_state()
+
+    # -- supervisor --------------------------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Ask the supervisor to close the connection and leave (:attr:`done` is set when it has)."""
+        self._stopping = True
+        self._wake.set()
+
+    async def run(self) -> None:
+        """The supervisor (start it in a task group; :meth:`stop` ends it)."""
+        try:
+            if self.state == "disabled":
+                return
+            failures = 0
+            connected_once = False
+            while not self._stopping:
+                was_connected = await self._attempt()
+                if self._stopping:
+                    break
+                connected_once = connected_once or was_connected
+                failures = 0 if was_connected else failures + 1
+                if not connected_once or failures > _MAX_RESTARTS:
+                    self.state = "failed"
+                    break
+                self.state = "restarting"
+                self.restarts += 1
+                log.warning("MCP server %s: %s; restarting", self.name, self.error)
+                with anyio.move_on_after(min(_MAX_BACKOFF, 0.5 * 2**failures)):
+                    await self._sleep()
+        finally:
+            if self.state != "failed" and self.state != "disabled":
+                self.state = "closed"
+            if self._errlog is not None:
+                self._errlog.close()
+            self.settled.set()
+            self.done.set()
+
+    async def _sleep(self, *, work: bool = False) -> None:
+        """Wait for :attr:`_wake` (set by stop, loss, a re-listing or a health check), unless one is already due."""
+        self._wake = anyio.Event()
+        if self._stopping or (work and (self._relist or self._suspect or self._lost is not None)):
+            return
+        await self._wake.wait()
+
+    async def _attempt(self) -> bool:
+        """One connection, from start to loss: whether it connected. Its end is in :attr:`error`."""
+        connected = False
+        try:
+            connected = await self._connect(self.transport)
+        except (
+            Exception
+        ) as exc:  # the supervisor's one boundary: a server's failure is never fatal (module doc)
+            if not connected and self.transport == "http" and self.spec.fallback_sse and not self._stopping:
+                first = describe(exc)
+                try:
+                    connected = await self._connect("sse")
+                except Exception as again:
+                    self.error = f"{first} (and over SSE: {describe(again)})"
+                else:
+                    return connected
+            else:
+                self.error = self._with_stderr(describe(exc))
+            if not isinstance(exc, call_errors()):
+                log.debug("MCP server %s failed", self.name, exc_info=exc)
+        return connected
+
+    async def _connect(self, transport: str) -> bool:
+        from mcp import ClientSession, types
+
+        from .. import __version__
+
+        self._lost = None
+        connected = False
+        with anyio.CancelScope() as deadline:
+            deadline.deadline = anyio.current_time() + self.spec.connect_timeout
+            async with self._transport(transport) as (read, write):
+                send, receive = anyio.create_memory_object_stream[Any](0)
+                async with anyio.create_task_group() as relay:
+                    relay.start_soon(self._relay, read, send)
+                    async with ClientSession(
+                        receive,
+                        write,
+                        message_handler=self._on_message,
+                        client_info=types.Implementation(name="tether", version=__version__),
+                    ) as session:
+                        result = await session.initialize()
+                        tools = await self._list_tools(session)
+                        deadline.deadline = math.inf
+                        connected = True
+                        self.transport = transport  # SSE, once a remote server refused streamable HTTP
+                        self._connected(session, result, tools)
+                        await self._serve(session)
+                        self.session = None
+                    relay.cancel_scope.cancel()
+        self.session = None
+        if deadline.cancelled_caught and not connected:
+            self.error = self._with_stderr(
+                f"did not start within {self.spec.connect_timeout:g}s (initialize and tools/list unanswered)"
+            )
+        elif self._lost is not None:
+            self.error = self._lost
+        return connected
+
+    def _connected(
+        self, session: ClientSession, result: types.InitializeResult, tools: tuple[types.Tool, ...]
+    ) -> None:
+        self.session = session
+        self.state = "connected"
+        self.error = None
+        self.instructions = result.instructions or None
+        self.server = f"{result.server_info.name} {result.server_info.version}"
+        self.resources = result.capabilities.resources is not None
+        self.tools = tools
+        self.on_tools(self)
+        self.settled.set()
+
+    async def _serve(self, session: ClientSession) -> None:
+        """Wait for work: a re-listing, a health check, the loss of the connection or the stop."""
+        while not self._stopping and self._lost is None:
+            await self._sleep(work=True)
+            if self._relist and self._lost is None and not self._stopping:
+                self._relist = False
+                with anyio.move_on_after(self.spec.connect_timeout) as scope:
+                    self.tools = await self._list_tools(session)
+                    self.on_tools(self)
+                if scope.cancelled_caught:
+                    self._lose("did not answer tools/list after announcing a change of its tools")
+            if self._suspect and self._lost is None and not self._stopping:
+                self._suspect = False
+                with anyio.move_on_after(_PING_TIMEOUT) as scope:
+                    try:
+                        await session.send_ping()
+                    except call_errors() as exc:
+                        self._lose(f"did not answer a ping ({describe(exc)})")
+                if scope.cancelled_caught:
+                    self._lose(f"hung: a call went silent and a ping got no answer within {_PING_TIMEOUT:g}s")
+
+    async def _list_tools(self, session: ClientSession) -> tuple[types.Tool, ...]:
+        from mcp import types
+
+        found: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(1000):  # a server that never stops paging is cut off, not followed forever
+            page = await session.list_tools(
+                params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            )
+            found.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tuple(found)
+
+    def _lose(self, reason: str) -> None:
+        """The connection is lost for ``reason``: fail the calls in flight, wake the supervisor to restart it."""
+        if self._lost is None:
+            self._lost = reason
+            for call in list(self._calls):
+                call.fail(self._failure(reason))
+        self._wake.set()
+
+    async def _relay(self, read: ObjectReceiveStream[Any], send: ObjectSendStream[Any]) -> None:
+        """Pass the transport's messages to the session; note malformed lines and the end of the stream."""
+        async with send:
+            try:
+                async for item in read:
+                    if isinstance(item, Exception):
+                        self._malformed(item)
+                    else:
+                        await send.send(item)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                pass
+        if not self._stopping:
+            self._lose(self._with_stderr("closed the connection (the process exited or the stream ended)"))
+
+    def _malformed(self, exc: Exception) -> None:
+        text = f"wrote a message that is not JSON-RPC ({describe(exc)[:200]})"
+        if self.state != "connected":
+            log.debug("MCP server %s %s while connecting; ignored", self.name, text)
+            return
+        self.error = text
+        for call in list(self._calls):
+            call.fail(self._failure(text))
+
+    async def _on_message(self, message: Any) -> None:
+        from mcp import types
+
+        if isinstance(message, types.ToolListChangedNotification):
+            self._relist = True
+            self._wake.set()
+        elif isinstance(message, Exception):
+            self._malformed(message)
+
+    @asynccontextmanager
+    async def _transport(self, transport: str) -> AsyncGenerator[tuple[Any, Any]]:
+        spec = self.spec
+        if transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            if self._errlog is None:
+                self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            params = StdioServerParameters(
+                command=spec.command[0], args=list(spec.command[1:]), env=dict(spec.env), cwd=self.root
+            )
+            async with stdio_client(params, errlog=self._errlog) as streams:
+                yield streams
+        elif transport == "sse":
+            from mcp.client.sse import sse_client
+
+            async with sse_client(
+                spec.url, headers=dict(spec.headers), timeout=spec.connect_timeout
+            ) as streams:
+                yield streams
+        else:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            async with (
+                create_mcp_http_client(headers=dict(spec.headers)) as client,
+                streamable_http_client(spec.url, http_client=client) as streams,
+            ):
+                yield streams[0], streams[1]
+
+    def _with_stderr(self, text: str) -> str:
+        """``text`` and the end of the server's error output, if it wrote any (what a crash usually explains)."""
+        errlog = self._errlog
+        if errlog is None or errlog.closed:
+            return text
+        try:
+            errlog.flush()
+            size = os.fstat(errlog.fileno()).st_size
+            errlog.seek(max(0, size - _STDERR_TAIL * 4))
+            tail = errlog.read()[-_STDERR_TAIL:].strip()
+            errlog.seek(0, os.SEEK_END)
+        except (OSError, ValueError):
+            return text
+        return f"{text}; its last error output: {tail}" if tail else text
+
+    # -- requests ----------------------------------------------------------------------------------------------------
+
+    def _failure(self, what: str) -> str:
+        return f'MCP server "{self.name}" {what}'
+
+    def _session(self) -> ClientSession:
+        session = self.session
+        if session is None or self.state != "connected":
+            why = f" ({self.error})" if self.error else ""
+            raise ToolFailure(
+                self._failure(
+                    f"is {self.state}{why}, so this call was not sent. Try again later, or go on without it."
+                )
+            )
+        return session
+
+    async def call_tool(
+        self, tool: str, arguments: Mapping[str, Any], ctx: ToolContext
+    ) -> types.CallToolResult:
+        """Run ``tools/call`` for ``tool`` (its raw name on the server).
+
+        Raises:
+            ToolFailure: the server is down, the call went silent for the call timeout, the connection was lost, or
+                the server answered with an error or a malformed result.
+        """
+        session = self._session()
+        idle = self.spec.call_timeout
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            call.scope.deadline = anyio.current_time() + idle
+            update: dict[str, Any] = {"progress": progress}
+            if total is not None:
+                update["total"] = total
+            if message:
+                update["message"] = message[:500]
+            ctx.progress(update)
+
+        call = _Call(anyio.CancelScope(deadline=anyio.current_time() + idle), f'running "{tool}"')
+        self._calls.add(call)
+        result: types.CallToolResult | None = None
+        try:
+            with call.scope:
+                try:
+                    result = await session.call_tool(tool, dict(arguments), progress_callback=progress)
+                except call_errors() as exc:
+                    if call.failure is None:
+                        call.failure = self._request_failure(f'running "{tool}"', exc)
+        finally:
+            self._calls.discard(call)
+        if call.failure is not None:
+            raise ToolFailure(call.failure)
+        if result is None:  # the idle deadline passed (any other cancellation propagated out of the scope)
+            self._suspect = True
+            self._wake.set()
+            raise ToolFailure(
+                self._failure(
+                    f'sent nothing for {idle:g}s while running "{tool}" (no result, no progress), so the call was '
+                    "cancelled. Try again with a smaller request, or go on without it."
+                )
+            )
+        return result
+
+    def _request_failure(self, doing: str, exc: BaseException) -> str:
+        if closed(exc):
+            return self._failure(self._with_stderr(f"closed the connection while {doing}"))
+        return self._failure(f"failed while {doing}: {describe(exc)}")
+
+    async def request(self, doing: str, send: Callable[[ClientSession], Any]) -> Any:
+        """One other request (list or read resources) under the call timeout.
+
+        Raises:
+            ToolFailure: as :meth:`call_tool`.
+        """
+        session = self._session()
+        with anyio.move_on_after(self.spec.call_timeout) as scope:
+            try:
+                return await send(session)
+            except call_errors() as exc:
+                raise ToolFailure(self._request_failure(doing, exc)) from exc
+        assert scope.cancelled_caught
+        raise ToolFailure(self._failure(f"did not answer within {self.spec.call_timeout:g}s while {doing}"))

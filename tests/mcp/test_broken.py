@@ -1,0 +1,186 @@
+"""A deliberately broken server: each misbehaviour fails that call (or that server) only, with a clear message."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from .conftest import VENV_BIN, broken, opened, text, turn
+
+pytestmark = pytest.mark.anyio
+
+
+def received(state: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (state / "received").read_text().splitlines()]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_crash_mid_call_fails_that_call_and_the_server_restarts(
+    tmp_path: Path, project: Path
+) -> None:
+    state = tmp_path / "broken"
+    async with opened(tmp_path, project, {"broken": broken(state)}) as (rt, location):
+        servers = location.mcp
+        assert servers is not None
+        first = int((state / "pid").read_text())
+        (part,) = await turn(rt, location, [("broken_crash", {})])
+        assert part.state == "error" and part.error_kind == "tool"
+        assert part.error is not None and part.error.startswith('MCP server "broken" closed the connection')
+        assert '(while running "crash")' in part.error
+        assert "crashing on purpose" in part.error  # the server's last error output says why
+        with anyio.fail_after(30):
+            await servers.wait(
+                lambda: servers.connections[0].restarts == 1 and servers.connections[0].state == "connected"
+            )
+        (again,) = await turn(rt, location, [("broken_echo", {"text": "back"})])
+        assert again.state == "completed" and text(again) == "echo: back"
+        second = int((state / "pid").read_text())
+        assert second != first and not alive(first)
+    assert not alive(second)  # closing the runtime ended the process: no orphan
+
+
+async def test_a_silent_call_times_out_alone_while_its_sibling_completes(
+    tmp_path: Path, project: Path
+) -> None:
+    state = tmp_path / "broken"
+    async with opened(tmp_path, project, {"broken": broken(state, call_timeout=500)}) as (rt, location):
+        hung, echo = await turn(rt, location, [("broken_hang", {}), ("broken_echo", {"text": "fine"})])
+        assert hung.state == "error" and hung.error is not None
+        assert 'MCP server "broken" sent nothing for 0.5s while running "hang"' in hung.error
+        assert echo.state == "completed" and text(echo) == "echo: fine"
+        (after,) = await turn(rt, location, [("broken_echo", {"text": "still"})])
+        assert after.state == "completed"
+        assert location.mcp is not None and location.mcp.connections[0].restarts == 0  # it answered the ping
+    methods = [m.get("method") for m in received(state)]
+    assert "ping" in methods
+    cancels = [m for m in received(state) if m.get("method") == "notifications/cancelled"]
+    calls = [m for m in received(state) if m.get("method") == "tools/call"]
+    assert cancels and cancels[0]["params"]["requestId"] == calls[0]["id"]  # type: ignore[index]
+
+
+async def test_a_hung_server_is_restarted(tmp_path: Path, project: Path) -> None:
+    state = tmp_path / "broken"
+    async with opened(tmp_path, project, {"broken": broken(state, call_timeout=500)}) as (rt, location):
+        servers = location.mcp
+        assert servers is not None
+        (frozen,) = await turn(rt, location, [("broken_freeze", {})])
+        assert frozen.state == "error" and "sent nothing for 0.5s" in (frozen.error or "")
+        with anyio.fail_after(30):
+            await servers.wait(
+                lambda: servers.connections[0].restarts == 1 and servers.connections[0].state == "connected"
+            )
+        assert (
+            "ping got no answer" in (servers.statuses()[0].error or "") or servers.statuses()[0].error is None
+        )
+        (echo,) = await turn(rt, location, [("broken_echo", {"text": "revived"})])
+        assert echo.state == "completed" and text(echo) == "echo: revived"
+
+
+async def test_a_malformed_answer_fails_that_call_and_the_connection_serves_on(
+    tmp_path: Path, project: Path
+) -> None:
+    state = tmp_path / "broken"
+    async with opened(tmp_path, project, {"broken": broken(state)}) as (rt, location):
+        (bad,) = await turn(rt, location, [("broken_malformed", {})])
+        assert bad.state == "error" and bad.error is not None
+        assert bad.error.startswith('MCP server "broken" wrote a message that is not JSON-RPC')
+        assert bad.error.endswith('(while running "malformed")')
+        (echo,) = await turn(rt, location, [("broken_echo", {"text": "ok"})])
+        assert echo.state == "completed" and text(echo) == "echo: ok"
+
+
+async def test_a_server_that_never_initializes_is_failed_and_skipped(tmp_path: Path, project: Path) -> None:
+    servers = {
+        "mute": broken(tmp_path / "mute", "noinit", timeout=1000),
+        "dead": broken(tmp_path / "dead", "exit"),
+        "time": {"type": "local", "command": [str(VENV_BIN / "mcp-server-time")]},
+    }
+    async with opened(tmp_path, project, servers) as (rt, location):
+        assert location.mcp is not None
+        mute, dead, time = location.mcp.statuses()
+        assert mute.state == "failed" and mute.error is not None and "did not start within 1s" in mute.error
+        assert dead.state == "failed" and dead.error is not None and "missing token" in dead.error
+        assert time.state == "connected"
+        unknown, ok = await turn(
+            rt, location, [("mute_echo", {}), ("time_get_current_time", {"timezone": "UTC"})]
+        )
+        assert unknown.state == "error" and "Unknown tool" in (unknown.error or "")
+        assert ok.state == "completed"
+    assert not alive(int((tmp_path / "mute" / "pid").read_text()))
+
+
+async def test_a_banner_before_the_handshake_is_ignored(tmp_path: Path, project: Path) -> None:
+    async with opened(tmp_path, project, {"broken": broken(tmp_path / "b", "banner")}) as (rt, location):
+        (echo,) = await turn(rt, location, [("broken_echo", {"text": "hi"})])
+    assert echo.state == "completed" and text(echo) == "echo: hi"
+
+
+async def test_progress_restarts_the_idle_deadline_and_reaches_the_call(
+    tmp_path: Path, project: Path
+) -> None:
+    async with opened(tmp_path, project, {"broken": broken(tmp_path / "b", call_timeout=2000)}) as (
+        rt,
+        location,
+    ):
+        (part,) = await turn(rt, location, [("broken_progress", {"steps": 4, "gap": 0.8})])
+    assert part.state == "completed" and text(part) == "progress done", part.error
+
+
+async def test_list_changed_reaches_the_next_step_not_the_current_one(tmp_path: Path, project: Path) -> None:
+    async with opened(tmp_path, project, {"broken": broken(tmp_path / "b")}) as (rt, location):
+        servers = location.mcp
+        assert servers is not None
+        grow, early = await turn(rt, location, [("broken_grow", {}), ("broken_extra", {})])
+        assert grow.state == "completed"
+        assert early.state == "error" and "Unknown tool" in (early.error or "")  # the step kept its catalog
+        with anyio.fail_after(10):
+            await servers.wait(lambda: any(n == "broken_extra" for n, _ in servers.statuses()[0].tools))
+        (extra,) = await turn(rt, location, [("broken_extra", {})])
+        assert extra.state == "completed" and text(extra) == "extra ran"
+
+
+async def test_a_call_asks_its_effective_name_on_everything(tmp_path: Path, project: Path) -> None:
+    async with opened(tmp_path, project, {"broken": broken(tmp_path / "b")}) as (rt, location):
+        (part,) = await turn(
+            rt, location, [("broken___book_meeting_room", {"room": "A"})], rules=[("broken_*", "*", "allow")]
+        )
+    assert part.state == "completed", part.error
+    (record,) = part.permissions
+    assert record["action"] == "broken___book_meeting_room" and record["resources"] == ["*"]
+    assert record["decision"]["verdicts"][0]["rule"]["action"] == "broken_*"
+
+
+async def test_an_error_result_carries_the_server_text(tmp_path: Path, project: Path) -> None:
+    async with opened(tmp_path, project, {"broken": broken(tmp_path / "b")}) as (rt, location):
+        (part,) = await turn(rt, location, [("broken_fail", {})])
+    assert part.state == "error" and part.error_kind == "tool"
+    assert (
+        part.error == 'MCP server "broken" reported an error from its tool "fail": the room is already booked'
+    )
+
+
+async def test_schemas_and_instructions_reach_the_model(tmp_path: Path, project: Path) -> None:
+    async with opened(tmp_path, project, {"broken": broken(tmp_path / "b")}) as (rt, location):
+        definitions = {d.name: d for d in location.tools.materialize().definitions}
+        tags = definitions["broken_tags"].input_schema
+        assert tags["properties"]["tags"] == {
+            "type": "array",
+            "items": {"type": "string", "enum": ["red", "green"]},
+        }
+        structured = definitions["broken_structured"].output_schema
+        assert structured is not None and structured["required"] == ["sum"]
+        system = await rt.sessions.service.system_prompt(location, agent="build", model="test/scripted")
+        assert any('MCP server "broken"' in t and "Use broken_echo" in t for t in system)
+        (part,) = await turn(rt, location, [("broken_structured", {})])
+        assert part.state == "completed" and text(part) == '{"sum": 3}', part.error
