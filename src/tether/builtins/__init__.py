@@ -10,7 +10,21 @@ import importlib
 from typing import Any
 
 from ..tools import Tool
-from . import apply_patch, edit, glob, grep, list, question, read, skill, task, todoread, todowrite, write
+from . import (
+    apply_patch,
+    edit,
+    glob,
+    grep,
+    list,
+    question,
+    read,
+    skill,
+    task,
+    todoread,
+    todowrite,
+    webfetch,
+    write,
+)
 from ._deps import BuiltinDeps
 
 __all__ = ["BuiltinDeps", "builtin_tools"]
@@ -25,6 +39,7 @@ def builtin_tools(deps: BuiltinDeps) -> dict[str, Tool[Any, Any]]:
         "grep": grep.make(deps),
         "list": list.make(deps),
         "read": read.make(deps),
+        "webfetch": webfetch.make(deps),
         "write": write.make(deps),
     }
     for name, built in (("question", question.make(deps)), ("task", task.make(deps))):

@@ -120,6 +120,9 @@ def _defaults(data: str, tmp: str) -> list[Rule]:
         *_bash_defaults(),
         Rule("doom_loop", "*", "ask"),
         *_external_readonly(data, tmp),
+        # webfetch of loopback and private-network addresses (SSRF: a model reaching the machine's own services or
+        # the cloud metadata address) is asked apart from webfetch itself, which the "*" rule allows.
+        Rule("webfetch_private", "*", "ask"),
         Rule("question", "*", "deny"),
         Rule("plan_enter", "*", "deny"),
         Rule("plan_exit", "*", "deny"),

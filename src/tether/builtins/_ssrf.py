@@ -1,0 +1,134 @@
+"""Which network addresses are not the public internet (server-side request forgery), for ``webfetch``.
+
+``webfetch`` resolves a URL's host itself, checks *every* address the name resolves to with :func:`private_reason`,
+and connects to one of the addresses it checked (never resolving again: a DNS answer that changes between the check
+and the connection cannot move the request to another address). An address is private when it is loopback,
+unspecified (``0.0.0.0``, ``::``), in a private range (10/8, 172.16/12, 192.168/16), CGNAT shared space (100.64/10),
+link-local (169.254/16, which holds the cloud metadata address 169.254.169.254; fe80::/10), unique-local (fc00::/7,
+which holds AWS's fd00:ec2::254), multicast, reserved or documentation space, or anything else Python's
+``ipaddress`` does not call global. IPv6 addresses that carry an IPv4 address (IPv4-mapped ``::ffff:a.b.c.d``,
+IPv4-compatible ``::a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``, Teredo) are judged by that IPv4 address
+too: ``[::ffff:127.0.0.1]`` is loopback.
+
+Pure, except :func:`resolve` (the system resolver, in a worker thread through anyio).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Sequence
+
+import anyio
+
+__all__ = ["Address", "ResolveError", "literal", "private_reason", "resolve"]
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+_COMPATIBLE = ipaddress.ip_network("::/96")
+_METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
+
+
+class ResolveError(Exception):
+    """The host name could not be resolved (the message is the resolver's)."""
+
+
+def _v4_reason(ip: ipaddress.IPv4Address) -> str | None:
+    if ip in _METADATA:
+        return "the cloud metadata address"
+    if ip.is_loopback:
+        return "loopback"
+    if ip.is_unspecified or ip in ipaddress.ip_network("0.0.0.0/8"):
+        return "unspecified (this host)"
+    if ip.is_link_local:
+        return "link-local"
+    if ip in _CGNAT:
+        return "shared address space (CGNAT)"
+    if ip.is_multicast:
+        return "multicast"
+    if ip.is_private:
+        return "a private network"
+    if ip.is_reserved or not ip.is_global:
+        return "reserved"
+    return None
+
+
+def _embedded_v4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4, Teredo client), if any."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    if ip in _NAT64 or ip in _NAT64_LOCAL or (ip in _COMPATIBLE and int(ip) > 1):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def private_reason(ip: Address) -> str | None:
+    """Why ``ip`` is not a public internet address (``"loopback"``, ``"a private network"``, ...), or ``None``."""
+    if isinstance(ip, ipaddress.IPv4Address):
+        return _v4_reason(ip)
+    if ip.scope_id:
+        return "link-local (scoped)"
+    inner = _embedded_v4(ip)
+    if inner is not None:
+        reason = _v4_reason(inner)
+        if reason is not None:
+            return f"{reason} (IPv4 {inner} inside IPv6)"
+        if ip.ipv4_mapped is not None or ip in _NAT64:
+            return None  # a public IPv4 address, spelled in IPv6
+    if ip in _METADATA:
+        return "the cloud metadata address"
+    if ip.is_loopback:
+        return "loopback"
+    if ip.is_unspecified:
+        return "unspecified (this host)"
+    if ip.is_link_local:
+        return "link-local"
+    if ip.is_site_local or ip in ipaddress.ip_network("fc00::/7"):
+        return "unique-local (a private network)"
+    if ip.is_multicast:
+        return "multicast"
+    if ip.is_private or ip.is_reserved or not ip.is_global:
+        return "reserved"
+    return None
+
+
+def literal(host: str) -> Address | None:
+    """``host`` as an IP address when it is written as one (``127.0.0.1``, ``::1``), else ``None``."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+async def resolve(host: str, port: int) -> Sequence[Address]:
+    """Every address ``host`` resolves to (TCP), in the resolver's order, without duplicates.
+
+    Numeric spellings the resolver accepts (``2130706433``, ``0x7f.1``) come back as the addresses they mean.
+
+    Raises:
+        ResolveError: the name does not resolve.
+    """
+    try:
+        infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise ResolveError(str(getattr(exc, "strerror", None) or exc)) from exc
+    found: list[Address] = []
+    for family, _, _, _, sockaddr in infos:
+        if family not in (socket.AF_INET, socket.AF_INET6):
+            continue
+        text = str(sockaddr[0])
+        ip = ipaddress.ip_address(text.split("%", 1)[0])
+        if family == socket.AF_INET6 and len(sockaddr) >= 4 and sockaddr[3]:
+            ip = ipaddress.IPv6Address(f"{ip}%{sockaddr[3]}")
+        if ip not in found:
+            found.append(ip)
+    if not found:
+        raise ResolveError("no IPv4 or IPv6 address")
+    return found
