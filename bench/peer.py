@@ -1,28 +1,32 @@
 """End to end against OpenCode: the same scripted OpenAI-compatible server, the same project, the same work.
 
-Usage: .venv/bin/python bench/peer.py [--repeat N] [--no-opencode]
+Usage: .venv/bin/python bench/peer.py [--repeat N] [--no-opencode] [--local] [--only KIND ...]
 
-For each runtime, three scripts are played by ``bench/opencode_peer/scripted_openai_server.py`` on 127.0.0.1
-(one fresh server per run):
+For each runtime, three scripts are played by ``bench/opencode_peer/scripted_openai_server.py`` on 127.0.0.1 (one
+fresh server per run):
 
-* ``none``: one step, text only (the wall time of a run with no tool call);
-* ``seq30``: 30 steps, each one ``read`` call, then text;
-* ``par100``: one step with 100 parallel ``read`` calls, then text.
+* ``none``: one step, text only (a run with no tool call: start-up, one model round trip, shutdown);
+* ``seq100``: 100 steps, each one ``read`` call, then text;
+* ``par1000``: one step with 1,000 parallel ``read`` calls, then text.
 
 tether runs as ``tether run`` (a fresh process, like ``opencode run``) with a ``provider`` entry pointing its
 OpenAI-compatible adapter at the server; OpenCode runs as ``opencode run`` with an ``opencode.json`` pointing at the
 same kind of server. The tool is each runtime's own ``read`` (argument ``path`` for tether, ``filePath`` for
-OpenCode). Per-call overhead = (wall with n calls - wall with none) / n: process start, provider round trips on
-loopback and the runtime's own work per call, without the fixed start-up cost. The median of ``--repeat`` runs is
-used. OpenCode is the npm package ``opencode-ai`` (``bench/opencode_peer/README.md`` says how it is installed); if it
-cannot be installed or run here, tether's side still runs and the report says so.
+OpenCode). Each run is checked: the model got exactly the requests the script has, and its last request carries
+every call's result (tether's output also lists each call as a completed ``read``).
 
-Targets: per call at least 20x lower than OpenCode in both cases; a run with no tool call within 1 s.
+Per-call overhead (what issue 14's goal names) = (run with N calls - run with 0 calls) / N, from the medians of
+``--repeat`` runs of each kind (default 3), interleaved: every repeat runs every kind for both runtimes, alternating
+which runtime goes first, so a burst of load from elsewhere hits both. It is given twice: wall time, and CPU time
+(user + system of the runtime's process and the children it reaped, ``RUSAGE_CHILDREN``; the scripted server is
+reaped only after the measurement). On a shared 2-core machine wall time mostly measures waiting for a core, so the
+CPU ratio is the steadier one. The ratios are OpenCode's figure over tether's, from this one run.
 
-Figures (issue 14, ``--repeat 5``, a 2-core machine at load average 12-13, OpenCode measured in the same run): before
-(``41b1f2b``) 9.96 ms per sequential call (97.2x), 5.26 ms per parallel call (15.3x), tether CPU 4.85 / 1.51 ms per
-call; after 17.15 ms (37.2x), 5.42 ms (19.2x), tether CPU 4.30 / 1.19 ms per call. Under such load the wall figures
-are noise-bound (OpenCode's no-tool run took 18.6 s); compare CPU time and the ratios of one run. See docs/cli.md.
+OpenCode is the npm package ``opencode-ai`` (``bench/opencode_peer/README.md`` says how it is installed); if it
+cannot be installed or run here, tether's side still runs and the report says so. ``--local`` adds tether with the
+same script played in-process (``--model scripted:``: no HTTP, no provider SDK), to tell the HTTP path from the rest.
+
+Targets (issue 14): per call at least 20x less overhead than OpenCode in the parallel step and sequentially.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +53,19 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "openco
 OPENCODE = CACHE / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
 RG_BIN = CACHE / "rg" / "bin"
 
-MEASURED_OPENCODE = {
-    "seq30": 0.150,
-    "par100": 0.017,
-    "none": 3.3,
-}  # from the issue, for when OpenCode is absent
+KINDS: dict[str, tuple[int, bool]] = {"none": (0, False), "seq100": (100, False), "par1000": (1_000, True)}
+"""Each script: how many ``read`` calls, and whether they are parallel (one step) or sequential (a step each)."""
+TARGET = 20.0
+STEPS = {"steps": 1_000}
+"""tether caps a turn at 100 steps by default (OpenCode does not cap them): seq100 needs 101."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One timed run: wall seconds, and CPU seconds (user + system) of the runtime's processes."""
+
+    wall: float
+    cpu: float
 
 
 def _free_port() -> int:
@@ -74,12 +88,13 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], deadline: float = 10.0)
 
 
 def _script(kind: str, arg: str, path: str) -> list[dict[str, Any]]:
+    n, parallel = KINDS[kind]
     call = {"name": "read", "arguments": {arg: path}}
-    if kind == "none":
+    if n == 0:
         return [{"text": "nothing to do"}]
-    if kind == "seq30":
-        return [{"tool_calls": [call]} for _ in range(30)] + [{"text": "read it 30 times"}]
-    return [{"tool_calls": [call] * 100}, {"text": "read it 100 times"}]
+    if parallel:
+        return [{"tool_calls": [call] * n}, {"text": f"read it {n} times"}]
+    return [{"tool_calls": [call]} for _ in range(n)] + [{"text": f"read it {n} times"}]
 
 
 class Server:
@@ -95,8 +110,23 @@ class Server:
         )
         _wait_port(self.port, self.proc)
 
-    def requests(self) -> int:
-        return sum(1 for _ in self.log.open()) if self.log.exists() else 0
+    def check(self, runtime: str, kind: str) -> None:
+        """The runtime made the script's requests, and its last one carries the result of every call.
+
+        Raises:
+            RuntimeError: it did not (a run that did other work than the bench says it measures).
+        """
+        n, parallel = KINDS[kind]
+        expected = 1 if n == 0 else 2 if parallel else n + 1
+        lines = self.log.read_text().splitlines() if self.log.exists() else []
+        posts = [json.loads(line) for line in lines]
+        posts = [p for p in posts if p["path"].endswith("/chat/completions")]
+        if len(posts) != expected:
+            raise RuntimeError(f"{runtime} made {len(posts)} model requests for {kind}, expected {expected}")
+        results = [m for m in posts[-1]["body"].get("messages", []) if m.get("role") == "tool"]
+        read = [m for m in results if "line 199" in json.dumps(m.get("content"))]
+        if len(results) != n or len(read) != n:
+            raise RuntimeError(f"{runtime} sent back {len(read)} complete read results of {n} for {kind}")
 
     def close(self) -> None:
         self.proc.terminate()
@@ -110,36 +140,35 @@ def _project(root: Path) -> Path:
     return project
 
 
-def run_tether_local(kind: str, workdir: Path) -> float:
-    """tether with the same script played in-process (``--model scripted:``): no HTTP, no provider SDK."""
-    project = _project(workdir / f"local-{kind}-{time.monotonic_ns()}")
-    script = workdir / f"local-{kind}.json"
-    script.write_text(json.dumps(_script(kind, "path", str(project / "notes.txt"))))
-    (project / ".tether").mkdir()
-    (project / ".tether" / "tether.json").write_text(json.dumps({"permission": {"*": "allow"}}))
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(argv: list[str], **kwargs: Any) -> tuple[Run, subprocess.CompletedProcess[str]]:
+    """Run ``argv`` to its end: wall time, and the CPU time of it and the children it reaped."""
+    cpu = _children_cpu()
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)
+    return Run(wall=time.perf_counter() - start, cpu=_children_cpu() - cpu), done
+
+
+def _tether_argv(workdir: Path, project: Path) -> list[str]:
     tether = Path(sys.executable).with_name("tether")
     argv = [str(tether)] if tether.exists() else [sys.executable, "-m", "tether.cli"]
     argv += ["--data-dir", str(workdir / "tether-data"), "run", "go", "--dir", str(project), "--yes"]
-    argv += ["--trust"]  # the bench wrote this project config itself
-    argv += ["--model", f"scripted:{script}"]
-    start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"tether run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    _check_reads(kind, done.stdout)
-    return wall
+    return [*argv, "--trust"]  # the bench wrote this project's config itself
 
 
 def _check_reads(kind: str, stdout: str) -> None:
     """Every call was a completed ``read`` (not asked, denied or failed): the work the bench says it measures."""
-    calls = {"none": 0, "seq30": 30, "par100": 100}[kind]
+    calls = KINDS[kind][0]
     done = sum(1 for line in stdout.splitlines() if line.startswith("✓ read "))
     if done != calls or "✗ " in stdout:
         raise RuntimeError(f"tether completed {done} of {calls} reads:\n{stdout[-2000:]}")
 
 
-def run_tether(kind: str, workdir: Path) -> float:
+def run_tether(kind: str, workdir: Path) -> Run:
     project = _project(workdir / f"tether-{kind}-{time.monotonic_ns()}")
     server = Server(_script(kind, "path", str(project / "notes.txt")), workdir)
     try:
@@ -151,30 +180,39 @@ def run_tether(kind: str, workdir: Path) -> float:
                     "model": "peer/scripted",
                     "provider": {"peer": {"base_url": f"http://127.0.0.1:{server.port}/v1", "api_key": "x"}},
                     "permission": {"*": "allow"},  # as the OpenCode side's opencode.json (no doom-loop asks)
+                    "agent": {"build": STEPS},
                 }
             )
         )
-        tether = Path(sys.executable).with_name("tether")
-        argv = [str(tether)] if tether.exists() else [sys.executable, "-m", "tether.cli"]
-        argv += ["--data-dir", str(workdir / "tether-data"), "run", "go", "--dir", str(project), "--yes"]
-        argv += ["--trust"]  # the bench wrote this project config itself
-        cpu = _children_cpu()
-        start = time.perf_counter()
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-        wall = time.perf_counter() - start
-        CPU[kind].append(_children_cpu() - cpu)  # the tether process only: the server is reaped later
+        run, done = _timed(_tether_argv(workdir, project), timeout=900)
         if done.returncode != 0:
-            raise RuntimeError(f"tether run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-        expected = {"none": 1, "seq30": 31, "par100": 2}[kind]
-        if server.requests() != expected:
-            raise RuntimeError(f"tether made {server.requests()} model requests, expected {expected}")
+            raise RuntimeError(
+                f"tether run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr}"
+            )
+        server.check("tether", kind)
         _check_reads(kind, done.stdout)
-        return wall
+        return run
     finally:
         server.close()
 
 
-def run_opencode(kind: str, workdir: Path) -> float:
+def run_tether_local(kind: str, workdir: Path) -> Run:
+    """tether with the same script played in-process (``--model scripted:``): no HTTP, no provider SDK."""
+    project = _project(workdir / f"local-{kind}-{time.monotonic_ns()}")
+    script = workdir / f"local-{kind}.json"
+    script.write_text(json.dumps(_script(kind, "path", str(project / "notes.txt"))))
+    (project / ".tether").mkdir()
+    (project / ".tether" / "tether.json").write_text(
+        json.dumps({"permission": {"*": "allow"}, "agent": {"build": STEPS}})
+    )
+    run, done = _timed([*_tether_argv(workdir, project), "--model", f"scripted:{script}"], timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"tether run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr}")
+    _check_reads(kind, done.stdout)
+    return run
+
+
+def run_opencode(kind: str, workdir: Path) -> Run:
     project = _project(workdir / f"opencode-{kind}-{time.monotonic_ns()}")
     server = Server(_script(kind, "filePath", str(project / "notes.txt")), workdir)
     home = Path(tempfile.mkdtemp(prefix="oc-home-", dir=workdir))
@@ -212,15 +250,9 @@ def run_opencode(kind: str, workdir: Path) -> float:
             "XDG_CONFIG_HOME": str(home / "config"),
             "XDG_CACHE_HOME": str(home / "cache"),
         }
-        start = time.perf_counter()
-        subprocess.run(
-            [str(OPENCODE), "run", "go"], cwd=project, env=env, capture_output=True, timeout=600, check=False
-        )
-        wall = time.perf_counter() - start
-        expected = {"none": 1, "seq30": 31, "par100": 2}[kind]
-        if server.requests() < expected:
-            raise RuntimeError(f"opencode made {server.requests()} model requests, expected {expected}")
-        return wall
+        run, _ = _timed([str(OPENCODE), "run", "go"], cwd=project, env=env, timeout=1800)
+        server.check("opencode", kind)
+        return run
     finally:
         server.close()
         shutil.rmtree(home, ignore_errors=True)
@@ -237,7 +269,7 @@ def server_latency(workdir: Path, n: int = 30, *, quick_ack: bool = False) -> fl
     """
     import http.client
 
-    server = Server(_script("seq30", "path", "notes.txt"), workdir)
+    server = Server(_script("seq100", "path", "notes.txt"), workdir)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", server.port)
         messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
@@ -282,97 +314,125 @@ def _opencode_available() -> str | None:
     return None
 
 
-def _measure(runner: Any, kinds: list[str], repeat: int, workdir: Path) -> dict[str, float]:
-    walls: dict[str, list[float]] = {k: [] for k in kinds}
-    for _ in range(repeat):
-        for kind in kinds:  # interleaved, so machine noise hits every kind alike
-            walls[kind].append(runner(kind, workdir))
-    return {k: statistics.median(v) for k, v in walls.items()}
+Runner = Callable[[str, Path], Run]
 
 
-CPU: dict[str, list[float]] = {"none": [], "seq30": [], "par100": []}
-"""CPU time (user + system) of each ``tether run`` process against the server, by kind."""
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _per_call(walls: dict[str, float]) -> dict[str, float]:
+def _measure(
+    runners: dict[str, Runner], kinds: list[str], repeat: int, workdir: Path
+) -> dict[str, dict[str, Run]]:
+    """Median wall and CPU per runtime and kind, the runs interleaved (see the module docstring)."""
+    runs: dict[str, dict[str, list[Run]]] = {name: {k: [] for k in kinds} for name in runners}
+    names = list(runners)
+    for i in range(repeat):
+        for kind in kinds:
+            for name in names if i % 2 == 0 else reversed(names):
+                runs[name][kind].append(runners[name](kind, workdir))
+                print(
+                    f"  {name:<13} {kind:<8} {runs[name][kind][-1].wall:7.2f} s wall",
+                    file=sys.stderr,
+                    flush=True,
+                )
     return {
-        "none": walls["none"],
-        "seq30": (walls["seq30"] - walls["none"]) / 30,
-        "par100": (walls["par100"] - walls["none"]) / 100,
+        name: {
+            k: Run(wall=statistics.median(r.wall for r in v), cpu=statistics.median(r.cpu for r in v))
+            for k, v in by_kind.items()
+        }
+        for name, by_kind in runs.items()
     }
+
+
+def _per_call(medians: dict[str, Run], kind: str) -> Run:
+    n = KINDS[kind][0]
+    none = medians["none"]
+    return Run(wall=(medians[kind].wall - none.wall) / n, cpu=(medians[kind].cpu - none.cpu) / n)
+
+
+def _ratio(theirs: float, ours: float) -> str:
+    return f"{theirs / ours:.1f}x" if ours > 0 else "inf"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each kind per runtime (default 3)")
     parser.add_argument("--no-opencode", action="store_true", help="measure tether only")
+    parser.add_argument("--local", action="store_true", help="also tether with the script played in-process")
+    parser.add_argument(
+        "--only", choices=[k for k in KINDS if k != "none"], action="append", help="these kinds"
+    )
     args = parser.parse_args()
-    kinds = ["none", "seq30", "par100"]
+    kinds = ["none", *(args.only or [k for k in KINDS if k != "none"])]
     workdir = Path(tempfile.mkdtemp(prefix="tether-peer-"))
+    with open("/proc/loadavg") as f:
+        load_before = " ".join(f.read().split()[:3])
+    why_not = "skipped (--no-opencode)" if args.no_opencode else _opencode_available()
+    runners: dict[str, Runner] = {"tether": run_tether}
+    if why_not is None:
+        runners["OpenCode"] = run_opencode
+    if args.local:
+        runners["tether local"] = run_tether_local
     try:
-        tether = _per_call(_measure(run_tether, kinds, args.repeat, workdir))
-        local = _per_call(_measure(run_tether_local, kinds, args.repeat, workdir))
+        medians = _measure(runners, kinds, args.repeat, workdir)
         floor = statistics.median(server_latency(workdir) for _ in range(args.repeat))
         floor_quick = statistics.median(server_latency(workdir, quick_ack=True) for _ in range(args.repeat))
-        why_not = "skipped (--no-opencode)" if args.no_opencode else _opencode_available()
-        opencode: dict[str, float] | None = None
-        if why_not is None:
-            try:
-                opencode = _per_call(_measure(run_opencode, kinds, args.repeat, workdir))
-            except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
-                why_not = f"running OpenCode failed: {exc}"
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    with open("/proc/loadavg") as f:
+        load_after = " ".join(f.read().split()[:3])
 
-    print(f"median of {args.repeat} runs each; fresh processes; scripted server on 127.0.0.1")
-    if opencode is None:
+    print(
+        f"medians of {args.repeat} interleaved runs each; fresh processes; scripted server on 127.0.0.1; "
+        f"load average {load_before} before, {load_after} after"
+    )
+    if why_not is not None:
         print(f"OpenCode: not measured here: {why_not}")
-        print("  ratios below use the figures measured for OpenCode in the issue (150 ms, 17 ms, 3.3 s)")
-        peer, label = MEASURED_OPENCODE, "OpenCode (issue figures)"
+    ours = medians["tether"]
+    theirs = medians.get("OpenCode")
+    print(
+        f"{'':36}{'tether':>12}{'OpenCode':>12}{'ratio':>8}  {'tether cpu':>12}{'OpenCode cpu':>14}{'ratio':>8}"
+    )
+    verdicts: list[str] = []
+    for kind in kinds[1:]:
+        n, parallel = KINDS[kind]
+        title = f"per call, {n} {'parallel read (one step)' if parallel else 'sequential read'}"
+        mine = _per_call(ours, kind)
+        row = f"{title:36}{mine.wall * 1e3:10.3f}ms"
+        if theirs is not None:
+            peer = _per_call(theirs, kind)
+            row += f"{peer.wall * 1e3:10.3f}ms{_ratio(peer.wall, mine.wall):>8}"
+            row += f"  {mine.cpu * 1e3:10.3f}ms{peer.cpu * 1e3:12.3f}ms{_ratio(peer.cpu, mine.cpu):>8}"
+            met = mine.wall <= 0 or peer.wall / mine.wall >= TARGET
+            met_cpu = mine.cpu <= 0 or peer.cpu / mine.cpu >= TARGET
+            verdicts.append(
+                f"{kind}: wall {'met' if met else 'MISSED'}, cpu {'met' if met_cpu else 'MISSED'}"
+            )
+        else:
+            row += f"{'':28}  {mine.cpu * 1e3:10.3f}ms"
+        print(row)
+    row = f"{'run with no tool call':36}{ours['none'].wall:11.2f}s"
+    if theirs is not None:
+        row += f"{theirs['none'].wall:11.2f}s{_ratio(theirs['none'].wall, ours['none'].wall):>8}"
+        row += f"  {ours['none'].cpu:11.2f}s{theirs['none'].cpu:13.2f}s{_ratio(theirs['none'].cpu, ours['none'].cpu):>8}"
     else:
-        peer, label = opencode, "OpenCode (measured now)"
-    rows = [
-        ("per call, 30 sequential read", "seq30", 1000, "ms"),
-        ("per call, 100 parallel read in one step", "par100", 1000, "ms"),
-        ("run with no tool call (wall)", "none", 1, "s"),
-    ]
-    print(f"{'':42} {'tether':>10} {label:>26} {'ratio':>8}")
-    for title, key, scale, unit in rows:
-        ours, theirs = tether[key] * scale, peer[key] * scale
-        ratio = f"{theirs / ours:.1f}x" if ours > 0 else "inf"
-        print(f"{title:42} {ours:8.2f}{unit:>2} {theirs:24.2f}{unit:>2} {ratio:>8}")
+        row += f"{'':28}  {ours['none'].cpu:11.2f}s"
+    print(row)
+    local = medians.get("tether local")
+    if local is not None:
+        parts = [
+            f"{k} {_per_call(local, k).wall * 1e3:.3f} ms ({_per_call(local, k).cpu * 1e3:.3f} ms cpu)"
+            for k in kinds[1:]
+        ]
+        print(
+            f"tether without HTTP (--model scripted:), per call: {', '.join(parts)}; no-tool run {local['none'].wall:.2f} s"
+        )
     print(
-        f"scripted server alone, per keep-alive request (a raw HTTP client, no runtime): {floor * 1000:.2f} ms with "
-        f"a default client (as tether's adapters), {floor_quick * 1000:.2f} ms with TCP_QUICKACK re-armed"
+        f"scripted server alone, per keep-alive request (a raw HTTP client, no runtime): {floor * 1e3:.2f} ms with "
+        f"a default client (as tether's adapters), {floor_quick * 1e3:.2f} ms with TCP_QUICKACK re-armed"
     )
-    net_ours, net_theirs = tether["seq30"] - floor, peer["seq30"] - floor
-    print(
-        f"per sequential call net of the server's floor ({floor * 1000:.2f} ms): tether {net_ours * 1000:.2f} ms, "
-        f"OpenCode {net_theirs * 1000:.2f} ms" + (f" ({net_theirs / net_ours:.1f}x)" if net_ours > 0 else "")
-    )
-    cpu = _per_call({k: statistics.median(v) for k, v in CPU.items()})
-    print(
-        f"tether CPU time (steadier than wall time on a loaded machine): {cpu['seq30'] * 1000:.2f} ms per sequential "
-        f"call, {cpu['par100'] * 1000:.2f} ms per parallel call, {cpu['none']:.2f} s for the no-tool run"
-    )
-    print("tether without HTTP (the same script played in-process by --model scripted:, no provider SDK):")
-    print(
-        f"  per sequential call {local['seq30'] * 1000:.2f} ms, per parallel call {local['par100'] * 1000:.2f} ms, "
-        f"no-tool run {local['none']:.2f} s"
-    )
-    seq_ok = tether["seq30"] <= 0 or peer["seq30"] / tether["seq30"] >= 20
-    par_ok = tether["par100"] <= 0 or peer["par100"] / tether["par100"] >= 20
-    print(
-        f"targets: >= 20x lower per call (sequential: {'met' if seq_ok else 'MISSED'}, parallel: "
-        f"{'met' if par_ok else 'MISSED'}); no-tool run <= 1 s: {'met' if tether['none'] <= 1 else 'MISSED'}"
-    )
+    print("per call = (median run with N calls - median run with none) / N; ratio = OpenCode over tether")
+    if verdicts:
+        print(f"targets (>= {TARGET:g}x less per call): " + "; ".join(verdicts))
 
 
 if __name__ == "__main__":

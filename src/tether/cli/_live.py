@@ -8,7 +8,10 @@ by line: a partial line cannot be printed above a live region without tearing it
 Settled lines are coalesced to a frame rate: they wait in order and are printed together by :meth:`run` every
 ``FRAME`` seconds, or at once before anything else is printed (text, a retry note, a permission prompt), so the order
 on screen is the order of events. One print per frame instead of one per call: printing costs a rich render (and,
-above a live region, a redraw of every running call).
+above a live region, a redraw of every running call). Where rich would print them as plain text anyway (not a
+terminal, no colour, soft wrap, not recording: ``tether run`` into a pipe or a log), the frame's lines are written
+to the console's file as their plain text in one write: the same characters, without rich's per-span render, which
+cost ~0.3 ms per line (a 1,000-call step spent more time printing its ✓ lines than running them).
 
 The view only renders: it never decides anything and never replies to a permission request (``_approve`` does).
 """
@@ -91,6 +94,13 @@ class LiveView:
         self._pending: list[Text] = []
         self._live: Live | None = None
         self._interactive = console.is_terminal
+        # What rich prints here is the plain text, unwrapped: written as such (see the module docstring).
+        self._plain = (
+            not console.is_terminal
+            and console.color_system is None
+            and console.soft_wrap
+            and not console.record
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
 
@@ -139,7 +149,12 @@ class LiveView:
         pending = self._pending
         if pending:
             self._pending = []
-            self.console.print(pending[0] if len(pending) == 1 else Text("\n").join(pending))
+            text = "".join([f"{line.plain}\n" for line in pending]) if self._plain else "\t"
+            if "\t" not in text:  # rich expands tabs by cell width: a frame with one is left to rich
+                self.console.file.write(text)
+                self.console.file.flush()
+            else:
+                self.console.print(pending[0] if len(pending) == 1 else Text("\n").join(pending))
 
     # -- events ------------------------------------------------------------------------------------------------------
 
