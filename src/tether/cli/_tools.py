@@ -193,8 +193,6 @@ def call_command(
         async with await runtime(data_dir, path) as rt:
             location = await rt.location(path)
             chosen = _agent(rt, agent)
-            # a call the user names is no model's choice: the per-model catalog rules do not apply to it
-            rt.sessions.service.catalog = None
             session = await rt.sessions.create(location, agent=chosen.name, title=f"tether tool call {name}")
             await rt.store.set_kind(session.id, "tool-call")  # never picked by `tether run --continue`
             call_id = ids.ascending("call")

@@ -32,6 +32,7 @@ from ._events import SessionStatus, SessionUpdated
 from ._failures import turn_calls
 from ._history import History
 from ._model import SessionInfo, check_session_rules, now_ms
+from ._onecall import OneCallModel
 from ._processor import Emitter
 from ._runner import AgentLike, RetryPolicy, TurnContext, TurnProgress, TurnResult, resolve_agent, run_turn
 from ._step import CANCEL_GRACE
@@ -172,7 +173,7 @@ class Session:
                         permissions=service.permissions,
                         retry=service.retry,
                         model=model,
-                        visible=None if service.catalog is None else service.catalog(model.name),
+                        visible=_model_catalog(service.catalog, model),
                         pool=pool,
                         # config and instruction files: storable, sendable text (law 12)
                         system=tuple(visible(text) for text in system),
@@ -200,6 +201,16 @@ class Session:
     async def messages(self) -> Sequence[StoredMessage]:
         """Every stored message of this session with its parts (reads the store)."""
         return await self._service.store.load_messages(self.id)
+
+
+def _model_catalog(
+    catalog: Callable[[str], Callable[[Entry], bool] | None] | None, model: Model
+) -> Callable[[Entry], bool] | None:
+    """The per-model catalog rules of a turn. A one-call turn (``tether tool call``, an MCP client's call) runs the
+    call a person or a client named, which no model chose from a catalog: the rules do not apply to it."""
+    if catalog is None or isinstance(model, OneCallModel):
+        return None
+    return catalog(model.name)
 
 
 class Sessions:
