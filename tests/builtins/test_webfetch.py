@@ -427,3 +427,88 @@ def test_the_default_rules_ask_for_loopback_and_no_terminal_refuses(tmp_path: Pa
     result = cli.run("run", "fetch", "--model", model, "--dir", str(project), "--format", "json", "--yes")
     end = next(json.loads(line) for line in result.stdout.splitlines() if '"tool_end"' in line)
     assert end["status"] == "completed" and "from the loopback service" in end["content"]
+
+
+# -- TLS: the connection goes to the checked address, the certificate is checked for the URL's name ------------------
+
+
+def _certificates(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A test CA (file) and a server certificate and key for ``localhost`` and ``pinned.test``."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tether test CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.DNSName("pinned.test")]),
+            critical=False,
+        )
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    ca_file, cert_file, key_file = tmp_path / "ca.pem", tmp_path / "cert.pem", tmp_path / "key.pem"
+    ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    cert_file.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return ca_file, cert_file, key_file
+
+
+async def test_https_keeps_the_name_for_tls_while_connecting_to_the_checked_address(
+    tmp_path: Path, kit: Any, server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ssl
+
+    ca_file, cert_file, key_file = _certificates(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
+    server.body("/", b"over tls")
+
+    async def loopback(host: str, port: int) -> list[Any]:
+        return [ipaddress.ip_address("127.0.0.1")]
+
+    monkeypatch.setattr(webfetch, "resolve", loopback)
+    fetch = Fetch(tmp_path, kit, lambda request: "allow")
+    for host in ("localhost", "pinned.test"):
+        assert await fetch.text(url=f"https://{host}:{server.port}/") == "over tls"
+    assert [h for _, h in server.hits] == [f"localhost:{server.port}", f"pinned.test:{server.port}"]
+    # a name the certificate does not hold fails verification: the address alone never satisfies it
+    error = await fetch.error(url=f"https://wrong.test:{server.port}/")
+    assert "CERTIFICATE_VERIFY_FAILED" in error or "certificate" in error.lower()
+    assert len(server.hits) == 2

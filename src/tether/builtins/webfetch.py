@@ -43,6 +43,8 @@ from ._deps import BuiltinDeps
 from ._ssrf import Address, ResolveError, literal, private_reason, resolve
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
 
     from ..permissions import PermissionService
@@ -328,6 +330,16 @@ async def _one(
 def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
     """Build the webfetch tool bound to ``deps``."""
     permissions = deps.permissions
+    contexts: list[ssl.SSLContext] = []
+
+    async def tls() -> ssl.SSLContext:
+        """The system's certificate authorities (``SSL_CERT_FILE``/``SSL_CERT_DIR`` honoured), loaded once, in a
+        worker thread (it reads the CA bundle)."""
+        if not contexts:
+            import httpx2
+
+            contexts.append(await anyio.to_thread.run_sync(lambda: httpx2.create_ssl_context(trust_env=True)))
+        return contexts[0]
 
     async def fetch(input: WebFetchInput, ctx: ToolContext, clock: _Clock) -> _Fetched:
         import httpx2
@@ -342,7 +354,8 @@ def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
         }
         async with httpx2.AsyncClient(
             follow_redirects=False,
-            trust_env=False,
+            trust_env=False,  # no proxy from the environment: a proxy would resolve (and reach) names itself
+            verify=await tls(),
             timeout=httpx2.Timeout(None),
             # one connection per request: a pooled connection (its TLS server name) never serves another host
             limits=httpx2.Limits(max_keepalive_connections=0),
