@@ -7,20 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.builtins.test_question import COLOR, EXTRAS  # the same two questions as the runtime's tests
+
 from tether.cli._jsonevents import events_adapter
 from tether.session._questions import NO_ANSWERER
-
-COLOR = {
-    "question": "Which color should the button be?",
-    "header": "Color",
-    "options": [{"label": "Blue", "description": "calm"}, {"label": "Red", "description": "loud"}],
-}
-EXTRAS = {
-    "question": "Which extras?",
-    "header": "Extras",
-    "options": [{"label": "Icon", "description": ""}, {"label": "Tooltip", "description": ""}],
-    "multiple": True,
-}
 
 
 def _script(cli: Any, *questions: dict[str, Any]) -> str:
@@ -115,3 +105,26 @@ def test_the_json_stream_carries_the_question_and_its_answers(cli: Any, project:
     assert asked["agent"] == "build" and asked["questions"][0]["header"] == "Color"
     assert asked["questions"][0]["options"][1] == {"label": "Red", "description": "loud"}
     assert answered["request"] == asked["request"] and answered["answers"] == [["Blue"]]
+
+
+def test_a_question_cannot_drive_the_terminal_or_inject_markup(cli: Any, project: Path) -> None:
+    hostile = {
+        "question": "Pick one\x1b[2J\x1b]0;pwned\x07 [bold red]urgent[/]",
+        "header": "H\x1b[3J",
+        "options": [{"label": "ok\x1b[K", "description": "[link=http://x]click[/link]"}],
+    }
+    term = cli.pty("run", "ask me", "--model", _script(cli, hostile), "--dir", str(project))
+    term.expect(r"question: H")
+    term.send("1\n")
+    term.expect("Going on.")
+    assert term.wait() == 0, term.text
+    for sequence in ("\x1b[2J", "\x1b]0;pwned", "\x1b[3J"):
+        assert sequence not in term.raw, sequence
+    assert (
+        "Pick one\\x1b[2J\\x1b]0;pwned\\x07 [bold red]urgent[/]" in term.text
+    )  # shown as escapes, not markup
+    assert "[link=http://x]click[/link]" in term.text
+    tool = _tool(cli, term.text)
+    assert tool["metadata"]["answers"] == [
+        ["ok\x1b[K"]
+    ]  # the answer is the label exactly as the model sent it
