@@ -441,9 +441,7 @@ class Runtime:
         servers = location.mcp
         if servers is None:
             return found.texts
-        from .prompts import server_instructions
-
-        return (*found.texts, *(server_instructions(name, text) for name, text in servers.instructions()))
+        return (*found.texts, *servers.instruction_texts())
 
     def readable(self, agent: str | None = None) -> Callable[[str], bool]:
         """Whether ``agent``'s ``read`` rules (the built-in defaults, the config's, an untrusted project's tighten-only

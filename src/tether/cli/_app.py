@@ -568,6 +568,48 @@ def permissions_remove(
     remove_command(data_dir=_data_dir(ctx), approval_id=approval_id, directory=directory)
 
 
+@mcp_app.command("list")
+def mcp_list(
+    ctx: typer.Context,
+    directory: DirOption = None,
+    output_format: Annotated[
+        str, typer.Option("--format", metavar="text|json", help="text: a table; json: one JSON object.")
+    ] = "text",
+) -> None:
+    """Connect the configured MCP servers and show each one's state, transport, tool count and error.
+
+    Exit code 1 when a server failed.
+
+    \b
+    Examples:
+      tether mcp list
+      tether mcp list --format json | jq '.servers[] | select(.state != "connected")'
+    """
+    from ._mcp import list_command
+
+    list_command(data_dir=_data_dir(ctx), directory=directory, output_format=output_format)
+
+
+@mcp_app.command("tools")
+def mcp_tools(
+    ctx: typer.Context,
+    server: Annotated[str, typer.Argument(help="The server's name in the config.")],
+    directory: DirOption = None,
+    output_format: Annotated[
+        str, typer.Option("--format", metavar="text|json", help="text: a table; json: one JSON object.")
+    ] = "text",
+) -> None:
+    """Show one MCP server's tools: the name the model sees, the server's own name, the description.
+
+    \b
+    Examples:
+      tether mcp tools github
+    """
+    from ._mcp import tools_command
+
+    tools_command(data_dir=_data_dir(ctx), directory=directory, server=server, output_format=output_format)
+
+
 @mcp_app.command("serve")
 def mcp_serve(
     ctx: typer.Context,

@@ -117,7 +117,7 @@ async def turn_system(
         agent=session.info.agent,
         model=model.name,
         directory=session.info.directory,
-        instructions=instructions.texts,
+        instructions=(*instructions.texts, *(location.mcp.instruction_texts() if location.mcp else ())),
     )
     return instructions, system
 

@@ -79,7 +79,7 @@ async def show_prompt(
             agent=chosen,
             model=name,
             directory=stored.directory if stored is not None else None,
-            instructions=instructions.texts,
+            instructions=(*instructions.texts, *(location.mcp.instruction_texts() if location.mcp else ())),
         )
     sys.stdout.write(printable(format_system(texts), lines=True))
     sys.stdout.flush()

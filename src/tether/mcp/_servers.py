@@ -175,6 +175,12 @@ class McpServers:
             if c.instructions and c.state == "connected"
         )
 
+    def instruction_texts(self) -> tuple[str, ...]:
+        """:meth:`instructions` as system texts (``prompts.server_instructions``), sent after the project's."""
+        from ..prompts import server_instructions
+
+        return tuple(server_instructions(name, text) for name, text in self.instructions())
+
     # -- keeping registrations current -------------------------------------------------------------------------------
 
     def _changed(self, connection: Connection) -> None:
