@@ -121,7 +121,13 @@ async def test_a_subagent_runs_in_a_child_session_and_its_final_text_is_the_cont
 async def test_the_description_lists_the_subagents_the_calling_agent_may_run(
     tmp_path: Path, project: Path
 ) -> None:
-    data = {"agent": {"lead": {"mode": "primary", "permission": {"task": {"explore": "deny"}}}}}
+    data = {
+        "agent": {
+            "lead": {"mode": "primary", "permission": {"task": {"explore": "deny"}}},
+            "secret": {"mode": "subagent", "hidden": True, "description": "never listed"},
+            "reviewer": {"mode": "subagent", "description": "Reviews a change."},
+        }
+    }
     convo = Conversations(
         {
             "as build": ["ok"],
@@ -143,6 +149,8 @@ async def test_the_description_lists_the_subagents_the_calling_agent_may_run(
         assert "- general: A general-purpose subagent" in described("as build")
         assert "- general:" in described("as lead") and "- explore:" not in described("as lead")
         assert "- build:" not in described("as build")  # primary agents are never listed
+        assert "- reviewer: Reviews a change." in described("as build")  # a configured subagent
+        assert "secret" not in described("as build")  # hidden: true leaves it out of the list
         # hiding is not authorization: the call asks `task` with the subagent's name and the rule denies it
         (call,) = await parts(lead)
         assert call.state == "error" and call.error_kind == "blocked"
@@ -328,3 +336,40 @@ async def test_nested_tasks_stop_at_the_depth_limit(tmp_path: Path, project: Pat
         sessions = await rt.sessions.list()
     assert len(sessions) == 1 + MAX_DEPTH
     assert f"the most tether allows is {MAX_DEPTH}" in result.text
+
+
+async def test_a_subagent_runs_with_its_configured_model_else_the_parents(
+    tmp_path: Path, project: Path
+) -> None:
+    from tether.session.internal import Children, ChildRequest
+    from tether.testing import ScriptedModel
+
+    data = {"agent": {"reviewer": {"mode": "subagent", "model": "other/reviewer-model"}}}
+    other = ScriptedModel(["reviewed by the other model"])
+    parent_model = ScriptedModel(["hello", "explored with the parent's model"])
+    async with Runtime(data_dir=tmp_path / "data", config=config(project, data)) as rt:
+        specs: list[str] = []
+
+        def resolve(spec: str) -> Any:
+            specs.append(spec)
+            return other
+
+        children = Children(
+            sessions=rt.sessions, info=rt.store.get_session, agents=rt.agents, resolve_model=resolve
+        )
+        parent = await rt.sessions.create(project)
+        with anyio.fail_after(20):
+            await parent.prompt("hi", model=parent_model)  # the parent's model is that of its (last) turn
+            reviewed = await children.run(
+                ChildRequest(
+                    parent_session=parent.id, parent_call="c1", agent="reviewer", prompt="x", description="d"
+                )
+            )
+            explored = await children.run(
+                ChildRequest(
+                    parent_session=parent.id, parent_call="c2", agent="explore", prompt="y", description="d"
+                )
+            )
+    assert specs == ["other/reviewer-model"]
+    assert reviewed.model == other.name and reviewed.text == "reviewed by the other model"
+    assert explored.model == parent_model.name and explored.text == "explored with the parent's model"
