@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.builtins.test_question import COLOR, EXTRAS  # the same two questions as the runtime's tests
+from tests.cli.test_repl import repl  # noqa: F401  (the interactive session's fixture)
 
 from tether.cli._jsonevents import events_adapter
 from tether.session._questions import NO_ANSWERER
@@ -128,3 +129,19 @@ def test_a_question_cannot_drive_the_terminal_or_inject_markup(cli: Any, project
     assert tool["metadata"]["answers"] == [
         ["ok\x1b[K"]
     ]  # the answer is the label exactly as the model sent it
+
+
+def test_the_repl_asks_questions_inline_and_the_session_goes_on(repl: Any) -> None:  # noqa: F811
+    call = {"name": "question", "arguments": {"questions": [COLOR]}}
+    screen = repl(
+        script=[{"text": "Asking.", "tool_calls": [call]}, {"text": "Red it is."}, {"text": "Still here."}]
+    )
+    screen.type("style the button")
+    screen.expect(r"question: Color")
+    screen.expect(r"answer \(a number")
+    screen.term.send("2\n")
+    screen.expect("Red it is.")
+    screen.type("anything else?")
+    screen.expect("Still here.")
+    screen.type("/exit")
+    assert screen.wait() == 0, screen.term.text
