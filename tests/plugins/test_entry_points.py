@@ -130,3 +130,25 @@ def test_tether_tools_shows_plugin_origins_and_reports_broken_plugins(
     assert ran.code == 0, ran.output
     assert "APPROVED: x" in ran.output
     assert ran.stderr.count("failed to import: ImportError") == 1  # said once
+
+
+def test_a_dist_info_in_the_directory_tether_starts_in_is_not_a_plugin(tmp_path: Path) -> None:
+    # python -m puts the current directory first on sys.path: a cloned repository with a .dist-info at its root
+    # would otherwise run its code on any tether command started there, trusted or not
+    canary = tmp_path / "canary"
+    repo = tmp_path / "repo"
+    module = unique("tp_planted")
+    source = (
+        f"from pathlib import Path\nPath({str(canary)!r}).write_text('ran')\ndef plugin(api):\n    pass\n"
+    )
+    install(repo, "planted", {"planted": f"{module}:plugin"}, {module: source})
+    cli = Cli(tmp_path)
+    result = cli.run("tools", "--format", "json", cwd=repo)
+    assert result.code == 0, result.output
+    assert not canary.exists()
+    assert {t["origin"] for t in json.loads(result.stdout)["tools"]} == {"builtin"}
+    # the same distribution installed on the path (here PYTHONPATH) is a plugin
+    cli.env["PYTHONPATH"] = str(repo)
+    result = cli.run("tools", "--format", "json", "--dir", str(tmp_path))
+    assert result.code == 0, result.output
+    assert canary.read_text() == "ran"

@@ -1,7 +1,9 @@
 """Where plugins and project tools come from: entry points and ``.tether/tools/*.py`` files. Blocking (imports).
 
 - **Entry points** in the group ``tether.plugins`` (``importlib.metadata``): installed packages, so the user's own
-  choice, loaded once per runtime. Each must be a callable plugin (:data:`~tether.plugins.Plugin`).
+  choice, loaded once per runtime. Each must be a callable plugin (:data:`~tether.plugins.Plugin`). The current
+  directory is not searched, even when ``sys.path`` holds it (``python -m tether.cli`` puts it first): a cloned
+  repository with a ``*.dist-info`` folder at its root must not run code because tether was started there.
 - **Project tools**: each ``.tether/tools/<name>.py`` of the project root (names starting with ``_`` or ``.`` are
   helpers, not tool files) is imported on its own, and every public module-level value that is a ``Tool`` is
   registered under its variable name (one rule: ``word_count = ...`` is the tool ``word_count``). Only a trusted
@@ -16,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import re
 import sys
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -86,10 +89,31 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _search_path() -> list[str]:
+    """``sys.path`` without the current directory (``""``, ``"."`` or its real path)."""
+    here = os.path.realpath(os.getcwd())
+    return [p for p in sys.path if p not in ("", ".") and os.path.realpath(p) != here]
+
+
+def _entry_points() -> list[EntryPoint]:
+    """The group's entry points of the distributions on :func:`_search_path`; of two distributions with one name, the
+    first on the path (as ``importlib.metadata.entry_points`` does)."""
+    seen: set[str] = set()
+    points: list[EntryPoint] = []
+    for dist in distributions(path=_search_path()):
+        name = re.sub(r"[-_.]+", "-", str(dist.metadata["Name"] or "")).lower()
+        if name in seen:
+            continue
+        if name:
+            seen.add(name)
+        points.extend(dist.entry_points.select(group=GROUP))
+    return points
+
+
 def load_entry_points() -> list[LoadedPlugin | Problem]:
     """Load every ``tether.plugins`` entry point, in name order (then value, for equal names)."""
     found: list[LoadedPlugin | Problem] = []
-    points: list[EntryPoint] = sorted(entry_points(group=GROUP), key=lambda e: (e.name, e.value))
+    points = sorted(_entry_points(), key=lambda e: (e.name, e.value))
     for point in points:
         source = f"plugin {point.name} ({point.value})"
         try:
