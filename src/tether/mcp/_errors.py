@@ -37,8 +37,9 @@ def call_errors() -> tuple[type[Exception], ...]:
 def connect_errors() -> tuple[type[Exception], ...]:
     """The expected failures of starting and connecting a server."""
     import httpx2
+    from mcp.client.streamable_http import StreamableHTTPError
 
-    return (*call_errors(), OSError, ValueError, httpx2.HTTPError, ExceptionGroup)
+    return (*call_errors(), OSError, ValueError, httpx2.HTTPError, StreamableHTTPError, ExceptionGroup)
 
 
 def leaf(exc: BaseException) -> BaseException:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..content import Content, File, Text
 from ..errors import ToolFailure
 from ..tools import ToolResponse
+from ..tools.internal import UNSET
 
 if TYPE_CHECKING:
     from mcp import types
@@ -117,6 +118,6 @@ def tool_response(
         parts = [
             Text(json.dumps(structured, ensure_ascii=False) if structured is not None else "(no output)")
         ]
-    if has_output:
-        return ToolResponse(output=structured, content=parts)
+    if has_output:  # no structured content for a declared schema: settle fails the call (law 2)
+        return ToolResponse(output=UNSET if structured is None else structured, content=parts)
     return ToolResponse(content=parts)
