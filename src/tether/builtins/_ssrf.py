@@ -26,6 +26,8 @@ __all__ = ["Address", "ResolveError", "literal", "private_reason", "resolve"]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
+_THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
+_UNIQUE_LOCAL = ipaddress.ip_network("fc00::/7")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 _COMPATIBLE = ipaddress.ip_network("::/96")
@@ -36,19 +38,29 @@ class ResolveError(Exception):
     """The host name could not be resolved (the message is the resolver's)."""
 
 
-def _v4_reason(ip: ipaddress.IPv4Address) -> str | None:
+def _shared_reason(ip: Address) -> str | None:
+    """The kinds both families have."""
     if ip in _METADATA:
         return "the cloud metadata address"
     if ip.is_loopback:
         return "loopback"
-    if ip.is_unspecified or ip in ipaddress.ip_network("0.0.0.0/8"):
+    if ip.is_unspecified:
         return "unspecified (this host)"
     if ip.is_link_local:
         return "link-local"
-    if ip in _CGNAT:
-        return "shared address space (CGNAT)"
     if ip.is_multicast:
         return "multicast"
+    return None
+
+
+def _v4_reason(ip: ipaddress.IPv4Address) -> str | None:
+    reason = _shared_reason(ip)
+    if reason is not None:
+        return reason
+    if ip in _THIS_NETWORK:
+        return "unspecified (this host)"
+    if ip in _CGNAT:
+        return "shared address space (CGNAT)"
     if ip.is_private:
         return "a private network"
     if ip.is_reserved or not ip.is_global:
@@ -82,18 +94,11 @@ def private_reason(ip: Address) -> str | None:
             return f"{reason} (IPv4 {inner} inside IPv6)"
         if ip.ipv4_mapped is not None or ip in _NAT64:
             return None  # a public IPv4 address, spelled in IPv6
-    if ip in _METADATA:
-        return "the cloud metadata address"
-    if ip.is_loopback:
-        return "loopback"
-    if ip.is_unspecified:
-        return "unspecified (this host)"
-    if ip.is_link_local:
-        return "link-local"
-    if ip.is_site_local or ip in ipaddress.ip_network("fc00::/7"):
+    reason = _shared_reason(ip)
+    if reason is not None:
+        return reason
+    if ip.is_site_local or ip in _UNIQUE_LOCAL:
         return "unique-local (a private network)"
-    if ip.is_multicast:
-        return "multicast"
     if ip.is_private or ip.is_reserved or not ip.is_global:
         return "reserved"
     return None

@@ -6,10 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..session.internal import TodoStore
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
-from .todowrite import ask_todo, todos_json
+from .todowrite import ask_todo, todo_store, todos_json
 
 __all__ = ["TodoReadInput", "make"]
 
@@ -31,9 +30,7 @@ def make(deps: BuiltinDeps) -> Tool[TodoReadInput, Any]:
     Raises:
         ValueError: ``deps.todos`` is not set.
     """
-    store: TodoStore | None = deps.todos
-    if store is None:
-        raise ValueError("the todoread tool needs a todo store (BuiltinDeps.todos)")
+    store = todo_store(deps, "todoread")
     permissions = deps.permissions
 
     async def execute(input: TodoReadInput, ctx: ToolContext) -> ToolResponse[Any]:

@@ -30,7 +30,17 @@ from ._deps import BuiltinDeps
 if TYPE_CHECKING:
     from ..permissions import PermissionService
 
-__all__ = ["MAX_CONTENT", "MAX_ID", "MAX_TODOS", "TodoItem", "TodoWriteInput", "make", "todos_json"]
+__all__ = [
+    "MAX_CONTENT",
+    "MAX_ID",
+    "MAX_TODOS",
+    "TodoItem",
+    "TodoWriteInput",
+    "ask_todo",
+    "make",
+    "todo_store",
+    "todos_json",
+]
 
 MAX_TODOS = 200
 """The most items one list holds."""
@@ -136,15 +146,24 @@ async def ask_todo(permissions: PermissionService, ctx: ToolContext, action: str
     )
 
 
+def todo_store(deps: BuiltinDeps, tool: str) -> TodoStore:
+    """The todo store ``tool`` captures.
+
+    Raises:
+        ValueError: ``deps.todos`` is not set.
+    """
+    if deps.todos is None:
+        raise ValueError(f"the {tool} tool needs a todo store (BuiltinDeps.todos)")
+    return deps.todos
+
+
 def make(deps: BuiltinDeps) -> Tool[TodoWriteInput, Any]:
     """Build the todowrite tool bound to ``deps`` (its ``todos`` store must be set).
 
     Raises:
         ValueError: ``deps.todos`` is not set.
     """
-    store: TodoStore | None = deps.todos
-    if store is None:
-        raise ValueError("the todowrite tool needs a todo store (BuiltinDeps.todos)")
+    store = todo_store(deps, "todowrite")
     permissions = deps.permissions
     bus = deps.bus
 
