@@ -9,6 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tether.session import ToolPart, ToolProgress
+from tether.testing import ScriptedModel, tool_call
+
 from .conftest import VENV_BIN, broken, opened, text, turn
 
 pytestmark = pytest.mark.anyio
@@ -184,3 +187,22 @@ async def test_schemas_and_instructions_reach_the_model(tmp_path: Path, project:
         assert any('MCP server "broken"' in t and "Use broken_echo" in t for t in system)
         (part,) = await turn(rt, location, [("broken_structured", {})])
         assert part.state == "completed" and text(part) == '{"sum": 3}', part.error
+
+
+async def test_cancelling_the_turn_sends_notifications_cancelled(tmp_path: Path, project: Path) -> None:
+    state = tmp_path / "broken"
+    async with opened(tmp_path, project, {"broken": broken(state)}) as (rt, location):
+        session = await rt.sessions.create(location)
+        rt.bus.subscribe(ToolProgress, lambda event: session.cancel())  # cancel once the call is under way
+        model = ScriptedModel([[tool_call("broken_progress", {"steps": 500, "gap": 0.1}, id="c1")]])
+        with anyio.fail_after(30):
+            await session.prompt("go", model=model)
+        (part,) = [p for m in await session.messages() for p in m.parts if isinstance(p, ToolPart)]
+        assert part.state == "error"
+        (echo,) = await turn(
+            rt, location, [("broken_echo", {"text": "after"})]
+        )  # answered after the cancel was read
+        assert echo.state == "completed"
+    call = next(m for m in received(state) if m.get("method") == "tools/call")
+    cancels = [m for m in received(state) if m.get("method") == "notifications/cancelled"]
+    assert [c["params"]["requestId"] for c in cancels] == [call["id"]]  # type: ignore[index]
