@@ -254,6 +254,7 @@ class Runtime:
                 info=self.store.get_session,
                 agents=self.agents,
                 resolve_model=self._resolve_model,
+                publish=self.bus.publish,
             )
             self._task_tools: dict[str, Tool[Any, Any]] = {}
             self._task_sessions: weakref.WeakSet[Session] = weakref.WeakSet()

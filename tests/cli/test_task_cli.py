@@ -3,6 +3,7 @@ permission requests asked on the same terminal (labelled with the child) and str
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -105,3 +106,52 @@ def test_the_json_stream_carries_the_childs_permission_events(cli: Any, project:
     assert decided[0]["by"] == "--yes" and decided[0]["session"] == asked[0]["session"]
     (end,) = [e for e in lines if e["type"] == "tool_end" and e["tool"] == "task"]
     assert end["status"] == "completed" and f'<task id="{asked[0]["session"]}"' in end["content"]
+
+
+async def _resumed_child_asks(tmp_path: Path, project: Path) -> tuple[list[Any], str]:
+    import anyio
+    from rich.console import Console
+
+    from tether import Runtime
+    from tether.cli._approve import Approver
+    from tether.config import parse_config
+    from tether.testing import ScriptedModel, tool_call
+
+    config = parse_config(
+        {"agent": {"explore": {"permission": {"read": {"notes.txt": "ask"}}}}},
+        file=str(project / "tether.json"),
+    )
+    data = tmp_path / "data"
+    args = {"description": "d", "prompt": "look", "subagent_type": "explore"}
+    async with Runtime(data_dir=data, config=config) as rt:  # an earlier process: the child is created
+        parent = await rt.sessions.create(project)
+        with anyio.fail_after(20):
+            await parent.prompt("first", model=ScriptedModel([[tool_call("task", args)], "c", "p"]))
+        parts = [p for m in await parent.messages() for p in m.parts if p.type == "tool"]
+        child_id = parts[0].metadata["session_id"]
+    async with Runtime(data_dir=data, config=config) as rt:  # a new process resumes it; the child's read asks
+        parent = await rt.sessions.get(parent.id)
+        approver = Approver(
+            mode="yes", service=rt.permissions, console=Console(file=io.StringIO()), session_id=parent.id
+        )
+        resume = [tool_call("task", {**args, "task_id": child_id})]
+        model = ScriptedModel([resume, [tool_call("read", {"path": "notes.txt"})], "child read it", "done"])
+        subscriptions = approver.subscribe(rt.bus)
+        with anyio.fail_after(20):  # unanswered, the child's ask would wait forever
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(approver.run)
+                result = await parent.prompt("again", model=model)
+                tg.cancel_scope.cancel()
+        for subscription in subscriptions:
+            subscription.close()
+        approver._send.close()  # the CLI's approver lives as long as its process; this one ends here
+    assert result.text == "done"
+    return approver.decisions, child_id
+
+
+def test_an_approver_answers_a_child_resumed_from_an_earlier_process(tmp_path: Path, project: Path) -> None:
+    import anyio
+
+    decisions, child_id = anyio.run(_resumed_child_asks, tmp_path, project)
+    ((pending, reply, _),) = decisions
+    assert pending.session_id == child_id and pending.request.action == "read" and reply == "once"

@@ -28,6 +28,7 @@ from ..errors import NotFoundError, ProviderError, ToolFailure
 from ..llm import Model
 from ..permissions import Agent, evaluate_request
 from ..rules import Rule
+from ._events import SessionUpdated
 from ._model import SessionInfo
 from ._runner import StopReason
 from ._session import Session
@@ -133,6 +134,8 @@ class Children:
         agents: the runtime's agents by name.
         resolve_model: a ``provider/model`` spec (a subagent's configured ``model``) to a model.
         max_depth: the deepest level of a child session.
+        publish: the bus's ``publish``: a resumed child is announced again (``session.updated``, live), so an
+            approver that answers the parent learns it is the parent's even when it was created by another process.
     """
 
     def __init__(
@@ -143,7 +146,9 @@ class Children:
         agents: Mapping[str, Agent],
         resolve_model: Callable[[str], Model],
         max_depth: int = MAX_DEPTH,
+        publish: Callable[[Any], None] | None = None,
     ) -> None:
+        self._publish = publish
         self._sessions = sessions
         self._info = info
         self._agents = agents
@@ -195,6 +200,8 @@ class Children:
                 f"subagent_type {info.agent!r}, or without task_id to start a new task."
             )
         child = await self._sessions.get(task_id)
+        if self._publish is not None:
+            self._publish(SessionUpdated(child.info))
         if child.busy:
             raise ToolFailure(
                 f"The task {task_id} is still running (another call resumed it). Wait for that call's result, then "
