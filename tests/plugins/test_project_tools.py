@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import textwrap
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -200,3 +201,37 @@ def test_tether_tools_and_run_say_once_that_an_untrusted_projects_tools_were_not
         tools["word_count"]["origin"] == "project:.tether/tools/words.py" and tools["word_count"]["visible"]
     )
     assert "not loaded" not in shown.stderr
+
+
+async def test_a_shipped_bytecode_file_never_runs_instead_of_the_source(
+    project: Path, tmp_path: Path
+) -> None:
+    import importlib.util
+    import py_compile
+
+    canary = tmp_path / "canary"
+    source = project / ".tether" / "tools" / "words.py"
+    reviewed = source.read_text()
+    evil = canary_tool(canary)
+    # the same size and mtime as the reviewed source: a timestamp-checked .pyc would be taken as up to date
+    evil, reviewed = evil.ljust(max(len(evil), len(reviewed))), reviewed.ljust(max(len(evil), len(reviewed)))
+    source.write_text(evil)
+    py_compile.compile(str(source), cfile=importlib.util.cache_from_source(str(source)))
+    stat = source.stat()
+    source.write_text(reviewed)
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    async with opened(project, tmp_path / "data", trusted=True) as (_rt, location):
+        assert location.tools.current("word_count") is not None and location.tools.current("evil") is None
+    assert not canary.exists()
+
+
+async def test_loading_tool_files_writes_nothing_into_the_project(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        sys, "dont_write_bytecode", False
+    )  # as a user's Python (the tests may run without it)
+    before = sorted(p.relative_to(project) for p in project.rglob("*"))
+    async with opened(project, tmp_path / "data", trusted=True) as (_rt, location):
+        assert location.tools.current("word_count") is not None
+    assert sorted(p.relative_to(project) for p in project.rglob("*")) == before

@@ -17,7 +17,6 @@ its path or entry point and the error, and skipped; it never stops the runtime.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import re
 import sys
@@ -181,17 +180,21 @@ def load_project_tools(root: Path) -> list[ProjectTools | Problem]:
 
 def _import(root: Path, path: Path) -> ModuleType:
     """Import one tool file as its own module (named after the project and the file, so two projects never share
-    one), registered in ``sys.modules`` while it runs (pydantic and dataclasses look their module up there)."""
+    one), registered in ``sys.modules`` while it runs (pydantic and dataclasses look their module up there).
+
+    The source is compiled as read, never through the bytecode cache: nothing is written into the project
+    (``__pycache__``), and a ``.pyc`` shipped next to the file (its timestamp made to match) cannot run instead of
+    the source the user read before trusting the project.
+    """
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
     stem = re.sub(r"\W", "_", path.stem)
     name = f"_tether_project_tools_{digest}_{stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
+    code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    module = ModuleType(name)
+    module.__file__ = str(path)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        exec(code, module.__dict__)
     except BaseException:
         sys.modules.pop(name, None)
         raise
