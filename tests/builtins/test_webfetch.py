@@ -322,6 +322,22 @@ async def test_the_connection_goes_to_the_address_checked_not_a_second_lookup(
     assert fetch.asked[1][0] == "webfetch_private"
 
 
+async def test_an_international_name_is_resolved_and_sent_in_its_idna_form(
+    fetch: Fetch, server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lookups: list[str] = []
+
+    async def once(host: str, port: int) -> list[Any]:
+        lookups.append(host)
+        return [ipaddress.ip_address("127.0.0.1")]
+
+    monkeypatch.setattr(webfetch, "resolve", once)
+    server.body("/", b"idn")
+    assert await fetch.text(url=f"http://bücher.example:{server.port}/") == "idn"
+    assert lookups == ["xn--bcher-kva.example"]
+    assert server.hits == [("/", f"xn--bcher-kva.example:{server.port}")]
+
+
 async def test_redirects_are_followed_and_each_hop_is_asked(fetch: Fetch, server: Server) -> None:
     server.redirect("/a", "/b", 301)
     server.redirect("/b", server.url("/c", host="localhost"), 307)

@@ -241,8 +241,13 @@ async def _ask(
     )
 
 
+def _host(url: httpx2.URL) -> str:
+    """The host as it goes on the network: an IDNA name (``xn--bcher-kva.de``) or an IP address."""
+    return url.raw_host.decode("ascii")
+
+
 async def _addresses(url: httpx2.URL, clock: _Clock) -> list[Address]:
-    host = url.host
+    host = _host(url)
     ip = literal(host)
     if ip is not None:
         return [ip]
@@ -286,8 +291,8 @@ async def _one(
 
     host_header = url.netloc.decode("ascii")
     extensions: dict[str, Any] = {}
-    if url.scheme == "https" and literal(url.host) is None:
-        extensions["sni_hostname"] = url.host  # the certificate is checked for the name, not the address
+    if url.scheme == "https" and literal(_host(url)) is None:
+        extensions["sni_hostname"] = _host(url)  # the certificate is checked for the name, not the address
     last: Exception | None = None
     for ip in addresses:
         request = client.build_request(
@@ -297,8 +302,9 @@ async def _one(
             with clock.scope():
                 response = await client.send(request, stream=True)
                 try:
-                    if response.status_code in _REDIRECTS and "location" in response.headers:
-                        return response.status_code, response.headers, b"", False, ip
+                    status = response.status_code
+                    if not 200 <= status < 300:  # a redirect, or a failure: its body is not read
+                        return status, response.headers, b"", False, ip
                     declared = response.headers.get("content-length", "")
                     mime = response.headers.get("content-type", "").split(";")[0].strip().lower()
                     if _is_image(mime) and declared.isdigit() and int(declared) > MAX_BYTES:
@@ -315,7 +321,7 @@ async def _one(
                             cut = True
                             break
                     body = b"".join(chunks)[:MAX_BYTES]
-                    return response.status_code, response.headers, body, cut, ip
+                    return status, response.headers, body, cut, ip
                 finally:
                     await response.aclose()
         except httpx2.ConnectError as exc:
@@ -389,7 +395,11 @@ def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
                             f"Too many redirects: more than {MAX_REDIRECTS}, the last one from {url}. Fetch the "
                             "final URL directly if you know it."
                         )
-                    target = parse_url(str(url.join(response_headers["location"])), redirected_from=str(url))
+                    try:
+                        joined = str(url.join(response_headers["location"]))
+                    except httpx2.InvalidURL as exc:
+                        raise ToolFailure(f"Redirect target of {url} is not a valid URL: {exc}") from exc
+                    target = parse_url(joined, redirected_from=str(url))
                     url = target
                     await _ask(
                         permissions,
