@@ -379,7 +379,7 @@ class Runtime:
             plugins=self._plugins,
         )
         self._stack.callback(activation.close)
-        scope.notices = tuple(activation.notices)
+        scope.notices = (*scope.notices, *activation.notices)
 
     @property
     def _default_agent(self) -> str:
