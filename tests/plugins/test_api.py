@@ -242,3 +242,26 @@ async def test_a_definition_hook_that_raises_is_skipped_for_that_tool_and_report
         "plugin broken: its tool.definition hook raised ValueError: cannot describe read for tool read; "
         "the hook is skipped for it"
     ]
+
+
+async def test_an_async_plugin_that_hangs_is_skipped_at_its_deadline(
+    registry: ToolRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+
+    import tether.plugins._activate
+
+    monkeypatch.setattr(tether.plugins._activate, "ACTIVATION_DEADLINE", 0.01)
+
+    async def hangs(api: PluginAPI) -> None:
+        api.tool("shout", shout)
+        await anyio.sleep_forever()
+
+    with anyio.fail_after(5):
+        activation = await run(
+            registry, tmp_path, loaded("slow", hangs), loaded("fine", lambda api: api.tool("f", shout))
+        )
+    assert activation.notices == [
+        "plugin slow (tests:slow): did not finish activating within 0.01 s; skipped"
+    ]
+    assert registry.current("shout") is None and registry.current("f") is not None

@@ -5,8 +5,8 @@ plugin in entry point name order, each in its own :class:`~tether.plugins.Plugin
 files in file name order, one registration per file. Closing the activation (when the Location closes) closes them
 all, latest first, revealing what was there before.
 
-A plugin that raises (or whose coroutine raises) is skipped: what it registered before raising is closed, and the
-problem is a notice naming its entry point and the error. Notices are also what an untrusted project's tool files
+A plugin that raises (or whose coroutine raises, or does not finish within :data:`ACTIVATION_DEADLINE` seconds) is
+skipped: what it registered before is closed, and the problem is a notice naming its entry point and the error. Notices are also what an untrusted project's tool files
 get: they are never imported, and the notice says so once and how to trust the project.
 """
 
@@ -18,15 +18,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
 import anyio.to_thread
 
 from ..tools import Registration, ToolRegistry
 from ._api import PluginAPI
 from ._sources import TOOLS_DIR, LoadedPlugin, Problem, load_project_tools, project_tool_files
 
-__all__ = ["Activation", "activate"]
+__all__ = ["ACTIVATION_DEADLINE", "Activation", "activate"]
 
 log = logging.getLogger("tether.plugins")
+
+ACTIVATION_DEADLINE = 30.0
+"""Seconds an async plugin may take to activate in one Location (every command opens one: a hung plugin must not
+hang them all)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -65,7 +70,15 @@ async def activate(
         try:
             result = loaded.plugin(api)
             if inspect.isawaitable(result):
-                await result
+                with anyio.move_on_after(ACTIVATION_DEADLINE) as deadline:
+                    await result
+                if deadline.cancelled_caught:
+                    api.close()
+                    done.notices.append(
+                        f"plugin {loaded.name} ({loaded.value}): did not finish activating within "
+                        f"{ACTIVATION_DEADLINE:g} s; skipped"
+                    )
+                    continue
         except Exception as exc:  # the plugin's boundary: reported and skipped, never fatal
             api.close()
             log.debug("plugin %s failed", loaded.name, exc_info=True)
