@@ -154,6 +154,12 @@ async def test_html_becomes_markdown_text_or_stays_html(fetch: Fetch, server: Se
     assert await fetch.text(url=server.url("/doc"), format="html") == PAGE
 
 
+async def test_a_hostile_page_nested_too_deep_says_so_instead_of_crashing(fetch: Fetch, server: Server) -> None:
+    server.body("/deep", ("<div>" * 100_000 + "x" + "</div>" * 100_000).encode(), "text/html")
+    text = await fetch.text(url=server.url("/deep"))
+    assert 'call again with format="html"' in text
+
+
 async def test_plain_text_json_and_charsets_are_returned_as_is(fetch: Fetch, server: Server) -> None:
     server.body("/data.json", b'{"a": 1}', "application/json")
     assert await fetch.text(url=server.url("/data.json")) == '{"a": 1}'

@@ -215,7 +215,11 @@ def _is_html(mime: str, text: str) -> bool:
 
 
 def convert_html(html: str, format: Literal["markdown", "text"]) -> str:
-    """HTML as markdown (``html_to_markdown``) or as plain text (scripts, styles and embeds left out). CPU-bound."""
+    """HTML as markdown (``html_to_markdown``) or as plain text (scripts, styles and embeds left out). CPU-bound.
+
+    Raises:
+        ToolFailure: the converter refused the document.
+    """
     import html_to_markdown
 
     options = html_to_markdown.ConversionOptions(
@@ -223,7 +227,15 @@ def convert_html(html: str, format: Literal["markdown", "text"]) -> str:
         extract_metadata=False,
         exclude_selectors=list(_SKIPPED_IN_TEXT),
     )
-    return html_to_markdown.convert(html, options).content or ""
+    try:
+        converted = html_to_markdown.convert(html, options).content or ""
+    except html_to_markdown.ConversionError as exc:
+        raise ToolFailure(
+            f'Unable to convert the HTML to {format}: {exc}. Call again with format="html" to get it as it is.'
+        ) from exc
+    if not converted.strip() and html.strip():
+        return f'(the HTML converted to no {format}; call again with format="html" to see it as it is)'
+    return converted
 
 
 async def _ask(
