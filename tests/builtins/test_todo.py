@@ -209,6 +209,21 @@ async def test_the_worst_sender_text_is_stored_exactly_or_refused(todos: Todos) 
     await todos.store.flush()  # the writer is alive
 
 
+async def test_parallel_writes_replace_the_list_one_after_the_other(todos: Todos) -> None:
+    import anyio
+
+    async def write(i: int) -> None:
+        await todos.json("todowrite", todos=[{"content": f"task {i}", "status": "pending", "id": f"t{i}"}])
+
+    async with anyio.create_task_group() as tg:
+        for i in range(20):
+            tg.start_soon(write, i)
+    stored = await todos.store.load_todos("ses_a")
+    assert len(stored) == 1
+    assert todos.published[-1].todos == stored  # the last list the bus heard is the one stored
+    assert len(todos.published) == 20
+
+
 async def test_the_list_survives_reopening_the_store(tmp_path: Path) -> None:
     path = tmp_path / "db" / "tether.db"
     root = tmp_path / "project"

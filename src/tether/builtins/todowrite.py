@@ -18,6 +18,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio
+import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolFailure
@@ -166,16 +168,24 @@ def make(deps: BuiltinDeps) -> Tool[TodoWriteInput, Any]:
     store = todo_store(deps, "todowrite")
     permissions = deps.permissions
     bus = deps.bus
+    # read (for the ids), write and publish as one step: parallel calls replace the list one after the other, and
+    # the bus hears the lists in the order they were stored
+    writing = anyio.Lock()
 
     async def execute(input: TodoWriteInput, ctx: ToolContext) -> ToolResponse[Any]:
         await ask_todo(permissions, ctx, "todowrite")
-        previous = await store.load_todos(ctx.session_id)
-        todos = _with_ids(input.todos, previous)
-        changed = todos != previous
-        if changed:
-            await store.save_todos(ctx.session_id, todos)
-            if bus is not None:
-                bus.publish(TodoUpdated(session_id=ctx.session_id, todos=todos))
+        # Suspend before entering the lock: settle starts an async tool eagerly and enters the call's deadline scope
+        # at its first suspension (tools/_settle.py); a scope the tool entered before that point (the lock's) would
+        # be exited out of order ("Attempted to exit a cancel scope that isn't the current task's").
+        await anyio.lowlevel.checkpoint()
+        async with writing:
+            previous = await store.load_todos(ctx.session_id)
+            todos = _with_ids(input.todos, previous)
+            changed = todos != previous
+            if changed:
+                await store.save_todos(ctx.session_id, todos)
+                if bus is not None:
+                    bus.publish(TodoUpdated(session_id=ctx.session_id, todos=todos))
         open_count = sum(1 for t in todos if t.status != "completed")
         return ToolResponse(
             content=todos_json(todos),
