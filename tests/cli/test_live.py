@@ -1,14 +1,19 @@
-"""The live view's settled lines: into a pipe or a log they are written as plain text, exactly as rich prints them."""
+"""The live view's settled lines: into a pipe or a log they are written as plain text, exactly as rich prints them;
+the first line of a long tool result is found in its head."""
 
 from __future__ import annotations
 
 import io
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.console import Console
 
+from tether.cli._format import first_line  # pyright: ignore[reportPrivateUsage]
 from tether.cli._live import LiveView  # pyright: ignore[reportPrivateUsage]
 from tether.session import PartUpdated, ToolPart
+from tether.storable import printable
 
 SESSION = "ses_live"
 
@@ -75,3 +80,24 @@ def test_a_frame_is_one_write() -> None:
     out = Writes()
     printed = _printed(Console(file=out, highlight=False, soft_wrap=True, width=200), out, EVENTS[:4])
     assert Writes.calls == 1 and printed.count("\n") == 4
+
+
+def _first_line_of_all(text: str, width: int = 100) -> str:
+    """What ``first_line`` means: the first non-empty line of every line (it looks at a long text's head first)."""
+    for line in text.splitlines():
+        if line.strip():
+            line = printable(line.strip())
+            return line if len(line) <= width else line[: width - 1] + "…"
+    return ""
+
+
+@given(
+    st.lists(
+        st.sampled_from(["a", "b c", " ", "\n", "\r", "\r\n", "\x0b", "\u2028", "\t", "x" * 120, "\x1b"]),
+        max_size=40,
+    )
+)
+def test_first_line_of_a_long_text_is_the_first_line_of_all_of_it(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert first_line(text) == _first_line_of_all(text)
+    assert first_line(text, 10) == _first_line_of_all(text, 10)
