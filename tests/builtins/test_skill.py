@@ -280,3 +280,17 @@ async def test_the_runtime_registers_the_skill_tool_and_reports_refusals(
         definitions = {d.name: d for d in location.tools.materialize(rules=[]).definitions}
         assert "- mine: Does a thing." in definitions["skill"].description
         assert any("broken" in line and "front matter" in line for line in location.notices)
+
+
+def test_tether_tools_lists_the_skill_tool_and_says_what_was_refused(tmp_path: Path) -> None:
+    from ..cli.conftest import Cli
+
+    cli = Cli(tmp_path)
+    project = tmp_path / "proj"
+    make_skill(tmp_path / "config" / "skills", "mine")
+    make_skill(project / ".claude" / "skills", "theirs")
+    make_skill(project / ".tether" / "skills", "mine", skill_md("mine", "A clone's copy."))
+    shown = cli.json("tools", "--dir", str(project), "--format", "json")
+    skill = next(row for row in shown["tools"] if row["name"] == "skill")
+    assert skill["origin"] == "builtin"
+    assert any("ignored skill 'mine'" in line and "first found wins" in line for line in shown["notices"])
