@@ -123,13 +123,14 @@ def _read_text_page(
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise ToolFailure(f"File is not valid UTF-8: {label}") from None
-        line = line[:-1] if line.endswith("\n") else line
-        line = line[:-1] if line.endswith("\r") else line
         if len(kept) >= max_lines:
             truncated, next_line, stopped = True, total, True
             continue
-        text = cut_line(line)
-        cost = len(text.encode("utf-8")) + 1
+        # Per line of every read: kept cheap (an ASCII line's UTF-8 size is its length, known without encoding it).
+        line = line[:-1] if line[-1:] == "\n" else line
+        line = line[:-1] if line[-1:] == "\r" else line
+        text = cut_line(line) if len(line) > MAX_LINE_CHARS else line
+        cost = (len(text) if text.isascii() else len(text.encode("utf-8"))) + 1
         if size + cost > MAX_READ_BYTES and kept:
             truncated, next_line, stopped = True, total, True
             continue
