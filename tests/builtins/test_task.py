@@ -373,3 +373,30 @@ async def test_a_subagent_runs_with_its_configured_model_else_the_parents(
     assert specs == ["other/reviewer-model"]
     assert reviewed.model == other.name and reviewed.text == "reviewed by the other model"
     assert explored.model == parent_model.name and explored.text == "explored with the parent's model"
+
+
+async def test_a_child_keeps_the_parent_sessions_denials(tmp_path: Path, project: Path) -> None:
+    # the parent session denies this edit; general (which may edit) must not write it through a child session either
+    convo = Conversations(
+        {
+            "go": [[task("write a file", "general", id="t1")], "done"],
+            "write a file": [[tool_call("write", {"path": "canary.txt", "content": "x"})], "tried"],
+        }
+    )
+    async with Runtime(data_dir=tmp_path / "data", config=config(project)) as rt:
+        session = await rt.sessions.create(
+            project, rules=[("edit", "canary.txt", "deny"), ("read", "notes.txt", "allow")]
+        )
+        with anyio.fail_after(20):
+            await session.prompt("go", model=convo.model)
+        child = await rt.sessions.get((await parts(session))[0].metadata["session_id"])
+        (write,) = await parts(child)
+    assert write.state == "error" and write.error_kind == "blocked"
+    assert not (project / "canary.txt").exists()
+    inherited = {(r.action, r.resource, r.effect) for r in child.info.rules}
+    assert ("edit", "canary.txt", "deny") in inherited and (
+        "read",
+        "notes.txt",
+        "allow",
+    ) not in inherited  # denies only
+    assert {("task", "*", "deny"), ("todowrite", "*", "deny")} <= inherited
