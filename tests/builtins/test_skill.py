@@ -247,6 +247,17 @@ async def test_an_unknown_skill_names_the_available_ones(project: Path, user: Pa
     assert isinstance(outcome, Failed)
     assert outcome.error == 'Skill "gamma" not found. Available skills: alpha, beta'
     assert recorder.asked == []
+    for hostile in ("../alpha", "alpha/../../etc", "*", "x" * 10_000):
+        outcome = await Tools(project, user, recorder).call(kit.ctx, name=hostile)
+        assert isinstance(outcome, Failed) and "not found" in outcome.error and len(outcome.error) < 200
+    assert recorder.asked == []
+
+
+def test_a_symlink_loop_in_your_skills_folder_ends(project: Path, user: Path) -> None:
+    make_skill(user / "skills" / "group", "deep")
+    (user / "skills" / "group" / "loop").symlink_to(user / "skills")
+    (user / "skills" / "self").symlink_to(user / "skills" / "self")  # a dangling self-link
+    assert [s.name for s in discover_skills(Location(project), user).found] == ["deep"]
 
 
 async def test_a_skill_changed_or_removed_since_discovery_fails_cleanly(

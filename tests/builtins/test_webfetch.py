@@ -154,7 +154,9 @@ async def test_html_becomes_markdown_text_or_stays_html(fetch: Fetch, server: Se
     assert await fetch.text(url=server.url("/doc"), format="html") == PAGE
 
 
-async def test_a_hostile_page_nested_too_deep_says_so_instead_of_crashing(fetch: Fetch, server: Server) -> None:
+async def test_a_hostile_page_nested_too_deep_says_so_instead_of_crashing(
+    fetch: Fetch, server: Server
+) -> None:
     server.body("/deep", ("<div>" * 100_000 + "x" + "</div>" * 100_000).encode(), "text/html")
     text = await fetch.text(url=server.url("/deep"))
     assert 'call again with format="html"' in text
@@ -243,6 +245,10 @@ async def test_the_timeout_is_capped_at_120_seconds(fetch: Fetch, server: Server
         ("http://:secret@127.0.0.1/", "carries credentials"),
         ("http:///path", "has no host"),
         ("http://" + "a" * 9000, "longer than 8192"),
+        ("http://127.0.0.1/a\r\nX-Injected: yes", "is not a valid URL"),
+        ("http://[::1/", "is not a valid URL"),
+        ("http://127.0.0.1:99999/", "invalid port 99999"),
+        ("http://127.0.0.1:0/", "invalid port 0"),
     ],
 )
 async def test_bad_urls_are_refused_before_anything_is_asked_or_sent(

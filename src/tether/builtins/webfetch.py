@@ -183,6 +183,8 @@ def parse_url(raw: str, *, redirected_from: str | None = None) -> httpx2.URL:
         )
     if not url.host:
         raise ToolFailure(f"{what} has no host: {text[:200]}")
+    if url.port is not None and not 0 < url.port < 65536:
+        raise ToolFailure(f"{what} has an invalid port {url.port}: a port is 1 to 65535.")
     return url.copy_with(fragment=None)
 
 
