@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tether.builtins import BuiltinDeps, webfetch
 from tether.builtins._ssrf import private_reason
@@ -540,3 +542,27 @@ async def test_https_keeps_the_name_for_tls_while_connecting_to_the_checked_addr
     error = await fetch.error(url=f"https://wrong.test:{server.port}/")
     assert "CERTIFICATE_VERIFY_FAILED" in error or "certificate" in error.lower()
     assert len(server.hits) == 2
+
+
+@given(st.ip_addresses(v=4))
+def test_an_ipv4_address_spelled_in_ipv6_is_judged_as_itself(ip: ipaddress.IPv4Address) -> None:
+    mapped = ipaddress.IPv6Address(f"::ffff:{ip}")
+    nat64 = ipaddress.IPv6Address(int(ipaddress.IPv6Address("64:ff9b::")) | int(ip))
+    sixtofour = ipaddress.IPv6Address((0x2002 << 112) | (int(ip) << 80))
+    private = private_reason(ip) is not None
+    assert (private_reason(mapped) is not None) == private
+    assert (private_reason(nat64) is not None) == private
+    if private:  # 6to4 of a public address is still judged by the 6to4 range itself
+        assert private_reason(sixtofour) is not None
+
+
+@given(
+    st.ip_addresses(network="10.0.0.0/8")
+    | st.ip_addresses(network="100.64.0.0/10")
+    | st.ip_addresses(network="169.254.0.0/16")
+    | st.ip_addresses(network="127.0.0.0/8")
+    | st.ip_addresses(network="fc00::/7")
+    | st.ip_addresses(network="fe80::/10")
+)
+def test_every_address_of_the_private_ranges_is_private(ip: Any) -> None:
+    assert private_reason(ip) is not None
