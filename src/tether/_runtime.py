@@ -366,6 +366,7 @@ class Runtime:
 
     async def _activate_plugins(self, scope: RuntimeLocation) -> None:
         """Activate the plugins and (trusted project) tool files in ``scope``, closed when the runtime closes."""
+        from .paths import default_config_dir
         from .plugins.internal import activate, load_entry_points
 
         assert self._stack is not None
@@ -377,6 +378,7 @@ class Runtime:
             directory=scope.directory,
             trusted=self._trusted(scope),
             plugins=self._plugins,
+            user_tools=default_config_dir() / "tools",
         )
         self._stack.callback(activation.close)
         scope.notices = (*scope.notices, *activation.notices)

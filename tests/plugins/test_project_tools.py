@@ -235,3 +235,35 @@ async def test_loading_tool_files_writes_nothing_into_the_project(
     async with opened(project, tmp_path / "data", trusted=True) as (_rt, location):
         assert location.tools.current("word_count") is not None
     assert sorted(p.relative_to(project) for p in project.rglob("*")) == before
+
+
+async def test_the_users_own_tool_files_load_in_every_project_and_a_trusted_project_overrides_them(
+    project: Path, tmp_path: Path
+) -> None:
+    user = tmp_path / "config" / "tools"
+    user.mkdir(parents=True)
+    (user / "mine.py").write_text(
+        textwrap.dedent("""
+            from tether.tools import tool
+
+            @tool
+            def word_count(text: str) -> str:
+                '''Count words, the user's way.'''
+                return "user"
+
+            @tool
+            def today() -> str:
+                '''Today's date.'''
+                return "2026-12-01"
+            """)
+    )
+    async with opened(project, tmp_path / "data", trusted=False) as (_rt, location):
+        assert location.tools.current("today").origin == f"user:{user / 'mine.py'}"
+        assert location.tools.current("word_count").origin == f"user:{user / 'mine.py'}"
+    async with opened(project, tmp_path / "data2", trusted=True) as (_rt, location):
+        assert location.tools.current("today").origin == f"user:{user / 'mine.py'}"
+        assert location.tools.current("word_count").origin == "project:.tether/tools/words.py"
+    (user / "mine.py").chmod(0o666)
+    async with opened(project, tmp_path / "data3", trusted=False) as (_rt, location):
+        assert location.tools.current("today") is None
+        assert f"{user / 'mine.py'}: not loaded: anyone may write it" in location.notices

@@ -3,8 +3,8 @@
 
 ``tether tools`` hides what the agent's permission rules hide (``hidden_reason``) and what the per-model catalog
 rules hide from the model (``--model``, else the config's ``model``; ``model_reason``), each with the deciding rule.
-The origin column is the registration's (``builtin``, ``application``, ``plugin:<entry point>``, ``project:<file>``,
-``mcp:<server>``). Plugins and project tool files that were skipped are printed once on stderr.
+The origin column is the registration's (``builtin``, ``application``, ``plugin:<entry point>``, ``user:<file>``,
+``project:<file>``, ``mcp:<server>``). Plugins and project tool files that were skipped are printed once on stderr.
 
 ``tool call`` goes through the same path as a model's call, because it is one: a real session turn whose model
 (:class:`~tether.cli._onecall.OneCallModel`) makes exactly that call in its first step and stops in its second, so

@@ -1,8 +1,8 @@
 """Activate plugins and project tools in one Location: :func:`activate` returns an :class:`Activation`.
 
-Order (later wins a name, as registries do): the built-ins (registered by the runtime before this), then each
-plugin in entry point name order, each in its own :class:`~tether.plugins.PluginAPI` scope, then the project's tool
-files in file name order, one registration per file. Closing the activation (when the Location closes) closes them
+Order (later wins a name, as registries do): the built-ins and MCP tools (registered by the runtime before this),
+then each plugin in entry point name order, each in its own :class:`~tether.plugins.PluginAPI` scope, then the
+user's tool files (``<config dir>/tools``), then the project's, each in file name order, one registration per file. Closing the activation (when the Location closes) closes them
 all, latest first, revealing what was there before.
 
 A plugin that raises (or whose coroutine raises, or does not finish within :data:`ACTIVATION_DEADLINE` seconds) is
@@ -23,7 +23,15 @@ import anyio.to_thread
 
 from ..tools import Registration, ToolRegistry
 from ._api import PluginAPI
-from ._sources import TOOLS_DIR, LoadedPlugin, Problem, load_project_tools, project_tool_files
+from ._sources import (
+    TOOLS_DIR,
+    LoadedPlugin,
+    Problem,
+    ToolFile,
+    load_project_tools,
+    load_user_tools,
+    project_tool_files,
+)
 
 __all__ = ["ACTIVATION_DEADLINE", "Activation", "activate"]
 
@@ -57,9 +65,11 @@ async def activate(
     directory: Path,
     trusted: bool,
     plugins: Sequence[LoadedPlugin | Problem],
+    user_tools: Path | None = None,
 ) -> Activation:
-    """Activate ``plugins`` (loaded entry points, or the problems of those that did not load) and, when ``trusted``,
-    the project's tool files in ``registry`` (a Location's placement). Never raises for a plugin's or a file's fault.
+    """Activate ``plugins`` (loaded entry points, or the problems of those that did not load), the tool files of
+    ``user_tools`` (the user's folder) and, when ``trusted``, the project's, in ``registry`` (a Location's
+    placement). Never raises for a plugin's or a file's fault.
     """
     done = Activation()
     for loaded in plugins:
@@ -87,6 +97,8 @@ async def activate(
             )
             continue
         done.plugins.append(api)
+    if user_tools is not None:
+        _register(done, registry, await anyio.to_thread.run_sync(load_user_tools, user_tools))
     if not trusted:
         files = await anyio.to_thread.run_sync(project_tool_files, root)
         if files:
@@ -96,9 +108,13 @@ async def activate(
                 f"(trust it with: tether trust {root})"
             )
         return done
-    for found in await anyio.to_thread.run_sync(load_project_tools, root):
-        if isinstance(found, Problem):
-            done.notices.append(str(found))
-            continue
-        done.files.append(registry.register(found.tools, origin=found.origin))
+    _register(done, registry, await anyio.to_thread.run_sync(load_project_tools, root))
     return done
+
+
+def _register(done: Activation, registry: ToolRegistry, found: Sequence[ToolFile | Problem]) -> None:
+    for item in found:
+        if isinstance(item, Problem):
+            done.notices.append(str(item))
+        else:
+            done.files.append(registry.register(item.tools, origin=item.origin))

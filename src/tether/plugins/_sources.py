@@ -4,11 +4,11 @@
   choice, loaded once per runtime. Each must be a callable plugin (:data:`~tether.plugins.Plugin`). The current
   directory is not searched, even when ``sys.path`` holds it (``python -m tether.cli`` puts it first): a cloned
   repository with a ``*.dist-info`` folder at its root must not run code because tether was started there.
-- **Project tools**: each ``.tether/tools/<name>.py`` of the project root (names starting with ``_`` or ``.`` are
-  helpers, not tool files) is imported on its own, and every public module-level value that is a ``Tool`` is
-  registered under its variable name (one rule: ``word_count = ...`` is the tool ``word_count``). Only a trusted
-  project's files are imported (law 11); a file (or the folder) that is not the user's own, like a config file
-  (``config._discover.foreign``), is refused, trusted or not.
+- **Tool files**: each ``<name>.py`` of the user's ``<config dir>/tools`` and of the project's ``.tether/tools``
+  (names starting with ``_`` or ``.`` are helpers, not tool files) is imported on its own, and every public
+  module-level value that is a ``Tool`` is registered under its variable name (one rule: ``word_count = ...`` is the
+  tool ``word_count``). Only a trusted project's files are imported (law 11); a file (or the folder) that is not the
+  user's own, like a config file (``config._discover.foreign``), is refused, trusted or not.
 
 A file or entry point that fails to import, is not a plugin or defines no tool is a :class:`Problem`: reported with
 its path or entry point and the error, and skipped; it never stops the runtime.
@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
@@ -35,10 +36,12 @@ __all__ = [
     "TOOLS_DIR",
     "LoadedPlugin",
     "Problem",
-    "ProjectTools",
+    "ToolFile",
     "load_entry_points",
     "load_project_tools",
+    "load_user_tools",
     "project_tool_files",
+    "tool_files",
 ]
 
 GROUP = "tether.plugins"
@@ -73,15 +76,11 @@ class LoadedPlugin:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ProjectTools:
-    """The tools one project file defines (``path`` relative to the root, as ``tether tools`` shows it)."""
+class ToolFile:
+    """The tools one tool file defines; ``origin`` is ``project:<path from the root>`` or ``user:<path>``."""
 
-    path: str
+    origin: str
     tools: dict[str, Tool[Any, Any]]
-
-    @property
-    def origin(self) -> str:
-        return f"project:{self.path}"
 
 
 def _error(exc: BaseException) -> str:
@@ -129,9 +128,8 @@ def load_entry_points() -> list[LoadedPlugin | Problem]:
     return found
 
 
-def project_tool_files(root: Path) -> list[Path]:
-    """The tool files of the project at ``root``, sorted by name (none when the folder does not exist)."""
-    folder = root / TOOLS_DIR
+def tool_files(folder: Path) -> list[Path]:
+    """The tool files of ``folder``, sorted by name (none when it does not exist)."""
     try:
         names = sorted(p.name for p in folder.iterdir())
     except OSError:
@@ -139,27 +137,46 @@ def project_tool_files(root: Path) -> list[Path]:
     return [folder / n for n in names if n.endswith(".py") and not n.startswith(("_", "."))]
 
 
-def load_project_tools(root: Path) -> list[ProjectTools | Problem]:
+def project_tool_files(root: Path) -> list[Path]:
+    """The tool files of the project at ``root``."""
+    return tool_files(root / TOOLS_DIR)
+
+
+def load_project_tools(root: Path) -> list[ToolFile | Problem]:
     """Import the project's tool files (the caller decided the project is trusted) and collect their tools."""
-    found: list[ProjectTools | Problem] = []
-    files = project_tool_files(root)
+    return _load_folder(root / TOOLS_DIR, kind="project", shown=lambda p: p.relative_to(root).as_posix())
+
+
+def load_user_tools(folder: Path) -> list[ToolFile | Problem]:
+    """Import the user's own tool files (``<config dir>/tools``, as OpenCode's global ``tool/`` folder)."""
+    home = Path.home()
+
+    def shown(path: Path) -> str:
+        return f"~/{path.relative_to(home).as_posix()}" if path.is_relative_to(home) else path.as_posix()
+
+    return _load_folder(folder, kind="user", shown=shown)
+
+
+def _load_folder(folder: Path, *, kind: str, shown: Callable[[Path], str]) -> list[ToolFile | Problem]:
+    found: list[ToolFile | Problem] = []
+    files = tool_files(folder)
     if not files:
         return found
-    folder_refused = foreign(root / TOOLS_DIR)
+    folder_refused = foreign(folder)
     for path in files:
-        shown = path.relative_to(root).as_posix()
-        refused = folder_refused and f"its folder {TOOLS_DIR.as_posix()}: {folder_refused}"
+        label = shown(path)
+        refused = folder_refused and f"its folder {shown(folder)}: {folder_refused}"
         refused = refused or foreign(path)
         if refused:
-            found.append(Problem(source=shown, message=f"not loaded: {refused}"))
+            found.append(Problem(source=label, message=f"not loaded: {refused}"))
             continue
         if not path.is_file():
-            found.append(Problem(source=shown, message="not loaded: not a regular file"))
+            found.append(Problem(source=label, message="not loaded: not a regular file"))
             continue
         try:
-            module = _import(root, path)
+            module = _import(folder, path)
         except Exception as exc:  # a broken tool file is reported and skipped, never fatal
-            found.append(Problem(source=shown, message=f"failed to import: {_error(exc)}"))
+            found.append(Problem(source=label, message=f"failed to import: {_error(exc)}"))
             continue
         tools = {
             name: value
@@ -169,24 +186,24 @@ def load_project_tools(root: Path) -> list[ProjectTools | Problem]:
         if not tools:
             found.append(
                 Problem(
-                    source=shown,
+                    source=label,
                     message="defines no tool (a module-level value made with @tool or Tool(...))",
                 )
             )
             continue
-        found.append(ProjectTools(path=shown, tools=tools))  # pyright: ignore[reportUnknownArgumentType]
+        found.append(ToolFile(origin=f"{kind}:{label}", tools=tools))  # pyright: ignore[reportUnknownArgumentType]
     return found
 
 
-def _import(root: Path, path: Path) -> ModuleType:
-    """Import one tool file as its own module (named after the project and the file, so two projects never share
+def _import(folder: Path, path: Path) -> ModuleType:
+    """Import one tool file as its own module (named after its folder and the file, so two projects never share
     one), registered in ``sys.modules`` while it runs (pydantic and dataclasses look their module up there).
 
     The source is compiled as read, never through the bytecode cache: nothing is written into the project
     (``__pycache__``), and a ``.pyc`` shipped next to the file (its timestamp made to match) cannot run instead of
     the source the user read before trusting the project.
     """
-    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    digest = hashlib.sha256(str(folder).encode("utf-8", "surrogateescape")).hexdigest()[:12]
     stem = re.sub(r"\W", "_", path.stem)
     name = f"_tether_project_tools_{digest}_{stem}"
     code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)

@@ -6,7 +6,7 @@ application registry as its ``parent``: Location registrations win over applicat
 scoped registrations too. ``materialize`` snapshots the effective tools for one step (law 5).
 
 Each registration carries its ``origin`` (``builtin``, ``application``, ``plugin:<entry point>``,
-``project:<file>``, ``mcp:<server>``): whoever registers says where the tools come from (``register(origin=)``, or
+``user:<file>``, ``project:<file>``, ``mcp:<server>``): whoever registers says where the tools come from (``register(origin=)``, or
 the placement's default, ``ToolRegistry(origin=)``), and ``tether tools`` shows it. Origin is information, never a
 permission: nothing decides on it.
 """
