@@ -155,3 +155,13 @@ def test_an_approver_answers_a_child_resumed_from_an_earlier_process(tmp_path: P
     decisions, child_id = anyio.run(_resumed_child_asks, tmp_path, project)
     ((pending, reply, _),) = decisions
     assert pending.session_id == child_id and pending.request.action == "read" and reply == "once"
+
+
+def test_tether_tool_call_task_refuses_without_a_model_for_the_subagent(cli: Any, project: Path) -> None:
+    args = json.dumps({"description": "d", "prompt": "read notes.txt", "subagent_type": "explore"})
+    result = cli.run("tool", "call", "task", args, "--dir", str(project))
+    assert result.code == 1, result.output
+    assert "The explore subagent has no model to run with" in result.output
+    assert "agent.explore.model" in result.output
+    sessions = cli.json("sessions", "--dir", str(project), "--json")
+    assert [s["parent_id"] for s in sessions] == [None]  # no child session was created

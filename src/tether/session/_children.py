@@ -30,6 +30,7 @@ from ..permissions import Agent, evaluate_request
 from ..rules import Rule
 from ._events import SessionUpdated
 from ._model import SessionInfo
+from ._onecall import OneCallModel
 from ._runner import StopReason
 from ._session import Session
 
@@ -228,9 +229,12 @@ class Children:
                 "of the work yourself instead of starting another task."
             )
         model = self._resolve_model(agent.model) if agent.model else parent.model
-        if model is None:  # a parent's call always runs inside a turn; this guards a misuse from outside one
+        if model is None or isinstance(model, OneCallModel):
+            # a one-call turn (`tether tool call`, an MCP client's call) has no model that could run a subagent
             raise ToolFailure(
-                "The task tool runs only inside a session's turn (no model to run the subagent with)."
+                f"The {agent.name} subagent has no model to run with: this call was made outside a model's turn "
+                f"(tether tool call, an MCP client). Set agent.{agent.name}.model in the config, or call task from a "
+                "session with a model."
             )
         child = await self._child(request, parent, agent)
         if request.started is not None:
