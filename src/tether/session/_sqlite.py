@@ -36,9 +36,10 @@ from dataclasses import replace
 from itertools import chain
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import anyio.to_thread
+from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError
 
 from ..errors import NotFoundError, StoreError, UsageError
@@ -110,6 +111,13 @@ def _unstorable(exc: BaseException) -> str:
     return f"<unstorable value: {type(exc).__name__}: {exc}>"
 
 
+_VARIANTS: dict[type[Any], Callable[..., bytes]] = {
+    kind: TypeAdapter(kind).dump_json for kind in get_args(Part)
+}
+"""Each part kind's own serializer: what :data:`PARTS` runs for a part of that kind (the same declaration, the same
+JSON), without the union's dispatch on every write: ~25 % of encoding a part (the writer encodes 3-5 per call)."""
+
+
 def _dump_part(part: Part, exclude: set[str] | None = None) -> str:
     """A part's JSON through the one codec (:data:`~tether.session._model.PARTS`), total like :func:`_dumps`.
 
@@ -120,7 +128,7 @@ def _dump_part(part: Part, exclude: set[str] | None = None) -> str:
     replaced by a string saying so, so the row stays a part.
     """
     try:
-        text = PARTS.dump_json(part, exclude=exclude, exclude_none=True, fallback=repr).decode()
+        text = _VARIANTS[type(part)](part, exclude=exclude, exclude_none=True, fallback=repr).decode()
     except PydanticSerializationError:
         pass
     else:
@@ -413,6 +421,31 @@ class SQLiteStore:
             ]
 
         return await self._run(read)
+
+    async def events_after(
+        self, after: int, *, session_id: str | None = None, limit: int = 1000
+    ) -> Sequence[tuple[int, str, str, str]]:
+        """At most ``limit`` events of the log after sequence number ``after`` (of one session if given), in order:
+        ``(seq, session_id, type, data JSON text)``. A range of the primary key or of ``events_session``, never a scan
+        (law 10): how a server's event stream resumes from ``Last-Event-ID``."""
+
+        def read(conn: sqlite3.Connection) -> list[tuple[int, str, str, str]]:
+            if session_id is None:
+                query = "SELECT seq, session_id, type, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
+                args: tuple[Any, ...] = (after, limit)
+            else:
+                query = (
+                    "SELECT seq, session_id, type, data FROM events WHERE session_id = ? AND seq > ? "
+                    "ORDER BY seq LIMIT ?"
+                )
+                args = (session_id, after, limit)
+            return list(conn.execute(query, args))
+
+        return await self._run(read)
+
+    async def last_seq(self) -> int:
+        """The sequence number of the newest event in the log (``0``: none); the end of the primary key."""
+        return await self._run(lambda conn: conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
 
     async def claim(self, session_id: str) -> None:
         """Make this store the one running ``session_id`` until :meth:`release` or close (one session, one writer).
