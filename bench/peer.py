@@ -120,9 +120,18 @@ class Server:
         expected = 1 if n == 0 else 2 if parallel else n + 1
         lines = self.log.read_text().splitlines() if self.log.exists() else []
         posts = [json.loads(line) for line in lines]
-        posts = [p for p in posts if p["path"].endswith("/chat/completions")]
+        # The agent loop's requests offer tools; OpenCode's session-title request does not (answered apart).
+        posts = [p for p in posts if p["path"].endswith("/chat/completions") and p["body"].get("tools")]
+        # A request sent again (a provider retry after a dropped connection on a loaded machine) has the same step.
+        steps = {sum(1 for m in p["body"].get("messages", []) if m.get("role") == "assistant") for p in posts}
+        if len(steps) != expected or steps != set(range(expected)):
+            raise RuntimeError(
+                f"{runtime} made requests for steps {sorted(steps)} in {kind}, expected {expected}"
+            )
         if len(posts) != expected:
-            raise RuntimeError(f"{runtime} made {len(posts)} model requests for {kind}, expected {expected}")
+            print(
+                f"  note: {runtime} sent {len(posts) - expected} request(s) again in {kind}", file=sys.stderr
+            )
         results = [m for m in posts[-1]["body"].get("messages", []) if m.get("role") == "tool"]
         read = [m for m in results if "line 199" in json.dumps(m.get("content"))]
         if len(results) != n or len(read) != n:

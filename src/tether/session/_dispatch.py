@@ -59,7 +59,13 @@ def _has_lone_surrogate(value: Any) -> bool:
     if isinstance(value, str):
         return has_surrogates(value)
     if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())  # pyright: ignore[reportUnknownVariableType]
+        # A loop, not any() over a generator: every call's input passes here (a flat object of strings, mostly).
+        for k, v in value.items():  # pyright: ignore[reportUnknownVariableType]
+            if (isinstance(k, str) and has_surrogates(k)) or (
+                has_surrogates(v) if isinstance(v, str) else _has_lone_surrogate(v)
+            ):
+                return True
+        return False
     if isinstance(value, list):
         return any(_has_lone_surrogate(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
     return False
