@@ -9,11 +9,7 @@ CPU time (``time.thread_time``): on a loaded machine wall time mostly measures w
 - ``shared timer``: the default 300 s deadline on a ``Deadlines`` timer, as a session settles its calls (each call
   keeps a cancel scope of its own, the timer is one task);
 - ``own timer``: the same deadline on a timer of the call's own (a call settled outside a session);
-- ``no deadline``: ``Tool(timeout=None)``, the pipeline alone;
-- ``suspends, shared`` / ``suspends, no deadline``: a tool that suspends once (``anyio.lowlevel.checkpoint()``)
-  before returning. A no-op tool never suspends, so settle's eager start runs it to the end before any deadline is
-  armed; a tool that suspends enters its cancel scope and goes on the timer at that point. The difference between
-  these two rows is what a deadline costs a call that needs one.
+- ``no deadline``: ``Tool(timeout=None)``, the pipeline alone.
 
 Targets: issue 2, under 30 µs per settle; issue 14, 10 µs for a no-op typed tool (the session's path).
 """
@@ -26,7 +22,6 @@ import tempfile
 import time
 
 import anyio
-import anyio.lowlevel
 from pydantic import BaseModel
 
 from tether.output import OutputStore
@@ -46,31 +41,18 @@ async def noop(inp: Input, ctx: ToolContext) -> ToolResponse[None]:
     return RESPONSE
 
 
-async def suspending(inp: Input, ctx: ToolContext) -> ToolResponse[None]:
-    await anyio.lowlevel.checkpoint()
-    return RESPONSE
-
-
 async def main(n: int) -> None:
     registry = ToolRegistry(output=OutputStore(tempfile.mkdtemp()))
     registry.register(
         {
             "noop": Tool(description="no-op", input=Input, execute=noop),
             "free": Tool(description="no-op", input=Input, execute=noop, timeout=None),
-            "suspends": Tool(description="suspends", input=Input, execute=suspending),
-            "suspends-free": Tool(description="suspends", input=Input, execute=suspending, timeout=None),
         }
     )
     step = registry.materialize()
     ctx = ToolContext(session_id="ses", agent="build", message_id="msg", call_id="call")
     timer = Deadlines()
-    ways = {
-        "shared timer": ("noop", timer),
-        "own timer": ("noop", None),
-        "no deadline": ("free", None),
-        "suspends, shared": ("suspends", timer),
-        "suspends, no deadline": ("suspends-free", None),
-    }
+    ways = {"shared timer": ("noop", timer), "own timer": ("noop", None), "no deadline": ("free", None)}
     rounds: dict[str, list[float]] = {way: [] for way in [*ways, "direct call"]}
     async with anyio.create_task_group() as tg:
         tg.start_soon(timer.run)

@@ -5,22 +5,15 @@ arms an event-loop timer when such a scope is entered and disarms it when it exi
 settling a quick call. Calls settled in a session share :class:`Deadlines` instead: each call still runs in a
 cancel scope of its own (cancelling it touches that call only), without a deadline, and the call is put on a queue;
 one watcher task sleeps until the earliest deadline and cancels the calls still running then. A call whose deadline
-comes before the watcher's next wake-up moves that wake-up (the deadline of the watcher's sleep) without waking it.
-Deadlines of one timeout arrive in ascending order, so a queue per timeout value is kept sorted by appending, and
-settled calls are dropped from its head as new ones come (memory stays bounded by the calls behind a still-running
-one).
-
-Settle starts an async tool eagerly (``tools._settle._execute``): its coroutine runs until it first suspends, and
-only then is its scope entered and put on the timer, with the deadline counted from the call's start. A call that
-completes without suspending could not have been interrupted anyway (the timer needs the loop), so it costs neither
-a scope nor a queue entry. Calls are put on the timer in the order they started: on the one loop thread a call
-starts only once the one before it has suspended or finished.
+comes before the watcher's next wake-up moves that wake-up (the deadline of the watcher's sleep) without waking it. Deadlines of one
+timeout arrive in ascending order, so a queue per timeout value is kept sorted by appending, and settled calls are
+dropped from its head as new ones come (memory stays bounded by the calls behind a still-running one).
 
 Deadlines are kept on ``time.monotonic()`` (a clock read costs a tenth of ``anyio.current_time()``, which looks up
 the running backend every time) and turned into the backend's clock only for the watcher's sleep, as a delay from
 now, so any backend's clock works. Everything here runs on the event loop thread; nothing is shared with other
-threads. A call settled without a ``Deadlines`` (outside a session) keeps its own timer: the result is the same,
-only the cost differs.
+threads. A call settled without a
+``Deadlines`` (outside a session) keeps its own timer: the result is the same, only the cost differs.
 """
 
 from __future__ import annotations
@@ -61,14 +54,9 @@ class Deadlines:
         self._closing = anyio.Event()
         self._closed = False
 
-    def watch(self, scope: anyio.CancelScope, timeout: float, start: float | None = None) -> Watch:
-        """Put a call's ``scope`` on the timer: it is cancelled if the call still runs ``timeout`` s after ``start``.
-
-        ``start``: when the call started, on ``time.monotonic()`` (default: now). Calls are put on the timer in the
-        order they started (a call starts only once the one before it suspended, on the one event loop thread).
-        """
-        now = time.monotonic()
-        deadline = (now if start is None else start) + timeout
+    def watch(self, scope: anyio.CancelScope, timeout: float) -> Watch:
+        """Put a call's ``scope`` on the timer: it is cancelled if the call still runs ``timeout`` s from now."""
+        deadline = time.monotonic() + timeout
         queue = self._queues.get(timeout)
         if queue is None:
             queue = self._queues[timeout] = deque()
@@ -79,7 +67,7 @@ class Deadlines:
         if deadline < self._next:  # earlier than the watcher's next wake-up: it wakes up then instead
             self._next = deadline
             if self._sleep is not None:
-                self._sleep.deadline = anyio.current_time() + (deadline - now)
+                self._sleep.deadline = anyio.current_time() + timeout
         return entry
 
     def close(self) -> None:

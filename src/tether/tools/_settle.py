@@ -19,9 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import time
-from collections.abc import Awaitable, Coroutine, Generator, Mapping, Sequence
-from types import CoroutineType
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -396,97 +394,28 @@ async def _execute(
     name: str, plan: _Plan, value: Any, ctx: ToolContext, deadlines: Deadlines | None
 ) -> Outcome:
     timeout = plan.timeout
-    if not plan.is_async:  # a worker thread: a hand-off costs far more than the scope of its deadline
-        if timeout is None:
-            return _complete(name, plan.tool, value, await _in_thread(plan, value, ctx))
-        return await _under_deadline(
-            name, plan, value, _in_thread(plan, value, ctx), deadlines, time.monotonic()
-        )
-    coro = plan.execute(value, ctx)
-    if timeout is None:
-        return _complete(name, plan.tool, value, await coro)
-    if type(coro) is not CoroutineType:  # an async callable returning another awaitable: awaited as it is
-        return await _under_deadline(name, plan, value, coro, deadlines, time.monotonic())
-    # Eager start: the coroutine runs until it first suspends. Nothing can interrupt it before that point (a timer
-    # needs the loop), so a call that completes without suspending (most quick async tools) needs no deadline at all
-    # and pays for no cancel scope; one that suspends finishes under its deadline, counted from its start.
-    start = time.monotonic()
-    try:
-        suspended = coro.send(None)
-    except StopIteration as done:
-        return _complete(name, plan.tool, value, done.value)
-    return await _under_deadline(name, plan, value, _Resumed(coro, suspended), deadlines, start)
-
-
-async def _under_deadline(
-    name: str,
-    plan: _Plan,
-    value: Any,
-    work: Awaitable[Any],
-    deadlines: Deadlines | None,
-    start: float,
-) -> Outcome:
-    """Await ``work`` (the call's execute) in a cancel scope of its own, cancelled ``plan.timeout`` s after ``start``.
-
-    The deadline cancels this call alone (a sibling's timeout never touches it): on the caller's shared timer when
-    there is one, else on a timer of its own. Only the call's own deadline becomes a ``timeout`` outcome; any other
-    cancellation propagates (law 3).
-    """
-    timeout = plan.timeout
-    assert timeout is not None
-    if deadlines is not None:
-        scope = anyio.CancelScope()
-        watch = deadlines.watch(scope, timeout, start)
-    else:
-        scope = anyio.CancelScope(deadline=anyio.current_time() + timeout - (time.monotonic() - start))
-        watch = None
     result: Any = UNSET
+    # An async tool is awaited right here (no extra coroutine per call); a sync one runs in a worker thread.
+    if timeout is None:
+        result = await plan.execute(value, ctx) if plan.is_async else await _in_thread(plan, value, ctx)
+        return _complete(name, plan.tool, value, result)
+    # The deadline cancels a scope of this call alone (a sibling's timeout never touches it): on the caller's
+    # shared timer when there is one, else on a timer of its own.
+    scope = (
+        anyio.CancelScope()
+        if deadlines is not None
+        else anyio.CancelScope(deadline=anyio.current_time() + timeout)
+    )
+    watch = deadlines.watch(scope, timeout) if deadlines is not None else None
     try:
         with scope:
-            result = await work
+            result = await plan.execute(value, ctx) if plan.is_async else await _in_thread(plan, value, ctx)
     finally:
         if watch is not None:
             watch.done = True
     if scope.cancelled_caught and (watch is None or watch.expired):
         return Failed(error=f'Tool "{name}" timed out after {_fmt_seconds(timeout)}s', kind="timeout")
     return _complete(name, plan.tool, value, result)
-
-
-class _Resumed(Generator[Any, Any, Any]):
-    """A coroutine that already ran up to its first suspension, to be awaited from there (``await _Resumed(...)``).
-
-    ``await`` drives it as it would drive the coroutine itself: its first step gives the event loop what the
-    coroutine yielded when it suspended (``suspended``); then what the loop sends, throws (a cancellation) or closes
-    goes straight to the coroutine, and the coroutine's return value is the await's value. Nothing is caught here.
-    """
-
-    __slots__ = ("_coro", "_suspended")
-
-    def __init__(self, coro: Coroutine[Any, Any, Any], suspended: Any) -> None:
-        self._coro = coro
-        self._suspended: Any = suspended
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        return self
-
-    def send(self, value: Any) -> Any:
-        suspended = self._suspended
-        if suspended is not _STARTED:
-            self._suspended = _STARTED
-            return suspended
-        return self._coro.send(value)
-
-    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
-        if val is None and tb is None:  # how the event loop throws (a cancellation): the exception alone
-            return self._coro.throw(typ)
-        return self._coro.throw(typ, val, tb)
-
-    def close(self) -> None:
-        self._coro.close()
-
-
-_STARTED = object()
-"""A ``_Resumed`` whose first suspension was handed to the event loop."""
 
 
 async def _in_thread(plan: _Plan, value: Any, ctx: ToolContext) -> Any:
