@@ -1,0 +1,89 @@
+"""``tether mcp serve``: the Location's tools for an agent, served to MCP clients over stdio or streamable HTTP.
+
+Over stdio (the default) the client starts ``tether mcp serve`` itself and speaks MCP on its stdin/stdout; stdout
+carries nothing else (the SDK points fd 1 at stderr while serving). Over ``--http`` the server listens on
+``--host``:``--port`` (loopback and a free port by default), prints its URL and, when it made one, its bearer token
+on stderr, and serves until interrupted. What guards the HTTP transport is in :mod:`tether.mcp._serve_http`; how a
+call runs and is recorded, in :mod:`tether.mcp._serve`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+from ._common import err_console, run_async, runtime
+
+__all__ = ["serve_command"]
+
+
+def serve_command(
+    *,
+    data_dir: Path,
+    directory: Path | None,
+    agent: str | None,
+    http: bool,
+    host: str,
+    port: int,
+) -> None:
+    """The body of ``tether mcp serve``."""
+    from ._run import project_dir
+
+    path = project_dir(directory)
+
+    async def main() -> None:
+        import anyio
+
+        from ..mcp._serve import ToolServer
+        from ..mcp._serve_http import bind, is_loopback, serve_http, server_token
+        from ..permissions import PermissionAsked
+        from ..session import ToolProgress
+
+        console = err_console()
+        async with await runtime(data_dir, path) as rt:
+            location = await rt.location(path)
+            chosen = agent or rt.config.get("default_agent") or "build"
+            section: dict[str, Any] = rt.config.get("mcp_serve") or {}
+            served = ToolServer(rt, location, agent=chosen, ask=section.get("ask", "deny"))
+            with (
+                rt.bus.subscribe(PermissionAsked, served.on_asked),
+                rt.bus.subscribe(ToolProgress, served.on_progress),
+            ):
+                if not http:
+                    from mcp.server.stdio import stdio_server
+
+                    async with stdio_server() as (read, write):
+                        await served.server.run(read, write, served.server.create_initialization_options())
+                    return
+                sock = bind(host, port)
+                token, made = await anyio.to_thread.run_sync(
+                    lambda: server_token(rt.data_dir, section.get("token_env"))
+                )
+                where = f"{host if ':' not in host or host.startswith('[') else f'[{host}]'}:{sock.getsockname()[1]}"
+                if not is_loopback(host.strip("[]")):
+                    console.print(
+                        Text(
+                            f"warning: serving on {host}, reachable from other machines: anyone who has the token "
+                            "can run tools on this project with your rights",
+                            style="yellow",
+                        )
+                    )
+                console.print(
+                    f"tether mcp serve: http://{where}/mcp (agent {chosen}, project {location.root})"
+                )
+                if made:
+                    console.print(f"bearer token: {token}", soft_wrap=True, markup=False, highlight=False)
+                    console.print(f"  (also in {rt.data_dir / 'mcp-serve.token'}, mode 0600)", markup=False)
+                else:
+                    console.print(f"bearer token: from ${section.get('token_env')}", markup=False)
+                await serve_http(
+                    served.server,
+                    sock=sock,
+                    host=host,
+                    token=token,
+                    extra_hosts=section.get("allowed_hosts") or (),
+                )
+
+    run_async(main)

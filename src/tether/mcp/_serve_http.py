@@ -1,0 +1,171 @@
+"""The streamable HTTP transport of ``tether mcp serve``: who may reach the served tools, and how.
+
+The tools act on the user's project with the user's rights, so the HTTP endpoint is guarded as a local service that
+any web page the user opens could try to reach:
+
+* **loopback by default** (``127.0.0.1``); another ``--host`` is served with a warning on stderr;
+* **a bearer token on every request**: ``Authorization: Bearer <token>``, compared in constant time. The token is
+  the value of the environment variable ``mcp_serve.token_env`` names, else a random one made for this server,
+  printed once on stderr and written with mode 0600 to ``<data dir>/mcp-serve.token`` (a client on the same account
+  reads it from there). A request without it, or with another, gets 401 before the MCP layer sees it;
+* **a Host allow-list** against DNS rebinding (a page of ``evil.example`` resolved to 127.0.0.1 sends
+  ``Host: evil.example``): only the loopback names and ``--host`` itself with the served port, plus
+  ``mcp_serve.allowed_hosts``; an ``Origin`` header, when sent, must be one of those hosts over http. The MCP SDK's
+  transport security applies both checks;
+* **no CORS**: no ``Access-Control-Allow-Origin`` is ever sent, so a browser page cannot read a response even if it
+  guessed the token;
+* **a request body limit** (``MAX_BODY_BYTES``): a larger body is refused with 413 before it is parsed.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+import secrets
+import socket
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "TOKEN_FILE",
+    "BearerGuard",
+    "allowed_hosts",
+    "bind",
+    "is_loopback",
+    "serve_http",
+    "server_token",
+]
+
+MAX_BODY_BYTES = 4 * 1024 * 1024
+"""The largest request body accepted (4 MiB: a tool input, never a file upload)."""
+TOKEN_FILE = "mcp-serve.token"
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) only reaches this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def allowed_hosts(host: str, port: int, extra: Sequence[str] = ()) -> list[str]:
+    """The Host header values served: the loopback names and ``host`` with ``port``, then ``extra`` as given."""
+    named = host if ":" not in host or host.startswith("[") else f"[{host}]"
+    names = list(dict.fromkeys((*_LOOPBACK_NAMES, named)))
+    return [f"{name}:{port}" for name in names] + list(extra)
+
+
+def server_token(data_dir: Path, env_name: str | None) -> tuple[str, bool]:
+    """The bearer token clients must send, and whether it was made now (then it is written to the token file).
+
+    Raises:
+        UsageError: ``env_name`` is configured but the variable is unset or shorter than 16 characters.
+    """
+    if env_name is not None:
+        value = os.environ.get(env_name, "")
+        if len(value) < 16:
+            raise UsageError(
+                f"mcp_serve.token_env names ${env_name}, which is {'unset' if not value else 'shorter than 16 characters'}"
+                "; set it to a long random value, or remove token_env to get a random token per server"
+            )
+        return value, False
+    token = secrets.token_urlsafe(32)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = data_dir / TOKEN_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # an older file kept its mode through O_TRUNC
+        os.write(fd, token.encode() + b"\n")
+    finally:
+        os.close(fd)
+    return token, True
+
+
+class BearerGuard:
+    """ASGI middleware: every HTTP request carries ``Authorization: Bearer <token>`` or gets 401 (constant time)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self._app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = b""
+            for key, value in scope.get("headers", ()):
+                if key == b"authorization":
+                    given = value
+                    break
+            if not hmac.compare_digest(given, self._expected):
+                from starlette.responses import JSONResponse
+
+                body = {
+                    "error": "unauthorized",
+                    "error_description": "send Authorization: Bearer <token> (printed by tether mcp serve on "
+                    f"stderr, and stored in its data directory as {TOKEN_FILE})",
+                }
+                response = JSONResponse(
+                    body, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="tether"'}
+                )
+                await response(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port`` (``0``: any free port).
+
+    Raises:
+        UsageError: the address cannot be bound.
+    """
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.setblocking(False)
+    return sock
+
+
+async def serve_http(
+    server: Server[Any], *, sock: socket.socket, host: str, token: str, extra_hosts: Sequence[str] = ()
+) -> None:
+    """Serve ``server`` over streamable HTTP at ``/mcp`` on the bound ``sock`` until cancelled."""
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    port = sock.getsockname()[1]
+    hosts = allowed_hosts(host, port, extra_hosts)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{h}" for h in hosts],
+    )
+    app = server.streamable_http_app(
+        transport_security=security, max_request_body_size=MAX_BODY_BYTES, host=host
+    )
+    config = uvicorn.Config(
+        BearerGuard(app, token),
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        server_header=False,
+        h11_max_incomplete_event_size=64 * 1024,
+    )
+    await uvicorn.Server(config).serve(sockets=[sock])
