@@ -4,7 +4,10 @@ Usage: python scripted_openai_server.py PORT SCRIPT.json LOG.jsonl
 
 Each request's step = number of assistant messages already in the request. The script (JSON list) gives, per step,
 either {"tool_calls": [{"name":..., "arguments": {...}}, ...]} or {"text": "..."}; after the script: text "done".
-Every request body is appended to LOG (JSONL) so the tool results a peer sends back can be compared.
+A request that offers no tools (OpenCode's session-title request, sent beside the first step) is answered with the
+text "Scripted title", not with the script's step: it would otherwise get step 0 (a 1,000-call stream in a parallel
+script), work no runtime's agent loop does. Every request body is appended to LOG (JSONL) so the tool results a peer
+sends back can be compared.
 
 Copied from the team's OpenCode peer tool (see README.md beside this file); only the layout changed (one statement
 per line, so ruff passes), the bytes it serves are the same.
@@ -48,6 +51,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         msgs = req.get("messages", [])
         step = sum(1 for m in msgs if m.get("role") == "assistant")
         item = self.script[step] if step < len(self.script) else {"text": "done"}
+        if not req.get("tools"):
+            item = {"text": "Scripted title"}
         base = {"id": f"c{step}", "object": "chat.completion.chunk", "created": 0, "model": "scripted"}
         calls = [
             {
