@@ -2,7 +2,8 @@
 
 Usage: ``python broken_server.py MODE STATE_DIR``. It writes its pid to ``STATE_DIR/pid`` and appends every message it
 receives (one JSON line each) to ``STATE_DIR/received``. MODE ``ok`` serves; ``noinit`` never answers ``initialize``;
-``exit`` dies at once with a message on stderr; ``banner`` prints a non-JSON line before serving.
+``exit`` dies at once with a message on stderr; ``banner`` prints a non-JSON line before serving; ``paged``
+lists its tools three a page.
 
 Its tools misbehave on request: ``crash`` exits mid-call, ``hang`` never answers, ``malformed`` answers with a line
 that is not JSON, ``fail`` answers ``isError``, ``progress`` sends progress notifications (``steps`` of them, ``gap``
@@ -153,6 +154,12 @@ def handle(message: dict[str, Any]) -> None:
                 },
             }
         )
+    elif method == "tools/list" and MODE == "paged":  # three tools a page, the cursor the next index
+        start = int((message.get("params") or {}).get("cursor") or 0)
+        page: dict[str, Any] = {"tools": tools()[start : start + 3]}
+        if start + 3 < len(tools()):
+            page["nextCursor"] = str(start + 3)
+        send({"jsonrpc": "2.0", "id": request_id, "result": page})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools()}})
     elif method == "ping":

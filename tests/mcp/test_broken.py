@@ -206,3 +206,14 @@ async def test_cancelling_the_turn_sends_notifications_cancelled(tmp_path: Path,
     call = next(m for m in received(state) if m.get("method") == "tools/call")
     cancels = [m for m in received(state) if m.get("method") == "notifications/cancelled"]
     assert [c["params"]["requestId"] for c in cancels] == [call["id"]]  # type: ignore[index]
+
+
+async def test_every_page_of_a_paginated_listing_is_read(tmp_path: Path, project: Path) -> None:
+    async with opened(tmp_path, project, {"broken": broken(tmp_path / "b", "paged")}) as (rt, location):
+        assert location.mcp is not None
+        (status,) = location.mcp.statuses()
+        assert len(status.tools) == 12 and ("broken_tags", "tags") in status.tools
+        (part,) = await turn(rt, location, [("broken_tags", {"tags": ["red"]})])  # on the last page
+    assert part.state == "completed", part.error
+    lists = [m for m in received(tmp_path / "b") if m.get("method") == "tools/list"]
+    assert [(m.get("params") or {}).get("cursor") for m in lists] == [None, "3", "6", "9"]  # type: ignore[union-attr]

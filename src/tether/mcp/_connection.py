@@ -116,6 +116,7 @@ class Connection:
         self._suspect = False
         self._calls: set[_Call] = set()
         self._errlog: Any = None
+        self._up = False
 
     @property
     def name(self) -> str:
@@ -175,33 +176,31 @@ class Connection:
 
     async def _attempt(self) -> bool:
         """One connection, from start to loss: whether it connected. Its end is in :attr:`error`."""
-        connected = False
+        self._up = False  # set by _connected: an error after it ends a connection, it does not refuse one
         try:
-            connected = await self._connect(self.transport)
+            await self._connect(self.transport)
         except (
             Exception
         ) as exc:  # the supervisor's one boundary: a server's failure is never fatal (module doc)
-            if not connected and self.transport == "http" and self.spec.fallback_sse and not self._stopping:
+            if not self._up and self.transport == "http" and self.spec.fallback_sse and not self._stopping:
                 first = describe(exc)
                 try:
-                    connected = await self._connect("sse")
+                    await self._connect("sse")
                 except Exception as again:
                     self.error = f"{first} (and over SSE: {describe(again)})"
-                else:
-                    return connected
+                    log.debug("MCP server %s failed over SSE", self.name, exc_info=again)
             else:
                 self.error = self._with_stderr(describe(exc))
             if not isinstance(exc, call_errors()):
                 log.debug("MCP server %s failed", self.name, exc_info=exc)
-        return connected
+        return self._up
 
-    async def _connect(self, transport: str) -> bool:
+    async def _connect(self, transport: str) -> None:
         from mcp import ClientSession, types
 
         from .. import __version__
 
         self._lost = None
-        connected = False
         with anyio.CancelScope() as deadline:
             deadline.deadline = anyio.current_time() + self.spec.connect_timeout
             async with self._transport(transport) as (read, write):
@@ -217,25 +216,24 @@ class Connection:
                         result = await session.initialize()
                         tools = await self._list_tools(session)
                         deadline.deadline = math.inf
-                        connected = True
                         self.transport = transport  # SSE, once a remote server refused streamable HTTP
                         self._connected(session, result, tools)
                         await self._serve(session)
                         self.session = None
                     relay.cancel_scope.cancel()
         self.session = None
-        if deadline.cancelled_caught and not connected:
+        if deadline.cancelled_caught and not self._up:
             self.error = self._with_stderr(
                 f"did not start within {self.spec.connect_timeout:g}s (initialize and tools/list unanswered)"
             )
         elif self._lost is not None:
             self.error = self._lost
-        return connected
 
     def _connected(
         self, session: ClientSession, result: types.InitializeResult, tools: tuple[types.Tool, ...]
     ) -> None:
         self.session = session
+        self._up = True
         self.state = "connected"
         self.error = None
         self.instructions = result.instructions or None
