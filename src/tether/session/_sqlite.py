@@ -424,20 +424,22 @@ class SQLiteStore:
 
     async def events_after(
         self, after: int, *, session_id: str | None = None, limit: int = 1000
-    ) -> Sequence[tuple[int, str, str, str]]:
+    ) -> Sequence[tuple[int, str, str, str, str | None]]:
         """At most ``limit`` events of the log after sequence number ``after`` (of one session if given), in order:
-        ``(seq, session_id, type, data JSON text)``. A range of the primary key or of ``events_session``, never a scan
-        (law 10): how a server's event stream resumes from ``Last-Event-ID``."""
+        ``(seq, session_id, type, data JSON text, the part's message id or None)``. A range of the primary key (or
+        of ``events_session``) joined to a part by its key, never a scan (law 10): how a server's event stream
+        resumes from ``Last-Event-ID``."""
+        select = (
+            "SELECT e.seq, e.session_id, e.type, e.data, p.message_id FROM events e LEFT JOIN parts p "
+            "ON e.type = 'message.part.updated' AND p.session_id = e.session_id AND p.id = e.ref "
+        )
 
-        def read(conn: sqlite3.Connection) -> list[tuple[int, str, str, str]]:
+        def read(conn: sqlite3.Connection) -> list[tuple[int, str, str, str, str | None]]:
             if session_id is None:
-                query = "SELECT seq, session_id, type, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
+                query = f"{select}WHERE e.seq > ? ORDER BY e.seq LIMIT ?"
                 args: tuple[Any, ...] = (after, limit)
             else:
-                query = (
-                    "SELECT seq, session_id, type, data FROM events WHERE session_id = ? AND seq > ? "
-                    "ORDER BY seq LIMIT ?"
-                )
+                query = f"{select}WHERE e.session_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?"
                 args = (session_id, after, limit)
             return list(conn.execute(query, args))
 

@@ -1,0 +1,370 @@
+"""The routes of ``tether serve``: one handler per operation, each a thin call into the runtime.
+
+Each handler reads its body through a pydantic model (:mod:`._schemas`) and answers JSON; the errors map in one place
+(:func:`_errors`): ``NotFoundError`` 404, a busy session 409, ``UsageError``/``ConfigError`` 400, an invalid body 422.
+The table :data:`ROUTES` is what both the app and the OpenAPI document are built from, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio.to_thread
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from ..errors import ConfigError, NotFoundError, UsageError
+from ..session import SessionInfo
+from ..session._model import message_to_json, part_to_json, rules_to_json
+from ._schemas import AnswerBody, CreateSessionBody, PromptBody, ReplyBody
+from ._state import Conflict, ServerState
+
+if TYPE_CHECKING:
+    from ..session import StoredMessage
+
+__all__ = ["ROUTES", "Route", "session_json"]
+
+B = TypeVar("B", bound=BaseModel)
+Handler = Callable[[Request], Awaitable[Response]]
+
+EXPORT_FORMAT = "tether.session/1"
+"""As ``tether session export`` writes (docs/cli.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One operation: method, path, handler, and what the OpenAPI document says about it."""
+
+    method: str
+    path: str
+    handler: Handler
+    operation: str
+    summary: str
+    body: type[BaseModel] | None = None
+    response: str = "object"
+    """The component schema of a success (``object``: any JSON object)."""
+    status: int = 200
+    errors: tuple[int, ...] = ()
+    query: tuple[tuple[str, str, str], ...] = ()
+    """(name, JSON type, description) of each query parameter."""
+
+
+def _state(request: Request) -> ServerState:
+    return request.app.state.tether
+
+
+def _json(value: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(value, status_code=status)
+
+
+def _error(status: int, error: str, detail: Any) -> JSONResponse:
+    return JSONResponse({"error": error, "detail": detail}, status_code=status)
+
+
+async def _body(request: Request, model: type[B]) -> B:
+    raw = await request.body()
+    return model.model_validate_json(raw or b"{}")
+
+
+def _errors(handler: Handler) -> Handler:
+    async def guarded(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except ValidationError as exc:
+            issues = [
+                {"loc": [str(p) for p in e["loc"]], "msg": e["msg"], "type": e["type"]}
+                for e in exc.errors(include_url=False, include_input=False)
+            ]
+            return _error(422, "invalid_body", issues)
+        except NotFoundError as exc:
+            return _error(404, "not_found", str(exc))
+        except Conflict as exc:
+            return _error(409, "conflict", str(exc))
+        except (UsageError, ConfigError) as exc:
+            return _error(400, "bad_request", str(exc))
+
+    return guarded
+
+
+def session_json(info: SessionInfo) -> dict[str, Any]:
+    """A session's record as JSON (the keys of ``tether sessions --json`` and of an export's ``session``)."""
+    return {
+        "id": info.id,
+        "title": info.title,
+        "project": info.project,
+        "directory": info.directory,
+        "agent": info.agent,
+        "parent_id": info.parent_id,
+        "parent_call_id": info.parent_call_id,
+        "rules": rules_to_json(info.rules),
+        "created": info.created,
+        "updated": info.updated,
+    }
+
+
+def _messages_json(messages: Sequence[StoredMessage]) -> list[dict[str, Any]]:
+    return [{"info": message_to_json(m.info), "parts": [part_to_json(p) for p in m.parts]} for m in messages]
+
+
+def _limit(request: Request, default: int = 100) -> int:
+    raw = request.query_params.get("limit")
+    if raw is None:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+        raise UsageError("limit must be a whole number from 1 to 1000")
+    return int(raw)
+
+
+# -- health -----------------------------------------------------------------------------------------------------------
+
+
+async def health(request: Request) -> Response:
+    state = _state(request)
+    return _json(
+        {
+            "ok": True,
+            "project": str(state.location.root),
+            "directory": str(state.location.directory),
+            "clients": state.hub.clients,
+            "running": len(state.running),
+        }
+    )
+
+
+# -- sessions ---------------------------------------------------------------------------------------------------------
+
+
+async def list_sessions(request: Request) -> Response:
+    state = _state(request)
+    found = await state.rt.sessions.list(project=str(state.location.root), limit=_limit(request))
+    return _json({"sessions": [{**session_json(i), "busy": i.id in state.running} for i in found]})
+
+
+async def create_session(request: Request) -> Response:
+    state = _state(request)
+    body = await _body(request, CreateSessionBody)
+    directory = await anyio.to_thread.run_sync(state.directory, body.directory)
+    if body.agent is not None and body.agent not in state.rt.agents:
+        raise UsageError(f"no agent {body.agent!r}; agents: {', '.join(sorted(state.rt.agents))}")
+    location = await state.rt.location(directory, root=state.location.root)
+    session = await state.rt.sessions.create(location, agent=body.agent, title=body.title)
+    return _json(session_json(session.info), 201)
+
+
+async def _stored(request: Request) -> SessionInfo:
+    state = _state(request)
+    info = await state.rt.store.get_session(request.path_params["session_id"])
+    if info.project != str(state.location.root):
+        raise NotFoundError(f"no session {info.id} in the served project")
+    return info
+
+
+async def get_session(request: Request) -> Response:
+    info = await _stored(request)
+    return _json({**session_json(info), "busy": info.id in _state(request).running})
+
+
+async def session_messages(request: Request) -> Response:
+    info = await _stored(request)
+    messages = await _state(request).rt.store.load_messages(info.id)
+    return _json({"session": info.id, "messages": _messages_json(messages)})
+
+
+async def export_session(request: Request) -> Response:
+    info = await _stored(request)
+    messages = await _state(request).rt.store.load_messages(info.id)
+    return _json(
+        {"format": EXPORT_FORMAT, "session": session_json(info), "messages": _messages_json(messages)}
+    )
+
+
+async def prompt_session(request: Request) -> Response:
+    state = _state(request)
+    body = await _body(request, PromptBody)
+    info = await _stored(request)
+    model = state.choose_model(body.model)
+    session = await state.rt.sessions.get(info.id)
+    state.start_turn(session, body.text, model)
+    return _json({"session": info.id, "status": "busy"}, 202)
+
+
+async def cancel_session(request: Request) -> Response:
+    state = _state(request)
+    info = await _stored(request)
+    running = info.id in state.running
+    if running:
+        (await state.rt.sessions.get(info.id)).cancel()
+    return _json({"session": info.id, "cancelled": running})
+
+
+async def delete_session(request: Request) -> Response:
+    state = _state(request)
+    info = await _stored(request)
+    if info.id in state.running:
+        raise Conflict(f"session {info.id} is running a turn: cancel it first")
+    deleted = await state.rt.store.delete_session(info.id)
+    if deleted.live:
+        raise Conflict(deleted.live[0].message)
+    directories = [state.rt.output.session_directory(i.id) for i in deleted.sessions]
+    await anyio.to_thread.run_sync(lambda: [shutil.rmtree(d, ignore_errors=True) for d in directories])
+    return _json({"deleted": [i.id for i in deleted.sessions]})
+
+
+# -- permissions and questions ----------------------------------------------------------------------------------------
+
+
+def _session_filter(request: Request) -> str | None:
+    return request.query_params.get("session") or None
+
+
+async def list_permissions(request: Request) -> Response:
+    pending = _state(request).rt.permissions.pending(_session_filter(request))
+    return _json({"requests": [p.to_json() for p in pending]})
+
+
+async def reply_permission(request: Request) -> Response:
+    body = await _body(request, ReplyBody)
+    if body.message is not None and body.reply != "reject":
+        raise UsageError("a message goes with reply reject only (it is the feedback the model reads)")
+    request_id = request.path_params["request_id"]
+    await _state(request).rt.permissions.reply(request_id, body.reply, body.message)
+    return _json({"request": request_id, "reply": body.reply})
+
+
+async def list_questions(request: Request) -> Response:
+    pending = _state(request).rt.questions.pending(_session_filter(request))
+    return _json({"questions": [p.to_json() for p in pending]})
+
+
+async def answer_question(request: Request) -> Response:
+    body = await _body(request, AnswerBody)
+    request_id = request.path_params["request_id"]
+    await _state(request).rt.questions.reply(request_id, body.answers)
+    return _json({"request": request_id, "answered": True})
+
+
+async def reject_question(request: Request) -> Response:
+    request_id = request.path_params["request_id"]
+    await _state(request).rt.questions.reject(request_id)
+    return _json({"request": request_id, "answered": False})
+
+
+# -- the catalog, saved approvals, MCP -------------------------------------------------------------------------------
+
+
+async def catalog(request: Request) -> Response:
+    state = _state(request)
+    name = request.query_params.get("agent") or state.rt.config.get("default_agent") or "build"
+    agent = state.rt.agents.get(name)
+    if agent is None:
+        raise UsageError(f"no agent {name!r}; agents: {', '.join(sorted(state.rt.agents))}")
+    step = state.location.tools.materialize(agent.rules)
+    tools = [
+        {"name": d.name, "description": d.description, "input_schema": dict(d.input_schema)}
+        for d in step.definitions
+    ]
+    return _json({"agent": agent.name, "tools": tools})
+
+
+async def approvals(request: Request) -> Response:
+    state = _state(request)
+    found = await state.rt.saved.list(str(state.location.root))
+    return _json(
+        {
+            "approvals": [
+                {"id": a.id, "project": a.project, "action": a.action, "resource": a.resource} for a in found
+            ]
+        }
+    )
+
+
+async def mcp_status(request: Request) -> Response:
+    servers = _state(request).location.mcp
+    statuses = servers.statuses() if servers is not None else ()
+    return _json(
+        {
+            "servers": [
+                {
+                    "name": s.name,
+                    "state": s.state,
+                    "transport": s.transport,
+                    "tools": [name for name, _ in s.tools],
+                    "error": s.error,
+                    "server": s.server,
+                }
+                for s in statuses
+            ]
+        }
+    )
+
+
+# -- events -----------------------------------------------------------------------------------------------------------
+
+
+async def events(request: Request) -> Response:
+    state = _state(request)
+    session_id = _session_filter(request)
+    raw = request.headers.get("last-event-id")
+    last: int | None = None
+    if raw is not None:
+        if not raw.isdigit() or len(raw) > 19:
+            raise UsageError("Last-Event-ID must be the id of an event this server sent (a whole number)")
+        last = int(raw)
+    client = state.hub.connect(session_id, last)
+    return StreamingResponse(
+        state.hub.stream(client, replay=last is not None, heartbeat=state.heartbeat),
+        media_type="text/event-stream",
+        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+    )
+
+
+_SESSION = "/api/sessions/{session_id}"
+_SESSION_Q = (("session", "string", "only the events/requests of this session"),)
+
+ROUTES: tuple[Route, ...] = (
+    Route("GET", "/api/health", health, "health", "The server is up; its project and load.", response="Health"),
+    Route("GET", "/api/sessions", list_sessions, "listSessions", "The served project's sessions, newest first.",
+          response="SessionList", query=(("limit", "integer", "at most this many (1-1000, default 100)"),),
+          errors=(400,)),
+    Route("POST", "/api/sessions", create_session, "createSession", "Create a session.", body=CreateSessionBody,
+          response="Session", status=201, errors=(400, 422)),
+    Route("GET", _SESSION, get_session, "getSession", "One session.", response="Session", errors=(404,)),
+    Route("DELETE", _SESSION, delete_session, "deleteSession",
+          "Delete a session, its children, their rows and retained outputs.", errors=(404, 409)),
+    Route("GET", f"{_SESSION}/messages", session_messages, "sessionMessages",
+          "Every message of a session with its parts, as stored.", errors=(404,)),
+    Route("GET", f"{_SESSION}/export", export_session, "exportSession",
+          "The session as `tether session export` writes it.", errors=(404,)),
+    Route("POST", f"{_SESSION}/prompt", prompt_session, "promptSession",
+          "Start a turn; returns at once (202), progress is on the event stream.", body=PromptBody,
+          response="Accepted", status=202, errors=(400, 404, 409, 422)),
+    Route("POST", f"{_SESSION}/cancel", cancel_session, "cancelSession", "Cancel the running turn, if any.",
+          errors=(404,)),
+    Route("GET", "/api/permissions", list_permissions, "listPermissions", "Pending permission requests.",
+          query=_SESSION_Q),
+    Route("POST", "/api/permissions/{request_id}/reply", reply_permission, "replyPermission",
+          "Answer a pending permission request: once, always, or reject (with feedback).", body=ReplyBody,
+          errors=(400, 404, 422)),
+    Route("GET", "/api/questions", list_questions, "listQuestions", "Pending questions.", query=_SESSION_Q),
+    Route("POST", "/api/questions/{request_id}/reply", answer_question, "answerQuestion",
+          "Answer pending questions: one list of labels (or own text) per question.", body=AnswerBody,
+          errors=(400, 404, 422)),
+    Route("POST", "/api/questions/{request_id}/reject", reject_question, "rejectQuestion",
+          "Dismiss pending questions (the turn stops, as after a permission reject).", errors=(404,)),
+    Route("GET", "/api/catalog", catalog, "catalog", "The tools an agent's model is offered in the served project.",
+          query=(("agent", "string", "the agent (default: the config's, else build)"),), errors=(400,)),
+    Route("GET", "/api/approvals", approvals, "approvals", "Saved approvals (\"always\") of the served project."),
+    Route("GET", "/api/mcp", mcp_status, "mcpStatus", "The configured MCP servers and their state."),
+    Route("GET", "/api/events", events, "events",
+          "Server-sent events (text/event-stream); resume with Last-Event-ID.", response="EventStream",
+          query=_SESSION_Q, errors=(400,)),
+)  # fmt: skip
+
+
+def handlers() -> list[tuple[str, str, Handler]]:
+    """(method, path, handler with error mapping) of every route."""
+    return [(r.method, r.path, _errors(r.handler)) for r in ROUTES]

@@ -1,0 +1,107 @@
+"""What every route of ``tether serve`` shares: the runtime, the served Location, the event hub and the turns.
+
+Prompts are asynchronous: :meth:`ServerState.start_turn` starts the turn in the server's task group and returns at
+once; its progress is on the event stream, and a failure becomes an ``error`` frame there (the turn's record is in
+the store as always). One turn per session at a time (a second prompt is refused with 409 until it is idle).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, ProviderError, StoreError, UsageError
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from .._runtime import Runtime, RuntimeLocation
+    from ..llm import Model
+    from ..session import Session
+    from ._events import EventHub
+
+__all__ = ["Conflict", "ServerState"]
+
+log = logging.getLogger("tether.server")
+
+
+class Conflict(UsageError):
+    """The request is valid but the state refuses it now (a busy session): HTTP 409."""
+
+
+@dataclass(kw_only=True, slots=True)
+class ServerState:
+    """The server's shared state (one per app).
+
+    Attributes:
+        rt: the open runtime.
+        location: the served project's Location (``--dir``).
+        hub: the event stream.
+        choose_model: ``provider/model`` (or ``None``: the default) -> a model; raises ``UsageError`` or
+            ``ConfigError`` for a name it cannot resolve.
+        heartbeat: seconds between SSE heartbeats.
+    """
+
+    rt: Runtime
+    location: RuntimeLocation
+    hub: EventHub
+    choose_model: Callable[[str | None], Model]
+    heartbeat: float = 15.0
+    task_group: TaskGroup | None = None
+    running: set[str] = field(default_factory=set[str])
+
+    def directory(self, given: str | None) -> Path:
+        """The real directory a new session works in: ``given`` (relative to the served root) or the served one.
+
+        Raises:
+            UsageError: ``given`` lies outside the served project, or is not a directory.
+        """
+        root = self.location.root
+        if given is None:
+            return self.location.directory
+        path = Path(os.path.realpath(root / given))
+        if path != root and root not in path.parents:
+            raise UsageError(f"directory {given!r} is outside the served project {root}: name one inside it")
+        if not path.is_dir():
+            raise UsageError(f"directory {given!r} is not a directory of the served project")
+        return path
+
+    def start_turn(self, session: Session, text: str, model: Model) -> None:
+        """Run one turn of ``session`` in the background.
+
+        Raises:
+            Conflict: the session is running a turn already.
+        """
+        if session.id in self.running or session.busy:
+            raise Conflict(f"session {session.id} is busy: wait for its status to be idle, or cancel it")
+        assert self.task_group is not None
+        self.running.add(session.id)
+        self.task_group.start_soon(self._turn, session, text, model)
+
+    async def _turn(self, session: Session, text: str, model: Model) -> None:
+        kind: str | None = None
+        message = ""
+        try:
+            await session.prompt(text, model=model)
+        except ProviderError as exc:
+            kind, message = "provider", str(exc)
+        except StoreError as exc:
+            kind, message = "store", str(exc)
+        except (UsageError, ConfigError) as exc:
+            kind, message = "usage", str(exc)
+        except Exception as exc:  # a defect: said on the stream and logged, the server goes on
+            log.exception("turn of %s failed", session.id)
+            kind, message = "defect", f"{type(exc).__name__}: {exc}"
+        finally:
+            self.running.discard(session.id)
+        if kind is not None:
+            first = message.splitlines()[0] if message else kind
+            self.hub.publish({"v": 1, "type": "error", "session": session.id, "kind": kind, "message": first})
+
+    def pending(self, session_id: str | None) -> tuple[list[Any], list[Any]]:
+        """The pending permission requests and questions (of one session, or all)."""
+        return self.rt.permissions.pending(session_id), self.rt.questions.pending(session_id)
