@@ -318,10 +318,9 @@ async def test_localhost_connects_to_the_checked_address_with_its_own_host_heade
     assert server.hits == [("/", f"localhost:{server.port}")]
 
 
-async def test_the_connection_goes_to_the_address_checked_not_a_second_lookup(
-    fetch: Fetch, server: Server, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A rebinding name answers once: webfetch connects to that answer (a second lookup would fail here)."""
+@pytest.fixture
+def loopback_dns(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every name resolves to 127.0.0.1, once per lookup; the names looked up are recorded."""
     lookups: list[str] = []
 
     async def once(host: str, port: int) -> list[Any]:
@@ -329,6 +328,14 @@ async def test_the_connection_goes_to_the_address_checked_not_a_second_lookup(
         return [ipaddress.ip_address("127.0.0.1")]
 
     monkeypatch.setattr(webfetch, "resolve", once)
+    return lookups
+
+
+async def test_the_connection_goes_to_the_address_checked_not_a_second_lookup(
+    fetch: Fetch, server: Server, loopback_dns: list[str]
+) -> None:
+    """A rebinding name answers once: webfetch connects to that answer (a second lookup would fail here)."""
+    lookups = loopback_dns
     server.body("/", b"pinned")
     assert await fetch.text(url=server.url("/", host="rebind.invalid")) == "pinned"
     assert lookups == ["rebind.invalid"]
@@ -337,15 +344,9 @@ async def test_the_connection_goes_to_the_address_checked_not_a_second_lookup(
 
 
 async def test_an_international_name_is_resolved_and_sent_in_its_idna_form(
-    fetch: Fetch, server: Server, monkeypatch: pytest.MonkeyPatch
+    fetch: Fetch, server: Server, loopback_dns: list[str]
 ) -> None:
-    lookups: list[str] = []
-
-    async def once(host: str, port: int) -> list[Any]:
-        lookups.append(host)
-        return [ipaddress.ip_address("127.0.0.1")]
-
-    monkeypatch.setattr(webfetch, "resolve", once)
+    lookups = loopback_dns
     server.body("/", b"idn")
     assert await fetch.text(url=f"http://bücher.example:{server.port}/") == "idn"
     assert lookups == ["xn--bcher-kva.example"]
@@ -519,7 +520,7 @@ def _certificates(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 async def test_https_keeps_the_name_for_tls_while_connecting_to_the_checked_address(
-    tmp_path: Path, kit: Any, server: Server, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, kit: Any, server: Server, monkeypatch: pytest.MonkeyPatch, loopback_dns: list[str]
 ) -> None:
     import ssl
 
@@ -530,10 +531,6 @@ async def test_https_keeps_the_name_for_tls_while_connecting_to_the_checked_addr
     server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
     server.body("/", b"over tls")
 
-    async def loopback(host: str, port: int) -> list[Any]:
-        return [ipaddress.ip_address("127.0.0.1")]
-
-    monkeypatch.setattr(webfetch, "resolve", loopback)
     fetch = Fetch(tmp_path, kit, lambda request: "allow")
     for host in ("localhost", "pinned.test"):
         assert await fetch.text(url=f"https://{host}:{server.port}/") == "over tls"
