@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolFailure
@@ -174,10 +173,6 @@ def make(deps: BuiltinDeps) -> Tool[TodoWriteInput, Any]:
 
     async def execute(input: TodoWriteInput, ctx: ToolContext) -> ToolResponse[Any]:
         await ask_todo(permissions, ctx, "todowrite")
-        # Suspend before entering the lock: settle starts an async tool eagerly and enters the call's deadline scope
-        # at its first suspension (tools/_settle.py); a scope the tool entered before that point (the lock's) would
-        # be exited out of order ("Attempted to exit a cancel scope that isn't the current task's").
-        await anyio.lowlevel.checkpoint()
         async with writing:
             previous = await store.load_todos(ctx.session_id)
             todos = _with_ids(input.todos, previous)

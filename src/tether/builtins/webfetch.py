@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
-import anyio.lowlevel
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
@@ -443,9 +442,6 @@ def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
 
     async def execute(input: WebFetchInput, ctx: ToolContext) -> ToolResponse[Any]:
         clock = _Clock(min(input.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT))
-        # Suspend before any cancel scope of ours (the clock's) is entered: settle enters the call's own scope at the
-        # tool's first suspension (tools/_settle.py: eager start), and scopes must be exited in the order entered.
-        await anyio.lowlevel.checkpoint()
         fetched = await fetch(input, ctx, clock)
         content_type = fetched.content_type
         mime = content_type.split(";")[0].strip().lower()
