@@ -202,7 +202,7 @@ def test_refusals_say_what_was_wrong(live: Live, api: Client) -> None:
         (lambda: api.request("POST", "/api/permissions/x/reply", {"reply": "sometimes"}), 422),
         (lambda: api.answer("que_nothing", [["a"]]), 404),
         (lambda: api.sessions(limit=0), 400),
-        (lambda: api.catalog(agent="nobody"), 400),
+        (lambda: api.catalog(agent="nobody"), 404),
     ]
     for call, status in cases:
         with pytest.raises(ApiError) as refused:

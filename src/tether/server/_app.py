@@ -43,7 +43,6 @@ def build_app(state: ServerState) -> Starlette:
     from starlette.responses import FileResponse, JSONResponse
     from starlette.routing import Route
 
-    from ._openapi import openapi_document
     from ._routes import handlers
 
     async def page(request: Request) -> Response:
@@ -55,16 +54,10 @@ def build_app(state: ServerState) -> Starlette:
             return JSONResponse({"error": "not_found", "detail": "no such file"}, status_code=404)
         return FileResponse(STATIC / name, headers=_PAGE_HEADERS)
 
-    document = openapi_document()
-
-    async def openapi(request: Request) -> Response:
-        return JSONResponse(document)
-
     routes = [Route(path, handler, methods=[method]) for method, path, handler in handlers()]
     routes += [
         Route("/", page, methods=["GET"]),
         Route("/static/{name}", asset, methods=["GET"]),
-        Route("/api/openapi.json", openapi, methods=["GET"]),
     ]
     app = Starlette(routes=routes)
     app.state.tether = state

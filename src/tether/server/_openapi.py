@@ -85,7 +85,15 @@ def openapi_document() -> dict[str, Any]:
             if "{" + name + "}" in route.path
         ]
         parameters += [
-            {"name": name, "in": "query", "required": False, "schema": {"type": kind}, "description": text}
+            {
+                "name": name,
+                "in": "query",
+                "required": False,
+                "schema": {"type": kind, "minimum": 1, "maximum": 1000}
+                if kind == "integer"
+                else {"type": kind},
+                "description": text,
+            }
             for name, kind, text in route.query
         ]
         media = "text/event-stream" if route.response == "EventStream" else "application/json"

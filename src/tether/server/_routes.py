@@ -261,7 +261,7 @@ async def catalog(request: Request) -> Response:
     name = request.query_params.get("agent") or state.rt.config.get("default_agent") or "build"
     agent = state.rt.agents.get(name)
     if agent is None:
-        raise UsageError(f"no agent {name!r}; agents: {', '.join(sorted(state.rt.agents))}")
+        raise NotFoundError(f"no agent {name!r}; agents: {', '.join(sorted(state.rt.agents))}")
     step = state.location.tools.materialize(agent.rules)
     tools = [
         {"name": d.name, "description": d.description, "input_schema": dict(d.input_schema)}
@@ -300,6 +300,12 @@ async def mcp_status(request: Request) -> Response:
             ]
         }
     )
+
+
+async def openapi(request: Request) -> Response:
+    from ._openapi import openapi_document
+
+    return _json(openapi_document())
 
 
 # -- events -----------------------------------------------------------------------------------------------------------
@@ -356,9 +362,10 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/api/questions/{request_id}/reject", reject_question, "rejectQuestion",
           "Dismiss pending questions (the turn stops, as after a permission reject).", errors=(404,)),
     Route("GET", "/api/catalog", catalog, "catalog", "The tools an agent's model is offered in the served project.",
-          query=(("agent", "string", "the agent (default: the config's, else build)"),), errors=(400,)),
+          query=(("agent", "string", "the agent (default: the config's, else build)"),), errors=(404,)),
     Route("GET", "/api/approvals", approvals, "approvals", "Saved approvals (\"always\") of the served project."),
     Route("GET", "/api/mcp", mcp_status, "mcpStatus", "The configured MCP servers and their state."),
+    Route("GET", "/api/openapi.json", openapi, "openapi", "This document."),
     Route("GET", "/api/events", events, "events",
           "Server-sent events (text/event-stream); resume with Last-Event-ID.", response="EventStream",
           query=_SESSION_Q, errors=(400,)),

@@ -1,0 +1,126 @@
+"""The web inspector in a real headless Chromium (the Debian ``chromium`` package, driven by Playwright).
+
+The page takes the token from the URL fragment, lists sessions, shows a session's timeline (tool calls with their
+input, the permission decisions with the rule that decided, the output), follows live events, and answers an approval
+and a question. Screenshots go to ``test-artifacts/inspector/`` (gitignored) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.client import Client
+from tether.testing import tool_call
+
+from .conftest import TOKEN, Live
+
+CHROMIUM = os.environ.get("TETHER_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "inspector"
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (scripts/bootstrap installs it)")
+WAIT_MS = 10_000
+
+
+@pytest.fixture
+def page(live: Live) -> Iterator[Any]:
+    playwright_sync = pytest.importorskip("playwright.sync_api")
+    with playwright_sync.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.set_default_timeout(WAIT_MS)
+            yield page
+            assert errors == []
+        finally:
+            browser.close()
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_the_page_takes_the_token_from_the_fragment_and_approves_a_request(
+    live: Live, api: Client, page: Any
+) -> None:
+    session = api.create_session(title="make a file")
+    live.script(
+        [tool_call("bash", {"command": "touch made.txt", "description": "make"}, id="c1")], ["made it"]
+    )
+    page.goto(f"{live.url}/#token={TOKEN}")
+    page.wait_for_selector("#live:text('live')")
+    assert "token" not in page.url  # the fragment is taken away at once
+    assert page.evaluate("sessionStorage.getItem('tether.token')") == TOKEN
+    page.click(f"li[data-id='{session['id']}']")
+    page.wait_for_selector("#session-head h2:text('make a file')")
+    api.prompt(session["id"], "make the file")
+    ask = page.wait_for_selector(".ask.permission")
+    assert "touch made.txt" in ask.inner_text()
+    _shot(page, "1-approval-waiting")
+    assert not (live.project / "made.txt").exists()
+    page.click(".ask.permission button:text('Allow once')")
+    page.wait_for_selector("li.tool.completed")
+    page.wait_for_selector("#timeline li.assistant:text('made it')")
+    assert (live.project / "made.txt").exists()
+    tool = page.inner_text("li.tool.completed")
+    assert '"command": "touch made.txt"' in tool  # the input
+    assert (
+        "replied once" in tool and 'by rule bash "*" -> ask' in tool
+    )  # the decision and the rule that asked
+    assert page.query_selector(".ask") is None
+    _shot(page, "2-approved-timeline")
+
+
+def test_a_reject_with_feedback_and_a_question_are_answered_from_the_page(
+    live: Live, api: Client, page: Any
+) -> None:
+    session = api.create_session(title="ask me")
+    question = {"questions": [{"question": "Which color?", "header": "Color", "options": [
+        {"label": "red", "description": "warm"}, {"label": "blue", "description": "cool"}]}]}  # fmt: skip
+    live.script(
+        [tool_call("bash", {"command": "touch nope.txt", "description": "x"}, id="c1")],
+        [tool_call("question", question, id="q1")],
+        ["thanks"],
+    )
+    page.goto(f"{live.url}/#token={TOKEN}")
+    page.wait_for_selector("#live:text('live')")
+    page.click(f"li[data-id='{session['id']}']")
+    api.prompt(session["id"], "go")
+    page.wait_for_selector(".ask.permission")
+    page.fill(".ask.permission input[type=text]", "do not touch files")
+    page.click(".ask.permission button:text('Reject')")
+    page.wait_for_selector(".ask.question")
+    _shot(page, "3-question")
+    page.check(".ask.question input[value='blue']")
+    page.click(".ask.question button:text('Answer')")
+    page.wait_for_selector("#timeline li.assistant:text('thanks')")
+    assert not (live.project / "nope.txt").exists()
+    text = page.inner_text("#timeline")
+    assert "do not touch files" in text and "blue" in text
+    _shot(page, "4-answered")
+
+
+def test_the_page_asks_for_the_token_and_a_wrong_one_is_refused(live: Live, page: Any) -> None:
+    page.goto(live.url)
+    page.wait_for_selector("#login-form")
+    page.fill("#token", "wrong-token-value")
+    page.click("#login-form button")
+    page.wait_for_selector("#login-error:text('The token was refused.')")
+    page.fill("#token", TOKEN)
+    page.click("#login-form button")
+    page.wait_for_selector("#live:text('live')")
+    # a hostile page's markup in a title is shown as text, never run
+    with live.client() as api:
+        api.create_session(title="<img src=x onerror=alert(1)>")
+    page.reload()
+    page.wait_for_selector("#sessions li:text('<img src=x onerror=alert(1)>')")
+    assert page.query_selector("#sessions img") is None
