@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ..cli.conftest import Cli
-from .conftest import BROKEN, VENV_BIN
+from .conftest import VENV_BIN, broken
 
 
 @pytest.fixture
@@ -19,6 +19,12 @@ def cli(tmp_path: Path) -> Cli:
 
 def configure(project: Path, config: dict[str, object]) -> None:
     Cli.configure(project, config)
+
+
+def trusted_broken(cli: Cli, project: Path, tmp_path: Path) -> None:
+    """The project configures the broken server (serving) and the commands trust it."""
+    configure(project, {"mcp": {"broken": broken(tmp_path / "b")}})
+    cli.env["TETHER_TRUST"] = "1"
 
 
 def test_mcp_list_shows_each_server_state_and_tools(cli: Cli, project: Path, tmp_path: Path) -> None:
@@ -72,18 +78,7 @@ def test_an_untrusted_repository_never_starts_its_servers(
 
 
 def test_tether_tools_lists_mcp_tools_with_their_origin(cli: Cli, project: Path, tmp_path: Path) -> None:
-    configure(
-        project,
-        {
-            "mcp": {
-                "broken": {
-                    "type": "local",
-                    "command": [sys.executable, str(BROKEN), "ok", str(tmp_path / "b")],
-                }
-            }
-        },
-    )
-    cli.env["TETHER_TRUST"] = "1"
+    trusted_broken(cli, project, tmp_path)
     result = cli.run("tools", "--format", "json", cwd=project)
     assert result.code == 0, result.output
     found = json.loads(result.stdout)
@@ -93,18 +88,7 @@ def test_tether_tools_lists_mcp_tools_with_their_origin(cli: Cli, project: Path,
 
 
 def test_server_instructions_are_in_the_run_system_texts(cli: Cli, project: Path, tmp_path: Path) -> None:
-    configure(
-        project,
-        {
-            "mcp": {
-                "broken": {
-                    "type": "local",
-                    "command": [sys.executable, str(BROKEN), "ok", str(tmp_path / "b")],
-                }
-            }
-        },
-    )
-    cli.env["TETHER_TRUST"] = "1"
+    trusted_broken(cli, project, tmp_path)
     result = cli.run("run", "--show-prompt", "-m", "openai/gpt-5", cwd=project)
     assert result.code == 0, result.output
     assert 'Instructions from the MCP server "broken"' in result.stdout and "Use broken_echo" in result.stdout

@@ -16,6 +16,11 @@ from .conftest import VENV_BIN, opened, text, turn
 pytestmark = pytest.mark.anyio
 
 
+def local(command: list[str]) -> dict[str, object]:
+    """The config of server-everything over stdio."""
+    return {"everything": {"type": "local", "command": command}}
+
+
 async def test_time_server_answers_through_a_turn(tmp_path: Path, project: Path) -> None:
     servers = {"time": {"type": "local", "command": [str(VENV_BIN / "mcp-server-time")]}}
     async with opened(tmp_path, project, servers) as (rt, location):
@@ -52,10 +57,7 @@ async def test_git_server_reads_the_project_repository(tmp_path: Path, project: 
 async def test_everything_image_structured_and_resources(
     tmp_path: Path, project: Path, everything: list[str]
 ) -> None:
-    async with opened(tmp_path, project, {"everything": {"type": "local", "command": everything}}) as (
-        rt,
-        location,
-    ):
+    async with opened(tmp_path, project, local(everything)) as (rt, location):
         status = location.mcp.statuses()[0]  # type: ignore[union-attr]
         assert status.state == "connected", status.error
         calls = [
@@ -89,10 +91,7 @@ async def test_everything_image_structured_and_resources(
 async def test_everything_progress_reaches_the_bus(
     tmp_path: Path, project: Path, everything: list[str]
 ) -> None:
-    async with opened(tmp_path, project, {"everything": {"type": "local", "command": everything}}) as (
-        rt,
-        location,
-    ):
+    async with opened(tmp_path, project, local(everything)) as (rt, location):
         seen: list[ToolProgress] = []
         rt.bus.subscribe(ToolProgress, seen.append)
         (part,) = await turn(
@@ -106,10 +105,7 @@ async def test_everything_progress_reaches_the_bus(
 async def test_everything_error_result_is_a_failure_the_model_reads(
     tmp_path: Path, project: Path, everything: list[str]
 ) -> None:
-    async with opened(tmp_path, project, {"everything": {"type": "local", "command": everything}}) as (
-        rt,
-        location,
-    ):
+    async with opened(tmp_path, project, local(everything)) as (rt, location):
         (part,) = await turn(
             rt,
             location,

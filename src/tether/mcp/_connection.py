@@ -30,7 +30,7 @@ import logging
 import math
 import os
 import tempfile
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from ..tools import ToolContext
 
-__all__ = ["Connection", "State"]
+__all__ = ["Connection", "State", "every_page"]
 
 log = logging.getLogger("tether.mcp")
 
@@ -60,6 +60,22 @@ _MAX_RESTARTS = 5
 _MAX_BACKOFF = 30.0
 _PING_TIMEOUT = 5.0
 _STDERR_TAIL = 400
+
+
+async def every_page(list_page: Callable[..., Awaitable[Any]], field: str, *, limit: int = 1000) -> list[Any]:
+    """Every item of a paginated MCP listing (``list_tools``, ``list_resources``), page after page; a server that
+    never stops paging is cut off after ``limit`` pages, not followed forever."""
+    from mcp import types
+
+    found: list[Any] = []
+    cursor: str | None = None
+    for _ in range(limit):
+        page = await list_page(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        found.extend(getattr(page, field))
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return found
 
 
 class _Call:
@@ -265,19 +281,7 @@ class Connection:
                     self._lose(f"hung: a call went silent and a ping got no answer within {_PING_TIMEOUT:g}s")
 
     async def _list_tools(self, session: ClientSession) -> tuple[types.Tool, ...]:
-        from mcp import types
-
-        found: list[types.Tool] = []
-        cursor: str | None = None
-        for _ in range(1000):  # a server that never stops paging is cut off, not followed forever
-            page = await session.list_tools(
-                params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            )
-            found.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        return tuple(found)
+        return tuple(await every_page(session.list_tools, "tools"))
 
     def _lose(self, reason: str) -> None:
         """The connection is lost for ``reason``: fail the calls in flight, wake the supervisor to restart it."""

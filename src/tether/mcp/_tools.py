@@ -123,19 +123,9 @@ def resource_tools(connections: Callable[[], Sequence[Connection]]) -> dict[str,
 
 
 async def _all_resources(session: Any) -> list[types.Resource]:
-    from mcp import types
+    from ._connection import every_page
 
-    found: list[types.Resource] = []
-    cursor: str | None = None
-    for _ in range(100):
-        page = await session.list_resources(
-            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        )
-        found.extend(page.resources)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return found
+    return await every_page(session.list_resources, "resources", limit=100)
 
 
 def _resource_line(server: str, resource: types.Resource) -> str:
