@@ -305,3 +305,26 @@ def test_tether_tools_lists_the_skill_tool_and_says_what_was_refused(tmp_path: P
     skill = next(row for row in shown["tools"] if row["name"] == "skill")
     assert skill["origin"] == "builtin"
     assert any("ignored skill 'mine'" in line and "first found wins" in line for line in shown["notices"])
+
+
+def test_your_skills_folder_is_readable_outside_the_project_and_nothing_else_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.permissions import builtin_agents
+    from tether.rules import last_match
+
+    config = tmp_path / "config"
+    monkeypatch.setenv("TETHER_CONFIG_DIR", str(config))
+    skills = os.path.realpath(config / "skills")
+    for agent in builtin_agents(tmp_path / "data", tmp_path / "tmp").values():
+        rules = agent.rules
+
+        def effect(resource: str, rules: Any = rules) -> str:
+            found = last_match(rules, "external_directory", resource)
+            return "ask" if found < 0 else rules[found].effect
+
+        if agent.name in ("compaction", "title", "summary"):
+            continue
+        assert effect(f"{skills}/pdf/*") == "allow", agent.name
+        assert effect(f"{skills}-evil/*") == "ask", agent.name
+        assert effect(f"{os.path.realpath(config)}/*") == "ask", agent.name

@@ -16,12 +16,14 @@ rules.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import UsageError
+from ..paths import default_config_dir
 from ._ruleset import Ruleset
 from ._types import Effect, Rule
 
@@ -77,10 +79,14 @@ def _rules(action: str, patterns: Iterable[tuple[str, Effect]]) -> list[Rule]:
     return [Rule(action, pattern, effect) for pattern, effect in patterns]
 
 
-def _external_readonly(data: str, tmp: str) -> list[Rule]:
+def _external_readonly(data: str, tmp: str, skills: str) -> list[Rule]:
     # The data directory asks even when it lies in the temp directory: it holds every session's outputs and the
-    # store. A session's own retained outputs are allowed per session (``retained_output_rules``).
-    return _rules("external_directory", [("*", "ask"), (f"{tmp}/*", "allow"), (f"{data}/*", "ask")])
+    # store. A session's own retained outputs are allowed per session (``retained_output_rules``). The user's own
+    # skills folder is readable, as OpenCode allows each skill directory: a loaded skill names its files there.
+    return _rules(
+        "external_directory",
+        [("*", "ask"), (f"{tmp}/*", "allow"), (f"{skills}/*", "allow"), (f"{data}/*", "ask")],
+    )
 
 
 _ENV_READS: list[Rule] = _rules("read", [("*.env", "ask"), ("*.env.*", "ask"), ("*.env.example", "allow")])
@@ -114,12 +120,12 @@ def _bash_defaults() -> list[Rule]:
     ]
 
 
-def _defaults(data: str, tmp: str) -> list[Rule]:
+def _defaults(data: str, tmp: str, skills: str) -> list[Rule]:
     return [
         Rule("*", "*", "allow"),
         *_bash_defaults(),
         Rule("doom_loop", "*", "ask"),
-        *_external_readonly(data, tmp),
+        *_external_readonly(data, tmp, skills),
         # webfetch of loopback and private-network addresses (SSRF: a model reaching the machine's own services or
         # the cloud metadata address) is asked apart from webfetch itself, which the "*" rule allows.
         Rule("webfetch_private", "*", "ask"),
@@ -131,8 +137,8 @@ def _defaults(data: str, tmp: str) -> list[Rule]:
     ]
 
 
-def _builtin(data: str, tmp: str) -> list[Agent]:
-    defaults = _defaults(data, tmp)
+def _builtin(data: str, tmp: str, skills: str) -> list[Agent]:
+    defaults = _defaults(data, tmp, skills)
     deny_all = [*defaults, Rule("*", "*", "deny")]
     return [
         Agent(
@@ -174,7 +180,7 @@ def _builtin(data: str, tmp: str) -> list[Agent]:
                 ),
                 *_ENV_READS,
                 Rule("task", "*", "deny"),
-                *_external_readonly(data, tmp),
+                *_external_readonly(data, tmp, skills),
             ),
         ),
         *(
@@ -226,25 +232,32 @@ def _request_options(section: AgentConfig) -> dict[str, Any]:
     return {key: section.data[key] for key in _AGENT_OPTIONS if section.data.get(key) is not None}
 
 
-def builtin_agents(data_dir: Path, tmp_dir: Path, config: Config | None = None) -> dict[str, Agent]:
+def builtin_agents(
+    data_dir: Path, tmp_dir: Path, config: Config | None = None, *, skills_dir: Path | None = None
+) -> dict[str, Agent]:
     """Return the built-in agents by name (``build`` is the default), with ``config`` layered on.
 
     Args:
         data_dir: tether's data directory: reading it asks ``external_directory`` (a session's own retained outputs
             are allowed by the rules resolver, see ``retained_output_rules``).
         tmp_dir: the temp directory whose contents are readable outside the project (``<tmp>/*``).
+        skills_dir: the user's own Agent Skills folder, readable outside the project (default: ``skills`` in the
+            tether config directory, its real path).
         config: adds the top-level ``permission`` rules after each agent's defaults, then ``agent.<name>`` settings
             and rules; an ``agent.<name>`` that is not built in defines a custom agent (mode ``all`` by default) on the
             base defaults; ``disable: true`` removes an agent.
     """
     data = data_dir.as_posix().rstrip("/")
     tmp = tmp_dir.as_posix().rstrip("/")
-    agents = {agent.name: agent for agent in _builtin(data, tmp)}
+    if skills_dir is None:
+        skills_dir = Path(os.path.realpath(default_config_dir() / "skills"))
+    skills = skills_dir.as_posix().rstrip("/")
+    agents = {agent.name: agent for agent in _builtin(data, tmp, skills)}
     if config is None:
         return agents
     for name, section in config.agents.items():
         if name not in agents:
-            agents[name] = Agent(name=name, mode="all", rules=tuple(_defaults(data, tmp)))
+            agents[name] = Agent(name=name, mode="all", rules=tuple(_defaults(data, tmp, skills)))
         if section.disable:
             del agents[name]
     return {name: _layered(agent, config, config.agents.get(name)) for name, agent in agents.items()}
