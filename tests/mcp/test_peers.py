@@ -154,3 +154,18 @@ async def test_everything_over_http(
         process.wait()
         if process.stderr is not None:
             process.stderr.close()
+
+
+async def test_everything_list_changed_is_listed_again(
+    tmp_path: Path, project: Path, everything: list[str]
+) -> None:
+    # server-everything registers its capability-dependent tools once initialized and announces the change
+    async with opened(tmp_path, project, local(everything)) as (rt, location):
+        servers = location.mcp
+        assert servers is not None
+        with anyio.fail_after(30):
+            await servers.wait(lambda: servers.connections[0].listings >= 2)
+        names = {name for name, _ in servers.statuses()[0].tools}
+        assert "everything_simulate-research-query" in names
+        (part,) = await turn(rt, location, [("everything_get-sum", {"a": 2, "b": 3})])
+    assert part.state == "completed" and "5" in text(part), part.error

@@ -120,6 +120,7 @@ class Connection:
         self.instructions: str | None = None
         self.server: str | None = None  # the server's own name and version, once connected
         self.restarts = 0
+        self.listings = 0  # successful tools/list rounds (the first, each re-listing, each reconnection)
         self.resources = False  # the server offers resources
         self.transport = spec.transport
         self.session: ClientSession | None = None
@@ -256,6 +257,7 @@ class Connection:
         self.server = f"{result.server_info.name} {result.server_info.version}"
         self.resources = result.capabilities.resources is not None
         self.tools = tools
+        self.listings += 1
         self.on_tools(self)
         self.settled.set()
 
@@ -267,6 +269,7 @@ class Connection:
                 self._relist = False
                 with anyio.move_on_after(self.spec.connect_timeout) as scope:
                     self.tools = await self._list_tools(session)
+                    self.listings += 1
                     self.on_tools(self)
                 if scope.cancelled_caught:
                     self._lose("did not answer tools/list after announcing a change of its tools")
