@@ -240,3 +240,45 @@ async def test_progress_is_forwarded_and_cancellation_aborts_the_call(served: Se
     bash = parts[0]
     assert bash["tool"] == "bash" and bash["state"] == "error" and bash.get("interrupted") is True
     assert not (served.project / "finished").exists()
+
+
+MEASURE_TOOL = '''
+from pydantic import BaseModel
+
+from tether.tools import tool
+
+
+class Size(BaseModel):
+    words: int
+    chars: int
+
+
+@tool
+def measure(text: str) -> Size:
+    """Count the words and characters of a text."""
+    return Size(words=len(text.split()), chars=len(text))
+'''
+
+
+async def test_a_typed_output_is_advertised_and_returned_as_structured_content(served: Served) -> None:
+    tools_dir = served.cli.tmp / "config" / "tools"
+    tools_dir.mkdir()
+    (tools_dir / "measure.py").write_text(MEASURE_TOOL)
+    async with served.stdio() as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        result = await client.call_tool("measure", {"text": "two words"})
+    schema = listed["measure"].output_schema
+    assert (
+        schema is not None and schema["type"] == "object" and set(schema["properties"]) == {"words", "chars"}
+    )
+    assert listed["read"].output_schema is None  # text-only tools declare none
+    assert not result.is_error and result.structured_content == {"words": 2, "chars": 9}
+
+
+async def test_an_untrusted_projects_mcp_serve_allow_is_ignored(served: Served) -> None:
+    served.user_config({"permission": {"edit": "ask"}})
+    (served.project / "tether.json").write_text('{"mcp_serve": {"ask": "allow"}}')
+    async with served.stdio() as client:
+        result = await client.call_tool("write", {"path": "planted.txt", "content": "x"})
+    assert result.is_error and "cannot ask its user" in _text(result)
+    assert not (served.project / "planted.txt").exists()
