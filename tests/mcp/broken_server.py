@@ -3,7 +3,7 @@
 Usage: ``python broken_server.py MODE STATE_DIR``. It writes its pid to ``STATE_DIR/pid`` and appends every message it
 receives (one JSON line each) to ``STATE_DIR/received``. MODE ``ok`` serves; ``noinit`` never answers ``initialize``;
 ``exit`` dies at once with a message on stderr; ``banner`` prints a non-JSON line before serving; ``paged``
-lists its tools three a page.
+lists its tools three a page; ``once`` serves its first start and refuses every later one.
 
 Its tools misbehave on request: ``crash`` exits mid-call, ``hang`` never answers, ``malformed`` answers with a line
 that is not JSON, ``fail`` answers ``isError``, ``progress`` sends progress notifications (``steps`` of them, ``gap``
@@ -176,6 +176,11 @@ def main() -> None:
     if MODE == "exit":
         sys.stderr.write("broken server: cannot start (missing token)\n")
         sys.exit(2)
+    if MODE == "once":  # serves its first start only: every restart fails
+        if (STATE / "started").exists():
+            sys.stderr.write("broken server: refusing to start again\n")
+            sys.exit(2)
+        (STATE / "started").write_text("yes")
     if MODE == "banner":
         print("Starting the broken server v1.0 ...", flush=True)
     for line in sys.stdin:

@@ -217,3 +217,24 @@ async def test_every_page_of_a_paginated_listing_is_read(tmp_path: Path, project
     assert part.state == "completed", part.error
     lists = [m for m in received(tmp_path / "b") if m.get("method") == "tools/list"]
     assert [(m.get("params") or {}).get("cursor") for m in lists] == [None, "3", "6", "9"]  # type: ignore[union-attr]
+
+
+async def test_a_server_that_cannot_restart_is_failed_after_five_tries(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.mcp import _connection
+
+    monkeypatch.setattr(
+        _connection, "_BACKOFF", 0.001
+    )  # the backoff's schedule, not its length, is under test
+    async with opened(tmp_path, project, {"broken": broken(tmp_path / "b", "once")}) as (rt, location):
+        servers = location.mcp
+        assert servers is not None
+        (part,) = await turn(rt, location, [("broken_crash", {})])
+        assert part.state == "error"
+        with anyio.fail_after(30):
+            await servers.wait(lambda: servers.connections[0].state == "failed")
+        (status,) = servers.statuses()
+        assert servers.connections[0].restarts == 6 and "refusing to start again" in (status.error or "")
+        (late,) = await turn(rt, location, [("broken_echo", {"text": "x"})])
+        assert late.state == "error" and 'MCP server "broken" is failed' in (late.error or "")

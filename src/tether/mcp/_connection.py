@@ -57,6 +57,7 @@ State = Literal["disabled", "connecting", "connected", "restarting", "failed", "
 or reconnecting), ``failed`` (its first connection failed, or five restarts did), ``closed`` (the runtime closed)."""
 
 _MAX_RESTARTS = 5
+_BACKOFF = 0.5  # seconds before the first restart, doubling after each failed one
 _MAX_BACKOFF = 30.0
 _PING_TIMEOUT = 5.0
 _STDERR_TAIL = 400
@@ -174,7 +175,7 @@ class Connection:
                 self.state = "restarting"
                 self.restarts += 1
                 log.warning("MCP server %s: %s; restarting", self.name, self.error)
-                with anyio.move_on_after(min(_MAX_BACKOFF, 0.5 * 2**failures)):
+                with anyio.move_on_after(min(_MAX_BACKOFF, _BACKOFF * 2**failures)):
                     await self._sleep()
         finally:
             if self.state != "failed" and self.state != "disabled":
