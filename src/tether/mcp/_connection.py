@@ -9,7 +9,7 @@ connection is lost. The transport's context managers are entered and left in thi
   as in OpenCode: a wrong command would otherwise start again and again.
 - A server that was connected and is lost (it exited, or it hung: a call went silent and a ping then went
   unanswered) is restarted with backoff (0.5 s doubling to 30 s); after five failed restarts in a row it is
-  ``failed``. Its calls in flight fail one by one with a message naming the server; new calls fail at once while it
+  ``failed`` and its tools leave the catalog. Its calls in flight fail one by one with a message naming the server; new calls fail at once while it
   is down. Nothing here ever fails a session.
 - ``notifications/tools/list_changed`` makes the supervisor list the tools again; :class:`Connection` then calls
   ``on_tools``, which re-registers what changed (the next step's catalog; the current step keeps what it captured).
@@ -171,6 +171,9 @@ class Connection:
                 failures = 0 if was_connected else failures + 1
                 if not connected_once or failures > _MAX_RESTARTS:
                     self.state = "failed"
+                    if self.tools:  # given up: its tools leave the catalog of the next step
+                        self.tools = ()
+                        self.on_tools(self)
                     break
                 self.state = "restarting"
                 self.restarts += 1
