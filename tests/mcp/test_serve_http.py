@@ -10,6 +10,7 @@ import json
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import mcp_types as types
@@ -44,6 +45,7 @@ def served(tmp_path: Path) -> Served:
 
 @pytest.fixture
 def server(served: Served) -> Iterator[HttpServer]:
+    served.user_config({"permission": {"edit": "ask"}})
     running = HttpServer(served)
     try:
         yield running
@@ -59,22 +61,32 @@ def _post(server: HttpServer, body: object, **headers: str) -> httpx2.Response:
 async def test_the_official_client_lists_and_calls_tools_with_the_token(
     served: Served, server: HttpServer
 ) -> None:
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"decision": "once"})
+
     async with (
         create_mcp_http_client(headers={"Authorization": f"Bearer {server.token}"}) as http,
         Client(
             streamable_http_client(server.url, http_client=http),
             mode="legacy",
             client_info=types.Implementation(name="http client", version="1"),
+            elicitation_callback=elicit,
         ) as client,
     ):
         names = {t.name for t in (await client.list_tools()).tools}
         result = await client.call_tool("read", {"path": "notes.txt"})
+        written = await client.call_tool("write", {"path": "approved.txt", "content": "ok"})
     assert {"read", "grep", "edit"} <= names
     assert not result.is_error
     assert "secret plans" in "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    assert not written.is_error and (served.project / "approved.txt").read_text() == "ok"
+    assert len(asked) == 1 and "approved.txt" in asked[0]  # the ask reached the user over the call's stream
     [session] = served.sessions()
     assert session["title"] == "mcp: http client"
-    assert [p["tool"] for p in served.timeline(session["id"])] == ["read"]
+    assert [p["tool"] for p in served.timeline(session["id"])] == ["read", "write"]
 
 
 def test_a_request_without_the_token_or_with_another_is_refused(served: Served, server: HttpServer) -> None:

@@ -37,6 +37,26 @@ async def test_lists_the_agents_catalog_and_hides_what_its_rules_deny(served: Se
     assert read.description and "path" in read.input_schema["properties"]
 
 
+async def test_a_hidden_tool_cannot_be_called_by_name(served: Served) -> None:
+    served.user_config({"permission": {"bash": "deny"}})
+    async with served.stdio() as client:
+        result = await client.call_tool("bash", {"command": "touch canary", "description": "try anyway"})
+    assert result.is_error and "bash" in _text(result)
+    assert not (served.project / "canary").exists()
+
+
+async def test_a_hostile_client_name_is_made_printable_and_clipped(served: Served) -> None:
+    name = "evil\x1b[2J\nclient\u202e" + "x" * 500
+    async with served.stdio(name=name) as client:
+        await client.call_tool("read", {"path": "notes.txt"})
+    [session] = served.sessions()
+    title = session["title"]
+    assert (
+        title.startswith("mcp: evil") and "\x1b" not in title and "\n" not in title and "\u202e" not in title
+    )
+    assert len(title) <= len("mcp: ") + 100
+
+
 async def test_read_grep_and_edit_run_through_the_full_path_and_are_recorded(served: Served) -> None:
     served.user_config({"permission": {"edit": "allow"}})
     async with served.stdio(name="my editor") as client:

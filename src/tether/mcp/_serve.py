@@ -35,7 +35,7 @@ from ..content import File, Text
 from ..errors import UsageError
 from ..permissions import PendingRequest, PermissionAsked
 from ..session import Session, ToolProgress
-from ..storable import visible
+from ..storable import printable, visible
 from ..tools import AfterEvent, Completed
 from ._serve_asks import AskMode, ElicitChannel, answer_ask
 
@@ -77,16 +77,17 @@ class _LiveCall:
 def _client_name(context: Any) -> str:
     params = context.session.client_params
     name = params.client_info.name if params is not None and params.client_info is not None else ""
-    name = " ".join(visible(str(name)).split())[:_NAME_CHARS]
+    name = " ".join(printable(str(name)).split())[:_NAME_CHARS]
     return name or "unnamed client"
 
 
 def _transport_key(context: Any) -> str:
     """The MCP session a request belongs to: its ``Mcp-Session-Id`` over HTTP, the one connection over stdio."""
+    from starlette.requests import Request
+
     request = context.request
-    headers = getattr(request, "headers", None)
-    if headers is not None:
-        return str(headers.get("mcp-session-id") or "")
+    if isinstance(request, Request):
+        return request.headers.get("mcp-session-id") or ""
     return ""
 
 
