@@ -36,14 +36,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+from anyio.abc import ObjectReceiveStream
 
 from ..errors import ToolFailure
 from ._errors import call_errors, closed, describe
 from ._spec import ServerSpec
 
 if TYPE_CHECKING:
-    from anyio.abc import ObjectReceiveStream, ObjectSendStream
-
     from mcp import ClientSession, types
 
     from ..tools import ToolContext
@@ -77,6 +76,30 @@ async def every_page(list_page: Callable[..., Awaitable[Any]], field: str, *, li
         if not cursor:
             break
     return found
+
+
+class _Watched(ObjectReceiveStream[Any]):
+    """The transport's read stream as the session reads it, watched on the way (no task of its own, no extra hop):
+    a malformed message goes to ``Connection._malformed`` instead of the session, and the end of the stream tells the
+    connection it is lost."""
+
+    def __init__(self, inner: ObjectReceiveStream[Any], connection: Connection) -> None:
+        self._inner = inner
+        self._connection = connection
+
+    async def receive(self) -> Any:
+        while True:
+            try:
+                item = await self._inner.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._connection._ended()  # pyright: ignore[reportPrivateUsage]
+                raise anyio.EndOfStream from None
+            if not isinstance(item, Exception):
+                return item
+            self._connection._malformed(item)  # pyright: ignore[reportPrivateUsage]
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 class _Call:
@@ -224,24 +247,22 @@ class Connection:
         self._lost = None
         with anyio.CancelScope() as deadline:
             deadline.deadline = anyio.current_time() + self.spec.connect_timeout
-            async with self._transport(transport) as (read, write):
-                send, receive = anyio.create_memory_object_stream[Any](0)
-                async with anyio.create_task_group() as relay:
-                    relay.start_soon(self._relay, read, send)
-                    async with ClientSession(
-                        receive,
-                        write,
-                        message_handler=self._on_message,
-                        client_info=types.Implementation(name="tether", version=__version__),
-                    ) as session:
-                        result = await session.initialize()
-                        tools = await self._list_tools(session)
-                        deadline.deadline = math.inf
-                        self.transport = transport  # SSE, once a remote server refused streamable HTTP
-                        self._connected(session, result, tools)
-                        await self._serve(session)
-                        self.session = None
-                    relay.cancel_scope.cancel()
+            async with (
+                self._transport(transport) as (read, write),
+                ClientSession(
+                    _Watched(read, self),
+                    write,
+                    message_handler=self._on_message,
+                    client_info=types.Implementation(name="tether", version=__version__),
+                ) as session,
+            ):
+                result = await session.initialize()
+                tools = await self._list_tools(session)
+                deadline.deadline = math.inf
+                self.transport = transport  # SSE, once a remote server refused streamable HTTP
+                self._connected(session, result, tools)
+                await self._serve(session)
+                self.session = None
         self.session = None
         if deadline.cancelled_caught and not self._up:
             self.error = self._with_stderr(
@@ -298,17 +319,8 @@ class Connection:
                 call.fail(self._failure(reason))
         self._wake.set()
 
-    async def _relay(self, read: ObjectReceiveStream[Any], send: ObjectSendStream[Any]) -> None:
-        """Pass the transport's messages to the session; note malformed lines and the end of the stream."""
-        async with send:
-            try:
-                async for item in read:
-                    if isinstance(item, Exception):
-                        self._malformed(item)
-                    else:
-                        await send.send(item)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-                pass
+    def _ended(self) -> None:
+        """The transport's stream ended: the connection is lost, unless tether is closing it."""
         if not self._stopping:
             self._lose(self._with_stderr("closed the connection (the process exited or the stream ended)"))
 
