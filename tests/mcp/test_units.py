@@ -12,6 +12,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import mcp
 from mcp import types
@@ -51,6 +53,19 @@ def test_colliding_and_long_names_get_a_stable_suffix() -> None:
 def test_any_raw_name_becomes_legal(raw: str) -> None:
     (name,) = tool_names([(raw or "s", raw or "t")]).values()
     assert LEGAL.match(name)
+
+
+@given(
+    st.lists(st.tuples(st.text(max_size=80), st.text(max_size=80)), max_size=12),
+    st.sets(st.text(max_size=70)),
+)
+def test_names_are_legal_distinct_and_stable_for_any_listing(
+    pairs: list[tuple[str, str]], taken: set[str]
+) -> None:
+    names = tool_names(pairs, taken)
+    assert all(LEGAL.match(n) for n in names.values())
+    assert len(set(names.values())) == len(names) and not set(names.values()) & taken
+    assert tool_names(reversed(pairs), taken) == names  # the order of a listing does not rename a tool
 
 
 def result(*content: Any, **more: Any) -> types.CallToolResult:
