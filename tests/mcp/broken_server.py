@@ -7,7 +7,7 @@ lists its tools three a page; ``once`` serves its first start and refuses every 
 
 Its tools misbehave on request: ``crash`` exits mid-call, ``hang`` never answers, ``malformed`` answers with a line
 that is not JSON, ``fail`` answers ``isError``, ``progress`` sends progress notifications (``steps`` of them, ``gap``
-seconds apart) before answering, ``wait`` waits for ``notifications/cancelled``, ``freeze`` stops answering anything (pings too), ``grow`` adds the tool ``extra`` and
+seconds apart) before answering, ``wait`` waits for ``notifications/cancelled``, ``chatter`` writes 3 MB to stderr, ``freeze`` stops answering anything (pings too), ``grow`` adds the tool ``extra`` and
 announces ``notifications/tools/list_changed``, ``structured`` answers structured content matching its output schema.
 """
 
@@ -61,6 +61,7 @@ def tools() -> list[dict[str, Any]]:
         tool("wait", "Wait until cancelled."),
         tool("grow", "Add the tool extra."),
         tool("freeze", "Stop answering anything (a hung server)."),
+        tool("chatter", "Write 3 MB to stderr."),
         tool(
             "structured",
             "Answer structured content.",
@@ -121,6 +122,12 @@ def call(request_id: Any, params: dict[str, Any]) -> None:
         text(request_id, "progress done")
     elif name == "freeze":
         frozen = True
+    elif name == "chatter":
+        for n in range(30000):
+            sys.stderr.write(f"log line {n:05d} " + "x" * 90 + "\n")
+        sys.stderr.write("the last words\n")
+        sys.stderr.flush()
+        text(request_id, "chattered")
     elif name == "grow":
         extra = True
         text(request_id, "grown")

@@ -238,3 +238,14 @@ async def test_a_server_that_cannot_restart_is_failed_after_five_tries(
         assert servers.connections[0].restarts == 6 and "refusing to start again" in (status.error or "")
         (late,) = await turn(rt, location, [("broken_echo", {"text": "x"})])
         assert late.state == "error" and "Unknown tool" in (late.error or "")  # its tools left the catalog
+
+
+async def test_a_chatty_servers_error_output_is_kept_to_its_end(tmp_path: Path, project: Path) -> None:
+    state = tmp_path / "broken"
+    async with opened(tmp_path, project, {"broken": broken(state)}) as (rt, location):
+        (part,) = await turn(rt, location, [("broken_chatter", {})])
+        assert part.state == "completed"
+        pid = int((state / "pid").read_text())
+        assert os.stat(f"/proc/{pid}/fd/2").st_size <= 1 << 20  # 3 MB written, the end kept
+        (crash,) = await turn(rt, location, [("broken_crash", {})])
+    assert "crashing on purpose" in (crash.error or "")  # written after the trim: still shown

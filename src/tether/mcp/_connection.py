@@ -13,6 +13,8 @@ connection is lost. The transport's context managers are entered and left in thi
   is down. Nothing here ever fails a session.
 - ``notifications/tools/list_changed`` makes the supervisor list the tools again; :class:`Connection` then calls
   ``on_tools``, which re-registers what changed (the next step's catalog; the current step keeps what it captured).
+- A server's error output goes to a temporary file, for the messages that explain its failures; past 1 MiB only its
+  end is kept (checked after each call and every minute).
 - A line on stdout that is not JSON-RPC fails the calls in flight with that line's error (their answer may be the
   line); before the connection is up it is ignored (some servers print a banner).
 
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from mcp import ClientSession, types
 
     from ..tools import ToolContext
+    from ..tools.internal import Codec
 
 __all__ = ["Connection", "State", "every_page"]
 
@@ -60,6 +63,8 @@ _BACKOFF = 0.5  # seconds before the first restart, doubling after each failed o
 _MAX_BACKOFF = 30.0
 _PING_TIMEOUT = 5.0
 _STDERR_TAIL = 400
+_STDERR_KEEP = 1 << 20  # bytes of a server's error output kept; past them only the end is kept
+_TRIM_EVERY = 60.0
 
 
 async def every_page(list_page: Callable[..., Awaitable[Any]], field: str, *, limit: int = 1000) -> list[Any]:
@@ -123,8 +128,12 @@ class Connection:
 
     Args:
         spec: the server's resolved config.
-        root: the project root (a stdio server's working directory).
+        root: the project root: offered as the server's MCP root, and a stdio server's working directory unless
+            ``workdir`` is given.
         on_tools: called after each successful listing (the first one and every re-listing).
+        workdir: an untrusted project's stdio servers start here (an empty private directory), never in ``root``,
+            with ``PYTHONSAFEPATH=1``: the repository cannot shadow what ``python -m``, ``npx`` or a relative
+            command runs.
     """
 
     def __init__(
@@ -133,14 +142,18 @@ class Connection:
         root: Path,
         on_tools: Callable[[Connection], None],
         on_state: Callable[[], None] = lambda: None,
+        *,
+        workdir: Path | None = None,
     ) -> None:
         self.spec = spec
         self.root = root
+        self.workdir = workdir
         self.on_tools = on_tools
         self.on_state = on_state
         self._state: State = "connecting" if spec.enabled else "disabled"
         self.error: str | None = None
         self.tools: tuple[types.Tool, ...] = ()
+        self.codecs: dict[str, tuple[Codec, Codec | None] | str] = {}  # of self.tools, built off the event loop
         self.instructions: str | None = None
         self.server: str | None = None  # the server's own name and version, once connected
         self.restarts = 0
@@ -289,7 +302,9 @@ class Connection:
     async def _serve(self, session: ClientSession) -> None:
         """Wait for work: a re-listing, a health check, the loss of the connection or the stop."""
         while not self._stopping and self._lost is None:
-            await self._sleep(work=True)
+            with anyio.move_on_after(_TRIM_EVERY):
+                await self._sleep(work=True)
+            self._trim_stderr()
             if self._relist and self._lost is None and not self._stopping:
                 self._relist = False
                 with anyio.move_on_after(self.spec.connect_timeout) as scope:
@@ -309,7 +324,12 @@ class Connection:
                     self._lose(f"hung: a call went silent and a ping got no answer within {_PING_TIMEOUT:g}s")
 
     async def _list_tools(self, session: ClientSession) -> tuple[types.Tool, ...]:
-        return tuple(await every_page(session.list_tools, "tools"))
+        """Every tool, with their codecs built in a worker thread (:attr:`codecs`) under the caller's deadline."""
+        from ._tools import schema_codecs
+
+        tools = tuple(await every_page(session.list_tools, "tools"))
+        self.codecs = await anyio.to_thread.run_sync(schema_codecs, tools, abandon_on_cancel=True)
+        return tools
 
     def _lose(self, reason: str) -> None:
         """The connection is lost for ``reason``: fail the calls in flight, wake the supervisor to restart it."""
@@ -350,8 +370,11 @@ class Connection:
 
             if self._errlog is None:
                 self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            env = dict(spec.env)
+            if self.workdir is not None:
+                env.setdefault("PYTHONSAFEPATH", "1")  # no implicit sys.path entry: not the cwd, not a script's dir
             params = StdioServerParameters(
-                command=spec.command[0], args=list(spec.command[1:]), env=dict(spec.env), cwd=self.root
+                command=spec.command[0], args=list(spec.command[1:]), env=env, cwd=self.workdir or self.root
             )
             async with stdio_client(params, errlog=self._errlog) as streams:
                 yield streams
@@ -386,6 +409,25 @@ class Connection:
         except (OSError, ValueError):
             return text
         return f"{text}; its last error output: {tail}" if tail else text
+
+    def _trim_stderr(self) -> None:
+        """Keep a chatty server's error output (a temporary file it writes to directly) from growing without bound:
+        past 1 MiB only its end is kept. The server's descriptor shares the file's offset, so it writes on after it."""
+        errlog = self._errlog
+        if errlog is None or errlog.closed:
+            return
+        try:
+            size = os.fstat(errlog.fileno()).st_size
+            if size <= _STDERR_KEEP:
+                return
+            errlog.seek(size - _STDERR_TAIL * 4)
+            tail = errlog.read()
+            errlog.seek(0)
+            errlog.truncate()
+            errlog.write(tail)
+            errlog.flush()
+        except (OSError, ValueError):
+            return
 
     # -- requests ----------------------------------------------------------------------------------------------------
 
@@ -436,6 +478,7 @@ class Connection:
                         call.failure = self._request_failure(f'running "{tool}"', exc)
         finally:
             self._calls.discard(call)
+            self._trim_stderr()
         if call.failure is not None:
             raise ToolFailure(call.failure)
         if result is None:  # the idle deadline passed (any other cancellation propagated out of the scope)
