@@ -212,11 +212,11 @@ async def test_every_page_of_a_paginated_listing_is_read(tmp_path: Path, project
     async with opened(tmp_path, project, {"broken": broken(tmp_path / "b", "paged")}) as (rt, location):
         assert location.mcp is not None
         (status,) = location.mcp.statuses()
-        assert len(status.tools) == 12 and ("broken_tags", "tags") in status.tools
+        assert len(status.tools) == 13 and ("broken_tags", "tags") in status.tools
         (part,) = await turn(rt, location, [("broken_tags", {"tags": ["red"]})])  # on the last page
     assert part.state == "completed", part.error
     lists = [m for m in received(tmp_path / "b") if m.get("method") == "tools/list"]
-    assert [(m.get("params") or {}).get("cursor") for m in lists] == [None, "3", "6", "9"]  # type: ignore[union-attr]
+    assert [(m.get("params") or {}).get("cursor") for m in lists] == [None, "3", "6", "9", "12"]  # type: ignore[union-attr]
 
 
 async def test_a_server_that_cannot_restart_is_failed_after_five_tries(
