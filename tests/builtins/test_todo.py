@@ -12,6 +12,7 @@ import pytest
 
 from tether.builtins import BuiltinDeps, builtin_tools
 from tether.bus import Bus
+from tether.cli._jsonevents import events_adapter
 from tether.content import text_of
 from tether.errors import BlockedError
 from tether.location import Location
@@ -263,6 +264,8 @@ def test_session_show_and_the_json_stream_show_the_list(tmp_path: Path) -> None:
     result = cli.run("run", "plan it", "--model", model, "--dir", str(project), "--format", "json")
     assert result.code == 0, result.output
     lines = [json.loads(line) for line in result.stdout.splitlines()]
+    for line in lines:
+        events_adapter().validate_python(line)  # the todo event is part of the declared schema
     todo_events = [e for e in lines if e["type"] == "todo"]
     assert len(todo_events) == 1  # the second call changed nothing
     assert [t["status"] for t in todo_events[0]["todos"]] == ["completed", "in_progress", "pending"]
