@@ -24,7 +24,7 @@ CHROMIUM = os.environ.get("TETHER_CHROMIUM") or shutil.which("chromium") or shut
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "inspector"
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (scripts/bootstrap installs it)")
-WAIT_MS = 10_000
+WAIT_MS = 20_000  # a loaded CI machine starts Chromium slowly
 
 
 @pytest.fixture

@@ -190,8 +190,8 @@ def test_no_wildcard_or_malformed_cors_origin_is_accepted() -> None:
 
 
 def test_the_host_allow_list_holds_only_loopback_names_and_the_bound_host() -> None:
-    assert allowed_hosts("127.0.0.1", 80) == ("127.0.0.1:80", "localhost:80", "[::1]:80")
-    assert allowed_hosts("::1", 80) == ("127.0.0.1:80", "localhost:80", "[::1]:80")
+    assert allowed_hosts("127.0.0.1", 80) == ["127.0.0.1:80", "localhost:80", "[::1]:80"]
+    assert allowed_hosts("::1", 80) == ["127.0.0.1:80", "localhost:80", "[::1]:80"]
     assert "192.168.1.5:80" in allowed_hosts("192.168.1.5", 80)
     assert [is_loopback(h) for h in ("127.0.0.1", "localhost", "[::1]", "127.1.2.3", "0.0.0.0", "example.com")] == [
         True, True, True, True, False, False

@@ -20,14 +20,13 @@ any web page the user opens could try to reach:
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import os
-import secrets
 import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._local_http import allowed_hosts, bind, is_loopback, write_token  # shared with tether serve
 from ..errors import UsageError
 
 if TYPE_CHECKING:
@@ -48,24 +47,6 @@ __all__ = [
 MAX_BODY_BYTES = 4 * 1024 * 1024
 """The largest request body accepted (4 MiB: a tool input, never a file upload)."""
 TOKEN_FILE = "mcp-serve.token"
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) only reaches this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def allowed_hosts(host: str, port: int, extra: Sequence[str] = ()) -> list[str]:
-    """The Host header values served: the loopback names and ``host`` with ``port``, then ``extra`` as given."""
-    named = host if ":" not in host or host.startswith("[") else f"[{host}]"
-    names = list(dict.fromkeys((*_LOOPBACK_NAMES, named)))
-    return [f"{name}:{port}" for name in names] + list(extra)
 
 
 def server_token(data_dir: Path, env_name: str | None) -> tuple[str, bool]:
@@ -82,16 +63,7 @@ def server_token(data_dir: Path, env_name: str | None) -> tuple[str, bool]:
                 "; set it to a long random value, or remove token_env to get a random token per server"
             )
         return value, False
-    token = secrets.token_urlsafe(32)
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = data_dir / TOKEN_FILE
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # an older file kept its mode through O_TRUNC
-        os.write(fd, token.encode() + b"\n")
-    finally:
-        os.close(fd)
-    return token, True
+    return write_token(data_dir, TOKEN_FILE), True
 
 
 class BearerGuard:
@@ -122,25 +94,6 @@ class BearerGuard:
                 await response(scope, receive, send)
                 return
         await self._app(scope, receive, send)
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host``:``port`` (``0``: any free port).
-
-    Raises:
-        UsageError: the address cannot be bound.
-    """
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host.strip("[]"), port))
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    sock.setblocking(False)
-    return sock
 
 
 async def serve_http(

@@ -24,15 +24,13 @@ What it does not do: TLS (serve on loopback, or put a TLS proxy in front), rate 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import os
-import secrets
-import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._local_http import allowed_hosts, bind, is_loopback, write_token
 from ..errors import UsageError
 
 if TYPE_CHECKING:
@@ -55,24 +53,6 @@ MAX_BODY_BYTES = 1024 * 1024
 TOKEN_FILE = "server.token"
 TOKEN_ENV = "TETHER_SERVER_TOKEN"
 """The environment variable that configures the token (at least 16 characters); else a random one per server."""
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) only reaches this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def allowed_hosts(host: str, port: int, extra: Sequence[str] = ()) -> tuple[str, ...]:
-    """The ``Host`` header values served: each loopback name and ``host``, with ``port``; then ``extra`` as given."""
-    named = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    names = dict.fromkeys((*_LOOPBACK_NAMES, named))
-    return (*(f"{name}:{port}" for name in names), *extra)
 
 
 def server_token(data_dir: Path, environ: dict[str, str] | None = None) -> tuple[str, bool]:
@@ -92,19 +72,7 @@ def server_token(data_dir: Path, environ: dict[str, str] | None = None) -> tuple
                 "to get a random token per server"
             )
         return value, False
-    token = secrets.token_urlsafe(32)
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = data_dir / TOKEN_FILE
-    try:
-        path.unlink()  # a file (or symlink) planted there is replaced, never written through
-    except FileNotFoundError:
-        pass
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.write(fd, token.encode() + b"\n")
-    finally:
-        os.close(fd)
-    return token, True
+    return write_token(data_dir, TOKEN_FILE), True
 
 
 def check_origins(origins: Sequence[str]) -> None:
@@ -278,22 +246,3 @@ class Guard:
             await send(message)
 
         await self._app(scope, replay, sending)
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host``:``port`` (``0``: any free port).
-
-    Raises:
-        UsageError: the address cannot be bound.
-    """
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host.strip("[]"), port))
-        sock.listen(1024)
-    except OSError as exc:
-        sock.close()
-        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    sock.setblocking(False)
-    return sock

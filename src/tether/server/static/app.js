@@ -9,6 +9,8 @@ let token = null;
 let selected = null;
 let lastEventId = null;
 let refreshTimer = null;
+// Each loader applies only its latest answer: events can start loads whose answers arrive out of order.
+const latest = { asks: 0, timeline: 0, sessions: 0 };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -65,7 +67,9 @@ function say(text, isError) {
 // -- sessions --------------------------------------------------------------------------------------------------------
 
 async function loadSessions() {
+  const mine = ++latest.sessions;
   const { sessions } = await api("GET", "/api/sessions");
+  if (mine !== latest.sessions) return;
   const list = $("sessions");
   list.replaceChildren(
     ...sessions.map((s) =>
@@ -136,8 +140,9 @@ function partItem(part, role) {
 async function loadTimeline() {
   if (!selected) return;
   const id = selected;
+  const mine = ++latest.timeline;
   const [info, { messages }] = await Promise.all([api("GET", `/api/sessions/${id}`), api("GET", `/api/sessions/${id}/messages`)]);
-  if (id !== selected) return;
+  if (id !== selected || mine !== latest.timeline) return;
   $("session-head").replaceChildren(el("h2", {}, info.title || "(untitled)"),
     el("div", { class: "meta" }, `${info.id} · agent ${info.agent} · ${info.directory}${info.busy ? " · running" : ""}`));
   const items = [];
@@ -214,7 +219,9 @@ function questionAsk(pending) {
 }
 
 async function loadAsks() {
+  const mine = ++latest.asks;
   const [{ requests }, { questions }] = await Promise.all([api("GET", "/api/permissions"), api("GET", "/api/questions")]);
+  if (mine !== latest.asks) return;
   $("asks").replaceChildren(...requests.map(permissionAsk), ...questions.map(questionAsk));
 }
 
