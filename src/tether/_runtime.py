@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import tempfile
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -41,7 +41,15 @@ if TYPE_CHECKING:
     from .location import Location
     from .mcp.internal import McpServers
     from .output import OutputStore
-    from .permissions import Agent, PermissionService, ResolvedRules, Rule, Ruleset, SavedApprovals
+    from .permissions import (
+        Agent,
+        CallerRules,
+        PermissionService,
+        ResolvedRules,
+        Rule,
+        Ruleset,
+        SavedApprovals,
+    )
     from .session import Question, QuestionService, Session, SessionInfo, Sessions, SQLiteStore, TurnResult
     from .tools import Content, Tool, ToolContext, ToolRegistry
 
@@ -189,8 +197,8 @@ class Runtime:
         self._stack: AsyncExitStack | None = None
         self._locations: dict[tuple[str, str], RuntimeLocation] = {}
         self._mcp: dict[Path, McpServers] = {}  # per project root
-        self._rules_cache: dict[tuple[int, tuple[Rule, ...]], tuple[Ruleset, ...]] = {}
-        self._session_rules: dict[tuple[str, int], tuple[Ruleset, ...]] = {}
+        self._rules_cache: dict[tuple[Rule, ...], tuple[Ruleset, ...]] = {}
+        self._session_rules: dict[tuple[str, int], ResolvedRules] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
 
@@ -358,11 +366,21 @@ class Runtime:
             specs = specs_from_config(self.config.data)
             if not specs:
                 return
-            servers = self._mcp[scope.root] = McpServers(specs, scope.root, taken=scope.builtins)
+            # An untrusted project is never a stdio server's working directory: `python -m pkg`, `npx pkg` and a
+            # relative command would run the repository's own files (docs/security.md). A neutral private one is.
+            workdir = None if self._trusted(scope) else await anyio.to_thread.run_sync(self._mcp_workdir)
+            servers = self._mcp[scope.root] = McpServers(specs, scope.root, taken=scope.builtins, workdir=workdir)
             self._stack.push_async_callback(servers.aclose)
         await servers.start(self._task_group)
         self._stack.callback(servers.attach(scope.tools).close)
         scope.mcp = servers
+
+    def _mcp_workdir(self) -> Path:
+        """``<data>/mcp-cwd``: the empty private directory stdio MCP servers of untrusted projects start in."""
+        workdir = self._real_data_dir / "mcp-cwd"
+        workdir.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(workdir, 0o700)
+        return workdir
 
     async def _activate_plugins(self, scope: RuntimeLocation) -> None:
         """Activate the plugins and (trusted project) tool files in ``scope``, closed when the runtime closes."""
@@ -471,9 +489,13 @@ class Runtime:
 
     # -- permissions -------------------------------------------------------------------------------------------------
 
-    def _resolve_rules(self, session_id: str, agent: str | None) -> ResolvedRules | None:
-        """The permission service's view of a session: its agent's rulesets, its own retained outputs, its rules."""
-        from .permissions import ResolvedRules, Ruleset
+    def _resolve_rules(
+        self, session_id: str, agent: str | None
+    ) -> ResolvedRules | Awaitable[ResolvedRules | None] | None:
+        """The permission service's view of a session: its agent's rulesets, its own retained outputs, its rules; for
+        a child session also its callers' (parent, grandparent, ...) whole rules, which only tighten (``CallerRules``).
+        """
+        from .permissions import ResolvedRules
 
         service = self.sessions.service
         info = service.info(session_id)
@@ -483,22 +505,93 @@ class Runtime:
         if found is None:
             return None
         per_session = (session_id, id(found))
-        rulesets = self._session_rules.get(per_session)
-        if rulesets is None:
-            key = (id(found), info.rules)
-            shared = self._rules_cache.get(key)
-            if shared is None:
-                extra: tuple[Ruleset, ...] = ()
-                if info.rules:
-                    extra = (Ruleset(source="session", rules=info.rules),)
-                shared = self._rules_cache[key] = (*found.rulesets, *extra)
-            outputs = self._session_outputs(session_id, info.parent_id, found)
-            # after the agent's layers (and the config's), before the session's own rules
-            rulesets = (*found.rulesets, *outputs, *shared[len(found.rulesets) :])
-            if len(self._session_rules) >= 4096:  # a long-running server: keep the cache bounded
-                self._session_rules.clear()
-            self._session_rules[per_session] = rulesets
-        return ResolvedRules(project=info.project, rulesets=rulesets)
+        resolved = self._session_rules.get(per_session)
+        if resolved is not None:
+            return resolved
+        outputs = self._session_outputs(session_id, info.parent_id, found)
+        # after the agent's layers (and the config's), before the session's own rules
+        rulesets = (*found.rulesets, *outputs, *self._session_layer(info.rules))
+        ancestors: list[SessionInfo] = []
+        parent_id = info.parent_id
+        seen = {session_id}
+        while parent_id is not None and len(ancestors) < 32 and parent_id not in seen:
+            seen.add(parent_id)
+            parent = service.info(parent_id)
+            if parent is None:  # not open in this process (a child prompted on its own): read the store
+                return self._resolve_stored(per_session, info, rulesets, outputs)
+            ancestors.append(parent)
+            parent_id = parent.parent_id
+        callers = self._callers(ancestors, outputs)
+        resolved = ResolvedRules(project=info.project, rulesets=rulesets, callers=callers)
+        return self._keep(per_session, resolved)
+
+    async def _resolve_stored(
+        self,
+        per_session: tuple[str, int],
+        info: SessionInfo,
+        rulesets: tuple[Ruleset, ...],
+        outputs: tuple[Ruleset, ...],
+    ) -> ResolvedRules:
+        """``_resolve_rules`` for a child whose ancestors are not all open here: their records come from the store (a
+        missing one is a caller that denies everything)."""
+        from .errors import NotFoundError
+        from .permissions import ResolvedRules
+
+        ancestors: list[SessionInfo | str] = []
+        parent_id = info.parent_id
+        seen = {info.id}
+        while parent_id is not None and len(ancestors) < 32 and parent_id not in seen:
+            seen.add(parent_id)
+            parent = self.sessions.service.info(parent_id)
+            if parent is None:
+                try:
+                    parent = await self.store.get_session(parent_id)
+                except NotFoundError:
+                    ancestors.append(parent_id)
+                    break
+            ancestors.append(parent)
+            parent_id = parent.parent_id
+        callers = self._callers(ancestors, outputs)
+        resolved = ResolvedRules(project=info.project, rulesets=rulesets, callers=callers)
+        return self._keep(per_session, resolved)
+
+    def _callers(
+        self, ancestors: Sequence[SessionInfo | str], outputs: tuple[Ruleset, ...]
+    ) -> tuple[CallerRules, ...]:
+        """Each ancestor session's whole rules as a caller of a child (with the child's retained-output allow, so the
+        child may read its own outputs); an ancestor whose record or agent is gone denies everything."""
+        from .permissions import CallerRules, Rule, Ruleset
+
+        denied = (Ruleset(source="unresolved", rules=(Rule("*", "*", "deny"),)),)
+        callers: list[CallerRules] = []
+        for ancestor in ancestors:
+            agent = self.agents.get(ancestor.agent) if not isinstance(ancestor, str) else None
+            if isinstance(ancestor, str) or agent is None:
+                name = ancestor if isinstance(ancestor, str) else ancestor.id
+                callers.append(CallerRules(session_id=name, agent="(unknown)", rulesets=denied))
+                continue
+            chain = (*agent.rulesets, *outputs, *self._session_layer(ancestor.rules))
+            callers.append(CallerRules(session_id=ancestor.id, agent=agent.name, rulesets=chain))
+        return tuple(callers)
+
+    def _session_layer(self, rules: tuple[Rule, ...]) -> tuple[Ruleset, ...]:
+        """A session's own rules as one ``session`` ruleset, shared by the sessions with equal rules (warm index)."""
+        from .permissions import Ruleset
+
+        if not rules:
+            return ()
+        layer = self._rules_cache.get(rules)
+        if layer is None:
+            if len(self._rules_cache) >= 4096:
+                self._rules_cache.clear()
+            layer = self._rules_cache[rules] = (Ruleset(source="session", rules=rules),)
+        return layer
+
+    def _keep(self, per_session: tuple[str, int], resolved: ResolvedRules) -> ResolvedRules:
+        if len(self._session_rules) >= 4096:  # a long-running server: keep the cache bounded
+            self._session_rules.clear()
+        self._session_rules[per_session] = resolved
+        return resolved
 
     def _session_outputs(self, session_id: str, parent_id: str | None, agent: Agent) -> tuple[Ruleset, ...]:
         """The allow for reading this session's (and its ancestors') retained outputs, and nothing else there."""

@@ -5,6 +5,7 @@ EXPECTED = {
     "Agent",
     "AgentMode",
     "AskResult",
+    "CallerRules",
     "Decision",
     "Effect",
     "PendingRequest",

@@ -9,7 +9,7 @@ from ._agents import DEFAULT_AGENT, Agent, AgentMode, builtin_agents
 from ._evaluate import Decision, Verdict, evaluate, evaluate_request, explain, names_protected_path
 from ._events import AskResult, PendingRequest, PermissionAsked, PermissionDecided, PermissionReplied
 from ._outputs import retained_output_rules
-from ._resolve import ResolvedRules, RulesResolver, StaticRules
+from ._resolve import CallerRules, ResolvedRules, RulesResolver, StaticRules
 from ._ruleset import Ruleset
 from ._saved import SavedApproval, SavedApprovals
 from ._service import PermissionService
@@ -20,6 +20,7 @@ __all__ = [
     "Agent",
     "AgentMode",
     "AskResult",
+    "CallerRules",
     "Decision",
     "Effect",
     "PendingRequest",

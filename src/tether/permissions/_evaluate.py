@@ -26,6 +26,7 @@ __all__ = [
     "explain",
     "names_protected_path",
     "rules_for_action",
+    "tightened",
 ]
 
 DEFAULT_SOURCE = "default"
@@ -240,6 +241,26 @@ def evaluate_request(
     elif any(v.rule.effect == "ask" for v in verdicts):
         effect = "ask"
     return Decision(action=action, effect=effect, verdicts=verdicts)
+
+
+def tightened(decision: Decision, caller: Decision, label: str) -> Decision:
+    """``decision`` made at least as strict as ``caller``'s decision on the same resources, resource by resource.
+
+    Where the caller's verdict is stricter (``deny`` over ``ask`` over ``allow``) it replaces the own one, its source
+    prefixed with ``label`` (``calling agent plan``), so a denial names the caller's rule. A subagent's request is
+    decided so against each calling agent's rules (``ResolvedRules.callers``): tighten-only, never looser.
+    """
+    verdicts: list[Verdict] = []
+    changed = False
+    for own, other in zip(decision.verdicts, caller.verdicts, strict=True):
+        if _STRICTNESS[other.effect] > _STRICTNESS[own.effect]:
+            own = Verdict(resource=own.resource, rule=other.rule, source=f"{label}: {other.source}")
+            changed = True
+        verdicts.append(own)
+    if not changed:
+        return decision
+    effect: Effect = max((v.effect for v in verdicts), key=_STRICTNESS.__getitem__)
+    return Decision(action=decision.action, effect=effect, verdicts=tuple(verdicts))
 
 
 def explain(decision: Decision) -> str:

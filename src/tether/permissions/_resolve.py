@@ -2,8 +2,9 @@
 
 The service knows nothing about sessions or agents' storage. For every request it calls
 ``resolve(session_id, agent)`` and gets back a :class:`ResolvedRules` (the project, for saved approvals, and the
-ordered labelled rulesets: the agent's layers, then the session's rules), or ``None`` when the session or agent
-cannot be resolved, which denies everything. :class:`StaticRules` is a ready-made resolver for embedding and tests.
+ordered labelled rulesets: the agent's layers, then the session's rules; for a subagent's child session also its
+callers' whole rulesets, which only tighten), or ``None`` when the session or agent cannot be resolved, which denies
+everything. :class:`StaticRules` is a ready-made resolver for embedding and tests.
 """
 
 from __future__ import annotations
@@ -15,10 +16,25 @@ from ._agents import DEFAULT_AGENT, Agent
 from ._ruleset import Ruleset
 from ._types import Rule
 
-__all__ = ["UNRESOLVED", "ResolvedRules", "RulesResolver", "StaticRules"]
+__all__ = ["UNRESOLVED", "CallerRules", "ResolvedRules", "RulesResolver", "StaticRules"]
 
 UNRESOLVED = Ruleset(source="unresolved", rules=(Rule("*", "*", "deny"),))
 """The configured rules used when the resolver returns ``None``: everything is denied."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CallerRules:
+    """The whole resolved rules of an agent that called a subagent: a child session's parent (and grandparent, ...).
+
+    ``rulesets`` are the caller's agent layers (agent, config, agent-config, project), the retained-output allow of
+    the child, and the caller session's own rules: what that caller would be decided by. A child's request is decided
+    as the stricter of its own decision and each caller's, so a subagent never does what its caller may not (a caller's
+    ``deny`` or ``ask`` is never loosened). ``session_id`` and ``agent`` name the caller in the verdicts.
+    """
+
+    session_id: str
+    agent: str
+    rulesets: tuple[Ruleset, ...]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -32,6 +48,12 @@ class ResolvedRules:
 
     project: str
     rulesets: tuple[Ruleset, ...]
+    callers: tuple[CallerRules, ...] = ()
+    """For a child session: its callers' rules, parent first (tighten-only, see :class:`CallerRules`)."""
+
+    def every_ruleset(self) -> tuple[Ruleset, ...]:
+        """The session's rulesets, then every caller's (what a denial lists as the rules for its action)."""
+        return (*self.rulesets, *(r for caller in self.callers for r in caller.rulesets))
 
 
 RulesResolver = Callable[[str, str | None], ResolvedRules | Awaitable[ResolvedRules | None] | None]

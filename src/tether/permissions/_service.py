@@ -20,7 +20,7 @@ import anyio
 from ..bus import Bus
 from ..errors import BlockedError, CorrectedError, DeclinedError, NotFoundError, PermissionOutcome, UsageError
 from ..ids import ascending
-from ._evaluate import Decision, Verdict, evaluate_request, rules_for_action
+from ._evaluate import Decision, Verdict, evaluate_request, rules_for_action, tightened
 from ._events import (
     AskResult,
     PendingRequest,
@@ -130,6 +130,13 @@ class PermissionService:
         decision = evaluate_request(
             request.action, request.resources, resolved.rulesets, saved, protected=request.protected
         )
+        for caller in resolved.callers:  # a subagent: never looser than any agent that called it
+            if decision.effect == "deny":
+                break
+            theirs = evaluate_request(
+                request.action, request.resources, caller.rulesets, saved, protected=request.protected
+            )
+            decision = tightened(decision, theirs, f"calling agent {caller.agent}")
         return decision, resolved
 
     def _closed_decision(self, request: PermissionRequest) -> Decision:
@@ -229,7 +236,8 @@ class PermissionService:
             return decision
         if decision.effect == "deny" or resolved is None:
             self._decided(request, decision)
-            raise _blocked(request, decision, resolved.rulesets if resolved is not None else (UNRESOLVED,))
+            configured = resolved.every_ruleset() if resolved is not None else (UNRESOLVED,)
+            raise _blocked(request, decision, configured)
         if self._closed:
             raise DeclinedError(DECLINED_MESSAGE)
         entry = self._open(request, resolved.project, decision, waited=True)

@@ -10,7 +10,10 @@
   refused: a model must not drive another session's conversation);
 * gives the child derived session rules, as OpenCode does: the parent session's own ``deny`` and
   ``external_directory`` rules, then ``task`` and ``todowrite`` denied unless the subagent's own config rules name
-  them (a subagent does not spawn subagents by default);
+  them (a subagent does not spawn subagents by default). Unlike OpenCode, these are not all that binds it: the
+  runtime's rules resolver gives a child's requests its callers' whole rules (``tether.permissions.CallerRules``:
+  the parent's agent, config, agent-config, project and session layers, then the grandparent's, ...), and the
+  permission service decides the stricter, so a subagent never does what the agent that called it may not;
 * runs one turn of the child with the subagent's configured model, else the parent's running model.
 
 The child is an ordinary session: its tool calls are recorded in it, its permission requests carry its session id
