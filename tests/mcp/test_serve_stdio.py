@@ -141,7 +141,10 @@ async def test_a_denied_call_fails_with_the_rule_and_leaves_the_file_alone(serve
     assert (served.project / "notes.txt").read_text().startswith("alpha")
 
 
-async def test_an_ask_is_put_to_the_clients_user_through_elicitation(served: Served) -> None:
+@pytest.mark.parametrize(
+    "mode", ["legacy", "auto"]
+)  # auto: 2026-07-28, the form returns as InputRequiredResult
+async def test_an_ask_is_put_to_the_clients_user_through_elicitation(served: Served, mode: str) -> None:
     served.user_config({"permission": {"edit": "ask"}})
     asked: list[str] = []
 
@@ -152,7 +155,7 @@ async def test_an_ask_is_put_to_the_clients_user_through_elicitation(served: Ser
         content = {"decision": decision, "feedback": "write it under docs/ instead"}
         return types.ElicitResult(action="accept", content=content)
 
-    async with served.stdio(elicit=elicit) as client:
+    async with served.stdio(elicit=elicit, mode=mode) as client:
         approved = await client.call_tool("write", {"path": "approved.txt", "content": "yes"})
         rejected = await client.call_tool("write", {"path": "rejected.txt", "content": "no"})
     assert not approved.is_error, _text(approved)
@@ -162,17 +165,13 @@ async def test_an_ask_is_put_to_the_clients_user_through_elicitation(served: Ser
     assert len(asked) == 2 and "edit" in asked[0] and "approved.txt" in asked[0]
 
 
-async def test_a_2026_client_is_answered_by_the_rules_as_its_round_trips_are_not_served(
-    served: Served,
-) -> None:
-    served.user_config({"permission": {"edit": "ask"}})
-
-    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        raise AssertionError("not asked on this protocol version")
-
-    async with served.stdio(elicit=elicit, mode="auto") as client:
-        result = await client.call_tool("write", {"path": "a.txt", "content": "1"})
-    assert result.is_error and "2026-07-28" in _text(result)
+async def test_a_retry_with_an_unknown_request_state_runs_nothing(served: Served) -> None:
+    async with served.stdio(mode="auto") as client:
+        result = await client.session.call_tool(
+            "write", {"path": "a.txt", "content": "1"}, request_state="forged", allow_input_required=True
+        )
+    assert isinstance(result, types.CallToolResult) and result.is_error
+    assert "request_state" in _text(result)
     assert not (served.project / "a.txt").exists()
 
 

@@ -54,7 +54,7 @@ def serve_command(
                 if not http:
                     from mcp.server.stdio import stdio_server
 
-                    async with stdio_server() as (read, write):
+                    async with served.running(), stdio_server() as (read, write):
                         await served.server.run(read, write, served.server.create_initialization_options())
                     return
                 sock = bind(host, port)
@@ -78,12 +78,13 @@ def serve_command(
                     console.print(f"  (also in {rt.data_dir / 'mcp-serve.token'}, mode 0600)", markup=False)
                 else:
                     console.print(f"bearer token: from ${section.get('token_env')}", markup=False)
-                await serve_http(
-                    served.server,
-                    sock=sock,
-                    host=host,
-                    token=token,
-                    extra_hosts=section.get("allowed_hosts") or (),
-                )
+                async with served.running():
+                    await serve_http(
+                        served.server,
+                        sock=sock,
+                        host=host,
+                        token=token,
+                        extra_hosts=section.get("allowed_hosts") or (),
+                    )
 
     run_async(main)

@@ -18,12 +18,22 @@ calls run in parallel and a client's ``notifications/cancelled`` (which the SDK 
 cancels only that call's turn: the part is recorded as aborted and interrupted, as tether records any cancellation.
 While a call runs, its permission asks (``permission.asked``) are answered for it (:mod:`._serve_asks`) and its
 progress (``ctx.progress``) becomes MCP progress notifications when the client sent a progress token.
+
+A call's turn runs in the server's task group (:meth:`ToolServer.running`), not in the request handler: on the
+2026-07-28 protocol a request cannot carry a server-to-client request, so a call that asks permission returns an
+``InputRequiredResult`` (the form, and the call's ``request_state``) while its turn waits, and the client's retry with
+the answer finds the call again and follows it to its result. The handler that follows a call owns its cancellation:
+a cancelled handler (``notifications/cancelled``, a client gone) cancels the call's turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import logging
+import math
+import secrets
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -37,7 +47,7 @@ from ..permissions import PendingRequest, PermissionAsked
 from ..session import Session, ToolProgress
 from ..storable import printable, visible
 from ..tools import AfterEvent, Completed
-from ._serve_asks import AskMode, ElicitChannel, answer_ask
+from ._serve_asks import ROUND_TRIP_WAIT, AskMode, ElicitChannel, answer_ask, elicit_form
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -45,8 +55,11 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from .._runtime import Runtime, RuntimeLocation
+    from ..llm import ToolResultContent
 
 __all__ = ["SESSION_PREFIX", "ToolServer"]
+
+log = logging.getLogger(__name__)
 
 SESSION_PREFIX = "mcp: "
 """The title of a served client's session: ``mcp: <clientInfo.name>``."""
@@ -55,23 +68,38 @@ _PROGRESS_BUFFER = (
     64  # progress updates are a live tail: when the client reads slower than a tool reports, drop
 )
 _NAME_CHARS = 100
+_INPUT_KEY = "permission"
 NOT_RECORDED_ERROR = (
     "The call ended before its result was recorded (the session's store refused a write, or the call was "
     "cancelled). Nothing more is known; check `tether session show` on the server."
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Needs:
+    """The call waits for its client's answer to this permission ask (a 2026-07-28 round trip)."""
+
+    pending: PendingRequest
+
+
 @dataclass(kw_only=True, slots=True)
 class _LiveCall:
-    """A call in flight: where its asks are answered and its progress goes."""
+    """A call in flight: where its asks are answered, its progress goes, and what its handler waits for."""
 
-    context: Any  # the SDK's ServerRequestContext of the tools/call
+    context: (
+        Any  # the SDK's ServerRequestContext of the request following the call (the tools/call, or its retry)
+    )
+    client: tuple[str, str]
     tool: str
     tool_input: Any
-    tasks: TaskGroup
+    handle: Session
+    token: str
+    signals: MemoryObjectSendStream[_Needs | types.CallToolResult]
     progress: MemoryObjectSendStream[Mapping[str, Any]]
+    tasks: TaskGroup | None = None
+    answered: anyio.Event | None = None
+    answer: Any = None
     count: int = 0
-    replies: list[str] = field(default_factory=list[str])
 
 
 def _client_name(context: Any) -> str:
@@ -79,6 +107,24 @@ def _client_name(context: Any) -> str:
     name = params.client_info.name if params is not None and params.client_info is not None else ""
     name = " ".join(printable(str(name)).split())[:_NAME_CHARS]
     return name or "unnamed client"
+
+
+def _client_key(context: Any) -> tuple[str, str]:
+    return _client_name(context), _transport_key(context)
+
+
+def _result(
+    result: ToolResultContent | None, output: Any, failure: str | None = None
+) -> types.CallToolResult:
+    """What the client receives: the call's result as the model reads it, and its typed output when declared."""
+    import mcp_types as types
+
+    if result is None:
+        text = failure or NOT_RECORDED_ERROR
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+    content = [_mcp_content(part) for part in result.content]
+    structured = cast(dict[str, Any], output) if isinstance(output, dict) and not result.is_error else None
+    return types.CallToolResult(content=content, structured_content=structured, is_error=result.is_error)
 
 
 def _transport_key(context: Any) -> str:
@@ -143,6 +189,9 @@ class ToolServer:
         self._sessions: dict[tuple[str, str], Session] = {}
         self._creating = anyio.Lock()
         self._calls: dict[str, _LiveCall] = {}
+        self._jobs: TaskGroup | None = None
+        self._results: dict[str, MemoryObjectReceiveStream[_Needs | types.CallToolResult]] = {}
+        self._waiting: dict[str, _LiveCall] = {}  # request_state -> a call waiting for its client's answer
         self.server: Server[Any] = self._build()
 
     def _build(self) -> Server[Any]:
@@ -181,17 +230,67 @@ class ToolServer:
         ]
         return types.ListToolsResult(tools=tools)
 
+    @asynccontextmanager
+    async def running(self) -> AsyncGenerator[None]:
+        """Where the calls' turns run: serve the transport inside it; leaving it cancels the calls still running."""
+        async with anyio.create_task_group() as jobs:
+            self._jobs = jobs
+            try:
+                yield
+            finally:
+                self._jobs = None
+                jobs.cancel_scope.cancel()
+                for results in self._results.values():
+                    results.close()
+                self._results.clear()
+
     async def _call_tool(
         self, context: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        import mcp_types as types
+
+        if params.request_state is None:
+            live = await self._start(context, params)
+        else:
+            found = self._waiting.get(params.request_state)
+            if found is None or found.client != _client_key(context):
+                text = "Unknown or expired request_state: call the tool again without it."
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=text)], is_error=True
+                )
+            live = found
+            del self._waiting[params.request_state]
+            response = (params.input_responses or {}).get(_INPUT_KEY)
+            live.answer = response if isinstance(response, types.ElicitResult) else None
+            if live.answered is not None:
+                live.answered.set()
+        return await self._follow(live, context)
+
+    async def _start(self, context: Any, params: types.CallToolRequestParams) -> _LiveCall:
         import mcp_types as types
 
         from ..session.internal import OneCallModel
 
+        jobs = self._jobs
+        if jobs is None:
+            raise UsageError("ToolServer.running() must be entered to serve calls")
         name, arguments = params.name, params.arguments if params.arguments is not None else {}
         declared = next((d for d in self._catalog().definitions if d.name == name), None)
         handle = (await self._session(context)).beside()
         call_id = ids.ascending("call")
+        signals, results = anyio.create_memory_object_stream[_Needs | types.CallToolResult](math.inf)
+        progress, updates = anyio.create_memory_object_stream[Mapping[str, Any]](_PROGRESS_BUFFER)
+        live = _LiveCall(
+            context=context,
+            client=_client_key(context),
+            tool=name,
+            tool_input=arguments,
+            handle=handle,
+            token=secrets.token_urlsafe(24),
+            signals=signals,
+            progress=progress,
+        )
+        self._results[live.token] = results
         model = OneCallModel(name, arguments, call_id)
         outputs: list[Any] = []
 
@@ -199,40 +298,70 @@ class ToolServer:
             if event.call_id == call_id and isinstance(event.outcome, Completed):
                 outputs[:] = [event.outcome.output]
 
-        send, receive = anyio.create_memory_object_stream[Mapping[str, Any]](_PROGRESS_BUFFER)
-        with handle.tools.after(keep_output), send, receive:
-            async with anyio.create_task_group() as tasks:
-                live = self._calls[call_id] = _LiveCall(
-                    context=context, tool=name, tool_input=arguments, tasks=tasks, progress=send
-                )
-                tasks.start_soon(self._forward_progress, live, receive)
-                try:
-                    await handle.prompt(f"mcp call {name}", model=model, system=())
-                finally:
-                    del self._calls[call_id]
-                    tasks.cancel_scope.cancel()
-        result = model.result
-        if result is None:
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=NOT_RECORDED_ERROR)], is_error=True
+        async def run() -> None:
+            failure: str | None = None
+            with handle.tools.after(keep_output), signals, progress, updates:
+                async with anyio.create_task_group() as tasks:
+                    live.tasks = tasks
+                    self._calls[call_id] = live
+                    tasks.start_soon(self._forward_progress, live, updates)
+                    try:
+                        await handle.prompt(f"mcp call {name}", model=model, system=())
+                    except Exception as exc:
+                        # The turn itself failed (the store refused a write, a defect): the call's request gets an
+                        # error, as the SDK would answer a handler's exception, and the server goes on serving the
+                        # other calls (this job runs in the server's task group, not in the request's).
+                        log.exception("mcp serve: the turn of a %s call failed", name)
+                        failure = f"The call could not be recorded: {type(exc).__name__}: {exc}"
+                    finally:
+                        del self._calls[call_id]
+                        self._waiting.pop(live.token, None)
+                        tasks.cancel_scope.cancel()
+                structured = declared is not None and _object_schema(declared.output_schema) is not None
+                result = _result(model.result, outputs[0] if outputs and structured else None, failure)
+                with suppress(anyio.BrokenResourceError):  # its request is gone (cancelled): nobody to tell
+                    signals.send_nowait(result)
+
+        jobs.start_soon(run)
+        return live
+
+    async def _follow(
+        self, live: _LiveCall, context: Any
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Wait for the call's result, or for a question its client must answer first (2026-07-28)."""
+        import mcp_types as types
+
+        live.context = context
+        results = self._results[live.token]
+        received = False
+        try:
+            signal = await results.receive()
+            received = True
+        except anyio.EndOfStream:  # the server is stopping: the turn was cancelled before it had a result
+            signal = _result(None, None)
+        finally:
+            if (
+                not received
+            ):  # this request was cancelled (notifications/cancelled, the client left), or ended
+                live.handle.cancel()
+                self._results.pop(live.token, None)
+                results.close()
+        if isinstance(signal, _Needs):
+            self._waiting[live.token] = live
+            message, schema = elicit_form(signal.pending, live.tool, live.tool_input)
+            form = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
             )
-        content = [_mcp_content(part) for part in result.content]
-        structured: dict[str, Any] | None = None
-        if (
-            not result.is_error
-            and outputs
-            and declared is not None
-            and _object_schema(declared.output_schema)
-        ):
-            output = outputs[0]
-            structured = cast(dict[str, Any], output) if isinstance(output, dict) else None
-        return types.CallToolResult(content=content, structured_content=structured, is_error=result.is_error)
+            return types.InputRequiredResult(input_requests={_INPUT_KEY: form}, request_state=live.token)
+        self._results.pop(live.token, None)
+        results.close()
+        return signal
 
     # -- per call: asks and progress ----------------------------------------------------------------------------------
 
     async def _session(self, context: Any) -> Session:
         """The client's session, created on its first call (``mcp: <clientInfo.name>``)."""
-        key = (_client_name(context), _transport_key(context))
+        key = _client_key(context)
         session = self._sessions.get(key)
         if session is not None:
             return session
@@ -252,7 +381,7 @@ class ToolServer:
         pending = event.request
         source = pending.request.source
         live = self._calls.get(source.call_id) if source is not None else None
-        if live is not None:
+        if live is not None and live.tasks is not None:
             live.tasks.start_soon(self._answer, live, pending)
 
     def on_progress(self, event: ToolProgress) -> None:
@@ -265,24 +394,40 @@ class ToolServer:
                 pass
 
     async def _answer(self, live: _LiveCall, pending: PendingRequest) -> None:
-        reply = await answer_ask(
+        async def round_trip(pending: PendingRequest) -> Any:
+            # 2026-07-28: the call's request returns the form; the client's retry sets the answer (or none comes)
+            live.answered = anyio.Event()
+            live.answer = None
+            with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                live.signals.send_nowait(_Needs(pending))
+            with anyio.move_on_after(ROUND_TRIP_WAIT):
+                await live.answered.wait()
+            self._waiting.pop(live.token, None)
+            return live.answer
+
+        await answer_ask(
             self._rt.permissions,
             pending,
             tool=live.tool,
             tool_input=live.tool_input,
             channel=ElicitChannel(context=live.context),
             mode=self._ask,
+            round_trip=round_trip,
         )
-        live.replies.append(reply)
 
     async def _forward_progress(
         self, live: _LiveCall, receive: MemoryObjectReceiveStream[Mapping[str, Any]]
     ) -> None:
-        # ``report_progress`` is a no-op unless the client sent a progress token with this call.
-        session = live.context.session
+        # ``report_progress`` is a no-op unless the client sent a progress token with the request now following the
+        # call; a request that is gone (the client left) drops the update, never the call.
+        from mcp.shared.exceptions import MCPError
+
         async for update in receive:
             live.count += 1
-            await session.report_progress(float(live.count), None, _progress_message(update))
+            try:
+                await live.context.session.report_progress(float(live.count), None, _progress_message(update))
+            except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
 
 
 def _progress_message(update: Mapping[str, Any]) -> str | None:

@@ -7,10 +7,10 @@ resources (and the command or diff when there is one), and the form offers once 
 feedback. Otherwise the configured ``mcp_serve.ask`` answers: ``deny`` (the default) rejects with feedback the
 client's model reads; ``allow`` approves once, except a protected path, which only the user's own rule may allow.
 
-Elicitation is served on the handshake protocol versions (up to 2025-11-25), where the server sends
-``elicitation/create`` while the call waits. A client on the 2026-07-28 protocol gets it through ``InputRequiredResult``
-round trips (the call returns, the client retries it with the answers); tether does not serve those yet, so such a
-client's asks are answered by ``mcp_serve.ask``.
+On the handshake protocol versions (up to 2025-11-25) the server sends ``elicitation/create`` while the call waits.
+On 2026-07-28 a request carries no server-to-client request: the call's ``tools/call`` returns an
+``InputRequiredResult`` holding the same form, and the client retries the call with the answer
+(``_serve.ToolServer`` keeps the call waiting meanwhile, at most :data:`ROUND_TRIP_WAIT` seconds).
 
 A rejection always carries feedback (a ``CorrectedError`` for the waiting call): a reply without feedback would
 reject every other pending request of the session (``PermissionService.reply``), and the session holds every call of
@@ -19,7 +19,7 @@ the client, so one rejected call would fail the client's unrelated calls beside 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -27,14 +27,22 @@ from ..errors import NotFoundError
 from ..permissions import PendingRequest, PermissionService, Reply
 from ..storable import printable
 
-__all__ = ["ASK_MODES", "AskMode", "ElicitChannel", "answer_ask", "ask_message"]
+__all__ = [
+    "ASK_MODES",
+    "ROUND_TRIP_WAIT",
+    "AskMode",
+    "ElicitChannel",
+    "answer_ask",
+    "ask_message",
+    "elicit_form",
+    "reply_of",
+]
 
 AskMode = Literal["deny", "allow"]
 ASK_MODES: tuple[AskMode, ...] = ("deny", "allow")
 
 NO_ELICITATION_FEEDBACK = (
-    "This action needs the user's approval and this MCP client cannot ask its user (it declared no elicitation, or "
-    "speaks the 2026-07-28 protocol, whose input-required round trips tether does not serve yet). "
+    "This action needs the user's approval and this MCP client cannot ask its user (it declared no elicitation). "
     "Nothing was run. Do not retry it; finish what you can without it and tell the user what needs approval (they "
     "can allow it with a rule in tether.json, or with mcp_serve.ask)."
 )
@@ -57,7 +65,8 @@ _SCHEMA: dict[str, Any] = {
             "title": "Allow?",
             "enum": list(_DECISIONS),
             "enumNames": ["Allow once", "Always allow (saved for this project)", "Reject"],
-            "default": "once",
+            # a form a client fills in with its defaults, or submits untouched, rejects: approving takes a choice
+            "default": "reject",
         },
         "feedback": {
             "type": "string",
@@ -68,6 +77,12 @@ _SCHEMA: dict[str, Any] = {
     "required": ["decision"],
 }
 _SHOWN_CHARS = 4_000
+ROUND_TRIP_WAIT = 600.0
+"""Seconds a 2026-07-28 client has to retry a call with the answer to its permission form before it is rejected."""
+TIMED_OUT_FEEDBACK = (
+    "This action needs the user's approval and the MCP client did not answer within 10 minutes. Nothing was run; "
+    "tell the user what needs approval."
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -82,11 +97,15 @@ class ElicitChannel:
     context: Any
 
     @property
+    def declared(self) -> bool:
+        """Whether the client declared the elicitation capability."""
+        capabilities = self.context.session.client_capabilities
+        return capabilities is not None and capabilities.elicitation is not None
+
+    @property
     def available(self) -> bool:
         """Whether the client declared elicitation and this request can carry a server-to-client request."""
-        session = self.context.session
-        capabilities = session.client_capabilities
-        return capabilities is not None and capabilities.elicitation is not None and session.can_send_request
+        return self.declared and self.context.session.can_send_request
 
 
 def _clip(text: str) -> str:
@@ -140,15 +159,19 @@ async def answer_ask(
     tool_input: Any,
     channel: ElicitChannel | None,
     mode: AskMode,
+    round_trip: Callable[[PendingRequest], Awaitable[Any]] | None = None,
 ) -> Reply:
     """Answer ``pending``: through the client's elicitation when it has it, else by ``mode``; returns the reply.
 
-    A request answered meanwhile (an "always" approved it) is left alone.
+    ``round_trip`` asks a 2026-07-28 client (which declared elicitation but cannot be sent a request): it returns the
+    client's ``ElicitResult``, or ``None`` when none came in time. A request answered meanwhile is left alone.
     """
     reply: Reply
     feedback: str | None = None
     if channel is not None and channel.available:
         reply, feedback = await _elicit(channel, pending, tool, tool_input)
+    elif channel is not None and channel.declared and round_trip is not None:
+        reply, feedback = reply_of(await round_trip(pending))
     elif mode == "allow" and pending.request.protected is None:
         reply = "once"
     else:
@@ -161,19 +184,30 @@ async def answer_ask(
     return reply
 
 
+def elicit_form(pending: PendingRequest, tool: str, tool_input: Any) -> tuple[str, dict[str, Any]]:
+    """The form that asks about ``pending``: its message and requested schema."""
+    return ask_message(pending, tool, tool_input), _SCHEMA
+
+
 async def _elicit(
     channel: ElicitChannel, pending: PendingRequest, tool: str, tool_input: Any
 ) -> tuple[Reply, str | None]:
-    from mcp.shared.exceptions import MCPError, NoBackChannelError
+    from mcp.shared.exceptions import MCPError
     from pydantic import ValidationError
 
     context = channel.context
+    message, schema = elicit_form(pending, tool, tool_input)
     try:
-        result = await context.session.elicit_form(
-            ask_message(pending, tool, tool_input), _SCHEMA, related_request_id=context.request_id
-        )
-    except (MCPError, NoBackChannelError, ValidationError) as exc:
+        result = await context.session.elicit_form(message, schema, related_request_id=context.request_id)
+    except (MCPError, ValidationError) as exc:
         return "reject", FAILED_FEEDBACK.format(why=printable(str(exc))[:300])
+    return reply_of(result)
+
+
+def reply_of(result: Any) -> tuple[Reply, str | None]:
+    """The reply an ``ElicitResult`` gives (``None``: no answer in time), and its feedback for a rejection."""
+    if result is None:
+        return "reject", TIMED_OUT_FEEDBACK
     if result.action != "accept":  # decline or cancel: the user said no without feedback
         return "reject", REJECTED_FEEDBACK
     content: Mapping[str, Any] = result.content or {}
