@@ -48,6 +48,17 @@ class Event:
     id: int | None = None
 
 
+def _check(response: httpx2.Response) -> None:
+    """Raise :class:`ApiError` for an error status (with the server's ``error`` and ``detail``)."""
+    if response.status_code < 400:
+        return
+    try:
+        found = response.json()
+    except ValueError:
+        found = {"error": "http_error", "detail": response.text}
+    raise ApiError(response.status_code, found.get("error", "http_error"), found.get("detail"))
+
+
 class Client:
     """A synchronous client of one ``tether serve``.
 
@@ -88,12 +99,7 @@ class Client:
             response = self._http.request(method, path, content=body, params=query or None)
         else:
             response = self._http.request(method, path, json=body, params=query or None)
-        if response.status_code >= 400:
-            try:
-                found = response.json()
-            except ValueError:
-                found = {"error": "http_error", "detail": response.text}
-            raise ApiError(response.status_code, found.get("error", "http_error"), found.get("detail"))
+        _check(response)
         return response.json()
 
     # -- sessions ----------------------------------------------------------------------------------------------------
@@ -202,8 +208,7 @@ class Client:
         if response.status_code >= 400:
             response.read()
             response.close()
-            found = response.json()
-            raise ApiError(response.status_code, found.get("error", "http_error"), found.get("detail"))
+            _check(response)
         return EventStream(self, response)
 
 

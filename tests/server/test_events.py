@@ -32,7 +32,7 @@ def _delta(i: int) -> PartDelta:
 async def test_a_client_that_does_not_read_is_dropped_and_the_publisher_never_waits(tmp_path: Path) -> None:
     async with SQLiteStore(tmp_path / "tether.db") as store:
         hub = EventHub(store, _nothing_pending, queue_size=4)
-        slow = hub.connect(None, None)
+        slow = await hub.connect(None, None)
         stream = hub.stream(slow, replay=False, heartbeat=60)
         assert await anext(stream) == b"retry: 1000\n\n"
         for i in range(1000):  # synchronous: it cannot wait for anyone
@@ -43,7 +43,7 @@ async def test_a_client_that_does_not_read_is_dropped_and_the_publisher_never_wa
         assert all(b"event: text" in f for f in frames[:4]) and b'"delta":"d0"' in frames[0]
         assert frames[-1].startswith(b"event: dropped")
         # a client that keeps up is not affected by the slow one
-        fast = hub.connect("ses_a", None)
+        fast = await hub.connect("ses_a", None)
         stream = hub.stream(fast, replay=False, heartbeat=60)
         await anext(stream)
         for i in range(3):
@@ -59,7 +59,7 @@ async def test_a_client_that_does_not_read_is_dropped_and_the_publisher_never_wa
 async def test_an_idle_stream_sends_heartbeats(tmp_path: Path) -> None:
     async with SQLiteStore(tmp_path / "tether.db") as store:
         hub = EventHub(store, _nothing_pending)
-        stream = hub.stream(hub.connect(None, None), replay=False, heartbeat=0.01)
+        stream = hub.stream(await hub.connect(None, None), replay=False, heartbeat=0.01)
         await anext(stream)
         with anyio.fail_after(5):
             assert await anext(stream) == b": ping\n\n"
@@ -102,7 +102,7 @@ async def test_replay_after_a_seq_returns_exactly_the_later_events(tmp_path: Pat
         assert [row[0] for row in everything] == sorted(row[0] for row in everything)
         hub = EventHub(rt.store, _nothing_pending)
         middle = everything[len(everything) // 2][0]
-        stream = hub.stream(hub.connect(session.id, middle), replay=True, heartbeat=60)
+        stream = hub.stream(await hub.connect(session.id, middle), replay=True, heartbeat=60)
         await anext(stream)
         replayed = [await anext(stream) for _ in range(len(everything) - len(everything) // 2 - 1)]
         await stream.aclose()

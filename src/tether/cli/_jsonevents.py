@@ -16,16 +16,16 @@ they reach the same approval channel.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import IO, Annotated, Any, Literal
+from typing import IO, Annotated, Any, Literal, cast
 
 from pydantic import Field, TypeAdapter
 from typing_extensions import TypedDict  # pydantic validates only these on Python < 3.12
 
+from .. import _wire as wire
 from ..content import text_of
 from ..llm import Usage
 from ..permissions import PermissionAsked, PermissionDecided, PermissionReplied
@@ -283,14 +283,7 @@ def events_adapter() -> TypeAdapter[JsonEvent]:
 
 
 def usage_json(usage: Usage | None) -> UsageJson:
-    usage = usage or Usage()
-    return {
-        "input": usage.input_tokens,
-        "output": usage.output_tokens,
-        "reasoning": usage.reasoning_tokens,
-        "cache_read": usage.cache_read_tokens,
-        "cache_write": usage.cache_write_tokens,
-    }
+    return cast(UsageJson, wire.usage_json(usage))
 
 
 def dumps(event: Mapping[str, Any]) -> str:
@@ -311,15 +304,6 @@ def _status(part: ToolPart) -> Literal["completed", "failed", "declined"]:
     return "declined" if part.error_kind in ("declined", "corrected", "blocked") else "failed"
 
 
-def _rule(decision: Any) -> tuple[Rule | None, str | None]:
-    """The rule that decided and its source (``agent``, ``config``, ``saved``, ...), or ``(None, None)``."""
-    for verdict in decision.deciding:
-        if verdict.source == "default":
-            return None, None
-        return verdict.rule, verdict.source
-    return None, None
-
-
 class JsonEvents:
     """Writes the events of one session to ``out`` as JSON lines (flushed per line: a reader sees each at once).
 
@@ -337,7 +321,7 @@ class JsonEvents:
         self._streamed: set[str] = set()
         self._started: set[str] = set()
         self._ended: set[str] = set()
-        self._asked: dict[str, PermissionAskedEvent] = {}
+        self._asked: dict[str, dict[str, Any]] = {}
         self._family = {session_id}  # this session and its children (subagents' sessions): their asks are ours
         self.parts: dict[str, ToolPart] = {}
         self.steps = 0
@@ -380,27 +364,8 @@ class JsonEvents:
                 )
             return
         pending = event.request
-        if pending.session_id not in self._family:
-            return
-        questions: list[QuestionJson] = [
-            {
-                "question": q.question,
-                "header": q.header,
-                "options": [{"label": o.label, "description": o.description} for o in q.options],
-                "multiple": q.multiple,
-            }
-            for q in pending.questions
-        ]
-        asked: QuestionAskedEvent = {
-            "v": 1,
-            "type": "question_asked",
-            "session": pending.session_id,
-            "request": pending.id,
-            "call": pending.call_id,
-            "agent": pending.agent,
-            "questions": questions,
-        }
-        self.write(asked)
+        if pending.session_id in self._family:
+            self.write(wire.question_asked_json(pending))
 
     def _todos(self, event: TodoUpdated) -> None:
         if event.session_id != self.session_id:
@@ -486,16 +451,7 @@ class JsonEvents:
         pending = event.request
         if pending.session_id not in self._family:
             return
-        request = pending.request
-        asked: PermissionAskedEvent = {
-            "v": 1,
-            "type": "permission_asked",
-            "session": pending.session_id,
-            "request": pending.id,
-            "call": None if request.source is None else request.source.call_id,
-            "action": request.action,
-            "resources": list(request.resources),
-        }
+        asked = wire.permission_asked_json(pending)
         self._asked[pending.id] = asked
         self.write(asked)
 
@@ -521,27 +477,8 @@ class JsonEvents:
         )
 
     def _decided(self, event: PermissionDecided) -> None:
-        request = event.request
-        if request.session_id not in self._family:
-            return
-        decision = event.decision
-        rule, source = _rule(decision)
-        self.write(
-            {
-                "v": 1,
-                "type": "permission_decided",
-                "session": request.session_id,
-                "request": None,
-                "call": None if request.source is None else request.source.call_id,
-                "action": request.action,
-                "resources": list(request.resources),
-                "decision": "deny" if decision.effect == "deny" else "allow",
-                "by": "rules",
-                "reply": None,
-                "rule": None if rule is None else dataclasses.asdict(rule),
-                "rule_source": source,
-            }
-        )
+        if event.request.session_id in self._family:
+            self.write(wire.decided_json(event.request, event.decision))
 
 
 def final_text(messages: Sequence[Any]) -> str:

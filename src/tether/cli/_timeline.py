@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from .._wire import session_json
 from ..content import content_to_json, text_of
 from ..session._model import (
     AssistantInfo,
@@ -28,7 +29,6 @@ from ..session._model import (
     UserInfo,
     message_to_json,
     part_to_json,
-    rules_to_json,
     usage_to_json,
 )
 from ..session._store import StoredMessage
@@ -48,22 +48,6 @@ class SubSession:
     info: SessionInfo
     messages: Sequence[StoredMessage]
     children: Mapping[str, Sequence[SubSession]] = field(default_factory=dict[str, Sequence["SubSession"]])
-
-
-def session_json(info: SessionInfo) -> dict[str, Any]:
-    """A session's record as JSON (the export's ``session``, a ``tether sessions --json`` row)."""
-    return {
-        "id": info.id,
-        "title": info.title,
-        "project": info.project,
-        "directory": info.directory,
-        "agent": info.agent,
-        "parent_id": info.parent_id,
-        "parent_call_id": info.parent_call_id,
-        "rules": rules_to_json(info.rules),
-        "created": info.created,
-        "updated": info.updated,
-    }
 
 
 def _tool_json(part: ToolPart) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from ..llm import Usage
+from .._wire import decided_json, permission_asked_json, question_asked_json, usage_json
 from ..permissions import PendingRequest, PermissionAsked, PermissionDecided, PermissionReplied
 from ..session import (
     MessageUpdated,
@@ -109,50 +109,6 @@ def durable_frame(
     return Frame(seq, session_id, encode(kind, f"{text[:-1]},{json.dumps(key)}:{data}}}", seq))
 
 
-def usage_json(usage: Usage | None) -> dict[str, int]:
-    usage = usage or Usage()
-    return {
-        "input": usage.input_tokens,
-        "output": usage.output_tokens,
-        "reasoning": usage.reasoning_tokens,
-        "cache_read": usage.cache_read_tokens,
-        "cache_write": usage.cache_write_tokens,
-    }
-
-
-def permission_asked(pending: PendingRequest) -> dict[str, Any]:
-    request = pending.request
-    return {
-        "v": 1,
-        "type": "permission_asked",
-        "session": pending.session_id,
-        "request": pending.id,
-        "call": None if request.source is None else request.source.call_id,
-        "action": request.action,
-        "resources": list(request.resources),
-    }
-
-
-def question_asked(pending: PendingQuestion) -> dict[str, Any]:
-    return {
-        "v": 1,
-        "type": "question_asked",
-        "session": pending.session_id,
-        "request": pending.id,
-        "call": pending.call_id,
-        "agent": pending.agent,
-        "questions": [
-            {
-                "question": q.question,
-                "header": q.header,
-                "options": [{"label": o.label, "description": o.description} for o in q.options],
-                "multiple": q.multiple,
-            }
-            for q in pending.questions
-        ],
-    }
-
-
 class Client:
     """One connected stream: its session filter, its bounded queue, and the last durable ``seq`` it was sent."""
 
@@ -215,6 +171,7 @@ class EventHub:
         self._clients: set[Client] = set()
         self._wake = anyio.Event()
         self._seq = 0
+        self._behind = False  # events were left unread while no client was connected
         self._dirty = False  # a durable event was published that the tail has not read yet
         self._reading = False
         self._deferred: list[Frame] = []  # live frames waiting for the durable events published before them
@@ -301,7 +258,7 @@ class EventHub:
                 }
             )
         elif isinstance(event, PermissionAsked):
-            asked = permission_asked(event.request)
+            asked = permission_asked_json(event.request)
             self._asked[event.request.id] = asked
             self.publish(asked)
         elif isinstance(event, PermissionReplied):
@@ -320,7 +277,7 @@ class EventHub:
                 )
         elif isinstance(event, PermissionDecided):
             if self._clients:
-                self.publish(_decided(event))
+                self.publish(decided_json(event.request, event.decision))
         elif isinstance(event, QuestionReplied):
             self.publish(
                 {
@@ -337,7 +294,7 @@ class EventHub:
     def on_question(self, event: QuestionAsked) -> None:
         """The bus subscriber of :class:`QuestionAsked` by its class: it tells the question service that questions
         are answered here (through the API), so the ``question`` tool asks instead of failing."""
-        self.publish(question_asked(event.request))
+        self.publish(question_asked_json(event.request))
 
     # -- the log -----------------------------------------------------------------------------------------------------
 
@@ -349,8 +306,10 @@ class EventHub:
             self._wake = anyio.Event()
             self._dirty = False
             if not self._clients:
+                # nobody to tell: no read at all (the store's thread serves the runtime); the next client to
+                # connect moves the tail to the end of the log first
                 self._deferred.clear()
-                self._seq = await self._store.last_seq()  # nobody to tell: skip ahead, never read history
+                self._behind = True
                 continue
             before, self._deferred = self._deferred, []
             self._reading = True
@@ -374,8 +333,11 @@ class EventHub:
                 for frame in during:
                     self._fanout(frame)
 
-    def connect(self, session_id: str | None, last_event_id: int | None) -> Client:
+    async def connect(self, session_id: str | None, last_event_id: int | None) -> Client:
         """Register a client (before its response starts: what happens from now on is queued for it)."""
+        if self._behind and not self._clients:
+            self._behind = False
+            self._seq = await self._store.last_seq()
         client = Client(session_id, self._queue_size)
         client.sent_seq = self._seq if last_event_id is None else last_event_id
         self._clients.add(client)
@@ -398,9 +360,9 @@ class EventHub:
                 replay = len(rows) == _PAGE
             requests, questions = self._pending(client.session_id)
             for request in requests:
-                yield _live(permission_asked(request)).data
+                yield _live(permission_asked_json(request)).data
             for question in questions:
-                yield _live(question_asked(question)).data
+                yield _live(question_asked_json(question)).data
             while True:
                 frame = await client.next(heartbeat)
                 if frame is False:
@@ -415,29 +377,3 @@ class EventHub:
         finally:
             self._clients.discard(client)
             client.close()
-
-
-def _decided(event: PermissionDecided) -> dict[str, Any]:
-    request = event.request
-    decision = event.decision
-    rule: dict[str, str] | None = None
-    source: str | None = None
-    for verdict in decision.deciding:
-        if verdict.source != "default":
-            r = verdict.rule
-            rule, source = {"action": r.action, "resource": r.resource, "effect": r.effect}, verdict.source
-        break
-    return {
-        "v": 1,
-        "type": "permission_decided",
-        "session": request.session_id,
-        "request": None,
-        "call": None if request.source is None else request.source.call_id,
-        "action": request.action,
-        "resources": list(request.resources),
-        "decision": "deny" if decision.effect == "deny" else "allow",
-        "by": "rules",
-        "reply": None,
-        "rule": rule,
-        "rule_source": source,
-    }

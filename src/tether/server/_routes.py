@@ -17,16 +17,17 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from .._wire import session_json
 from ..errors import ConfigError, NotFoundError, UsageError
 from ..session import SessionInfo
-from ..session._model import message_to_json, part_to_json, rules_to_json
+from ..session._model import message_to_json, part_to_json
 from ._schemas import AnswerBody, CreateSessionBody, PromptBody, ReplyBody
 from ._state import Conflict, ServerState
 
 if TYPE_CHECKING:
     from ..session import StoredMessage
 
-__all__ = ["ROUTES", "Route", "session_json"]
+__all__ = ["ROUTES", "Route"]
 
 B = TypeVar("B", bound=BaseModel)
 Handler = Callable[[Request], Awaitable[Response]]
@@ -88,22 +89,6 @@ def _errors(handler: Handler) -> Handler:
             return _error(400, "bad_request", str(exc))
 
     return guarded
-
-
-def session_json(info: SessionInfo) -> dict[str, Any]:
-    """A session's record as JSON (the keys of ``tether sessions --json`` and of an export's ``session``)."""
-    return {
-        "id": info.id,
-        "title": info.title,
-        "project": info.project,
-        "directory": info.directory,
-        "agent": info.agent,
-        "parent_id": info.parent_id,
-        "parent_call_id": info.parent_call_id,
-        "rules": rules_to_json(info.rules),
-        "created": info.created,
-        "updated": info.updated,
-    }
 
 
 def _messages_json(messages: Sequence[StoredMessage]) -> list[dict[str, Any]]:
@@ -320,7 +305,7 @@ async def events(request: Request) -> Response:
         if not raw.isdigit() or len(raw) > 19:
             raise UsageError("Last-Event-ID must be the id of an event this server sent (a whole number)")
         last = int(raw)
-    client = state.hub.connect(session_id, last)
+    client = await state.hub.connect(session_id, last)
     return StreamingResponse(
         state.hub.stream(client, replay=last is not None, heartbeat=state.heartbeat),
         media_type="text/event-stream",
