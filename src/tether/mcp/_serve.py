@@ -64,9 +64,8 @@ log = logging.getLogger(__name__)
 SESSION_PREFIX = "mcp: "
 """The title of a served client's session: ``mcp: <clientInfo.name>``."""
 
-_PROGRESS_BUFFER = (
-    64  # progress updates are a live tail: when the client reads slower than a tool reports, drop
-)
+# progress updates are a live tail: when the client reads slower than a tool reports, later ones are dropped
+_PROGRESS_BUFFER = 64
 _NAME_CHARS = 100
 _INPUT_KEY = "permission"
 NOT_RECORDED_ERROR = (
@@ -86,9 +85,8 @@ class _Needs:
 class _LiveCall:
     """A call in flight: where its asks are answered, its progress goes, and what its handler waits for."""
 
-    context: (
-        Any  # the SDK's ServerRequestContext of the request following the call (the tools/call, or its retry)
-    )
+    # the SDK's ServerRequestContext of the request following the call (its tools/call, or the retry of it)
+    context: Any
     client: tuple[str, str]
     tool: str
     tool_input: Any
@@ -258,6 +256,8 @@ class ToolServer:
                 return types.CallToolResult(
                     content=[types.TextContent(type="text", text=text)], is_error=True
                 )
+            # the retry continues the call as first asked (its name and arguments are not read again): what the
+            # user approves is what runs
             live = found
             del self._waiting[params.request_state]
             response = (params.input_responses or {}).get(_INPUT_KEY)
