@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import anyio
 
-__all__ = ["Address", "ResolveError", "literal", "private_reason", "resolve"]
+__all__ = ["Address", "ResolveError", "literal", "private_reason", "reached", "resolve", "shown"]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -104,12 +104,47 @@ def private_reason(ip: Address) -> str | None:
     return None
 
 
+_NUMERIC = frozenset("0123456789abcdefABCDEFxX.")
+
+
 def literal(host: str) -> Address | None:
-    """``host`` as an IP address when it is written as one (``127.0.0.1``, ``::1``), else ``None``."""
+    """``host`` as an IP address when it is written as one, else ``None`` (a name, resolved by :func:`resolve`).
+
+    Besides ``127.0.0.1`` and ``::1`` this reads every IPv4 spelling the system resolver takes as a number without a
+    DNS query (``inet_aton``: ``2130706433``, ``127.1``, ``0x7f.1``, ``0177.0.0.1``, ``0``), so such a host is
+    checked, asked about and connected to as the address it means. Pure: no DNS, no file.
+    """
     try:
         return ipaddress.ip_address(host)
     except ValueError:
+        pass
+    if not host or not set(host) <= _NUMERIC:  # inet_aton ignores what follows a space: only these characters
         return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
+
+
+_LOOPBACK_V4 = ipaddress.IPv4Address("127.0.0.1")
+_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
+
+
+def reached(ip: Address) -> Address:
+    """The address a connection to ``ip`` reaches: the unspecified address (``0.0.0.0``, ``::``, ``::ffff:0.0.0.0``)
+    reaches this host's loopback (Linux, macOS), so it is checked, asked about and connected to as loopback."""
+    if ip.is_unspecified:
+        return _LOOPBACK_V4 if isinstance(ip, ipaddress.IPv4Address) else _LOOPBACK_V6
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None and ip.ipv4_mapped.is_unspecified:
+        return _LOOPBACK_V4
+    return ip
+
+
+def shown(ip: Address) -> str:
+    """The address as a permission resource writes it: IPv4-mapped IPv6 as its IPv4 address, no IPv6 zone."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip).split("%", 1)[0]
 
 
 async def resolve(host: str, port: int) -> Sequence[Address]:

@@ -4,10 +4,16 @@ Order, for the URL and then for every redirect target (at most :data:`MAX_REDIRE
 
 1. parse: ``http``/``https`` only; a URL with credentials (``user:pass@``) is refused, never sent nor stripped
    silently (the model learns why); the fragment is dropped;
-2. ask ``webfetch`` with the URL (save ``*``, as OpenCode);
+2. ask ``webfetch`` with the URL (save ``*``, as OpenCode) and, when the host is an IP address in any spelling
+   (``2130706433``, ``127.1``, ``0x7f.1``, ``[::ffff:127.0.0.1]``), the URL with that address written canonically
+   (:func:`address_forms`); a name is not looked up before this ask (the lookup alone would tell the name to the
+   resolver);
 3. resolve the host and check every address (``_ssrf``): when any is loopback, private, link-local (the cloud
-   metadata address), CGNAT, unique-local, ..., ask ``webfetch_private`` as well (resource: the URL; save: the
-   origin, ``http://host:port/*``). The built-in agents ask it (``explore`` denies it); no terminal means no;
+   metadata address), CGNAT, unique-local, ..., ask ``webfetch_private`` as well, with the URL as written and the
+   URL on every address it resolved to (``http://127.0.0.1:8080/x``, ``http://[::1]:8080/x``): a deny on any form
+   denies, an allow must match every form, as bash's normalized forms, so a rule written for one spelling of an
+   address decides them all (save: each form's origin, ``http://host:port/*``). The built-in agents ask it
+   (``explore`` denies it); no terminal means no;
 4. connect to an address that was checked, never resolving the name again (the ``Host`` header and the TLS server
    name stay the URL's host, so virtual hosts and certificates work): a DNS answer that changes between the check
    and the connection cannot move the request to another address. No proxy from the environment is used (a proxy
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import codecs
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -40,7 +46,7 @@ from ..errors import ToolFailure
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
-from ._ssrf import Address, ResolveError, literal, private_reason, resolve
+from ._ssrf import Address, ResolveError, literal, private_reason, reached, resolve, shown
 
 if TYPE_CHECKING:
     import ssl
@@ -240,19 +246,49 @@ def convert_html(html: str, format: Literal["markdown", "text"]) -> str:
     return converted
 
 
+def address_forms(url: httpx2.URL, addresses: Sequence[Address]) -> list[str]:
+    """``url`` as written, then ``url`` with its host replaced by each address it reaches (``scheme://<ip>[:port]/
+    path?query``, IPv6 in brackets, IPv4-mapped IPv6 as IPv4, the default port left out as in the URL), distinct.
+
+    A rule written with one spelling of an address (``http://127.0.0.1:8080/*``) then decides every other spelling
+    (``http://2130706433:8080/``, ``http://[::ffff:127.0.0.1]:8080/``, a name that resolves there): the request
+    carries every form, a deny on any form denies, an allow must match every form (as bash's normalized forms).
+    """
+    forms = [str(url)]
+    for ip in addresses:
+        form = str(url.copy_with(host=shown(ip)))
+        if form not in forms:
+            forms.append(form)
+    return forms
+
+
+def _origin(form: str) -> str:
+    """``scheme://host[:port]/*`` of a URL text: what an "always" reply saves for one form."""
+    scheme, _, rest = form.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0].split('?', 1)[0]}/*"
+
+
 async def _ask(
     permissions: PermissionService,
     ctx: ToolContext,
     action: str,
-    url: httpx2.URL,
-    save: str,
+    resources: Sequence[str],
+    save: Sequence[str],
     metadata: dict[str, Any],
 ) -> None:
     await permissions.assert_(
         PermissionRequest.from_context(
-            ctx, action=action, resources=(str(url),), save=(save,), metadata=metadata
+            ctx, action=action, resources=tuple(resources), save=tuple(save), metadata=metadata
         )
     )
+
+
+def _literal_forms(url: httpx2.URL) -> list[str]:
+    """The forms of ``url`` known without a DNS query: its text, and the address when the host is one (any
+    spelling). ``webfetch`` is asked with these before anything goes on the network (a lookup alone would tell the
+    name, and what a model put in it, to the resolver)."""
+    ip = literal(_host(url))
+    return address_forms(url, [reached(ip)] if ip is not None else [])
 
 
 def _host(url: httpx2.URL) -> str:
@@ -264,10 +300,11 @@ async def _addresses(url: httpx2.URL, clock: _Clock) -> list[Address]:
     host = _host(url)
     ip = literal(host)
     if ip is not None:
-        return [ip]
+        return [reached(ip)]
     try:
         with clock.scope():
-            return list(await resolve(host, url.port or (443 if url.scheme == "https" else 80)))
+            found = await resolve(host, url.port or (443 if url.scheme == "https" else 80))
+            return list(dict.fromkeys(reached(ip) for ip in found))
     except ResolveError as exc:
         raise ToolFailure(f"Unable to resolve the host {host!r}: {exc}. Check the URL.") from exc
 
@@ -366,7 +403,7 @@ def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
 
         url = parse_url(input.url)
         asked = {"url": str(url), "format": input.format, "timeout": clock.seconds}
-        await _ask(permissions, ctx, "webfetch", url, "*", asked)
+        await _ask(permissions, ctx, "webfetch", _literal_forms(url), ("*",), asked)
         headers = {
             "User-Agent": _USER_AGENT,
             "Accept": _ACCEPT[input.format],
@@ -384,13 +421,13 @@ def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
                 addresses = await _addresses(url, clock)
                 private = [(ip, reason) for ip in addresses if (reason := private_reason(ip)) is not None]
                 if private:
-                    origin = f"{url.scheme}://{url.netloc.decode('ascii')}/*"
+                    forms = address_forms(url, addresses)
                     await _ask(
                         permissions,
                         ctx,
                         "webfetch_private",
-                        url,
-                        origin,
+                        forms,
+                        list(dict.fromkeys(_origin(form) for form in forms)),
                         {
                             "url": str(url),
                             "addresses": [str(ip) for ip in addresses],
@@ -419,8 +456,8 @@ def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
                         permissions,
                         ctx,
                         "webfetch",
-                        url,
-                        "*",
+                        _literal_forms(url),
+                        ("*",),
                         {**asked, "url": str(url), "redirect": hop + 1},
                     )
                     continue
