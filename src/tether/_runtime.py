@@ -369,7 +369,8 @@ class Runtime:
             # An untrusted project is never a stdio server's working directory: `python -m pkg`, `npx pkg` and a
             # relative command would run the repository's own files (docs/security.md). A neutral private one is.
             workdir = None if self._trusted(scope) else await anyio.to_thread.run_sync(self._mcp_workdir)
-            servers = self._mcp[scope.root] = McpServers(specs, scope.root, taken=scope.builtins, workdir=workdir)
+            servers = McpServers(specs, scope.root, taken=scope.builtins, workdir=workdir)
+            self._mcp[scope.root] = servers
             self._stack.push_async_callback(servers.aclose)
         await servers.start(self._task_group)
         self._stack.callback(servers.attach(scope.tools).close)

@@ -153,7 +153,8 @@ class Connection:
         self._state: State = "connecting" if spec.enabled else "disabled"
         self.error: str | None = None
         self.tools: tuple[types.Tool, ...] = ()
-        self.codecs: dict[str, tuple[Codec, Codec | None] | str] = {}  # of self.tools, built off the event loop
+        # the codecs of self.tools by raw name (or why one cannot be built), built off the event loop
+        self.codecs: dict[str, tuple[Codec, Codec | None] | str] = {}
         self.instructions: str | None = None
         self.server: str | None = None  # the server's own name and version, once connected
         self.restarts = 0
@@ -266,6 +267,7 @@ class Connection:
                     _Watched(read, self),
                     write,
                     message_handler=self._on_message,
+                    list_roots_callback=self._roots,
                     client_info=types.Implementation(name="tether", version=__version__),
                 ) as session,
             ):
@@ -353,6 +355,13 @@ class Connection:
         for call in list(self._calls):
             call.fail(self._failure(text))
 
+    async def _roots(self, context: Any) -> types.ListRootsResult:
+        """``roots/list``: the project root, so a server learns the project without running in it."""
+        from mcp import types
+
+        root = types.Root(uri=self.root.as_uri(), name=self.root.name)  # pyright: ignore[reportArgumentType]
+        return types.ListRootsResult(roots=[root])
+
     async def _on_message(self, message: Any) -> None:
         from mcp import types
 
@@ -372,7 +381,8 @@ class Connection:
                 self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             env = dict(spec.env)
             if self.workdir is not None:
-                env.setdefault("PYTHONSAFEPATH", "1")  # no implicit sys.path entry: not the cwd, not a script's dir
+                # no implicit sys.path entry (neither the cwd nor a script's directory); a config may set it empty
+                env.setdefault("PYTHONSAFEPATH", "1")
             params = StdioServerParameters(
                 command=spec.command[0], args=list(spec.command[1:]), env=env, cwd=self.workdir or self.root
             )

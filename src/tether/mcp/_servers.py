@@ -83,12 +83,16 @@ class McpServers:
 
     Args:
         specs: the configured servers.
-        root: the project root (stdio servers run there).
+        root: the project root (offered to the servers as their MCP root).
         taken: effective names the servers' tools must not take (the built-ins).
+        workdir: the stdio servers' working directory when the project is untrusted (``None``: the project root).
     """
 
-    def __init__(self, specs: Sequence[ServerSpec], root: Path, taken: Sequence[str] = ()) -> None:
+    def __init__(
+        self, specs: Sequence[ServerSpec], root: Path, taken: Sequence[str] = (), workdir: Path | None = None
+    ) -> None:
         self.root = root
+        self.workdir = workdir
         self._taken = frozenset(taken)
         self._specs = tuple(specs)
         self.connections: tuple[Connection, ...] = ()
@@ -124,7 +128,8 @@ class McpServers:
                 from ._connection import Connection
 
                 self.connections = tuple(
-                    Connection(spec, self.root, self._changed, self._notify) for spec in self._specs
+                    Connection(spec, self.root, self._changed, self._notify, workdir=self.workdir)
+                    for spec in self._specs
                 )
                 for connection in self.connections:
                     task_group.start_soon(connection.run, name=f"tether mcp {connection.name}")

@@ -10,11 +10,16 @@ derive its schema. Three sources are accepted:
 
 Decoding failures raise :class:`DecodeError` with one :class:`Issue` per bad field, so settle can tell the model
 exactly what to fix.
+
+A raw schema is outside input (an MCP server, a manifest): it is refused above :data:`MAX_SCHEMA_CHARS` of JSON, its
+validator never retrieves anything (a ``$ref`` or ``$schema`` naming a URL or a file is an error, not a fetch: no
+request to a private address, no local file read, no blocking I/O), and :func:`simplify_schema` stops inlining past
+:data:`INLINE_BUDGET` nodes (a few chained ``$defs`` referenced twice each would otherwise expand exponentially), so
+building a codec is bounded in time and memory.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +39,23 @@ __all__ = [
     "make_codec",
     "simplify_schema",
 ]
+
+MAX_SCHEMA_CHARS = 256 * 1024
+"""The largest raw JSON Schema accepted, in characters of compact JSON (real tools' schemas are a few KB)."""
+INLINE_BUDGET = 20_000
+"""The most JSON nodes :func:`simplify_schema` produces by inlining; past it the ``$defs`` are kept as they are."""
+
+
+def _no_retrieval(uri: str) -> Any:
+    """The validator's retriever: nothing outside the schema itself is ever fetched or read."""
+    raise ValueError(f"{uri!r} is outside the schema: only local references (#/$defs/...) are followed")
+
+
+def _raw_size(schema: Mapping[str, Any]) -> int:
+    try:
+        return len(json.dumps(schema, separators=(",", ":"), default=str))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"invalid JSON Schema: not JSON ({type(exc).__name__})") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +124,12 @@ class JsonSchemaCodec(Codec):
     def __init__(self, schema: Mapping[str, Any]) -> None:
         # Real-world catalogs (MCP, manifests) carry non-standard types and flags: normalize before validating, so
         # the model is validated against exactly the schema it is shown.
+        size = _raw_size(schema)
+        if size > MAX_SCHEMA_CHARS:
+            raise ValueError(f"JSON Schema too large ({size} characters of JSON, at most {MAX_SCHEMA_CHARS})")
         self.schema = simplify_schema(normalize_schema(schema))
         try:
-            self._validator = jsonschema_rs.validator_for(self.schema)
+            self._validator = jsonschema_rs.validator_for(self.schema, retriever=_no_retrieval)
         except (ValueError, jsonschema_rs.ValidationError) as exc:
             raise ValueError(f"invalid JSON Schema: {exc}") from exc
 
@@ -169,8 +194,16 @@ def _refs_in(node: Any, found: set[str]) -> None:
             _refs_in(value, found)
 
 
-def simplify_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Inline acyclic local ``$ref``s and keep ``$defs`` only for what is still referenced (recursive types)."""
+class _OverBudget(Exception):
+    """Inlining would produce more than :data:`INLINE_BUDGET` nodes."""
+
+
+def simplify_schema(schema: dict[str, Any], budget: int = INLINE_BUDGET) -> dict[str, Any]:
+    """Inline acyclic local ``$ref``s and keep ``$defs`` only for what is still referenced (recursive types).
+
+    When inlining would produce more than ``budget`` nodes (references that fan out: each definition referencing the
+    next twice doubles the size), ``schema`` is returned unchanged, with its ``$defs``: the validator follows local
+    references itself."""
     defs = schema.get("$defs")
     if not isinstance(defs, dict) or not defs:
         return schema
@@ -195,15 +228,19 @@ def simplify_schema(schema: dict[str, Any]) -> dict[str, Any]:
         return False
 
     cyclic = {name for name in defs if reaches(name, name)}
+    left = [budget]
 
     def inline(node: Any) -> Any:
+        left[0] -= 1
+        if left[0] < 0:
+            raise _OverBudget
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
                 name = ref[len("#/$defs/") :]
                 if name in defs and name not in cyclic:
                     extra = {k: inline(v) for k, v in node.items() if k != "$ref"}
-                    body = inline(copy.deepcopy(defs[name]))
+                    body = inline(defs[name])
                     if extra:
                         return {**body, **extra} if isinstance(body, dict) else body
                     return body
@@ -212,8 +249,11 @@ def simplify_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return [inline(v) for v in node]
         return node
 
-    out = inline(schema)
-    kept = {name: inline(defs[name]) for name in sorted(cyclic)}
+    try:
+        out = inline(schema)
+        kept = {name: inline(defs[name]) for name in sorted(cyclic)}
+    except _OverBudget:
+        return schema
     remaining: set[str] = set()
     _refs_in(out, remaining)
     for body in kept.values():
