@@ -131,7 +131,9 @@ class JsonSchemaCodec(Codec):
         try:
             self._validator = jsonschema_rs.validator_for(self.schema, retriever=_no_retrieval)
         except (ValueError, jsonschema_rs.ValidationError) as exc:
-            raise ValueError(f"invalid JSON Schema: {exc}") from exc
+            raise ValueError(
+                f"invalid JSON Schema: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+            ) from exc
 
     def _check(self, value: Any) -> None:
         issues = [
