@@ -29,7 +29,7 @@ SURFACES = {
     "tether.session.internal": {
         "ABORTED_ERROR", "DOOM_LOOP_THRESHOLD", "INCOMPLETE_CALL_ERROR", "INTERRUPTED_ERROR", "MAX_STEPS_MARKERS",
         "MAX_STEPS_PROMPT", "MAX_DEPTH", "AgentLike", "ChildRequest", "ChildResult", "Children", "Subagent",
-        "DoomLoopDetector", "DurableEvent", "History", "OneCallModel",
+        "Descendants", "DoomLoopDetector", "DurableEvent", "History", "OneCallModel",
         "PermissionAsserter",
         "SessionLocation", "TODO_PRIORITIES", "TODO_STATUSES", "Todo", "TodoPriority", "TodoStatus", "TodoStore",
         "TodoUpdated", "part_from_json", "part_to_json",
@@ -37,6 +37,7 @@ SURFACES = {
     "tether.plugins": {"DefinitionEvent", "Plugin", "PluginAPI", "PluginHookError"},
     "tether.plugins.internal": {
         "GROUP", "TOOLS_DIR", "Activation", "LoadedPlugin", "Problem", "activate", "load_entry_points",
+        "project_tool_files",
     },
     "tether.rules": {"EFFECTS", "Effect", "Rule", "is_effect", "last_match"},
     "tether.output": {

@@ -6,6 +6,10 @@ trust is kept for that root. A project's config file is applied in full only whe
 (or by answering "y" to the question ``tether run`` asks once in a terminal), or for one command with ``--trust`` or
 ``TETHER_TRUST=1``. Otherwise the config package keeps only what tightens, and each key it left out is printed once
 on stderr, in one line naming the file, the key and the ``tether trust`` command that applies it.
+
+The question ``tether run`` asks names everything trusting grants: the config keys, each MCP server the file would
+start (its command line) or reach (its URL), and the project's tool files (``.tether/tools/*.py``: count and paths,
+Python code that runs inside tether). A project with tool files and no config file is asked about too.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pathlib import Path
 from rich.text import Text
 
 from ..config import Config, Ignored, Instructions, TrustStore, find_project, load_config, project_root
-from ..config._restrict import describe
+from ..config._restrict import describe, servers
 from ._common import err_console, fail, out_console, stdin_is_terminal
 from ._format import shown
 
@@ -48,25 +52,57 @@ def project_config(data_dir: Path, directory: Path, *, trust: bool = False, ask:
     config = load_config(root, trusted=trusted)
     for line in config.refused:  # a config file that is not the user's own: never read, trusted or not
         err_console().print(Text("warning: ", style="yellow") + shown(line), soft_wrap=True)
-    if not config.ignored:
+    tools = [] if trusted else _tool_files(root)
+    if not config.ignored and not tools:
         return config
     if ask and stdin_is_terminal() and not store.declined(root):
-        if _ask(config.ignored):
+        if _ask(root, config.ignored, tools):
             store.trust(root)
             err_console().print(Text(f"trusted {root} (undo: tether trust --remove {root})", style="dim"))
             return load_config(root, trusted=True)
         store.decline(root)
-    _print_ignored(config.ignored)
+    _print_ignored(config.ignored)  # tool files not loaded are reported when the project opens (its notices)
     return config
 
 
-def _ask(ignored: tuple[Ignored, ...]) -> bool:
+def _tool_files(root: Path) -> list[Path]:
+    from ..plugins.internal import project_tool_files  # not for `tether --help`
+
+    return project_tool_files(root)
+
+
+_SHOWN_FILES = 5
+
+
+def trust_question(root: Path, ignored: tuple[Ignored, ...], tools: list[Path]) -> list[str]:
+    """The trust question's lines: what the config sets, the MCP servers it would start or reach, the tool files it
+    runs; the last ends with ``Trust it? [y/N]``."""
+    lines: list[str] = []
+    if ignored:
+        file = ignored[0].file
+        shown_file = file.relative_to(root) if file.is_relative_to(root) else file
+        lines.append(f"This project's {shown_file} sets {describe(ignored)}.")
+        found = servers(ignored)
+        if found:
+            lines.append(f"MCP servers tether would start (as you) or connect to: {'; '.join(found)}.")
+    if tools:
+        names = ", ".join(p.relative_to(root).as_posix() for p in tools[:_SHOWN_FILES])
+        if len(tools) > _SHOWN_FILES:
+            names += f" and {len(tools) - _SHOWN_FILES} more"
+        count = f"{len(tools)} tool file{'s' if len(tools) != 1 else ''} ({names})"
+        what = "Python code that runs inside tether, as you, every time tether opens this project"
+        lead = "Trusting it also loads its" if ignored else "This project has"
+        lines.append(f"{lead} {count}: {what}.")
+    lines[-1] += " Trust it? [y/N] "
+    return lines
+
+
+def _ask(root: Path, ignored: tuple[Ignored, ...], tools: list[Path]) -> bool:
     console = err_console()
-    file = ignored[0].file
-    shown_file = file.relative_to(ignored[0].root) if file.is_relative_to(ignored[0].root) else file
-    question = f"This project's {shown_file} sets {describe(ignored)}. Trust it? [y/N] "
+    # the names are the repository's: each line shown with its escapes visible, the lines joined by us
+    question = Text("\n").join(shown(line, "yellow bold") for line in trust_question(root, ignored, tools))
     try:
-        answer = console.input(shown(question, "yellow bold"))  # the key names are the repository's
+        answer = console.input(question)
     except EOFError:
         return False
     return answer.strip().lower() in ("y", "yes")

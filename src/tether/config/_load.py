@@ -291,7 +291,7 @@ def _read_untrusted(path: Path, root: Path, user: Config) -> Config | None:
     return replace(
         _tighten_only(layer),
         instructions=tuple(replace(i, own=False) for i in layer.instructions),
-        ignored=ignored_notices(dropped, file=path, root=root),
+        ignored=ignored_notices(dropped, file=path, root=root, value=cast(Mapping[str, Any], value)),
     )
 
 

@@ -37,7 +37,7 @@ from typing import Any, cast
 from ..output._store import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from ._json import KeyPath, format_path
 
-__all__ = ["BUILTIN_AGENT_NAMES", "Ignored", "describe", "ignored_notices", "restrict_project"]
+__all__ = ["BUILTIN_AGENT_NAMES", "Ignored", "describe", "ignored_notices", "restrict_project", "servers"]
 
 _TOP_KEYS = frozenset(
     {"$schema", "default_agent", "permission", "tools", "agent", "instructions", "tool_output"}
@@ -58,6 +58,7 @@ _AGENT_KEYS = frozenset(
         "top_p",
     }
 )
+_SERVER_KEYS = ("mcp", "mcpServers")
 _DEFAULT_LIMITS = {"max_lines": DEFAULT_MAX_LINES, "max_bytes": DEFAULT_MAX_BYTES}
 # The agents tether defines (``permissions._agents``; a test pins the two lists together). Config sits below
 # permissions, so the names are repeated here rather than imported.
@@ -72,11 +73,13 @@ class Ignored:
         file: the project config file that set it.
         key: the key path, as errors show it (``shell``, ``permission.bash``, ``provider``).
         root: the project root, the directory to pass to ``tether trust``.
+        detail: what the key would run or reach, for an MCP server (``npx -y pkg``, its URL); else empty.
     """
 
     file: Path
     key: str
     root: Path
+    detail: str = ""
 
     def __str__(self) -> str:
         return (
@@ -101,6 +104,8 @@ def restrict_project(
             out[key] = item  # the user's own choice, repeated: nothing to report
         elif key == "provider":
             dropped.extend(_provider_keys(item))
+        elif key in _SERVER_KEYS and isinstance(item, dict) and item:
+            dropped.extend((key, name) for name in cast(Mapping[str, Any], item))
         elif key not in _TOP_KEYS:
             dropped.append((key,))
         elif key == "permission":
@@ -139,6 +144,33 @@ def describe(ignored: tuple[Ignored, ...]) -> str:
     if len(what) == 1:
         return what[0]
     return ", ".join(what[:-1]) + " and " + what[-1]
+
+
+def servers(ignored: tuple[Ignored, ...]) -> list[str]:
+    """The MCP servers among the ignored keys, each as ``name: what it starts or reaches`` (for the trust question)."""
+    return [
+        f"{i.key.split('.', 1)[1]}: {i.detail}" if i.detail else i.key.split(".", 1)[1]
+        for i in ignored
+        if i.key.split(".", 1)[0] in _SERVER_KEYS and "." in i.key
+    ]
+
+
+def _server_detail(path: KeyPath, value: Mapping[str, Any] | None) -> str:
+    """An MCP server entry's command line (``command`` then ``args``) or URL, as the project wrote it."""
+    if value is None or len(path) != 2 or path[0] not in _SERVER_KEYS:
+        return ""
+    section = value.get(path[0])
+    entry = cast(Mapping[str, Any], section).get(str(path[1])) if isinstance(section, dict) else None
+    if not isinstance(entry, dict):
+        return ""
+    entry = cast(Mapping[str, Any], entry)
+    if isinstance(entry.get("url"), str):
+        return str(entry["url"])
+    command = entry.get("command")
+    words = [command] if isinstance(command, str) else cast(list[Any], command or [])
+    args = entry.get("args")
+    words += cast(list[Any], args) if isinstance(args, list) else []
+    return " ".join(str(w) for w in words)
 
 
 def _provider_keys(value: object) -> list[KeyPath]:
@@ -262,7 +294,12 @@ def _outside(entry: str) -> bool:
     return normal == ".." or normal.startswith("../")
 
 
-def ignored_notices(dropped: list[KeyPath], *, file: Path, root: Path) -> tuple[Ignored, ...]:
-    """One :class:`Ignored` per dropped key path, in file order, without repeats."""
-    keys = dict.fromkeys(format_path(path, shown=True) for path in dropped)
-    return tuple(Ignored(file=file, key=key, root=root) for key in keys)
+def ignored_notices(
+    dropped: list[KeyPath], *, file: Path, root: Path, value: Mapping[str, Any] | None = None
+) -> tuple[Ignored, ...]:
+    """One :class:`Ignored` per dropped key path, in file order, without repeats; ``value`` (the project's raw
+    config) gives an MCP server's ``detail``."""
+    keys: dict[str, str] = {}
+    for path in dropped:
+        keys.setdefault(format_path(path, shown=True), _server_detail(path, value))
+    return tuple(Ignored(file=file, key=key, root=root, detail=detail) for key, detail in keys.items())
