@@ -235,3 +235,36 @@ def test_a_failing_turn_is_an_error_event(live: Live, api: Client) -> None:
     stream.close()
     events_adapter().validate_python(error.data)
     assert "the model broke" in error.data["message"]
+
+
+def test_a_session_another_process_runs_is_refused(live: Live, api: Client) -> None:
+    import threading
+
+    import anyio
+    import anyio.to_thread
+
+    from tether.session import SQLiteStore
+
+    session = api.create_session()
+    claimed, release = threading.Event(), threading.Event()
+
+    async def hold() -> None:  # another tether process's store, running the session
+        async with SQLiteStore(live.data_dir / "tether.db", recover=False) as store:
+            await store.claim(session["id"])
+            claimed.set()
+            await anyio.to_thread.run_sync(release.wait)
+
+    holder = threading.Thread(target=anyio.run, args=(hold,))
+    holder.start()
+    try:
+        assert claimed.wait(10)
+        with pytest.raises(ApiError) as busy:
+            api.prompt(session["id"], "hi")
+        assert busy.value.status == 409 and "busy" in busy.value.detail
+    finally:
+        release.set()
+        holder.join(10)
+    live.script(["hello"])
+    with api.events(session=session["id"], read_timeout=READ_TIMEOUT) as stream:
+        api.prompt(session["id"], "hi")  # the other process is gone: its claim is taken over
+        until(stream, idle)

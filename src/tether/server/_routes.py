@@ -172,6 +172,12 @@ async def prompt_session(request: Request) -> Response:
     body = await _body(request, PromptBody)
     info = await _stored(request)
     model = state.choose_model(body.model)
+    try:
+        # one session, one writer: a session another process runs (tether run) is refused, and this server keeps
+        # the session from then on until it stops
+        await state.rt.store.claim(info.id)
+    except UsageError as exc:
+        raise Conflict(str(exc)) from exc
     session = await state.rt.sessions.get(info.id)
     state.start_turn(session, body.text, model)
     return _json({"session": info.id, "status": "busy"}, 202)
@@ -191,7 +197,12 @@ async def delete_session(request: Request) -> Response:
     info = await _stored(request)
     if info.id in state.running:
         raise Conflict(f"session {info.id} is running a turn: cancel it first")
-    deleted = await state.rt.store.delete_session(info.id)
+    state.running.add(info.id)  # no prompt starts while it is deleted
+    try:
+        await state.rt.store.release(info.id)  # this server's own claim (from a prompt) does not keep it
+        deleted = await state.rt.store.delete_session(info.id)
+    finally:
+        state.running.discard(info.id)
     if deleted.live:
         raise Conflict(deleted.live[0].message)
     directories = [state.rt.output.session_directory(i.id) for i in deleted.sessions]
