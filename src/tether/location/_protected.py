@@ -10,7 +10,10 @@ Protected, matched on the path's components as a folding file system may see the
 ``.GIT/config`` is ``.git/config``; without the code points HFS+ ignores; without NTFS's trailing dots and spaces,
 and ``GIT~1`` as ``.git``), for relative resources and absolute paths alike:
 
-- ``.tether/**`` (project config, plans, skills);
+- ``.tether/**`` (project config, plans, skills, tool files);
+- the other folders skills are discovered from, at any depth (``builtins/_skills.PROJECT_DIRS``, pinned equal by a
+  test): ``.opencode/skills/``, ``.opencode/skill/`` and ``.claude/skills/``: a skill planted there reaches every later
+  session (its description is in the ``skill`` tool's, its body is what the model is told to follow);
 - ``.git`` itself (as a file, ``gitdir: <dir>`` redirects git to a directory the model could fill) and everything in a
   git directory except its data (``objects/``, ``refs/``, ``logs/``, ``lfs/``, ``HEAD``, ``index``, ``packed-refs``,
   ...): ``config``, ``config.worktree``, ``commondir`` (another redirect), ``hooks/``, ``info/``, an in-progress
@@ -35,7 +38,7 @@ from collections.abc import Collection, Iterable
 
 from ..permissions import names_protected_path, wildcard_match
 
-__all__ = ["PROTECTED_NAMES", "extra_protected", "names_protected_path", "protected_anchor"]
+__all__ = ["PROTECTED_NAMES", "SKILL_DIRS", "extra_protected", "names_protected_path", "protected_anchor"]
 
 PROTECTED_NAMES = frozenset(
     {
@@ -55,8 +58,13 @@ PROTECTED_NAMES = frozenset(
 (an embedded repository): ``cd evil && git status`` reads ``evil/config``, and its ``core.fsmonitor`` runs.
 """
 
+SKILL_DIRS = (".opencode/skills", ".opencode/skill", ".claude/skills")
+"""The skills folders protected besides ``.tether/skills`` (under ``.tether/``): the skills loader's other folders."""
+
 _NAMES = frozenset(name.casefold() for name in PROTECTED_NAMES)
 _PROTECTED_DIRS = frozenset({".tether"})
+_SKILL_PAIRS = frozenset(tuple(d.casefold().split("/")) for d in SKILL_DIRS)
+_SKILL_PARENTS = frozenset(parent for parent, _ in _SKILL_PAIRS)
 _GIT_DATA = frozenset(
     name.casefold()
     for name in (
@@ -135,6 +143,8 @@ def protected_anchor(resource: str, extra: Collection[str] = ()) -> str | None:
     for index, name in enumerate(folded):
         if name in _PROTECTED_DIRS:
             return _anchor(parts, index)
+        if name in _SKILL_PARENTS and index < last and (name, folded[index + 1]) in _SKILL_PAIRS:
+            return _anchor(parts, index + 1)
         if name == ".git":
             if index == last:
                 return path
