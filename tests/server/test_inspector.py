@@ -124,3 +124,22 @@ def test_the_page_asks_for_the_token_and_a_wrong_one_is_refused(live: Live, page
     page.reload()
     page.wait_for_selector("#sessions li:text('<img src=x onerror=alert(1)>')")
     assert page.query_selector("#sessions img") is None
+
+
+def test_a_long_output_is_shown_bounded_with_the_path_of_the_full_output(
+    live: Live, api: Client, page: Any
+) -> None:
+    session = api.create_session(title="long")
+    live.script([tool_call("bash", {"command": "seq 1 5000", "description": "count"}, id="c1")], ["counted"])
+    page.goto(f"{live.url}/#token={TOKEN}")
+    page.wait_for_selector("#live:text('live')")
+    page.click(f"li[data-id='{session['id']}']")
+    api.prompt(session["id"], "count")
+    page.wait_for_selector("#timeline li.assistant:text('counted')")
+    tool = page.inner_text("li.tool.completed")
+    part = next(p for m in api.messages(session["id"]) for p in m["parts"] if p["type"] == "tool")
+    assert part["output_paths"], part
+    assert f"full output: {part['output_paths'][0]}" in tool
+    output = page.inner_text("li.tool.completed pre.output")
+    assert output.startswith("1\n") and "5000" in output and "\n2500\n" not in output  # head and tail only
+    _shot(page, "5-bounded-output")
