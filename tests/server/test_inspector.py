@@ -143,3 +143,17 @@ def test_a_long_output_is_shown_bounded_with_the_path_of_the_full_output(
     output = page.inner_text("li.tool.completed pre.output")
     assert output.startswith("1\n") and "5000" in output and "\n2500\n" not in output  # head and tail only
     _shot(page, "5-bounded-output")
+
+
+def test_a_cancelled_turns_approval_leaves_the_page(live: Live, api: Client, page: Any) -> None:
+    session = api.create_session(title="cancel me")
+    live.script([tool_call("bash", {"command": "touch never.txt", "description": "x"}, id="c1")])
+    page.goto(f"{live.url}/#token={TOKEN}")
+    page.wait_for_selector("#live:text('live')")
+    page.click(f"li[data-id='{session['id']}']")
+    api.prompt(session["id"], "go")
+    page.wait_for_selector(".ask.permission")
+    page.click("#cancel")
+    page.wait_for_selector(".ask.permission", state="detached")
+    page.wait_for_selector("#status:text('session idle')")
+    assert not (live.project / "never.txt").exists()

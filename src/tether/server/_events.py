@@ -247,6 +247,9 @@ class EventHub:
                 self._steps[event.session_id] = 0
             elif event.status == "idle":
                 self._steps.pop(event.session_id, None)
+                # a cancelled turn's asks are withdrawn without an event: none of this session's is pending now
+                for request_id in [r for r, a in self._asked.items() if a["session"] == event.session_id]:
+                    del self._asked[request_id]
             self.publish(
                 {
                     "v": 1,

@@ -235,6 +235,7 @@ function onEvent(type, data) {
     loadSessions().catch(() => {});
   } else if (type === "status") {
     if (data.session === selected) say(`session ${data.status}`);
+    if (data.status === "idle") loadAsks().catch(() => {}); // a cancelled turn's asks are withdrawn silently
     loadSessions().catch(() => {});
     if (data.session === selected) refreshSoon();
   } else if (type === "error") {
