@@ -15,10 +15,14 @@ call needs, so waiting never deadlocks; it checks for cancellation while it wait
 call cancelled while waiting leaves without writing.
 
 Where the lock files live: ``$XDG_RUNTIME_DIR/tether-locks`` (the per-user directory meant for locks, removed at
-logout), else ``<temp dir>/tether-<uid>-locks``. The directory is created ``0700`` and must be a real directory owned
-by the user: one planted by another user is refused (the call fails), so nobody else can hold or swap our lock files.
-Not in the project (lock files would show up in the user's repository) and not in the data directory (two
-processes with different data directories must still exclude each other). One empty file per path ever mutated,
+logout), else ``locks`` in the data directory (``$TETHER_DATA_DIR``, else the platform's user data directory; made
+``0700`` as the runtime makes it). Never a predictable name in the shared temp directory: another local user could
+create ``/tmp/tether-<uid>-locks`` first, and every write of ours would fail (we cannot remove it from a sticky
+``/tmp``). The directory is created ``0700`` and must be a real directory owned by the user: one planted by another
+user is refused (the call fails), so nobody else can hold or swap our lock files. Not in the project (lock files
+would show up in the user's repository); ``$XDG_RUNTIME_DIR`` first so that processes with different data
+directories still exclude each other where it exists (without it they do through one data directory, and the
+compare in ``write_if_unchanged`` catches the rest). One empty file per path ever mutated,
 named by a hash of the canonical path; lock files are never deleted, since deleting one races with a process about
 to lock it.
 """
@@ -31,7 +35,6 @@ import fcntl
 import hashlib
 import os
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Generator, Iterable
@@ -40,6 +43,8 @@ from pathlib import Path
 
 import anyio
 import anyio.from_thread
+
+from ..paths import default_data_dir
 
 __all__ = ["lock_directory", "lock_file", "lock_files"]
 
@@ -87,7 +92,10 @@ def lock_directory() -> Path:
     if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
         directory = Path(runtime) / "tether-locks"
     else:
-        directory = Path(tempfile.gettempdir()) / f"tether-{os.getuid()}-locks"
+        data = default_data_dir()
+        with contextlib.suppress(FileExistsError):
+            data.mkdir(mode=0o700, parents=True)
+        directory = data / "locks"
     with contextlib.suppress(FileExistsError):
         os.mkdir(directory, 0o700)
     st = os.lstat(directory)
