@@ -390,7 +390,9 @@ class Runtime:
 
         assert self._stack is not None
         if self._plugins is None:
-            self._plugins = await anyio.to_thread.run_sync(load_entry_points)
+            config = self.config  # an untrusted project's own .dist-info folders are not installed plugins
+            untrusted = () if config.project_trusted or config.root is None else (config.root,)
+            self._plugins = await anyio.to_thread.run_sync(lambda: load_entry_points(untrusted))
         activation = await activate(
             scope.tools,
             root=scope.root,

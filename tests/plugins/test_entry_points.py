@@ -147,8 +147,10 @@ def test_a_dist_info_in_the_directory_tether_starts_in_is_not_a_plugin(tmp_path:
     assert result.code == 0, result.output
     assert not canary.exists()
     assert {t["origin"] for t in json.loads(result.stdout)["tools"]} == {"builtin"}
-    # the same distribution installed on the path (here PYTHONPATH) is a plugin
+    # the same distribution installed on the path (here PYTHONPATH) is a plugin, run in a project it is not inside
+    # (inside an untrusted project it is the repository's: tests/plugins/test_review2_plugin_path.py)
     cli.env["PYTHONPATH"] = str(repo)
-    result = cli.run("tools", "--format", "json", "--dir", str(tmp_path))
+    (tmp_path / "elsewhere").mkdir()
+    result = cli.run("tools", "--format", "json", "--dir", str(tmp_path / "elsewhere"))
     assert result.code == 0, result.output
     assert canary.read_text() == "ran"

@@ -20,7 +20,7 @@ import hashlib
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
@@ -87,18 +87,29 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _search_path() -> list[str]:
-    """``sys.path`` without the current directory (``""``, ``"."`` or its real path)."""
+def _search_path(exclude: Sequence[Path] = ()) -> list[str]:
+    """``sys.path`` without relative entries (``""``, ``"."``, ``src`` from a relative ``PYTHONPATH``: they resolve
+    against the current directory, a cloned repository's), the current directory itself, and entries at or inside
+    ``exclude`` (an untrusted project's root): a ``.dist-info`` there is the repository's, not an installed plugin."""
     here = os.path.realpath(os.getcwd())
-    return [p for p in sys.path if p not in ("", ".") and os.path.realpath(p) != here]
+    roots = [os.path.realpath(root).rstrip(os.sep) + os.sep for root in exclude]
+    kept: list[str] = []
+    for entry in sys.path:
+        if not os.path.isabs(entry):
+            continue
+        real = os.path.realpath(entry)
+        if real == here or any((real + os.sep).startswith(root) for root in roots):
+            continue
+        kept.append(entry)
+    return kept
 
 
-def _entry_points() -> list[EntryPoint]:
+def _entry_points(exclude: Sequence[Path] = ()) -> list[EntryPoint]:
     """The group's entry points of the distributions on :func:`_search_path`; of two distributions with one name that both
     declare plugins, the first on the path (as ``importlib.metadata.entry_points`` does)."""
     seen: set[str] = set()
     points: list[EntryPoint] = []
-    for dist in distributions(path=_search_path()):
+    for dist in distributions(path=_search_path(exclude)):
         # most distributions declare no plugin: read their entry_points.txt only, not their METADATA (its parsing is
         # most of the cost of a scan, paid by every command)
         declared = dist.read_text("entry_points.txt")
@@ -113,10 +124,11 @@ def _entry_points() -> list[EntryPoint]:
     return points
 
 
-def load_entry_points() -> list[LoadedPlugin | Problem]:
-    """Load every ``tether.plugins`` entry point, in name order (then value, for equal names)."""
+def load_entry_points(exclude: Sequence[Path] = ()) -> list[LoadedPlugin | Problem]:
+    """Load every ``tether.plugins`` entry point, in name order (then value, for equal names), of the distributions
+    on the absolute ``sys.path`` entries outside the current directory and ``exclude`` (an untrusted project root)."""
     found: list[LoadedPlugin | Problem] = []
-    points = sorted(_entry_points(), key=lambda e: (e.name, e.value))
+    points = sorted(_entry_points(exclude), key=lambda e: (e.name, e.value))
     for point in points:
         source = f"plugin {point.name} ({point.value})"
         try:
