@@ -35,6 +35,7 @@ from ..bus import Bus, Subscription
 from ..errors import NotFoundError
 from ..permissions import PendingRequest, PermissionAsked, PermissionService, Reply
 from ..session import PendingQuestion, QuestionAsked, QuestionService, SessionUpdated
+from ..session.internal import Descendants
 from ..storable import printable
 from ._format import shown, subject
 
@@ -165,7 +166,8 @@ class Approver:
         self._pause = pause
         self._why_deny = why_deny
         self._questions = questions
-        self._family = {session_id}
+        self._family = Descendants[str]()  # the run's session and its subagents' sessions
+        self._family.add_session(session_id, session_id)
         self._agents: dict[str, str] = {}
         self.decisions: list[tuple[PendingRequest, Reply, str | None]] = []
         self.answers: list[tuple[PendingQuestion, list[list[str]] | None]] = []
@@ -186,13 +188,10 @@ class Approver:
 
     def on_event(self, event: Any) -> None:
         """The bus subscriber for ``permission.asked``, ``question.asked`` and ``session.updated``."""
-        if isinstance(event, PermissionAsked) and event.request.session_id in self._family:
+        if isinstance(event, PermissionAsked | QuestionAsked) and self._family.root(event.request.session_id):
             self._send.send_nowait(event.request)
-        elif isinstance(event, QuestionAsked) and event.request.session_id in self._family:
-            self._send.send_nowait(event.request)
-        elif isinstance(event, SessionUpdated) and event.session.parent_id in self._family:
-            self._family.add(event.session.id)  # a child session: its requests are this run's to answer
-            self._agents[event.session.id] = event.session.agent
+        elif isinstance(event, SessionUpdated) and self._family.learn(event.session) is not None:
+            self._agents[event.session.id] = event.session.agent  # a child session: its requests are this run's
 
     async def run(self) -> None:
         """Answer requests until cancelled."""

@@ -39,7 +39,7 @@ def serve_command(
         from ..mcp._serve import ToolServer
         from ..mcp._serve_http import bind, is_loopback, serve_http, server_token
         from ..permissions import PermissionAsked
-        from ..session import ToolProgress
+        from ..session import SessionUpdated, ToolProgress
 
         console = err_console()
         async with await runtime(data_dir, path) as rt:
@@ -50,6 +50,7 @@ def serve_command(
             with (
                 rt.bus.subscribe(PermissionAsked, served.on_asked),
                 rt.bus.subscribe(ToolProgress, served.on_progress),
+                rt.bus.subscribe(SessionUpdated, served.on_session),
             ):
                 if not http:
                     from mcp.server.stdio import stdio_server

@@ -33,7 +33,7 @@ import math
 import secrets
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -44,7 +44,8 @@ from .. import ids
 from ..content import File, Text
 from ..errors import UsageError
 from ..permissions import PendingRequest, PermissionAsked
-from ..session import Session, ToolProgress
+from ..session import Session, SessionUpdated, ToolProgress
+from ..session.internal import Descendants
 from ..storable import printable, visible
 from ..tools import AfterEvent, Completed
 from ._serve_asks import ROUND_TRIP_WAIT, AskMode, ElicitChannel, answer_ask, elicit_form
@@ -79,6 +80,8 @@ class _Needs:
     """The call waits for its client's answer to this permission ask (a 2026-07-28 round trip)."""
 
     pending: PendingRequest
+    tool: str  # who asks, as the form shows it: the served tool, or its subagent
+    tool_input: Any
 
 
 @dataclass(kw_only=True, slots=True)
@@ -98,6 +101,8 @@ class _LiveCall:
     answered: anyio.Event | None = None
     answer: Any = None
     count: int = 0
+    # one form at a time: the call's subagents may ask in parallel
+    asking: anyio.Lock = field(default_factory=anyio.Lock)
 
 
 def _client_name(context: Any) -> str:
@@ -187,6 +192,7 @@ class ToolServer:
         self._sessions: dict[tuple[str, str], Session] = {}
         self._creating = anyio.Lock()
         self._calls: dict[str, _LiveCall] = {}
+        self._family = Descendants[str]()  # a subagent's session -> the id of the served call that started it
         self._jobs: TaskGroup | None = None
         self._results: dict[str, MemoryObjectReceiveStream[_Needs | types.CallToolResult]] = {}
         self._waiting: dict[str, _LiveCall] = {}  # request_state -> a call waiting for its client's answer
@@ -304,6 +310,7 @@ class ToolServer:
                 async with anyio.create_task_group() as tasks:
                     live.tasks = tasks
                     self._calls[call_id] = live
+                    self._family.add_call(call_id, call_id)
                     tasks.start_soon(self._forward_progress, live, updates)
                     try:
                         await handle.prompt(f"mcp call {name}", model=model, system=())
@@ -315,6 +322,7 @@ class ToolServer:
                         failure = f"The call could not be recorded: {type(exc).__name__}: {exc}"
                     finally:
                         del self._calls[call_id]
+                        self._family.forget(call_id)
                         self._waiting.pop(live.token, None)
                         tasks.cancel_scope.cancel()
                 structured = declared is not None and _object_schema(declared.output_schema) is not None
@@ -348,7 +356,7 @@ class ToolServer:
                 results.close()
         if isinstance(signal, _Needs):
             self._waiting[live.token] = live
-            message, schema = elicit_form(signal.pending, live.tool, live.tool_input)
+            message, schema = elicit_form(signal.pending, signal.tool, signal.tool_input)
             form = types.ElicitRequest(
                 params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
             )
@@ -376,11 +384,19 @@ class ToolServer:
                 self._sessions[key] = session
         return session
 
+    def on_session(self, event: SessionUpdated) -> None:
+        """The bus subscriber for ``session.updated``: a subagent's session started by a served call (a ``task``), or
+        by one of its subagents, belongs to that call, so its asks are answered with the call's."""
+        self._family.learn(event.session)
+
     def on_asked(self, event: PermissionAsked) -> None:
-        """The bus subscriber for ``permission.asked``: an ask of a served call is answered beside that call."""
+        """The bus subscriber for ``permission.asked``: an ask of a served call, or of a subagent it started, is
+        answered beside that call."""
         pending = event.request
         source = pending.request.source
         live = self._calls.get(source.call_id) if source is not None else None
+        if live is None and (root := self._family.root(pending.session_id)) is not None:
+            live = self._calls.get(root)
         if live is not None and live.tasks is not None:
             live.tasks.start_soon(self._answer, live, pending)
 
@@ -394,26 +410,35 @@ class ToolServer:
                 pass
 
     async def _answer(self, live: _LiveCall, pending: PendingRequest) -> None:
+        tool, tool_input = live.tool, live.tool_input
+        if pending.session_id != live.handle.id:
+            # a subagent's ask: the form says whose, and shows its command or diff, not the served call's input
+            agent = printable(pending.request.agent or "?")
+            tool, tool_input = f"{live.tool} (its subagent {agent}, session {pending.session_id})", None
+
         async def round_trip(pending: PendingRequest) -> Any:
             # 2026-07-28: the call's request returns the form; the client's retry sets the answer (or none comes)
             live.answered = anyio.Event()
             live.answer = None
             with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                live.signals.send_nowait(_Needs(pending))
+                live.signals.send_nowait(_Needs(pending, tool, tool_input))
             with anyio.move_on_after(ROUND_TRIP_WAIT):
                 await live.answered.wait()
             self._waiting.pop(live.token, None)
             return live.answer
 
-        await answer_ask(
-            self._rt.permissions,
-            pending,
-            tool=live.tool,
-            tool_input=live.tool_input,
-            channel=ElicitChannel(context=live.context),
-            mode=self._ask,
-            round_trip=round_trip,
-        )
+        async with live.asking:
+            if not any(p.id == pending.id for p in self._rt.permissions.pending(pending.session_id)):
+                return  # answered while an earlier form was open (an "always" reply approved it too)
+            await answer_ask(
+                self._rt.permissions,
+                pending,
+                tool=tool,
+                tool_input=tool_input,
+                channel=ElicitChannel(context=live.context),
+                mode=self._ask,
+                round_trip=round_trip,
+            )
 
     async def _forward_progress(
         self, live: _LiveCall, receive: MemoryObjectReceiveStream[Mapping[str, Any]]

@@ -9,6 +9,7 @@ without notice. ``tests/test_exports.py`` pins both lists.
 from ._children import MAX_DEPTH, Children, ChildRequest, ChildResult, Subagent
 from ._dispatch import DOOM_LOOP_THRESHOLD, DoomLoopDetector, PermissionAsserter
 from ._events import DurableEvent
+from ._family import Descendants
 from ._history import History
 from ._model import part_from_json, part_to_json
 from ._onecall import OneCallModel
@@ -32,6 +33,7 @@ __all__ = [
     "ChildRequest",
     "ChildResult",
     "Children",
+    "Descendants",
     "DoomLoopDetector",
     "DurableEvent",
     "History",
