@@ -39,6 +39,11 @@ SURFACES = {
         "GROUP", "TOOLS_DIR", "Activation", "LoadedPlugin", "Problem", "activate", "load_entry_points",
         "project_tool_files",
     },
+    "tether.client": {"ApiError", "Client", "Event", "EventStream"},
+    "tether.server": {
+        "MAX_BODY_BYTES", "TOKEN_ENV", "TOKEN_FILE", "allowed_hosts", "bind", "build_app", "is_loopback", "serve",
+        "server_token",
+    },
     "tether.rules": {"EFFECTS", "Effect", "Rule", "is_effect", "last_match"},
     "tether.output": {
         "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "MAX_STRUCTURED_BYTES", "RETENTION_SECONDS", "Bounded",
