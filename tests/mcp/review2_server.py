@@ -19,13 +19,15 @@ state.mkdir(parents=True, exist_ok=True)
     json.dumps({"cwd": os.getcwd(), "safepath": os.environ.get("PYTHONSAFEPATH"), "pid": os.getpid()})
 )
 if "daemon" in sys.argv[3:]:
-    if os.fork() == 0:
+    middle = os.fork()
+    if middle == 0:
         os.setsid()
         child = os.fork()
         if child == 0:
             os.execvp("sleep", ["sleep", "4321"])
         (state / "daemon").write_text(str(child))
         os._exit(0)
+    os.waitpid(middle, 0)  # the daemon is detached (its parent is gone) and its pid is written
 
 
 def send(message: dict[str, object]) -> None:

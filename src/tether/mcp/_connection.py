@@ -28,9 +28,11 @@ other ``Exception``, logged): a server of any quality is reported and skipped, n
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import os
+import sys
 import tempfile
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -63,6 +65,7 @@ _BACKOFF = 0.5  # seconds before the first restart, doubling after each failed o
 _MAX_BACKOFF = 30.0
 _PING_TIMEOUT = 5.0
 _STDERR_TAIL = 400
+_GUARD = Path(__file__).with_name("_stdio_guard.py")
 _STDERR_KEEP = 1 << 20  # bytes of a server's error output kept; past them only the end is kept
 _TRIM_EVERY = 60.0
 
@@ -81,6 +84,20 @@ async def every_page(list_page: Callable[..., Awaitable[Any]], field: str, *, li
         if not cursor:
             break
     return found
+
+
+def _executable(command: str, path: str, cwd: Path) -> str:
+    """The file ``exec`` runs for ``command`` in ``cwd``: a relative command, or a relative entry of ``path``, is
+    resolved against ``cwd`` (the working directory the server gets), never tether's own.
+
+    Raises:
+        FileNotFoundError: no such executable file.
+    """
+    places = [cwd / command] if "/" in command else [cwd / entry / command for entry in path.split(os.pathsep)]
+    for place in places:
+        if place.is_file() and os.access(place, os.X_OK):
+            return str(place)
+    raise FileNotFoundError(errno.ENOENT, "no such executable", command)
 
 
 class _Watched(ObjectReceiveStream[Any]):
@@ -379,13 +396,18 @@ class Connection:
 
             if self._errlog is None:
                 self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            env = dict(spec.env)
+            from mcp.client.stdio import get_default_environment
+
+            env = {**get_default_environment(), **spec.env}
             if self.workdir is not None:
                 # no implicit sys.path entry (neither the cwd nor a script's directory); a config may set it empty
                 env.setdefault("PYTHONSAFEPATH", "1")
-            params = StdioServerParameters(
-                command=spec.command[0], args=list(spec.command[1:]), env=env, cwd=self.workdir or self.root
-            )
+            cwd = self.workdir or self.root
+            command, args = spec.command[0], list(spec.command[1:])
+            if os.name == "posix":  # under a guard: nothing the server starts outlives tether (_stdio_guard)
+                found = await anyio.to_thread.run_sync(_executable, command, env.get("PATH", os.defpath), cwd)
+                command, args = sys.executable, ["-S", "-I", str(_GUARD), found, command, *args]
+            params = StdioServerParameters(command=command, args=args, env=env, cwd=cwd)
             async with stdio_client(params, errlog=self._errlog) as streams:
                 yield streams
         elif transport == "sse":
