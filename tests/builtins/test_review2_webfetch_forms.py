@@ -16,8 +16,11 @@ from typing import Any
 
 import httpx2
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tether.builtins import BuiltinDeps, webfetch
+from tether.builtins._ssrf import literal, reached
 from tether.bus import Bus
 from tether.content import text_of
 from tether.location import Location
@@ -135,8 +138,6 @@ async def test_an_allow_must_match_every_form(make: Any, server: Server) -> None
 
 
 def test_the_forms_are_canonical() -> None:
-    from tether.builtins._ssrf import literal, reached
-
     url = httpx2.URL("http://[::ffff:127.0.0.1]:8080/a/b?q=1")
     v6 = ipaddress.ip_address("::1")
     v4 = ipaddress.ip_address("::ffff:127.0.0.1")
@@ -178,3 +179,36 @@ def test_the_cli_repro_a_user_rule_by_address_holds_for_every_spelling(
         result = cli.run("tool", "call", "webfetch", json.dumps({"url": url}), cwd=project)
         assert "SECRET" not in result.output and "blocked" in result.output, (host, result.output)
     assert server.hits == []
+
+
+async def test_always_saves_the_origin_of_every_form(tmp_path: Path, kit: Any, server: Server) -> None:
+    recorder = kit.Recorder(decide=lambda request: "allow")
+    deps = BuiltinDeps(
+        location=Location(tmp_path), permissions=recorder, output=OutputStore(tmp_path / "out")
+    )
+    registry = ToolRegistry(output=OutputStore(tmp_path / "out"))
+    registry.register({"webfetch": webfetch.make(deps)})
+    url = f"http://2130706433:{server.port}/public"
+    outcome = await registry.materialize(rules=[]).settle(
+        ToolCall(call_id="call_1", name="webfetch", input={"url": url}), kit.ctx
+    )
+    assert isinstance(outcome, Completed), outcome
+    canonical = f"http://127.0.0.1:{server.port}/public"
+    assert recorder.asked == [("webfetch", (url, canonical)), ("webfetch_private", (url, canonical))]
+    assert recorder.requests[1].save == (
+        f"http://2130706433:{server.port}/*",
+        f"http://127.0.0.1:{server.port}/*",
+    )
+
+
+@given(st.integers(min_value=0, max_value=2**32 - 1), st.integers(min_value=1, max_value=65535))
+def test_every_numeric_spelling_of_an_address_has_one_canonical_form(number: int, port: int) -> None:
+    ip = ipaddress.IPv4Address(number)
+    spellings = [str(ip), str(number), hex(number), f"[::ffff:{ip}]"]
+    forms = set()
+    for host in spellings:
+        url = httpx2.URL(f"http://{host}:{port}/p?q")
+        found = webfetch.address_forms(url, [reached(literal(url.raw_host.decode()) or ip)])
+        forms.add(found[-1])
+    expected = ip if not ip.is_unspecified else ipaddress.IPv4Address("127.0.0.1")
+    assert forms == {f"http://{expected}:{port}/p?q"}
