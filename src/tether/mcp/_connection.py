@@ -56,6 +56,15 @@ __all__ = ["Connection", "State", "every_page"]
 
 log = logging.getLogger("tether.mcp")
 
+
+def _not_a_parse_failure(record: logging.LogRecord) -> bool:
+    """The SDK logs each line that is not JSON-RPC with its whole traceback (``logger.exception``) and no server
+    name; tether reports the same line itself, one line naming the server (:meth:`Connection._malformed`)."""
+    return record.msg != "Failed to parse JSONRPC message from server"
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_not_a_parse_failure)
+
 State = Literal["disabled", "connecting", "connected", "restarting", "failed", "closed"]
 """``disabled`` (``enabled: false``), ``connecting`` (the first attempt), ``connected``, ``restarting`` (lost, waiting
 or reconnecting), ``failed`` (its first connection failed, or five restarts did), ``closed`` (the runtime closed)."""
@@ -369,6 +378,7 @@ class Connection:
             log.debug("MCP server %s %s while connecting; ignored", self.name, text)
             return
         self.error = text
+        log.warning("MCP server %s %s", self.name, text)
         for call in list(self._calls):
             call.fail(self._failure(text))
 
