@@ -82,3 +82,14 @@ async def test_a_trusted_project_is_its_servers_working_directory(tmp_path: Path
         assert location.mcp is not None and location.mcp.statuses()[0].state == "connected"
     probe = json.loads((tmp_path / "state" / "start.json").read_text())
     assert Path(probe["cwd"]) == project.resolve() and probe["safepath"] is None
+
+
+async def test_run_in_project_is_the_users_opt_in_per_server(tmp_path: Path, project: Path) -> None:
+    command = [sys.executable, str(SERVER), str(tmp_path / "state"), str(tools_file(tmp_path))]
+    async with opened(tmp_path, project, {"probe": {"command": command, "run_in_project": True}}) as (
+        _,
+        location,
+    ):
+        assert location.mcp is not None and location.mcp.statuses()[0].state == "connected"
+    probe = json.loads((tmp_path / "state" / "start.json").read_text())
+    assert Path(probe["cwd"]) == project.resolve() and probe["safepath"] is None

@@ -364,6 +364,12 @@ class McpServer(_Strict):
         description="Milliseconds a tool call may go without a result or a progress notification (default "
         "300000); each progress notification restarts it.",
     )
+    run_in_project: bool = Field(
+        default=False,
+        description="A stdio server starts in the project root even in an untrusted project (by default it starts "
+        "there only in a trusted one, else in an empty private directory). Only for a server that never runs what "
+        "it finds in its working directory (docs/mcp.md).",
+    )
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServer:

@@ -409,10 +409,11 @@ class Connection:
             from mcp.client.stdio import get_default_environment
 
             env = {**get_default_environment(), **spec.env}
-            if self.workdir is not None:
+            neutral = self.workdir is not None and not spec.run_in_project
+            if neutral:
                 # no implicit sys.path entry (neither the cwd nor a script's directory); a config may set it empty
                 env.setdefault("PYTHONSAFEPATH", "1")
-            cwd = self.workdir or self.root
+            cwd = self.workdir if neutral and self.workdir is not None else self.root
             command, args = spec.command[0], list(spec.command[1:])
             if os.name == "posix":  # under a guard: nothing the server starts outlives tether (_stdio_guard)
                 found = await anyio.to_thread.run_sync(_executable, command, env.get("PATH", os.defpath), cwd)

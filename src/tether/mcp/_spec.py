@@ -41,6 +41,9 @@ class ServerSpec:
     enabled: bool = True
     connect_timeout: float = CONNECT_TIMEOUT
     call_timeout: float = CALL_TIMEOUT
+    run_in_project: bool = False
+    """A stdio server whose working directory is the project root even in an untrusted project (the user's choice,
+    ``run_in_project``; an untrusted project's own servers never start)."""
     fallback_sse: bool = False
     """A remote server given as ``remote``/``http`` (or by ``url`` alone): an old server that does not speak
     streamable HTTP is tried once more over SSE."""
@@ -96,7 +99,10 @@ def _spec(name: str, entry: Mapping[str, Any], environ: Mapping[str, str] | None
             else [str(c) for c in cast(list[Any], command or [])]
         )
         env = {**_strings(entry.get("env"), environ), **_strings(entry.get("environment"), environ)}
-        return ServerSpec(transport="stdio", command=tuple(argv), env=env, **common)
+        run_in_project = entry.get("run_in_project") is True
+        return ServerSpec(
+            transport="stdio", command=tuple(argv), env=env, run_in_project=run_in_project, **common
+        )
     return ServerSpec(
         transport="sse" if kind == "sse" else "http",
         url=substitute_env(str(url or ""), environ),
