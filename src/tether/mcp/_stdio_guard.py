@@ -11,7 +11,7 @@ guard
   ``PR_SET_PDEATHSIG(SIGKILL)`` so the guard's own death takes the server with it;
 - waits until the server exits or the guard is told to end (``SIGTERM``, ``SIGINT``, ``SIGHUP``: tether's close
   terminates the process group, or tether died), then ends every descendant: ``SIGTERM``, ``SIGKILL`` to what is
-  left after a second, until none is alive, and exits with the server's status (``128 + n`` for a signal ``n``).
+  left after a second, until none is alive (giving up a second later on one it may not signal), and exits with the server's status (``128 + n`` for a signal ``n``).
 
 Without ``prctl`` (not Linux) the guard is no subreaper: an orphan then goes to init and only the processes still
 below the guard are ended. This mirrors the bash tool's guard (``builtins/_shell_guard.py``), which serves one call
@@ -20,92 +20,37 @@ per fork over a socket; a server is one long-lived process, so it gets one guard
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import sys
-import time
-from collections.abc import Callable
+from typing import Any
 
-_PR_SET_PDEATHSIG = 1
-_PR_SET_CHILD_SUBREAPER = 36
 _GRACE = 1.0
-_POLL = 0.02
 _ENDING = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
 
-def _prctl() -> Callable[[int, int, int, int, int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-def _descendants(root: int) -> list[int]:
-    """The live descendants of ``root`` (from ``/proc``; none where there is no ``/proc``)."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                ppid = int(stat.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    found: list[int] = []
-    stack = list(children.get(root, ()))
-    while stack:
-        pid = stack.pop()
-        found.append(pid)
-        stack.extend(children.get(pid, ()))
-    return found
-
-
-def _reap() -> dict[int, int]:
-    ended: dict[int, int] = {}
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return ended
-        if pid == 0:
-            return ended
-        ended[pid] = status
-
-
-def _end_all(me: int) -> None:
-    """SIGTERM every descendant, SIGKILL what is left after the grace period, until none is alive."""
-    deadline = time.monotonic() + _GRACE
-    sent = signal.SIGTERM
-    while True:
-        _reap()
-        alive = _descendants(me)
-        if not alive:
-            return
-        for pid in alive:
-            try:
-                os.kill(pid, sent)
-            except OSError:
-                pass
-        time.sleep(_POLL)
-        if time.monotonic() > deadline:
-            sent = signal.SIGKILL
+def _shell_guard() -> Any:
+    """The bash tool's guard script (``builtins/_shell_guard.py``, stdlib only), loaded from its file: its way of
+    finding and ending a subreaper's descendants (``_end``, ``_reap``) and of reaching ``prctl`` is this guard's too.
+    """
+    path = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "builtins", "_shell_guard.py"
+    )
+    spec = importlib.util.spec_from_file_location("_shell_guard", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(argv: list[str]) -> int:
+    shared = _shell_guard()
     me, parent = os.getpid(), os.getppid()
-    prctl = _prctl()
+    prctl = shared._prctl()
     if prctl is not None:
-        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        prctl(shared._PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        prctl(shared._PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent:  # tether died before the signal was armed
             return 143
     waited = {signal.SIGCHLD, *_ENDING}
@@ -114,7 +59,7 @@ def main(argv: list[str]) -> int:
     if server == 0:
         try:
             if prctl is not None:
-                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                prctl(shared._PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                 if os.getppid() != me:
                     os._exit(137)
             for name in (
@@ -135,10 +80,10 @@ def main(argv: list[str]) -> int:
     while status is None and not signo:
         info = signal.sigwaitinfo(waited)
         if info.si_signo == signal.SIGCHLD:
-            status = _reap().get(server)
+            status = shared._reap(server, None)
         else:
             signo = info.si_signo
-    _end_all(me)
+    status = shared._end(server, _GRACE, status)
     if status is None:
         return 128 + signo
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
