@@ -352,7 +352,10 @@ class Runtime:
         await self._start_mcp(scope)
         if self._plugins_enabled:
             await self._activate_plugins(scope)
-        scope.notices = (*scope.notices, *skills.refused)  # skill files refused (foreign, leading out, malformed)
+        scope.notices = (
+            *scope.notices,
+            *skills.refused,
+        )  # skill files refused (foreign, leading out, malformed)
         return self._locations.setdefault(key, scope)
 
     async def _start_mcp(self, scope: RuntimeLocation) -> None:
@@ -415,7 +418,9 @@ class Runtime:
 
         return resolve_model(spec, self.config.data)
 
-    async def _ask_questions(self, ctx: ToolContext, questions: Sequence[Question]) -> tuple[tuple[str, ...], ...]:
+    async def _ask_questions(
+        self, ctx: ToolContext, questions: Sequence[Question]
+    ) -> tuple[tuple[str, ...], ...]:
         """The question tool's way to a person: :attr:`questions` (answered like permission requests)."""
         return await self.questions.ask(
             session_id=ctx.session_id,

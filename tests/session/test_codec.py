@@ -136,7 +136,9 @@ def test_every_part_kind_round_trips_through_the_stored_json(kind: str, data: st
 @pytest.mark.parametrize("kind", sorted(PART_KINDS))
 @settings(max_examples=100, deadline=None)
 @given(data=st.data())
-def test_the_writers_per_kind_serializer_writes_what_the_parts_codec_writes(kind: str, data: st.DataObject) -> None:
+def test_the_writers_per_kind_serializer_writes_what_the_parts_codec_writes(
+    kind: str, data: st.DataObject
+) -> None:
     part = data.draw(PART_KINDS[kind])
     for exclude in (None, {"input", "raw"}):
         try:

@@ -110,7 +110,10 @@ def test_an_array_type_is_inferred_from_its_items() -> None:
 @pytest.mark.parametrize(
     ("raw", "repaired"),
     [
-        ({"type": "array", "enum": ["a", "b"]}, {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}),
+        (
+            {"type": "array", "enum": ["a", "b"]},
+            {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+        ),
         (
             {"type": "array", "items": {"type": "string"}, "enum": ["a"]},
             {"type": "array", "items": {"type": "string", "enum": ["a"]}},

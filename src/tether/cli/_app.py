@@ -615,7 +615,8 @@ def serve(
     ctx: typer.Context,
     directory: DirOption = None,
     host: Annotated[
-        str, typer.Option("--host", help="The address to listen on (default loopback; another one is warned).")
+        str,
+        typer.Option("--host", help="The address to listen on (default loopback; another one is warned)."),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="The port (0: a free one, printed).")] = 4096,
     model: Annotated[
@@ -623,7 +624,9 @@ def serve(
     ] = None,
     cors_origin: Annotated[
         list[str] | None,
-        typer.Option("--cors-origin", help="An exact origin whose pages may call the API (repeatable; no *)."),
+        typer.Option(
+            "--cors-origin", help="An exact origin whose pages may call the API (repeatable; no *)."
+        ),
     ] = None,
     allow_host: Annotated[
         list[str] | None,
@@ -679,6 +682,4 @@ def mcp_serve(
     """
     from ._mcp_serve import serve_command
 
-    serve_command(
-        data_dir=_data_dir(ctx), directory=directory, agent=agent, http=http, host=host, port=port
-    )
+    serve_command(data_dir=_data_dir(ctx), directory=directory, agent=agent, http=http, host=host, port=port)

@@ -171,7 +171,9 @@ class Approver:
         self._agents: dict[str, str] = {}
         self.decisions: list[tuple[PendingRequest, Reply, str | None]] = []
         self.answers: list[tuple[PendingQuestion, list[list[str]] | None]] = []
-        send, receive = anyio.create_memory_object_stream[PendingRequest | PendingQuestion](max_buffer_size=1000)
+        send, receive = anyio.create_memory_object_stream[PendingRequest | PendingQuestion](
+            max_buffer_size=1000
+        )
         self._send: MemoryObjectSendStream[PendingRequest | PendingQuestion] = send
         self._receive: MemoryObjectReceiveStream[PendingRequest | PendingQuestion] = receive
 
@@ -191,7 +193,9 @@ class Approver:
         if isinstance(event, PermissionAsked | QuestionAsked) and self._family.root(event.request.session_id):
             self._send.send_nowait(event.request)
         elif isinstance(event, SessionUpdated) and self._family.learn(event.session) is not None:
-            self._agents[event.session.id] = event.session.agent  # a child session: its requests are this run's
+            self._agents[event.session.id] = (
+                event.session.agent
+            )  # a child session: its requests are this run's
 
     async def run(self) -> None:
         """Answer requests until cancelled."""
@@ -218,7 +222,9 @@ class Approver:
         label = self._label(request.session_id, request.agent)
         if request.source is not None and not label:
             tool, tool_input = self._call_info(request.source.call_id)
-        what = printable(f"{request.action} {', '.join(request.resources)}" + (f" by {label}" if label else ""))
+        what = printable(
+            f"{request.action} {', '.join(request.resources)}" + (f" by {label}" if label else "")
+        )
         if self.mode == "yes" and request.protected is not None:
             # --yes allows asks, not writes that widen what the model may do (.git/config, .tether/, AGENTS.md, ...)
             self._console.print(
@@ -298,9 +304,13 @@ class Approver:
         """Ask the person ``pending``'s questions on the terminal, one after the other, and reply with the answers."""
         if self._pause is not None:
             with self._pause():
-                answers = await _ask_questions(self._console, pending, self._label(pending.session_id, pending.agent))
+                answers = await _ask_questions(
+                    self._console, pending, self._label(pending.session_id, pending.agent)
+                )
         else:
-            answers = await _ask_questions(self._console, pending, self._label(pending.session_id, pending.agent))
+            answers = await _ask_questions(
+                self._console, pending, self._label(pending.session_id, pending.agent)
+            )
         self.answers.append((pending, answers))
         try:
             if answers is None:

@@ -322,7 +322,9 @@ class JsonEvents:
         self._started: set[str] = set()
         self._ended: set[str] = set()
         self._asked: dict[str, dict[str, Any]] = {}
-        self._family = {session_id}  # this session and its children (subagents' sessions): their asks are ours
+        self._family = {
+            session_id
+        }  # this session and its children (subagents' sessions): their asks are ours
         self.parts: dict[str, ToolPart] = {}
         self.steps = 0
 
@@ -371,7 +373,8 @@ class JsonEvents:
         if event.session_id != self.session_id:
             return
         todos: list[TodoJson] = [
-            {"id": t.id, "content": t.content, "status": t.status, "priority": t.priority} for t in event.todos
+            {"id": t.id, "content": t.content, "status": t.status, "priority": t.priority}
+            for t in event.todos
         ]
         self.write({"v": 1, "type": "todo", "session": self.session_id, "todos": todos})
 

@@ -35,7 +35,14 @@ from ..session._store import StoredMessage
 from ..storable import printable
 from ._format import decision_lines, duration, first_line, shown, subject
 
-__all__ = ["EXPORT_FORMAT", "SubSession", "export_document", "print_timeline", "session_json", "timeline_json"]
+__all__ = [
+    "EXPORT_FORMAT",
+    "SubSession",
+    "export_document",
+    "print_timeline",
+    "session_json",
+    "timeline_json",
+]
 
 EXPORT_FORMAT = "tether.session/1"
 _PREVIEW_LINES = 8

@@ -340,16 +340,20 @@ class McpServer(_Strict):
         default=None,
         description="The server's program and its arguments (OpenCode), or the program alone with args (Claude).",
     )
-    args: list[str] | None = Field(default=None, description="Arguments after command (Claude Desktop's shape).")
+    args: list[str] | None = Field(
+        default=None, description="Arguments after command (Claude Desktop's shape)."
+    )
     environment: dict[str, str] | None = Field(
-        default=None, description="Variables set for the server process; {env:NAME} is replaced by NAME's value."
+        default=None,
+        description="Variables set for the server process; {env:NAME} is replaced by NAME's value.",
     )
     env: dict[str, str] | None = Field(default=None, description="Claude Desktop's name for environment.")
     url: Annotated[str, Field(pattern=r"^https?://")] | None = Field(
         default=None, description="The server's URL (http or https)."
     )
     headers: dict[str, str] | None = Field(
-        default=None, description="HTTP headers sent to a remote server; {env:NAME} is replaced by NAME's value."
+        default=None,
+        description="HTTP headers sent to a remote server; {env:NAME} is replaced by NAME's value.",
     )
     enabled: bool = Field(default=True, description="false keeps the server configured but not started.")
     timeout: int | None = Field(
@@ -383,7 +387,9 @@ class McpServer(_Strict):
         elif remote and self.url is None:
             raise custom_error("a remote server needs a url", ("url",))
         if self.args is not None and not isinstance(self.command, str):
-            raise custom_error("args go with a command string (Claude's shape); put them in the command list", ("args",))
+            raise custom_error(
+                "args go with a command string (Claude's shape); put them in the command list", ("args",)
+            )
         return self
 
 

@@ -102,7 +102,9 @@ def _executable(command: str, path: str, cwd: Path) -> str:
     Raises:
         FileNotFoundError: no such executable file.
     """
-    places = [cwd / command] if "/" in command else [cwd / entry / command for entry in path.split(os.pathsep)]
+    places = (
+        [cwd / command] if "/" in command else [cwd / entry / command for entry in path.split(os.pathsep)]
+    )
     for place in places:
         if place.is_file() and os.access(place, os.X_OK):
             return str(place)

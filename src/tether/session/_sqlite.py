@@ -447,7 +447,9 @@ class SQLiteStore:
 
     async def last_seq(self) -> int:
         """The sequence number of the newest event in the log (``0``: none); the end of the primary key."""
-        return await self._run(lambda conn: conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
+        return await self._run(
+            lambda conn: conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
+        )
 
     async def claim(self, session_id: str) -> None:
         """Make this store the one running ``session_id`` until :meth:`release` or close (one session, one writer).
