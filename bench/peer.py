@@ -32,6 +32,7 @@ Targets (issue 14): per call at least 20x less overhead than OpenCode in the par
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -49,6 +50,17 @@ from typing import Any
 
 PEER = Path(__file__).resolve().parent / "opencode_peer"  # the scripted server, the installer (README.md)
 SERVER = PEER / "scripted_openai_server.py"
+
+
+def _server_module() -> Any:
+    """``scripted_openai_server.py`` as a module (its ``opencode_config``); it runs as its own process here."""
+    spec = importlib.util.spec_from_file_location("scripted_openai_server", SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "opencode-peer"
 OPENCODE = CACHE / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
 RG_BIN = CACHE / "rg" / "bin"
@@ -226,30 +238,7 @@ def run_opencode(kind: str, workdir: Path) -> Run:
     server = Server(_script(kind, "filePath", str(project / "notes.txt")), workdir)
     home = Path(tempfile.mkdtemp(prefix="oc-home-", dir=workdir))
     try:
-        (project / "opencode.json").write_text(
-            json.dumps(
-                {
-                    "provider": {
-                        "fake": {
-                            "npm": "@ai-sdk/openai-compatible",
-                            "name": "Fake",
-                            "options": {"baseURL": f"http://127.0.0.1:{server.port}/v1", "apiKey": "x"},
-                            "models": {
-                                "scripted": {
-                                    "name": "scripted",
-                                    "tool_call": True,
-                                    "limit": {"context": 100000, "output": 4000},
-                                }
-                            },
-                        }
-                    },
-                    "model": "fake/scripted",
-                    "permission": {"*": "allow"},
-                    "autoupdate": False,
-                    "share": "disabled",
-                }
-            )
-        )
+        (project / "opencode.json").write_text(json.dumps(_server_module().opencode_config(server.port)))
         env = {
             **os.environ,
             "PATH": f"{RG_BIN}:{os.environ.get('PATH', '')}",

@@ -104,6 +104,31 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 
+def opencode_config(port: int) -> dict[str, Any]:
+    """The ``opencode.json`` that points OpenCode at this server on ``port`` (model ``fake/scripted``, every tool
+    allowed, no update check, no sharing); callers add their own keys (``mcp``, ...)."""
+    return {
+        "provider": {
+            "fake": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Fake",
+                "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "x"},
+                "models": {
+                    "scripted": {
+                        "name": "scripted",
+                        "tool_call": True,
+                        "limit": {"context": 100000, "output": 4000},
+                    }
+                },
+            }
+        },
+        "model": "fake/scripted",
+        "permission": {"*": "allow"},
+        "autoupdate": False,
+        "share": "disabled",
+    }
+
+
 if __name__ == "__main__":
     with open(sys.argv[2]) as script:
         Handler.script = json.load(script)

@@ -50,15 +50,24 @@ def _opencode() -> Path:
     return binary
 
 
-@pytest.fixture
-def scripted(tmp_path: Path) -> Iterator[tuple[int, Path]]:
-    """The scripted chat-completions server in a thread: its port and its request log."""
+def _peer_server() -> Any:
+    """``bench/opencode_peer/scripted_openai_server.py`` as a module: its server classes and ``opencode_config``."""
     spec = importlib.util.spec_from_file_location(
         "scripted_openai_server", PEER / "scripted_openai_server.py"
     )
     assert spec is not None and spec.loader is not None
     module: Any = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+peer_server = _peer_server()
+
+
+@pytest.fixture
+def scripted(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """The scripted chat-completions server in a thread: its port and its request log."""
+    module = peer_server
     log = tmp_path / "requests.jsonl"
     script = [{"tool_calls": [{"name": "tether_read", "arguments": {"path": "notes.txt"}}]}, {"text": "done"}]
     handler = type("ScriptedHandler", (module.Handler,), {"script": script, "log": str(log)})
@@ -81,24 +90,7 @@ def test_opencode_calls_tethers_read_through_mcp(tmp_path: Path, scripted: tuple
     tether = [sys.executable, "-m", "tether.cli", "mcp", "serve", "--dir", str(served.project)]
     keep = ("TETHER_DATA_DIR", "TETHER_CONFIG_DIR", "XDG_CONFIG_HOME", "NO_COLOR")
     config = {
-        "provider": {
-            "fake": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Fake",
-                "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "x"},
-                "models": {
-                    "scripted": {
-                        "name": "scripted",
-                        "tool_call": True,
-                        "limit": {"context": 100000, "output": 4000},
-                    }
-                },
-            }
-        },
-        "model": "fake/scripted",
-        "permission": {"*": "allow"},
-        "autoupdate": False,
-        "share": "disabled",
+        **peer_server.opencode_config(port),
         "mcp": {
             "tether": {
                 "type": "local",

@@ -1,10 +1,13 @@
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 from pydantic import BaseModel
 
 from tether.output import OutputStore
 from tether.tools import Tool, ToolContext, ToolRegistry, ToolResponse
+from tether.tools.internal import Deadlines
 
 
 class EchoInput(BaseModel):
@@ -23,6 +26,16 @@ async def _echo(inp: EchoInput, ctx: ToolContext) -> ToolResponse[EchoOutput]:
 @pytest.fixture
 def echo() -> Tool[EchoInput, EchoOutput]:
     return Tool(description="Echo text back", input=EchoInput, output=EchoOutput, execute=_echo)
+
+
+@pytest.fixture
+async def deadlines() -> AsyncIterator[Deadlines]:
+    """A session's shared deadline timer, running for the test."""
+    timer = Deadlines()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(timer.run)
+        yield timer
+        timer.close()
 
 
 @pytest.fixture

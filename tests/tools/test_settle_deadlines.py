@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -29,15 +28,6 @@ async def hang(inp: Q, ctx: ToolContext) -> ToolResponse[Any]:
 
 async def quick(inp: Q, ctx: ToolContext) -> ToolResponse[Any]:
     return ToolResponse(content="ok:" + inp.q)
-
-
-@pytest.fixture
-async def deadlines() -> AsyncIterator[Deadlines]:
-    timer = Deadlines()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(timer.run)
-        yield timer
-        timer.close()
 
 
 @pytest.mark.anyio

@@ -7,7 +7,6 @@ and only then awaits is ordinary anyio code (httpx, subprocesses, MCP sessions a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -38,15 +37,6 @@ async def hang_in_scope(inp: Q, ctx: ToolContext) -> ToolResponse[Any]:
     with anyio.CancelScope():
         await anyio.sleep_forever()
     raise AssertionError("unreachable")
-
-
-@pytest.fixture
-async def deadlines() -> AsyncIterator[Deadlines]:
-    timer = Deadlines()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(timer.run)
-        yield timer
-        timer.close()
 
 
 @pytest.mark.anyio
