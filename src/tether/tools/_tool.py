@@ -209,15 +209,20 @@ class Tool(Generic[InT, OutT]):
         to_model_output: ``(input, encoded_output) -> str | content`` used when a response carries no content.
         timeout: seconds before settle fails the call; ``None`` opts out (tools that enforce their own deadline).
         permission: the permission action for catalog visibility (default: the registered name).
+        idempotent: running a call twice with the same input does no harm (a read, a lookup). A durable runner
+            (``tether.temporal``) re-runs such a call when the worker running it died; any other call that was
+            running then is reported to the model as interrupted, never run again.
 
     Raises:
         TypeError: a schema cannot be built, or ``execute`` is not callable.
-        UsageError: ``timeout`` is not a positive, finite number of seconds or ``None``.
+        UsageError: ``timeout`` is not a positive, finite number of seconds or ``None``, or ``idempotent`` is not a
+            bool.
     """
 
     __slots__ = (
         "_description",
         "_execute",
+        "_idempotent",
         "_input",
         "_is_async",
         "_output",
@@ -238,6 +243,7 @@ class Tool(Generic[InT, OutT]):
         to_model_output: ToModelOutput | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         permission: str | None = None,
+        idempotent: bool = False,
     ) -> None:
         if not isinstance(description, str) or not description.strip():
             raise TypeError("Tool description must be a non-empty string")
@@ -249,6 +255,8 @@ class Tool(Generic[InT, OutT]):
             raise UsageError(
                 f"Tool timeout must be a positive, finite number of seconds (or None for no deadline); got {timeout!r}"
             )
+        if not isinstance(idempotent, bool):
+            raise UsageError(f"Tool idempotent must be True or False; got {idempotent!r}")
         set_ = object.__setattr__
         set_(self, "_description", description)
         set_(self, "_input", make_codec(input))
@@ -258,6 +266,7 @@ class Tool(Generic[InT, OutT]):
         set_(self, "_to_model_output", to_model_output)
         set_(self, "_timeout", timeout)
         set_(self, "_permission", permission)
+        set_(self, "_idempotent", idempotent)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Tool values are immutable")
@@ -275,6 +284,11 @@ class Tool(Generic[InT, OutT]):
     @property
     def timeout(self) -> float | None:
         return self._timeout
+
+    @property
+    def idempotent(self) -> bool:
+        """Whether a call may run again after its worker died mid-call (``Tool(idempotent=True)``)."""
+        return self._idempotent
 
     @property
     def permission(self) -> str | None:
