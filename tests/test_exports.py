@@ -13,14 +13,14 @@ SURFACES = {
     },
     "tether.tools.internal": {
         "DECLINED_ERROR", "DEFAULT_MODEL_RULES", "DEFAULT_TIMEOUT", "FINAL_STEP_ERROR", "UNSET", "AfterHook", "Asker",
-        "BeforeHook", "CatalogRule", "Codec", "Deadlines", "DecodeError", "DefinitionEvent", "DefinitionHook", "DepsT", "Entry", "FailureKind", "Issue",
-        "JsonSchemaCodec", "Materialization", "ModelCatalog", "PermissionRecord", "PermissionRecorder",
+        "BeforeHook", "CatalogRule", "Codec", "Deadlines", "DecodeError", "DefinitionEvent", "DefinitionHook", "DepsT",
+        "Entry", "Expiry", "FailureKind", "Issue", "JsonSchemaCodec", "Lane", "Materialization", "ModelCatalog", "PermissionRecord", "PermissionRecorder",
         "PydanticCodec", "Reply", "Verdict", "effective_name", "is_hidden", "make_codec", "normalize_content",
         "normalize_name", "simplify_schema",
     },
     "tether.session": {
         "CANCEL_GRACE", "AssistantInfo", "FilePart", "MessageError", "MessageInfo", "MessageUpdated", "Part",
-        "PartDelta", "PartUpdated", "PendingQuestion", "Question", "QuestionAsked", "QuestionOption",
+        "PartDelta", "PartUpdated", "PendingQuestion", "PostgresStore", "Question", "QuestionAsked", "QuestionOption",
         "QuestionReplied", "QuestionService", "ReasoningPart", "RetryPolicy", "SQLiteStore", "Session", "SessionInfo",
         "SessionStatus", "SessionStore", "SessionUpdated", "Sessions", "StepFinishPart", "StepStartPart",
         "StopReason", "StoredMessage", "TextPart", "ToolPart", "ToolProgress", "ToolState", "TurnCall", "TurnResult",

@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.postgres.fixtures import open_store, postgres, store_kind, store_target
 
 from tether.bus import Bus
 from tether.output import OutputStore
-from tether.session import RetryPolicy, Sessions, SQLiteStore
+from tether.session import PostgresStore, RetryPolicy, Sessions, SQLiteStore
 from tether.tools import ToolRegistry
+
+__all__ = ["open_store", "postgres", "store_kind", "store_target"]  # the store factory, over both stores
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class Loc:
 
 @dataclass
 class Harness:
-    store: SQLiteStore
+    store: SQLiteStore | PostgresStore
     bus: Bus
     sessions: Sessions
     loc: Loc
@@ -62,8 +65,27 @@ def permissions() -> Any:
 
 
 @pytest.fixture
-async def harness(tmp_path: Path, agents: dict[str, Agent], permissions: Any) -> AsyncIterator[Harness]:
-    async with SQLiteStore(tmp_path / "tether.db") as store:
+def harness_store_kind() -> str:
+    """The harness's store: ``sqlite``; a test runs on both with ``parametrize("harness_store_kind", KINDS)``."""
+    return "sqlite"
+
+
+KINDS = ("sqlite", "postgresql")
+
+
+@pytest.fixture
+async def harness(
+    tmp_path: Path,
+    agents: dict[str, Agent],
+    permissions: Any,
+    harness_store_kind: str,
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[Harness]:
+    if harness_store_kind == "sqlite":
+        opened: SQLiteStore | PostgresStore = SQLiteStore(tmp_path / "tether.db")
+    else:
+        opened = PostgresStore(request.getfixturevalue("postgres").database())
+    async with opened as store:
         bus = Bus()
         registry = ToolRegistry(output=OutputStore(tmp_path / "tool-output"))
         project = tmp_path / "project"

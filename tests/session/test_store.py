@@ -1,4 +1,4 @@
-"""The SQLite store: migrations, projections, the event log, listing, recovery, closing."""
+"""The stores (SQLite and PostgreSQL, through ``open_store``): migrations, projections, the event log, listing, recovery, closing."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from tests.postgres.fixtures import OpenStore
 
 from tether.errors import NotFoundError, StoreError
 from tether.session import (
@@ -50,8 +51,8 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_events_are_logged_and_projected_last_version_wins(tmp_path: Path) -> None:
-    async with SQLiteStore(tmp_path / "db.sqlite") as store:
+async def test_events_are_logged_and_projected_last_version_wins(open_store: OpenStore) -> None:
+    async with open_store() as store:
         store.append(SessionUpdated(session("ses_1")))
         store.append(MessageUpdated(UserInfo(id="msg_1", session_id="ses_1", agent="build", created=1)))
         running = ToolPart(
@@ -87,8 +88,8 @@ async def test_events_are_logged_and_projected_last_version_wins(tmp_path: Path)
 
 
 @pytest.mark.anyio
-async def test_sessions_are_listed_newest_first_and_by_project(tmp_path: Path) -> None:
-    async with SQLiteStore(tmp_path / "db.sqlite") as store:
+async def test_sessions_are_listed_newest_first_and_by_project(open_store: OpenStore) -> None:
+    async with open_store() as store:
         store.append(SessionUpdated(session("ses_a", "/one", updated=1)))
         store.append(SessionUpdated(session("ses_b", "/two", updated=3)))
         store.append(SessionUpdated(session("ses_c", "/one", updated=2)))
@@ -100,8 +101,8 @@ async def test_sessions_are_listed_newest_first_and_by_project(tmp_path: Path) -
 
 
 @pytest.mark.anyio
-async def test_recovery_marks_unfinished_parts_and_messages(tmp_path: Path) -> None:
-    async with SQLiteStore(tmp_path / "db.sqlite") as store:
+async def test_recovery_marks_unfinished_parts_and_messages(open_store: OpenStore) -> None:
+    async with open_store() as store:
         store.append(SessionUpdated(session("ses_1")))
         store.append(
             MessageUpdated(
@@ -123,7 +124,7 @@ async def test_recovery_marks_unfinished_parts_and_messages(tmp_path: Path) -> N
                     )
                 )
             )
-    async with SQLiteStore(tmp_path / "db.sqlite") as store:
+    async with open_store() as store:
         assert store.recovered == 2
         (message,) = await store.load_messages("ses_1")
         states = [(p.state, p.error, p.interrupted) for p in message.parts if isinstance(p, ToolPart)]
@@ -136,8 +137,8 @@ async def test_recovery_marks_unfinished_parts_and_messages(tmp_path: Path) -> N
 
 
 @pytest.mark.anyio
-async def test_a_closed_store_refuses_writes_and_reads(tmp_path: Path) -> None:
-    store = await SQLiteStore(tmp_path / "db.sqlite").open()
+async def test_a_closed_store_refuses_writes_and_reads(open_store: OpenStore) -> None:
+    store = await open_store().open()
     await store.aclose()
     await store.aclose()
     with pytest.raises(StoreError):

@@ -30,6 +30,7 @@ from ._model import (
     ToolState,
     UserInfo,
 )
+from ._postgres import PostgresStore
 from ._questions import (
     PendingQuestion,
     Question,
@@ -55,6 +56,7 @@ __all__ = [
     "PartDelta",
     "PartUpdated",
     "PendingQuestion",
+    "PostgresStore",
     "Question",
     "QuestionAsked",
     "QuestionOption",

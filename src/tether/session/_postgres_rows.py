@@ -1,0 +1,112 @@
+"""Rows of the PostgreSQL store: text PostgreSQL can hold, and one batch's writes.
+
+PostgreSQL ``text`` refuses two things Python strings may hold: NUL (``\\x00``) and text that is not valid UTF-8 (a
+lone surrogate from ``os.fsdecode`` or a model). JSON documents never hold either (the encoder escapes both, see
+``_sqlite._dumps``); plain columns (ids, paths, titles, todo texts) go through :func:`pg_text`: a value PostgreSQL can
+hold is stored as is, any other one as ``\\x01`` + its ASCII JSON string, and so is a value that itself starts with
+``\\x01``. The mapping is injective (a lookup maps its argument the same way and finds what was stored) and
+:func:`py_text` reverses it exactly: nothing is lost, and the writer never fails on a text.
+
+:class:`PgWrites` reuses the SQLite store's batching (``_sqlite._Writes``: the event log in append order, the last
+version of each record) and runs it as PostgreSQL statements (``executemany``, which psycopg pipelines).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._sqlite import _SESSION_COLUMNS, _Writes
+
+__all__ = ["PgWrites", "pg_text", "py_text"]
+
+_MARK = "\x01"
+
+
+def pg_text(value: str | bytes) -> str:
+    """``value`` as text PostgreSQL can store, losslessly (see the module docstring); bytes are surrogatepass text."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "surrogatepass")
+    if value.isascii():
+        if "\x00" not in value and not value.startswith(_MARK):
+            return value
+    elif "\x00" not in value and not value.startswith(_MARK):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            return value
+    return _MARK + json.dumps(value, ensure_ascii=True)
+
+
+def py_text(value: str) -> str:
+    """The string :func:`pg_text` stored as ``value``."""
+    if value.startswith(_MARK):
+        decoded = json.loads(value[1:])
+        if isinstance(decoded, str):
+            return decoded
+    return value
+
+
+def _cells(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(pg_text(cell) if isinstance(cell, str | bytes) else cell for cell in row)
+
+
+_INSERT_INPUT = (
+    "INSERT INTO inputs (session_id, part_id, data) VALUES (%s, %s, %s) "
+    "ON CONFLICT (session_id, part_id) DO UPDATE SET data = excluded.data"
+)
+_UPSERT_SESSION = (
+    f"INSERT INTO sessions ({', '.join(_SESSION_COLUMNS)}) VALUES ({', '.join(['%s'] * len(_SESSION_COLUMNS))}) "
+    "ON CONFLICT (id) DO UPDATE SET title = excluded.title, agent = excluded.agent, rules = excluded.rules, "
+    "updated = excluded.updated"
+)
+_UPSERT_MESSAGE = (
+    "INSERT INTO messages (id, session_id, role, completed, data, owner) VALUES (%s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (session_id, id) DO UPDATE SET completed = excluded.completed, data = excluded.data, "
+    "owner = excluded.owner"
+)
+_TOUCH_SESSION = "UPDATE sessions SET updated = %s WHERE id = %s"
+_UPSERT_PART = (
+    "INSERT INTO parts (id, session_id, message_id, type, state, call_id, data, owner) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (session_id, id) DO UPDATE SET state = excluded.state, data = excluded.data, owner = excluded.owner"
+)
+_INSERT_EVENT = "INSERT INTO events (session_id, type, ref, time, data) VALUES (%s, %s, %s, %s, %s)"
+EVENTS_LOCK = 0x7465_7468_6572_0002
+"""The advisory-lock key a batch holds from its first event insert to its commit (see :meth:`PgWrites.execute`)."""
+
+
+class PgWrites(_Writes):
+    """One batch's rows (``_sqlite._Writes``), written with PostgreSQL statements."""
+
+    __slots__ = ()
+
+    def execute(self, conn: Any) -> None:
+        cursor = conn.cursor()
+        if self.inputs:
+            cursor.executemany(_INSERT_INPUT, [_cells(row) for row in self.inputs.values()])
+            self.inputs.clear()
+        if self.sessions:
+            cursor.executemany(
+                _UPSERT_SESSION,
+                [_cells(tuple(row[c] for c in _SESSION_COLUMNS)) for row in self.sessions.values()],
+            )
+            self.sessions.clear()
+        if self.messages:
+            cursor.executemany(_UPSERT_MESSAGE, [_cells(row) for row in self.messages.values()])
+            self.messages.clear()
+        if self.touched:
+            cursor.executemany(_TOUCH_SESSION, [(t, pg_text(sid)) for sid, t in self.touched.items()])
+            self.touched.clear()
+        if self.parts:
+            cursor.executemany(_UPSERT_PART, [_cells(row) for row in self.parts.values()])
+            self.parts.clear()
+        if self.events:
+            # Sequence numbers are taken in commit order: a reader resuming "after seq N" (a server's event stream)
+            # never misses an event another worker committed later with a smaller number. The lock is held from
+            # here to the commit only.
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK,))
+            cursor.executemany(_INSERT_EVENT, [_cells(row) for row in self.events])
+            self.events.clear()
