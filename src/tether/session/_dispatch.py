@@ -14,6 +14,9 @@ settling a quick call (a task scope, a handle, a wrapper coroutine), so tasks ar
 are queued, one task (idle, or new when none is idle) is always on its way, and the task that takes a call calls
 the next one before it runs its own. A call that waits therefore never holds up the calls behind it (they start one
 loop iteration apart), and a burst of quick calls (a 100-call parallel step) runs on a task or two, not a hundred.
+Each task settles its calls on a :class:`~tether.tools.internal.Lane`: one cancel scope across its calls, which a
+call's deadline cancels; the task then records that call's timeout out of the scope and opens a new one
+(``tether.tools._deadlines``), so a quick call enters no cancel scope of its own.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ..location import PermissionAsserter
 from ..permissions import PermissionRequest
 from ..storable import has_surrogates, visible
 from ..tools import Failed, Outcome, ToolCall, ToolContext
-from ..tools.internal import DECLINED_ERROR, Asker, Deadlines, Materialization
+from ..tools.internal import DECLINED_ERROR, Asker, Deadlines, Expiry, Lane, Materialization
 from ._events import ToolProgress
 from ._processor import StepProcessor
 from ._prompts import DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
@@ -131,7 +134,8 @@ def permission_asker(permissions: PermissionAsserter) -> Asker:
     return ask
 
 
-Job = Callable[[], Awaitable[None]]
+Job = Callable[[Lane], Awaitable[None]]
+"""A job of the pool: it runs on the lane of the task that took it."""
 
 
 class CallPool:
@@ -139,7 +143,8 @@ class CallPool:
 
     While jobs are queued, one task is on its way for them (an idle task woken, or a new one started); the task that
     takes a job calls the next task first, so a job that waits never holds up the queue. ``close()`` lets idle tasks
-    end; an exception in a job propagates to the task group like any child's. A blocking portal, a task of the same
+    end; an exception in a job propagates to the task group like any child's. Each task runs its jobs on a
+    :class:`Lane` of :attr:`deadlines` (one cancel scope across jobs; see the module docstring). A blocking portal, a task of the same
     group, carries :meth:`call_soon` from other threads until ``close()``.
     """
 
@@ -212,19 +217,45 @@ class CallPool:
                 self._portal = None
 
     async def _work(self) -> None:
-        jobs = self._jobs
+        self._coming = False  # started: only ever by ``_call``, which had one task on its way
+        lane = Lane(self.deadlines)
         while True:
-            self._coming = False  # started or woken: only ever by ``_call``, which had one task on its way
+            closed = left = False
+            try:
+                with lane.scope:
+                    closed = await self._run_jobs(lane)
+                left = True  # else an outer cancellation (or a job's exception) is ending the task
+            finally:
+                if not left and lane.expiry is not None:
+                    lane.expiry.abandon()
+            if closed:
+                return
+            # A call's deadline cancelled the lane's scope (which caught its own cancellation): the call that
+            # expired, if it was still running, is finished here, and the task goes on in a new scope.
+            lane.scope = anyio.CancelScope()
+            expiry, lane.expiry = lane.expiry, None
+            if expiry is not None:
+                await expiry.expired()
+
+    async def _run_jobs(self, lane: Lane) -> bool:
+        """Take jobs until the pool closes (``True``) or a deadline cancels the lane's scope (``False``)."""
+        jobs = self._jobs
+        scope = lane.scope
+        while True:
             while jobs:
                 job = jobs.popleft()
                 if jobs:
                     self._call()  # the rest must not wait if this job does
-                await job()
+                lane.watch = None
+                await job(lane)
+                if scope.cancel_called:  # the deadline came as the call returned anyway: a new scope
+                    return False
             if self._closed:
-                return
+                return True
             wake = anyio.Event()
             self._idle.append(wake)
             await wake.wait()
+            self._coming = False  # woken: only ever by ``_call``
 
 
 class Dispatcher:
@@ -285,7 +316,7 @@ class Dispatcher:
         if not event.incomplete and not self._materialization.final_step:
             doom = self._doom.check(event.name, event.input)
         self._outstanding += 1
-        self._pool.submit(lambda: self._run(event, doom))
+        self._pool.submit(lambda lane: self._run(event, doom, lane))
 
     async def wait(self) -> None:
         """Return when every started call has settled."""
@@ -293,16 +324,20 @@ class Dispatcher:
             done = self._done = anyio.Event()
             await done.wait()
 
-    async def _run(self, event: ToolCallEvent, doom: bool) -> None:
+    async def _run(self, event: ToolCallEvent, doom: bool, lane: Lane) -> None:
         # The step's failure policy decides what an exception here does (``_failures``): never a sibling's business.
         try:
-            await self._failures.call(event.id, self._settle(event, doom))
+            await self._failures.call(event.id, self._settle(event, doom, lane))
         finally:
-            self._outstanding -= 1
-            if self._outstanding == 0 and self._done is not None:
-                self._done.set()
+            if lane.expiry is None:  # else the call timed out: the lane's task finishes it (``Lane.expiry``)
+                self._one_done()
 
-    async def _settle(self, event: ToolCallEvent, doom: bool) -> None:
+    def _one_done(self) -> None:
+        self._outstanding -= 1
+        if self._outstanding == 0 and self._done is not None:
+            self._done.set()
+
+    async def _settle(self, event: ToolCallEvent, doom: bool, lane: Lane) -> None:
         processor = self._processor
         outcome: Outcome | None = None
         if event.incomplete:
@@ -327,17 +362,36 @@ class Dispatcher:
                 outcome = await self._doom_gate(event, ctx)
             if outcome is None:
                 call = ToolCall(call_id=event.id, name=event.name, input=event.input)
-                deadlines = self._pool.deadlines
-                if self._limiter is None:
-                    outcome = await self._materialization.settle(call, ctx, deadlines=deadlines)
-                else:
-                    async with self._limiter:
-                        outcome = await self._materialization.settle(call, ctx, deadlines=deadlines)
+                try:
+                    if self._limiter is None:
+                        outcome = await self._materialization.settle(call, ctx, lane=lane)
+                    else:
+                        async with self._limiter:
+                            outcome = await self._materialization.settle(call, ctx, lane=lane)
+                except anyio.get_cancelled_exc_class():
+                    if lane.expired:  # the call's deadline: unwound to the lane's scope, finished out of it
+                        lane.expiry = self._expiry(event, call, ctx, lane)
+                    raise
+        self._record(event.id, outcome)
+
+    def _expiry(self, event: ToolCallEvent, call: ToolCall, ctx: ToolContext, lane: Lane) -> Expiry:
+        async def record() -> None:
+            self._record(event.id, await self._materialization.expired(call, ctx, lane))
+
+        async def expired() -> None:
+            try:
+                await self._failures.call(event.id, record())
+            finally:
+                self._one_done()
+
+        return Expiry(expired, self._one_done)
+
+    def _record(self, call_id: str, outcome: Outcome) -> None:
         if self._failures.cancelled:
             return  # the step was cancelled: the part becomes aborted, whatever the tool still returned (law 3)
         if isinstance(outcome, Failed) and outcome.kind == "declined":
             self.declined = True
-        processor.settle(event.id, outcome)
+        self._processor.settle(call_id, outcome)
 
     def _progress(self, call_id: str) -> Any:
         # Tools call ``progress`` from worker threads too (bash's pump thread, sync tools); bus subscribers (SSE,

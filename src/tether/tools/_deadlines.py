@@ -14,6 +14,15 @@ the running backend every time) and turned into the backend's clock only for the
 now, so any backend's clock works. Everything here runs on the event loop thread; nothing is shared with other
 threads. A call settled without a
 ``Deadlines`` (outside a session) keeps its own timer: the result is the same, only the cost differs.
+
+A **lane** (:class:`Lane`) removes the last per-call cost: entering and leaving a cancel scope (about a third of
+settling a quick call). A task that settles calls one after another (a session's call task) keeps one cancel scope
+open across them, and each call's deadline cancels that scope. A call's timeout then does not come back from
+``settle`` as a result: the cancellation unwinds the call up to the task's scope, which anyio's own rules decide
+(the scope swallows its own cancellation only; an outer cancellation, ``Session.cancel``, goes on). Out of the
+scope, the task finishes the expired call through the :class:`Expiry` the call left on the lane (its ``Tool "x"
+timed out`` outcome, after hooks and bounding, recorded like any other) and opens a fresh scope for the next call.
+A tool never sees the difference: its own scopes nest inside the lane's, as they nested inside a scope per call.
 """
 
 from __future__ import annotations
@@ -21,10 +30,11 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 
 import anyio
 
-__all__ = ["Deadlines", "Watch"]
+__all__ = ["Deadlines", "Expiry", "Lane", "Watch"]
 
 
 class Watch:
@@ -93,3 +103,44 @@ class Deadlines:
             with anyio.CancelScope(deadline=wake) as self._sleep:
                 await self._closing.wait()
             self._sleep = None
+
+
+class Expiry:
+    """How a lane's task finishes a call whose deadline cancelled the lane (see :class:`Lane`).
+
+    ``expired()`` records the call's timeout (run out of the cancelled scope, in the lane's task); ``abandon()`` is
+    called instead when an outer cancellation came with the deadline (the call is over without an outcome).
+    """
+
+    __slots__ = ("abandon", "expired")
+
+    def __init__(self, expired: Callable[[], Awaitable[None]], abandon: Callable[[], None]) -> None:
+        self.expired = expired
+        self.abandon = abandon
+
+
+class Lane:
+    """One task's calls, settled one after another under one cancel scope (see the module docstring).
+
+    The task opens ``scope`` and keeps it open across calls; ``settle(..., lane=lane)`` puts each call's deadline
+    on ``deadlines`` against that scope and leaves its :class:`Watch` in ``watch``. When a deadline cancels the scope,
+    the cancellation unwinds the call; whoever ran it leaves an :class:`Expiry` in ``expiry``, and the task, once
+    out of the scope, runs it and opens a new scope.
+    """
+
+    __slots__ = ("deadlines", "expiry", "raw", "scope", "watch")
+
+    def __init__(self, deadlines: Deadlines) -> None:
+        self.deadlines = deadlines
+        self.scope = anyio.CancelScope()
+        self.watch: Watch | None = None
+        """The deadline of the call settling now (or last)."""
+        self.raw: object = None
+        """The input of that call as its before hooks left it (its after hooks see the same on a timeout)."""
+        self.expiry: Expiry | None = None
+
+    @property
+    def expired(self) -> bool:
+        """Whether the current call's deadline cancelled the lane."""
+        watch = self.watch
+        return watch is not None and watch.expired

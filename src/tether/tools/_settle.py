@@ -30,7 +30,7 @@ from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreErr
 from ..rules import Rule, last_match
 from ..storable import has_surrogates, visible
 from ._codec import DecodeError
-from ._deadlines import Deadlines
+from ._deadlines import Deadlines, Lane
 from ._hooks import AfterEvent, BeforeEvent, run_hooks
 from ._outcome import Completed, Failed, Outcome
 from ._tool import UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolResponse
@@ -199,13 +199,20 @@ class Materialization:
         return entry.tool if entry is not None else None
 
     async def settle(
-        self, call: ToolCall, ctx: ToolContext, *, deadlines: Deadlines | None = None
+        self,
+        call: ToolCall,
+        ctx: ToolContext,
+        *,
+        deadlines: Deadlines | None = None,
+        lane: Lane | None = None,
     ) -> Outcome:
         """Run one call through the pipeline and return its outcome.
 
         Cancellation propagates (it is never a result). Every other problem, including a failing hook, becomes a
         :class:`Failed` outcome for this call only. Both outcomes are bounded (law 6). ``deadlines``: the shared
         timer of the caller's calls (a session's turn), else the call's deadline has a timer of its own.
+        ``lane``: the call is one of a task's calls under one cancel scope (``tether.tools._deadlines``); its
+        timeout then unwinds it as a cancellation of that scope, and the task finishes it with :meth:`expired`.
         """
         if self.final_step:
             return Failed(error=FINAL_STEP_ERROR, kind="final_step")
@@ -227,7 +234,9 @@ class Materialization:
                 hook = ""
                 raw = event.input
             if outcome is None:
-                outcome = await self._run(call.name, raw, ctx, deadlines)
+                if lane is not None:
+                    lane.raw = raw
+                outcome = await self._run(call.name, raw, ctx, deadlines, lane)
                 if self._after:
                     hook = "after"
                     outcome = await self._after_hooks(call, ctx, raw, outcome)
@@ -235,14 +244,19 @@ class Materialization:
             log.error("tool %s broke its contract: %s", call.name, exc)
             outcome = Failed(error=visible(f"Tool execution failed: {exc}"), kind="defect")
         except Exception as exc:  # the one translation of a defect into a result (law 3)
-            if hook:
-                log.exception("%s hook failed for tool %s", hook, call.name)
-                outcome = Failed(
-                    error=visible(f"Tool execution failed: {hook} hook raised {exc}"), kind="defect"
-                )
-            else:
-                log.exception("tool %s raised", call.name)
-                outcome = Failed(error=visible(f"Tool execution failed: {exc}"), kind="defect")
+            outcome = _defect(call.name, hook, exc)
+        return await self._bound(outcome, ctx.session_id) if self._needs_bounding(outcome) else outcome
+
+    async def expired(self, call: ToolCall, ctx: ToolContext, lane: Lane) -> Outcome:
+        """The outcome of a call settled on ``lane`` whose deadline cancelled it: its timeout, after its after hooks
+        and bounding, as :meth:`settle` would have returned it (the lane's task calls this out of the scope)."""
+        plan = self._plans[call.name]
+        outcome: Outcome = _timed_out(call.name, plan.timeout)
+        if self._after:
+            try:
+                outcome = await self._after_hooks(call, ctx, lane.raw, outcome)
+            except Exception as exc:  # as in settle: a hook's defect fails this call only (law 3)
+                outcome = _defect(call.name, "after", exc)
         return await self._bound(outcome, ctx.session_id) if self._needs_bounding(outcome) else outcome
 
     def _needs_bounding(self, outcome: Outcome) -> bool:
@@ -330,7 +344,9 @@ class Materialization:
         plan = self._plans[name] = _Plan(entry)
         return plan
 
-    async def _run(self, name: str, raw: Any, ctx: ToolContext, deadlines: Deadlines | None) -> Outcome:
+    async def _run(
+        self, name: str, raw: Any, ctx: ToolContext, deadlines: Deadlines | None, lane: Lane | None
+    ) -> Outcome:
         plan = self._plans.get(name) or self._plan(name)
         if plan is None:
             return Failed(error=f"Unknown tool: {name}", kind="unknown")
@@ -349,6 +365,8 @@ class Materialization:
         except DecodeError as exc:
             return Failed(error=_invalid_input(name, raw, [str(i) for i in exc.issues]), kind="invalid_input")
         try:
+            if lane is not None and plan.timeout is not None:
+                return await _execute_on_lane(name, plan, value, ctx, lane, plan.timeout)
             return await _execute(name, plan, value, ctx, deadlines)
         except ToolFailure as exc:
             partial = ()
@@ -414,8 +432,34 @@ async def _execute(
         if watch is not None:
             watch.done = True
     if scope.cancelled_caught and (watch is None or watch.expired):
-        return Failed(error=f'Tool "{name}" timed out after {_fmt_seconds(timeout)}s', kind="timeout")
+        return _timed_out(name, timeout)
     return _complete(name, plan.tool, value, result)
+
+
+async def _execute_on_lane(
+    name: str, plan: _Plan, value: Any, ctx: ToolContext, lane: Lane, seconds: float
+) -> Outcome:
+    # No scope of the call's own: the deadline cancels the lane's scope, and a timeout unwinds from here as a
+    # cancellation (``Lane``); the watch is over the moment the tool returns or raises.
+    watch = lane.watch = lane.deadlines.watch(lane.scope, seconds)
+    try:
+        result = await plan.execute(value, ctx) if plan.is_async else await _in_thread(plan, value, ctx)
+    finally:
+        watch.done = True
+    return _complete(name, plan.tool, value, result)
+
+
+def _timed_out(name: str, timeout: float | None) -> Failed:
+    return Failed(error=f'Tool "{name}" timed out after {_fmt_seconds(timeout or 0)}s', kind="timeout")
+
+
+def _defect(name: str, hook: str, exc: Exception) -> Failed:
+    """A tool's (or, with ``hook``, its before/after hooks') unexpected exception as this call's failure."""
+    if hook:
+        log.exception("%s hook failed for tool %s", hook, name)
+        return Failed(error=visible(f"Tool execution failed: {hook} hook raised {exc}"), kind="defect")
+    log.exception("tool %s raised", name)
+    return Failed(error=visible(f"Tool execution failed: {exc}"), kind="defect")
 
 
 async def _in_thread(plan: _Plan, value: Any, ctx: ToolContext) -> Any:

@@ -8,7 +8,7 @@ them. ``tests/test_exports.py`` pins both lists.
 
 from ._catalog import DEFAULT_MODEL_RULES, CatalogRule, ModelCatalog
 from ._codec import Codec, DecodeError, Issue, JsonSchemaCodec, PydanticCodec, make_codec, simplify_schema
-from ._deadlines import Deadlines
+from ._deadlines import Deadlines, Expiry, Lane
 from ._decision import PermissionRecord, Reply, Verdict
 from ._hooks import AfterHook, BeforeHook, DefinitionEvent, DefinitionHook
 from ._names import effective_name, normalize_name
@@ -34,9 +34,11 @@ __all__ = [
     "DefinitionHook",
     "DepsT",
     "Entry",
+    "Expiry",
     "FailureKind",
     "Issue",
     "JsonSchemaCodec",
+    "Lane",
     "Materialization",
     "ModelCatalog",
     "PermissionRecord",
