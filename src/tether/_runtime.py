@@ -253,6 +253,11 @@ class Runtime:
                 catalog=ModelCatalog.from_config(config.get("catalog")).for_model,
             )
             stack.callback(service.close)
+            # Code Mode (docs/codemode.md): imported only when an agent has it on
+            if _has_codemode(config.get("agent")):
+                from .codemode import CodeMode
+
+                service.codemode = CodeMode.from_config(config.get("agent"), service)
             self.sessions: RuntimeSessions = RuntimeSessions(self, service)
             # questions for a person (the question tool), answered like permission requests; closed before them
             self.questions: QuestionService = QuestionService(bus=self.bus)
@@ -753,4 +758,13 @@ def _refuse_running_loop(name: str) -> None:
     raise UsageError(
         f"{name}() cannot run inside a running event loop: in async code use "
         "`async with Runtime(...) as rt: await rt.run(...)`"
+    )
+
+def _has_codemode(sections: object) -> bool:
+    """Whether an ``agent.<name>`` section of the config turns Code Mode on (``codemode``: ``true`` or an object)."""
+    if not isinstance(sections, Mapping):
+        return False
+    return any(
+        isinstance(section, Mapping) and section.get("codemode", False) not in (False, None)  # pyright: ignore[reportUnknownMemberType]
+        for section in sections.values()  # pyright: ignore[reportUnknownVariableType]
     )

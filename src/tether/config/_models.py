@@ -126,6 +126,23 @@ class Catalog(_Strict):
     )
 
 
+class CodeModeSection(_Strict):
+    """Code Mode for one agent, with the tools kept beside execute and the limits of one execute call."""
+
+    pinned: list[str] = Field(
+        default_factory=list[str],
+        description="Tools shown beside execute (the model may call them directly).",
+    )
+    timeout: float = Field(default=300, gt=0, le=3600, description="Wall seconds of one execute call.")
+    max_calls: int = Field(
+        default=100, ge=1, le=10_000, description="The most tool calls of one execute call."
+    )
+    max_memory_mb: int = Field(default=256, ge=8, le=16_384, description="The sandbox's heap, in MiB.")
+    cpu_seconds: float = Field(
+        default=60, gt=0, le=3600, description="The interpreter's running time (waiting on tools excluded)."
+    )
+
+
 class AgentSection(_Strict):
     """One agent: a built-in one (`build`, `plan`, `general`, `explore`, ...) adjusted, or a new one."""
 
@@ -176,6 +193,11 @@ class AgentSection(_Strict):
         gt=0,
         le=1,
         description="The nucleus-sampling top_p every request of this agent sends (a caller's options win).",
+    )
+    codemode: bool | CodeModeSection | None = Field(
+        default=None,
+        description="Code Mode (docs/codemode.md): the agent sees one execute tool that runs Python calling its "
+        "tools in a sandbox; true, or an object with pinned tools and limits. Off by default.",
     )
 
 

@@ -204,6 +204,8 @@ async def _run_steps(turn: TurnContext, progress: TurnProgress, user_id: str) ->
         step += 1
         final = step >= (agent.steps if agent.steps is not None else DEFAULT_MAX_STEPS)
         materialization = turn.tools.materialize(rules, final_step=final, visible=turn.visible)
+        if turn.codemode is not None:  # Code Mode (tether.codemode): execute and pinned tools
+            materialization = turn.codemode(agent.name, materialization, turn.tools)
         result = await run_step(
             turn, parent_id=user_id, agent=agent, materialization=materialization, step=step
         )

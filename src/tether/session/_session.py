@@ -182,6 +182,7 @@ class Session:
                         cancel_grace=service.cancel_grace,
                         root=self.location.root,
                         deps=self.deps,
+                        codemode=service.codemode,
                     )
                     await run_turn(turn, progress, content)
         finally:
@@ -264,6 +265,8 @@ class Sessions:
         self._instructions = instructions
         self._trusted = trusted
         self.catalog = catalog
+        self.codemode: Callable[[str, Any, ToolRegistry], Any] | None = None
+        """Code Mode's catalog transform for every turn (the runtime sets it when an agent has ``codemode``)."""
         self._live: dict[str, Session] = {}
 
     async def system_prompt(

@@ -12,7 +12,7 @@ import anyio
 from ..llm import Model, RetryPolicy
 from ..rules import Rule
 from ..tools import ToolRegistry
-from ..tools.internal import Entry
+from ..tools.internal import Entry, Materialization
 from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
 from ._history import History
 from ._model import SessionInfo
@@ -64,3 +64,5 @@ class TurnContext:
     cancel_grace: float
     root: Path | None = None
     deps: Any = None
+    codemode: Callable[[str, Materialization, ToolRegistry], Materialization] | None = None
+    """Code Mode's catalog transform (``tether.codemode.CodeMode``), applied after each step's materialize."""
