@@ -1,0 +1,282 @@
+"""The turn's activities on a worker: begin the turn, run one model step, close a cancelled step.
+
+Each writes the session store exactly as the in-process runner does (the same events through the same
+``StepProcessor``), so ``tether session show`` shows a Temporal-run session like any other, and each waits for the
+store (``flush``) before it returns: what the workflow records as done is durable first. The tool call activity is in
+``_calls.py``.
+
+Unlike the in-process runner, a worker keeps no session in memory between activities: a step reads the session's
+history from the store (the step after it may run on another worker). That is the price of durability; the
+in-process runner stays the fast path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, replace
+from typing import TYPE_CHECKING, Any
+
+from temporalio import activity
+
+from .. import ids
+from ..content import text_of
+from ..errors import ProviderError
+from ..llm import AssistantMessage, ModelRequest, TextContent, ToolCallEvent
+from ..session import MessageUpdated, PartUpdated, StepFinishPart, StepStartPart, TextPart, ToolPart
+from ..session._dispatch import SURROGATE_INPUT_ERROR, _has_lone_surrogate, _invalid_arguments
+from ..session._model import AssistantInfo, MessageError, UserInfo, now_ms
+from ..session._processor import Emitter, StepProcessor
+from ..session._runner import DEFAULT_MAX_STEPS, _user_parts, resolve_agent
+from ..session._session import _model_catalog, _title
+from ..session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT, History
+from ..tools import Failed
+from ._calls import CallActivity, adopt, find_message
+from ._types import BeginRequest, BeginResult, CallSpec, CloseRequest, StepRequest, StepResult
+from ._workflow import BEGIN, CLOSE, STEP
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+    from ..llm import Model
+
+__all__ = ["TurnActivities"]
+
+_FINAL_TAIL = (AssistantMessage(content=(TextContent(text=MAX_STEPS_PROMPT),)),)
+
+
+class TurnActivities:
+    """The activities of :class:`~tether.temporal.TurnWorkflow` on one worker's open :class:`~tether.Runtime`.
+
+    Args:
+        runtime: the worker's runtime (its store, tools, agents, permissions and questions).
+        models: models by the name a turn gives (tests and applications with their own ``Model``); any other name is
+            a ``provider/model`` spec resolved with the runtime's config.
+    """
+
+    def __init__(self, runtime: Runtime, models: Mapping[str, Model] | None = None) -> None:
+        self._rt = runtime
+        self._models = dict(models or {})
+        self._emitter = Emitter(runtime.store, runtime.bus)
+        self._calls = CallActivity(runtime, self._emitter, self.model)
+
+    def all(self) -> list[Any]:
+        """Every activity, to give ``temporalio.worker.Worker(activities=...)``."""
+        return [self.begin_turn, self.model_step, self._calls.tool_call, self.close_step]
+
+    def model(self, name: str) -> Model:
+        found = self._models.get(name)
+        if found is None:
+            found = self._models[name] = self._rt._resolve_model(name)  # pyright: ignore[reportPrivateUsage]
+        return found
+
+    @activity.defn(name=BEGIN)
+    async def begin_turn(self, request: BeginRequest) -> BeginResult:
+        """Open (or create) the session, append the user's input, and build the turn's system prompt once."""
+        rt = self._rt
+        turn = request.turn
+        if turn.session_id is not None:
+            session = await rt.sessions.get(turn.session_id)
+        else:
+            session = await rt.sessions.create(turn.directory, agent=turn.agent)
+        info = session.info
+        emitter = self._emitter
+        if info.title == "" and turn.prompt:
+            from ..session import SessionUpdated
+
+            emitter.durable(SessionUpdated(replace(info, title=_title(turn.prompt), updated=now_ms())))
+        agent = resolve_agent(rt.agents, info.agent)
+        model = self.model(turn.model)
+        system = await rt.sessions.service.system_prompt(
+            session.location, agent=agent.name, model=model.name, directory=info.directory
+        )
+        user = UserInfo(id=ids.ascending("msg"), session_id=info.id, agent=agent.name, created=now_ms())
+        emitter.durable(MessageUpdated(user))
+        for part in _user_parts(turn.prompt):
+            text = getattr(part, "text", "")
+            emitter.durable(
+                PartUpdated(
+                    TextPart(id=ids.ascending("prt"), session_id=info.id, message_id=user.id, text=text)
+                )
+            )
+        await rt.store.flush()
+        return BeginResult(
+            session_id=info.id,
+            user_message_id=user.id,
+            system=list(system),
+            max_steps=agent.steps if agent.steps is not None else DEFAULT_MAX_STEPS,
+        )
+
+    @activity.defn(name=STEP)
+    async def model_step(self, request: StepRequest) -> StepResult:
+        """Run one model request; write its parts; settle the calls that can never run; return the others."""
+        rt = self._rt
+        session = await rt.sessions.get(request.session_id)
+        info = session.info
+        agent = resolve_agent(rt.agents, info.agent)
+        model = self.model(request.model)
+        rules = (*agent.rules, *info.rules) if info.rules else agent.rules
+        materialization = session.tools.materialize(
+            rules, final_step=request.final, visible=_model_catalog(rt.sessions.service.catalog, model)
+        )
+        stored = await rt.store.load_messages(info.id)
+        earlier = activity.info().heartbeat_details
+        if earlier:  # a worker died mid-stream: that attempt's message is closed before the history is read
+            found = find_message(stored, str(earlier[0]))
+            if found is not None:
+                await self._close(info.id, found.info.id, stored)
+                stored = await rt.store.load_messages(info.id)
+        history = History.from_stored(stored)
+        options: Any = {**agent.options, **request.options} if agent.options else request.options
+        model_request = ModelRequest(
+            system=tuple(request.system),
+            messages=history.view(_FINAL_TAIL if request.final else ()),
+            tools=materialization.definitions,
+            tool_choice="none" if request.final else "auto",
+            options=options,
+        )
+        message = AssistantInfo(
+            id=ids.ascending("msg"),
+            session_id=info.id,
+            parent_id=request.parent_id,
+            agent=agent.name,
+            model=model.name,
+            created=now_ms(),
+        )
+        self._emitter.durable(MessageUpdated(message))
+        activity.heartbeat(message.id)
+        processor = StepProcessor(self._emitter, session_id=info.id, message_id=message.id)
+        processor.put(
+            StepStartPart(
+                id=ids.ascending("prt"),
+                session_id=info.id,
+                message_id=message.id,
+                step=request.step,
+                final=request.final,
+            )
+        )
+        calls: list[ToolCallEvent] = []
+        error: ProviderError | None = None
+        try:
+            stream = model.stream(model_request)
+            try:
+                async for event in stream:
+                    activity.heartbeat(message.id)  # throttled by the SDK
+                    call = processor.handle(event)
+                    if call is not None:
+                        calls.append(call)
+            finally:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        except ProviderError as exc:
+            error = exc
+        specs: list[CallSpec] = []
+        settled: list[dict[str, Any]] = []
+        for call in calls:
+            failed = _never_runs(call)
+            if failed is not None:
+                part = processor.settle(call.id, failed)
+                if part is not None:
+                    settled.append(_settled_call(part))
+                continue
+            tool = materialization.tool(call.name)
+            specs.append(
+                CallSpec(
+                    call_id=call.id,
+                    name=call.name,
+                    input=call.input,
+                    timeout=tool.timeout if tool is not None else None,
+                    idempotent=tool.idempotent if tool is not None else False,
+                )
+            )
+        processor.close_blocks()
+        for part in processor.tool_parts():  # never received a complete call (the stream ended mid-input)
+            if part.state == "pending":
+                done = processor.settle(
+                    part.call_id, Failed(error=INCOMPLETE_CALL_ERROR, kind="invalid_input")
+                )
+                if done is not None:
+                    settled.append(_settled_call(done))
+        message_error = None
+        retry_in: float | None = None
+        if error is not None:
+            message_error = MessageError(kind="provider", message=error.message, retryable=error.retryable)
+            retry = model.retry or rt.sessions.service.retry
+            attempt = request.retry_attempt + 1
+            if error.retryable and attempt < retry.attempts:
+                retry_in = retry.delay(attempt, error)
+        finish = processor.finish_reason or ("error" if error is not None else "unknown")
+        processor.put(
+            StepFinishPart(
+                id=ids.ascending("prt"),
+                session_id=info.id,
+                message_id=message.id,
+                reason=finish,
+                usage=processor.usage,
+            )
+        )
+        self._emitter.durable(
+            MessageUpdated(
+                replace(
+                    message, completed=now_ms(), finish=finish, usage=processor.usage, error=message_error
+                )
+            )
+        )
+        await rt.store.flush()
+        text = "\n".join(p.text for p in processor.parts.values() if isinstance(p, TextPart) and p.text)
+        return StepResult(
+            message_id=message.id,
+            calls=specs,
+            settled=settled,
+            text=text,
+            usage=asdict(processor.usage) if processor.usage is not None else None,
+            error=error.message if error is not None else None,
+            retry_in=retry_in,
+        )
+
+    @activity.defn(name=CLOSE)
+    async def close_step(self, request: CloseRequest) -> None:
+        """After a cancelled turn: every unsettled call of the step becomes aborted (as ``Session.cancel`` does)."""
+        if request.message_id is None:
+            return
+        stored = await self._rt.store.load_messages(request.session_id)
+        await self._close(request.session_id, request.message_id, stored)
+
+    async def _close(self, session_id: str, message_id: str, stored: Any) -> None:
+        message = find_message(stored, message_id)
+        if message is None:
+            return
+        processor = StepProcessor(self._emitter, session_id=session_id, message_id=message_id)
+        for part in message.parts:
+            if isinstance(part, ToolPart):
+                adopt(processor, part)
+        processor.fail_unsettled(ABORTED_ERROR, kind="aborted", interrupted=True)
+        info = message.info
+        if isinstance(info, AssistantInfo) and info.completed is None:
+            error = MessageError(kind="aborted", message=ABORTED_ERROR, retryable=False)
+            self._emitter.durable(
+                MessageUpdated(replace(info, completed=now_ms(), finish="error", error=error))
+            )
+        await self._rt.store.flush()
+
+
+def _never_runs(call: ToolCallEvent) -> Failed | None:
+    """The runner's checks before settle (``session/_dispatch``): a call that fails them is settled in the step."""
+    if call.incomplete:
+        return Failed(error=INCOMPLETE_CALL_ERROR, kind="invalid_input")
+    if call.invalid is not None:
+        return Failed(error=_invalid_arguments(call), kind="invalid_input")
+    if _has_lone_surrogate(call.input):
+        return Failed(error=SURROGATE_INPUT_ERROR, kind="invalid_input")
+    return None
+
+
+def _settled_call(part: ToolPart) -> dict[str, Any]:
+    return {
+        "call_id": part.call_id,
+        "name": part.tool,
+        "input": part.input,
+        "outcome": "completed" if part.state == "completed" else "error",
+        "content": text_of(part.content),
+        "error": part.error,
+        "error_kind": part.error_kind,
+    }

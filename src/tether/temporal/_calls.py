@@ -1,0 +1,249 @@
+"""The tool call activity: settle one call on a worker, write its part, and never run a finished call twice.
+
+The call id is the activity's idempotency key. The activity reads the call's part from the store first:
+
+* a settled part is the answer (a completed call never executes again, whoever asks);
+* a part still ``running`` on a second attempt means the worker that ran it died: an idempotent tool
+  (``Tool(idempotent=True)``) runs again, any other call is written ``interrupted`` (``Tool execution interrupted``,
+  as the store's crash recovery writes it) and the model reads that;
+* a part the store's recovery already marked interrupted is opened again only to re-run it (after an ask was
+  answered, or for an idempotent tool).
+
+A permission ask or a question never holds the worker: the activity answers it from the answers the workflow gave
+(matched by what is asked, as the call asks the same things in the same order when it runs again); an ask with no
+answer stops the call (its settle is cancelled before the tool acts, law 4) and returns ``ask`` to the workflow,
+which waits for a person and runs the call again with the answer.
+
+While it runs the activity heartbeats, so a dead worker is noticed within the heartbeat timeout, and a workflow's
+cancellation reaches the tool as cancellation (law 3): the part becomes aborted and the cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from temporalio import activity
+
+from ..content import text_of
+from ..errors import NotFoundError
+from ..permissions import PermissionAsked
+from ..session import QuestionAsked, StoredMessage, ToolPart
+from ..session._dispatch import permission_asker
+from ..session._model import now_ms
+from ..session._processor import Emitter, StepProcessor
+from ..session._runner import resolve_agent
+from ..session._session import _model_catalog
+from ..session.internal import ABORTED_ERROR, INTERRUPTED_ERROR
+from ..tools import ToolCall, ToolContext
+from ._types import Answer, AskInfo, CallOutcome, CallRequest
+from ._workflow import CALL
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+    from ..llm import Model
+
+__all__ = ["CallActivity", "adopt", "find_message"]
+
+
+def find_message(stored: Sequence[StoredMessage], message_id: str) -> StoredMessage | None:
+    for message in reversed(stored):
+        if message.info.id == message_id:
+            return message
+    return None
+
+
+def adopt(processor: StepProcessor, part: ToolPart) -> None:
+    """Make ``processor`` hold a tool part read from the store, as if it had written it."""
+    processor.parts[part.id] = part
+    processor._tools[part.call_id] = part.id  # pyright: ignore[reportPrivateUsage]
+
+
+def permission_key(action: str, resources: Sequence[str]) -> str:
+    return json.dumps(["permission", action, list(resources)])
+
+
+def question_key(questions: list[dict[str, Any]]) -> str:
+    return json.dumps(["question", questions], sort_keys=True)
+
+
+class CallActivity:
+    """The ``tether.tool_call`` activity on one worker's runtime (see the module docstring)."""
+
+    def __init__(self, runtime: Runtime, emitter: Emitter, model: Callable[[str], Model]) -> None:
+        self._rt = runtime
+        self._emitter = emitter
+        self._model = model
+
+    @activity.defn(name=CALL)
+    async def tool_call(self, request: CallRequest) -> CallOutcome:
+        rt = self._rt
+        spec = request.call
+        stored = await rt.store.load_messages(request.session_id)
+        message = find_message(stored, request.message_id)
+        part = None
+        if message is not None:
+            part = next(
+                (p for p in message.parts if isinstance(p, ToolPart) and p.call_id == spec.call_id), None
+            )
+        if part is None:
+            raise NotFoundError(f"No tool part for call {spec.call_id} in message {request.message_id}")
+        processor = StepProcessor(self._emitter, session_id=request.session_id, message_id=request.message_id)
+        adopt(processor, part)
+        again = activity.info().attempt > 1  # the worker of an earlier attempt died (or the attempt failed)
+        if part.settled:
+            recovered = part.error_kind == "interrupted"
+            if not (recovered and (request.rerun or (again and spec.idempotent))):
+                return _outcome(part)
+            part = _reopen(processor, part)
+        elif again and not spec.idempotent:
+            interrupted = processor.put(
+                replace(
+                    part,
+                    state="error",
+                    error=INTERRUPTED_ERROR,
+                    error_kind="interrupted",
+                    interrupted=True,
+                    ended=now_ms(),
+                )
+            )
+            await rt.store.flush()
+            assert isinstance(interrupted, ToolPart)
+            return _outcome(interrupted)
+        outcome = await self._run(request, processor)
+        await rt.store.flush()
+        return outcome
+
+    async def _run(self, request: CallRequest, processor: StepProcessor) -> CallOutcome:
+        rt = self._rt
+        spec = request.call
+        session = await rt.sessions.get(request.session_id)
+        info = session.info
+        agent = resolve_agent(rt.agents, info.agent)
+        rules = (*agent.rules, *info.rules) if info.rules else agent.rules
+        # the per-model catalog rules, as the step advertised the tools
+        visible = _model_catalog(rt.sessions.service.catalog, self._model(request.model))
+        materialization = session.tools.materialize(rules, visible=visible)
+        ctx = ToolContext(
+            session_id=info.id,
+            agent=agent.name,
+            message_id=request.message_id,
+            call_id=spec.call_id,
+            record_permission=processor.recorder(spec.call_id),
+            deps=session.deps,
+            location_root=session.location.root,
+            asker=permission_asker(rt.permissions),
+        )
+        answers = {a.key: a for a in request.answers}
+        needed: list[AskInfo] = []
+        scope = anyio.CancelScope()
+        send, receive = anyio.create_memory_object_stream[Any](64)
+
+        def asked(event: Any) -> None:
+            pending = event.request
+            call_id = pending.call_id if isinstance(event, QuestionAsked) else _source_call(pending.request)
+            if call_id == spec.call_id:
+                send.send_nowait(event)
+
+        async def answer() -> None:
+            async for event in receive:
+                if not await self._answer(event, answers):
+                    needed.append(_ask_info(event, spec.call_id))
+                    scope.cancel()  # the tool has not acted (it asks first): stop it and wait for a person
+
+        async def beat(every: float) -> None:
+            while True:
+                activity.heartbeat()
+                await anyio.sleep(every)
+
+        timeout = activity.info().heartbeat_timeout
+        every = timeout.total_seconds() / 3 if timeout is not None else 5.0
+        outcome = None
+        with send, receive, rt.bus.subscribe(PermissionAsked, asked), rt.bus.subscribe(QuestionAsked, asked):
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(answer)
+                    tg.start_soon(beat, every)
+                    with scope:
+                        outcome = await materialization.settle(
+                            ToolCall(call_id=spec.call_id, name=spec.name, input=spec.input), ctx
+                        )
+                    tg.cancel_scope.cancel()
+            except anyio.get_cancelled_exc_class():
+                # Cancelled by the workflow (or the worker shuts down): the part is aborted, unless the worker is
+                # going away, when the next attempt on another worker decides (interrupted, or a re-run).
+                with anyio.CancelScope(shield=True):
+                    if not activity.is_worker_shutdown():
+                        processor.fail_unsettled(ABORTED_ERROR, kind="aborted", interrupted=True)
+                    await rt.store.flush()
+                raise
+        if outcome is None:
+            return CallOutcome(call_id=spec.call_id, status="ask", ask=needed[0])
+        part = processor.settle(spec.call_id, outcome)
+        assert part is not None
+        return _outcome(part)
+
+    async def _answer(self, event: Any, answers: dict[str, Answer]) -> bool:
+        """Answer an ask from the workflow's answers; false when no one has answered it yet."""
+        rt = self._rt
+        if isinstance(event, PermissionAsked):
+            request = event.request.request
+            given = answers.get(permission_key(request.action, request.resources))
+            if given is None:
+                return False
+            await rt.permissions.reply(event.request.id, given.reply, given.message)
+            return True
+        pending = event.request
+        given = answers.get(question_key([q.to_json() for q in pending.questions]))
+        if given is None:
+            return False
+        if given.reply == "reject" or given.answers is None:
+            await rt.questions.reject(pending.id)
+        else:
+            await rt.questions.reply(pending.id, given.answers)
+        return True
+
+
+def _source_call(request: Any) -> str | None:
+    source = request.source
+    return None if source is None else source.call_id
+
+
+def _ask_info(event: Any, call_id: str) -> AskInfo:
+    pending = event.request
+    if isinstance(event, PermissionAsked):
+        request = pending.request
+        return AskInfo(
+            id=pending.id,
+            key=permission_key(request.action, request.resources),
+            kind="permission",
+            call_id=call_id,
+            request=pending.to_json(),
+        )
+    return AskInfo(
+        id=pending.id,
+        key=question_key([q.to_json() for q in pending.questions]),
+        kind="question",
+        call_id=call_id,
+        request=pending.to_json(),
+    )
+
+
+def _reopen(processor: StepProcessor, part: ToolPart) -> ToolPart:
+    """A part recovery marked interrupted runs again: back to ``running`` (the one way a settled part moves)."""
+    reopened = replace(part, state="running", error=None, error_kind=None, interrupted=False, ended=None)
+    processor.put(reopened)
+    return reopened
+
+
+def _outcome(part: ToolPart) -> CallOutcome:
+    return CallOutcome(
+        call_id=part.call_id,
+        status="completed" if part.state == "completed" else "error",
+        content=text_of(part.content),
+        error=part.error,
+        error_kind=part.error_kind,
+    )

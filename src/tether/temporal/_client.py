@@ -1,0 +1,241 @@
+"""Submitting turns to Temporal and following them: :class:`TemporalRunner`, :func:`submit_turn`, :class:`TurnHandle`.
+
+A client needs only the Temporal server: the session store is written by the workers. Events are read with the
+workflow's ``events`` query (what the turn did, step by step and call by call; text deltas are not streamed), asks
+with ``asks``, and answered with the ``answer`` update, from this process or any other that knows the workflow id.
+Temporal's exceptions are mapped here, in one place.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Literal
+
+import anyio
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
+
+from ..errors import NotFoundError, ProviderError, TetherError, UsageError
+from ..llm import Usage
+from ..session import TurnCall, TurnResult
+from ._types import AnswerInput, AskInfo, TurnEvent, TurnInput, TurnOutput
+from ._workflow import WORKFLOW
+
+__all__ = ["DEFAULT_TASK_QUEUE", "TemporalRunner", "TurnHandle", "connect", "submit_turn"]
+
+DEFAULT_TASK_QUEUE = "tether"
+POLL_SECONDS = 0.2
+"""How often a follower asks the workflow for new events (a query: it adds nothing to the workflow's history)."""
+
+
+async def connect(target: str) -> Client:
+    """A Temporal client for ``HOST:PORT``.
+
+    Raises:
+        UsageError: ``target`` is not ``HOST:PORT``, or no Temporal server answers there.
+    """
+    host, sep, port = target.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise UsageError(
+            f"--temporal {target!r}: give the Temporal server as HOST:PORT (for example 127.0.0.1:7233)"
+        )
+    try:
+        return await Client.connect(target)
+    except RuntimeError as exc:  # the SDK's bridge reports a failed connection as RuntimeError
+        raise UsageError(f"Cannot reach the Temporal server at {target}: {exc}") from exc
+
+
+class TurnHandle:
+    """One submitted turn: follow its events, answer its asks, cancel it, wait for its result."""
+
+    def __init__(self, handle: WorkflowHandle[Any, Any]) -> None:
+        self._handle = handle
+
+    @property
+    def workflow_id(self) -> str:
+        return self._handle.id
+
+    async def events(self, after: int = 0) -> AsyncIterator[TurnEvent]:
+        """The turn's events from index ``after`` on, as they happen, until the turn is over."""
+        while True:
+            found: list[TurnEvent] = await self._query("events", after, result_type=list[TurnEvent])
+            for event in found:
+                yield event
+                if event.kind == "done":
+                    return
+            after += len(found)
+            if not found and await self._closed():
+                return
+            await anyio.sleep(POLL_SECONDS)
+
+    async def asks(self) -> list[AskInfo]:
+        """The asks waiting for an answer (permission requests and questions), oldest first."""
+        return await self._query("asks", result_type=list[AskInfo])
+
+    async def answer(
+        self,
+        ask_id: str,
+        reply: Literal["once", "always", "reject"] = "once",
+        *,
+        message: str | None = None,
+        answers: Sequence[Sequence[str]] | None = None,
+    ) -> None:
+        """Answer the ask ``ask_id``: a permission with ``once``/``always``/``reject`` (``message``: feedback for the
+        model), a question with ``answers`` (one list per question) or ``reject`` to dismiss it.
+
+        Raises:
+            NotFoundError: the turn has no such waiting ask (answered already, or never asked).
+            UsageError: the answer does not fit the ask.
+        """
+        given = AnswerInput(
+            ask_id=ask_id,
+            reply=reply,
+            message=message,
+            answers=None if answers is None else [list(a) for a in answers],
+        )
+        try:
+            await self._handle.execute_update("answer", given)
+        except WorkflowUpdateFailedError as exc:
+            text = str(exc.cause.message if isinstance(exc.cause, ApplicationError) else exc.cause or exc)
+            if text.startswith("No waiting ask"):
+                raise NotFoundError(text) from exc
+            raise UsageError(text) from exc
+
+    async def cancel(self) -> None:
+        """Cancel the turn: running calls are cancelled (their parts aborted) and the turn ends ``cancelled``."""
+        await self._handle.cancel()
+
+    async def result(self) -> TurnResult:
+        """Wait for the turn to end.
+
+        Raises:
+            ProviderError: the model failed and retrying did not help.
+            TetherError: the turn failed for another reason (its message says why).
+        """
+        try:
+            out: TurnOutput = await self._handle.result()
+        except WorkflowFailureError as exc:
+            cause = exc.cause
+            while cause is not None and not isinstance(cause, ApplicationError):
+                cause = cause.__cause__
+            if isinstance(cause, ApplicationError) and cause.type == "ProviderError":
+                raise ProviderError(cause.message) from exc
+            raise TetherError(f"The turn {self.workflow_id} failed: {cause or exc}") from exc
+        return _result(out)
+
+    async def session_id(self) -> str | None:
+        """The turn's session, once its first activity created or opened it."""
+        for event in await self._query("events", 0, result_type=list[TurnEvent]):
+            if event.kind == "session":
+                return str(event.data["session_id"])
+        return None
+
+    async def _query(self, name: str, *args: Any, result_type: Any) -> Any:
+        try:
+            return await self._handle.query(name, args=args, result_type=result_type)
+        except RPCError as exc:
+            raise NotFoundError(f"No turn {self.workflow_id} on the Temporal server: {exc.message}") from exc
+
+    async def _closed(self) -> bool:
+        description = await self._handle.describe()
+        return description.close_time is not None
+
+
+async def submit_turn(
+    client: Client,
+    prompt: str,
+    *,
+    model: str,
+    directory: str | os.PathLike[str] = ".",
+    session_id: str | None = None,
+    agent: str | None = None,
+    options: dict[str, Any] | None = None,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    workflow_id: str | None = None,
+    heartbeat_timeout: float = 30.0,
+) -> TurnHandle:
+    """Start one turn as a workflow on ``task_queue`` and return its handle (a worker must serve the queue).
+
+    Args:
+        prompt: the user's text.
+        model: a ``provider/model`` spec, or a name the workers' ``models`` give.
+        directory: the working directory, as the workers see it (a new session is created there).
+        session_id: continue this session instead of creating one.
+        agent: the new session's agent (default: the workers' default).
+        heartbeat_timeout: seconds without a heartbeat before a call's worker counts as dead.
+
+    Raises:
+        UsageError: ``prompt`` is empty or ``heartbeat_timeout`` is not positive.
+    """
+    if not prompt:
+        raise UsageError("A turn needs a non-empty prompt")
+    if not heartbeat_timeout > 0:
+        raise UsageError(f"heartbeat_timeout must be a positive number of seconds; got {heartbeat_timeout!r}")
+    turn = TurnInput(
+        prompt=prompt,
+        model=model,
+        directory=_absolute(directory),
+        session_id=session_id,
+        agent=agent,
+        options=dict(options or {}),
+        heartbeat_timeout=heartbeat_timeout,
+    )
+    handle = await client.start_workflow(
+        WORKFLOW,
+        turn,
+        id=workflow_id or f"tether-turn-{uuid.uuid4().hex}",
+        task_queue=task_queue,
+        result_type=TurnOutput,
+    )
+    return TurnHandle(handle)
+
+
+class TemporalRunner:
+    """Runs turns on Temporal workers: ``await TemporalRunner.connect("HOST:PORT")``, then :meth:`submit` or
+    :meth:`run` (submit and wait), or :meth:`turn` for a turn submitted elsewhere (to answer its asks)."""
+
+    def __init__(self, client: Client, *, task_queue: str = DEFAULT_TASK_QUEUE) -> None:
+        self.client = client
+        self.task_queue = task_queue
+
+    @classmethod
+    async def connect(cls, target: str, *, task_queue: str = DEFAULT_TASK_QUEUE) -> TemporalRunner:
+        """Connect to the Temporal server at ``target``.
+
+        Raises:
+            UsageError: as :func:`connect`.
+        """
+        return cls(await connect(target), task_queue=task_queue)
+
+    async def submit(self, prompt: str, *, model: str, **options: Any) -> TurnHandle:
+        """Start a turn (:func:`submit_turn`'s keyword arguments) and return its handle."""
+        return await submit_turn(self.client, prompt, model=model, task_queue=self.task_queue, **options)
+
+    async def run(self, prompt: str, *, model: str, **options: Any) -> TurnResult:
+        """Run a turn to its end (no one answers its asks here: use :meth:`submit` to answer them)."""
+        return await (await self.submit(prompt, model=model, **options)).result()
+
+    def turn(self, workflow_id: str) -> TurnHandle:
+        """The handle of a turn submitted earlier (by any process)."""
+        return TurnHandle(self.client.get_workflow_handle(workflow_id, result_type=TurnOutput))
+
+
+def _absolute(directory: str | os.PathLike[str]) -> str:
+    return os.path.abspath(directory)
+
+
+def _result(out: TurnOutput) -> TurnResult:
+    usage_fields = {k: v for k, v in out.usage.items() if k in Usage.__dataclass_fields__}
+    return TurnResult(
+        session_id=out.session_id,
+        stop=out.stop,
+        steps=out.steps,
+        tool_calls=out.tool_calls,
+        text=out.text,
+        usage=Usage(**usage_fields),
+        message_ids=tuple(out.message_ids),
+        calls=tuple(TurnCall(**call) for call in out.calls),
+    )

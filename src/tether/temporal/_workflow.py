@@ -1,0 +1,258 @@
+"""The turn workflow: the step loop of ``session/_runner.py`` as a deterministic Temporal workflow.
+
+What runs here is only the turn's decisions: which step comes next, which calls run (in parallel, one activity each),
+when a call waits for a person, when the turn stops. Everything that touches the world (the store, the model, the
+tools, the clock, ids) runs in activities (``_activities.py``); this module reads nothing but its inputs and the
+activities' results, so a replay on any worker takes the same path.
+
+A call that must ask a person comes back from its activity as ``ask``: the workflow publishes the ask (the ``asks``
+query), waits on :meth:`TurnWorkflow.answer` (an update; no worker is held while it waits, for as long as it takes),
+and runs the call again with every answer so far. Cancelling the workflow cancels the running call activities (they
+mark their parts aborted), then one last activity closes the step, and the turn ends ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
+from temporalio.workflow import ActivityCancellationType
+
+with workflow.unsafe.imports_passed_through():
+    from ._types import (
+        Answer,
+        AnswerInput,
+        AskInfo,
+        BeginRequest,
+        BeginResult,
+        CallOutcome,
+        CallRequest,
+        CallSpec,
+        CloseRequest,
+        StepRequest,
+        StepResult,
+        TurnEvent,
+        TurnInput,
+        TurnOutput,
+    )
+
+__all__ = ["BEGIN", "CALL", "CLOSE", "STEP", "WORKFLOW", "TurnWorkflow"]
+
+WORKFLOW = "tether.turn"
+BEGIN = "tether.begin_turn"
+STEP = "tether.model_step"
+CALL = "tether.tool_call"
+CLOSE = "tether.close_step"
+
+_NO_DEADLINE = 24 * 3600.0
+"""A call's start-to-close when its tool has no timeout: heartbeats still find a dead worker within seconds."""
+_MARGIN = 30.0
+"""Seconds past the tool's own timeout before Temporal gives up: settle's "timed out" failure must come first."""
+_SHORT = timedelta(minutes=2)
+_STEP = timedelta(minutes=30)
+_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=5)
+_CALL_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=3)
+"""A call's second attempt either reports it interrupted or, for an idempotent tool, runs it again."""
+
+
+@workflow.defn(name=WORKFLOW)
+class TurnWorkflow:
+    """One turn of one session (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._events: list[TurnEvent] = []
+        self._asks: dict[str, AskInfo] = {}
+        self._answers: dict[str, Answer] = {}
+        self._session_id: str | None = None
+
+    # -- what a client reads and sends -------------------------------------------------------------------------------
+
+    @workflow.query(name="events")
+    def events(self, after: int) -> list[TurnEvent]:
+        """The turn's events from index ``after`` on."""
+        return self._events[after:]
+
+    @workflow.query(name="asks")
+    def asks(self) -> list[AskInfo]:
+        """The asks waiting for an answer, oldest first."""
+        return list(self._asks.values())
+
+    @workflow.update(name="answer")
+    def answer(self, given: AnswerInput) -> None:
+        """Answer a waiting ask; its call runs again with the answer."""
+        ask = self._asks.pop(given.ask_id)
+        self._answers[ask.id] = Answer(
+            key=ask.key, kind=ask.kind, reply=given.reply, message=given.message, answers=given.answers
+        )
+        self._emit("answer", id=ask.id, reply=given.reply)
+
+    @answer.validator
+    def _check_answer(self, given: AnswerInput) -> None:
+        ask = self._asks.get(given.ask_id)
+        if ask is None:
+            raise ValueError(f"No waiting ask {given.ask_id} in this turn (answered already, or never asked)")
+        if given.reply not in ("once", "always", "reject"):
+            raise ValueError(f"A reply is once, always or reject; got {given.reply!r}")
+        if ask.kind == "question" and given.reply != "reject":
+            count = len(ask.request.get("questions", ()))
+            if given.answers is None or len(given.answers) != count:
+                raise ValueError(f"Answer {ask.id} with one list of answers per question ({count} lists)")
+
+    # -- the turn ----------------------------------------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, turn: TurnInput) -> TurnOutput:
+        begin = await workflow.execute_activity(
+            BEGIN,
+            BeginRequest(turn=turn),
+            result_type=BeginResult,
+            start_to_close_timeout=_SHORT,
+            retry_policy=_RETRY,
+        )
+        self._session_id = begin.session_id
+        self._emit("session", session_id=begin.session_id)
+        out = TurnOutput(session_id=begin.session_id, stop="done", steps=0, tool_calls=0, text="")
+        message_id: list[str | None] = [None]
+        try:
+            await self._steps(turn, begin, out, message_id)
+        except asyncio.CancelledError:
+            await workflow.execute_activity(
+                CLOSE,
+                CloseRequest(session_id=begin.session_id, message_id=message_id[0]),
+                start_to_close_timeout=_SHORT,
+                retry_policy=_RETRY,
+            )
+            out.stop = "cancelled"
+        self._emit("done", stop=out.stop)
+        return out
+
+    async def _steps(
+        self, turn: TurnInput, begin: BeginResult, out: TurnOutput, current: list[str | None]
+    ) -> None:
+        step = 0
+        attempt = 0
+        heartbeat = timedelta(seconds=turn.heartbeat_timeout)
+        while True:
+            step += 1
+            final = step >= begin.max_steps
+            self._emit("step", step=step, final=final)
+            result = await workflow.execute_activity(
+                STEP,
+                StepRequest(
+                    session_id=begin.session_id,
+                    parent_id=begin.user_message_id,
+                    model=turn.model,
+                    step=step,
+                    final=final,
+                    system=begin.system,
+                    options=turn.options,
+                    retry_attempt=attempt,
+                ),
+                result_type=StepResult,
+                start_to_close_timeout=_STEP,
+                heartbeat_timeout=heartbeat,
+                retry_policy=_RETRY,
+            )
+            current[0] = result.message_id
+            out.message_ids.append(result.message_id)
+            out.steps = step
+            if result.usage:
+                _add_usage(out.usage, result.usage)
+            if result.text:
+                out.text = result.text
+                self._emit("text", text=result.text)
+            out.calls.extend(result.settled)
+            for settled in result.settled:
+                self._emit("call", **settled)
+            outcomes = await asyncio.gather(
+                *(
+                    self._call(begin.session_id, result.message_id, spec, turn, heartbeat)
+                    for spec in result.calls
+                )
+            )
+            out.tool_calls += len(result.calls) + len(result.settled)
+            for spec, outcome in zip(result.calls, outcomes, strict=True):
+                out.calls.append(_turn_call(spec, outcome))
+            if result.error is not None:
+                if result.retry_in is None:
+                    raise ApplicationError(result.error, type="ProviderError", non_retryable=True)
+                attempt += 1
+                self._emit("retry", attempt=attempt, message=result.error, retry_in=result.retry_in)
+                step -= 1
+                await workflow.sleep(result.retry_in)
+                continue
+            attempt = 0
+            if any(o.error_kind == "declined" for o in outcomes) or any(
+                c.get("error_kind") == "declined" for c in result.settled
+            ):
+                out.stop = "declined"
+                return
+            if final:
+                out.stop = "max_steps"
+                return
+            if not result.calls and not result.settled:
+                return
+
+    async def _call(
+        self, session_id: str, message_id: str, spec: CallSpec, turn: TurnInput, heartbeat: timedelta
+    ) -> CallOutcome:
+        answers: list[Answer] = []
+        run = 0
+        deadline = timedelta(seconds=(spec.timeout if spec.timeout is not None else _NO_DEADLINE) + _MARGIN)
+        while True:
+            run += 1
+            outcome = await workflow.execute_activity(
+                CALL,
+                CallRequest(
+                    session_id=session_id,
+                    message_id=message_id,
+                    call=spec,
+                    model=turn.model,
+                    answers=list(answers),
+                    rerun=run > 1,
+                ),
+                result_type=CallOutcome,
+                activity_id=f"{spec.call_id}.{run}",  # the call id is the activity's idempotency key
+                start_to_close_timeout=deadline,
+                heartbeat_timeout=heartbeat,
+                retry_policy=_CALL_RETRY,
+                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            )
+            ask = outcome.ask
+            if outcome.status != "ask" or ask is None:
+                self._emit("call", **_turn_call(spec, outcome))
+                return outcome
+            self._asks[ask.id] = ask
+            self._emit("ask", id=ask.id, kind=ask.kind, call_id=spec.call_id, request=ask.request)
+            await workflow.wait_condition(_answered(self._answers, ask.id))
+            answers.append(self._answers.pop(ask.id))
+
+    def _emit(self, event: Any, /, **data: Any) -> None:
+        self._events.append(TurnEvent(kind=event, data=data))
+
+
+def _answered(answers: dict[str, Answer], ask_id: str) -> Callable[[], bool]:
+    return lambda: ask_id in answers
+
+
+def _turn_call(spec: CallSpec, outcome: CallOutcome) -> dict[str, Any]:
+    return {
+        "call_id": spec.call_id,
+        "name": spec.name,
+        "input": spec.input,
+        "outcome": "completed" if outcome.status == "completed" else "error",
+        "content": outcome.content,
+        "error": outcome.error,
+        "error_kind": outcome.error_kind,
+    }
+
+
+def _add_usage(total: dict[str, Any], usage: dict[str, Any]) -> None:
+    for key, value in usage.items():
+        if isinstance(value, int | float):
+            total[key] = total.get(key, 0) + value
