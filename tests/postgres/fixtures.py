@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.postgres.server import PostgresServer, find_bin, start_server
 
 from tether.session import PostgresStore, SQLiteStore
-
-from tests.postgres.server import PostgresServer, find_bin, start_server
 
 __all__ = ["OpenStore", "open_store", "postgres", "store_kind", "store_target"]
 

@@ -60,7 +60,7 @@ class PostgresServer:
         import psycopg
 
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(sql)  # pyright: ignore[reportArgumentType]
+            conn.execute(sql)  # pyright: ignore[reportArgumentType, reportCallIssue]
 
     def database(self, template: str | None = "tether_template") -> str:
         """A new empty database (from the migrated template unless ``template=None``); its URL."""
@@ -80,7 +80,7 @@ class PostgresServer:
     def _start(self) -> None:
         options = (
             f"-p {self.port} -k {self.root / 'sock'} -c listen_addresses=127.0.0.1 -c max_connections=200 "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            "-c fsync=off -c full_page_writes=off"
         )
         _as_owner(
             [

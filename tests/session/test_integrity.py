@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from pydantic import BaseModel
+from tests.postgres.fixtures import OpenStore
 
 from tether.errors import StoreError
 from tether.llm import AssistantMessage, ModelRequest, TextDelta, TextEnd, TextStart, ToolCallContent
@@ -90,9 +91,9 @@ async def test_lone_surrogates_from_user_model_and_tools_are_made_visible_and_ne
 
 
 @pytest.mark.anyio
-async def test_the_store_keeps_any_text_exactly_even_lone_surrogates(tmp_path: Path) -> None:
-    weird = {ODD: [ODD, {"k": "\udfff\ud800"}], "nested": "é" + ODD}
-    async with SQLiteStore(tmp_path / "tether.db") as store:
+async def test_the_store_keeps_any_text_exactly_even_lone_surrogates(open_store: OpenStore) -> None:
+    weird = {ODD: [ODD, {"k": "\udfff\ud800"}], "nested": "é" + ODD + "\x00"}
+    async with open_store() as store:
         store.append(
             SessionUpdated(
                 SessionInfo(
@@ -118,7 +119,7 @@ async def test_the_store_keeps_any_text_exactly_even_lone_surrogates(tmp_path: P
         with anyio.fail_after(5):
             await store.flush()
         assert [s.id for s in await store.list_sessions(project="/p" + ODD)] == ["ses_1"]
-    async with SQLiteStore(tmp_path / "tether.db") as store:
+    async with open_store() as store:
         (message,) = await store.load_messages("ses_1")
         info = await store.get_session("ses_1")
     assert (info.title, info.project, info.directory) == (ODD, "/p" + ODD, "/p" + ODD)

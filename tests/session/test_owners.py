@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from pydantic import BaseModel
+from tests.postgres.fixtures import OpenStore
 
 from tether.errors import UsageError
 from tether.session import AssistantInfo, MessageUpdated, PartUpdated, SQLiteStore, ToolPart
@@ -214,9 +215,10 @@ def test_process_identity_is_stable_for_a_live_pid_and_empty_for_an_exited_one()
 
 
 @pytest.mark.anyio
-async def test_a_session_claimed_by_a_live_store_is_busy_until_released_or_closed(tmp_path: Path) -> None:
-    path = tmp_path / "tether.db"
-    async with SQLiteStore(path) as first, SQLiteStore(path) as second:
+async def test_a_session_claimed_by_a_live_store_is_busy_until_released_or_closed(
+    open_store: OpenStore,
+) -> None:
+    async with open_store() as first, open_store() as second:
         await first.claim("ses_1")
         await first.claim("ses_1")  # claiming again is a no-op
         with pytest.raises(UsageError, match=rf"session ses_1 is busy \(pid {os.getpid()}\)"):
@@ -226,5 +228,5 @@ async def test_a_session_claimed_by_a_live_store_is_busy_until_released_or_close
         await second.claim("ses_1")
         with pytest.raises(UsageError, match="is busy"):
             await first.claim("ses_1")
-    async with SQLiteStore(path) as third:
+    async with open_store() as third:
         await third.claim("ses_1")  # closing released every claim

@@ -46,7 +46,7 @@ from ..session import (
 if TYPE_CHECKING:
     from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-    from ..session import SQLiteStore
+    from ..session import PostgresStore, SQLiteStore
 
 __all__ = ["DURABLE_TYPES", "Client", "EventHub", "Frame", "encode"]
 
@@ -160,7 +160,7 @@ class EventHub:
 
     def __init__(
         self,
-        store: SQLiteStore,
+        store: SQLiteStore | PostgresStore,
         pending: Callable[[str | None], tuple[list[PendingRequest], list[PendingQuestion]]],
         *,
         queue_size: int = 1024,

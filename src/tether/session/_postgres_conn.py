@@ -35,28 +35,24 @@ def is_postgres_url(value: str) -> bool:
     return value.startswith(_SCHEMES)
 
 
-def _password(url: str) -> str | None:
+def _passwords(url: str) -> list[str]:
+    """Every password ``url`` holds (the userinfo's and a ``password=`` parameter's), as written and decoded."""
     try:
         parts = urlsplit(url)
     except ValueError:
-        return None
-    password = parts.password
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
-        if key == "password" and value:
-            password = value
-    return unquote(password) if password else None
+        return []
+    found = [parts.password or ""]
+    found += [value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key == "password"]
+    found += [unquote(value) for value in found]
+    return sorted({value for value in found if value}, key=len, reverse=True)
 
 
 def redact(text: str, url: str) -> str:
-    """``text`` with the password of ``url`` (as written and decoded) replaced by ``***``."""
-    password = _password(url)
+    """``text`` with the passwords of ``url`` (as written and decoded) replaced by ``***``."""
     text = _USERINFO.sub(r"\g<head>:***@", text)
     text = _QUERY_PASSWORD.sub(r"\g<head>***", text)
-    if password:
+    for password in _passwords(url):
         text = text.replace(password, "***")
-        raw = urlsplit(url).password
-        if raw:
-            text = text.replace(raw, "***")
     return text
 
 
