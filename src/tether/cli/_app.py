@@ -114,7 +114,26 @@ def _root(
         str | None, typer.Option("--session", "-s", help="Interactive session: continue session ID.")
     ] = None,
     trust: Annotated[bool, typer.Option("--trust", help="Interactive session: trust this project.")] = False,
+    log_format: Annotated[
+        str | None,
+        typer.Option(
+            "--log-format",
+            metavar="text|json",
+            envvar="TETHER_LOG_FORMAT",
+            help="Log records on stderr as text or JSON lines (also $TETHER_LOG_FORMAT). docs/telemetry.md",
+        ),
+    ] = None,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            "--log-level", envvar="TETHER_LOG_LEVEL", help="The lowest level logged (default WARNING)."
+        ),
+    ] = None,
 ) -> None:
+    if log_format or log_level:
+        from ..telemetry import configure_logging
+
+        configure_logging(log_format or "text", log_level or "WARNING")
     ctx.obj = data_dir
     repl_options = model or agent or directory or continue_ or session or trust
     if ctx.invoked_subcommand is not None:
@@ -203,6 +222,14 @@ def run(
             "calls no model, creates no session.",
         ),
     ] = False,
+    otel: Annotated[
+        bool,
+        typer.Option(
+            "--otel",
+            help="Export OpenTelemetry traces of the turn over OTLP/HTTP (config telemetry.otlp_endpoint, else "
+            "$OTEL_EXPORTER_OTLP_ENDPOINT, else localhost:4318; needs tether[otel]). docs/telemetry.md",
+        ),
+    ] = False,
 ) -> None:
     """Run one turn of an agent in a project.
 
@@ -235,6 +262,7 @@ def run(
         output_format=output_format,
         quiet=quiet,
         files=files or (),
+        otel=otel,
     )
 
 

@@ -40,9 +40,11 @@ def serve_command(
         from ..mcp._serve_http import bind, is_loopback, serve_http, server_token
         from ..permissions import PermissionAsked
         from ..session import SessionUpdated, ToolProgress
+        from ..telemetry import export_from_config
 
         console = err_console()
         async with await runtime(data_dir, path) as rt:
+            export_from_config(rt.config)  # telemetry: config telemetry.otlp_endpoint
             location = await rt.location(path)
             chosen = agent or rt.config.get("default_agent") or "build"
             section: dict[str, Any] = rt.config.get("mcp_serve") or {}

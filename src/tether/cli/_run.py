@@ -138,6 +138,7 @@ def run_command(
     output_format: str = "text",
     quiet: bool = False,
     files: Sequence[Path] = (),
+    otel: bool = False,
 ) -> None:
     """The body of ``tether run`` (exits with the turn's code; ``show_prompt``: prints the system texts, exits 0)."""
     if continue_ and session_id:
@@ -150,6 +151,7 @@ def run_command(
     async def main() -> int:
         from .. import Runtime
         from ..llm._pricing import find_price
+        from ..telemetry import export_from_config
         from ._models import choose_model
         from ._tools import print_notices
         from ._trust import print_refused, project_config
@@ -177,6 +179,7 @@ def run_command(
         except ProviderAuthError as exc:
             fail(exc.message)
         console = out_console()
+        export_from_config(config.data, force=otel)  # telemetry: --otel or config telemetry.otlp_endpoint
         async with Runtime(data_dir=data_dir, config=config) as rt:
             location = await rt.location(path)
             print_notices(location.notices)  # skipped plugins and project tool files, said once

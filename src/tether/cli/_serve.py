@@ -40,11 +40,13 @@ def serve_command(
         from ..errors import UsageError
         from ..server import bind, is_loopback, serve, server_token
         from ..server._security import check_origins
+        from ..telemetry import export_from_config
         from ._models import choose_model
 
         console = err_console()
         check_origins(cors_origins)  # refused before anything listens
         async with await runtime(data_dir, path) as rt:
+            export_from_config(rt.config)  # telemetry: config telemetry.otlp_endpoint
             location = await rt.location(path)
             if model is not None:
                 choose_model(model, rt.config)  # a wrong --model fails now, not at the first prompt

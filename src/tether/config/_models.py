@@ -43,6 +43,7 @@ __all__ = [
     "ProviderRetry",
     "ProviderSection",
     "ProviderTimeouts",
+    "TelemetrySection",
     "TetherConfig",
     "ToolOutput",
     "custom_error",
@@ -349,6 +350,30 @@ class McpServe(_Strict):
     )
 
 
+class TelemetrySection(_Strict):
+    """OpenTelemetry export of tether's traces (docs/telemetry.md); read from your own config only (a project's is
+    ignored unless trusted)."""
+
+    otlp_endpoint: Annotated[str, Field(pattern=r"^https?://")] | None = Field(
+        default=None,
+        description="The OTLP/HTTP traces URL (http://localhost:4318/v1/traces): when set, tether run, serve and "
+        "mcp serve export a span per turn, step and tool call there (needs tether[otel]). Default: export only with "
+        "--otel, to the OTEL_EXPORTER_OTLP_* endpoint or localhost:4318.",
+    )
+    headers: dict[str, str] | None = Field(
+        default=None, description="HTTP headers of each export request (a hosted collector's API key)."
+    )
+    service_name: Text | None = Field(
+        default=None, description='The service.name of the exported spans (default "tether").'
+    )
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        description="Milliseconds one export may take, and the longest tether waits at exit for the last spans "
+        "(default 5000). An unreachable collector never fails a turn.",
+    )
+
+
 class McpServer(_Strict):
     """One MCP server: OpenCode's shape (`type` local with a `command` list, or remote with a `url`) or Claude
     Desktop's (`command` and `args`, or `url`). See docs/mcp.md."""
@@ -475,4 +500,8 @@ class TetherConfig(_Strict):
     mcp_serve: McpServe = Field(
         default_factory=McpServe,
         description="tether mcp serve: answering permission asks of MCP clients, guarding the HTTP transport.",
+    )
+    telemetry: TelemetrySection = Field(
+        default_factory=TelemetrySection,
+        description="OpenTelemetry export of traces: a span per turn, step and tool call (docs/telemetry.md).",
     )

@@ -186,6 +186,8 @@ async def run_turn(turn: TurnContext, progress: TurnProgress, content: str | Seq
                 PartUpdated(FilePart(id=pid, session_id=info.id, message_id=user.id, content=part))
             )
     turn.history.add_user(parts)
+    if turn.trace is not None:  # telemetry: the turn's invoke_agent span around its steps
+        return await turn.trace.run(_run_steps(turn, progress, user.id), turn, progress, user.id, parts)
     await _run_steps(turn, progress, user.id)
 
 

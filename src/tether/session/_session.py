@@ -25,6 +25,7 @@ from ..errors import UsageError
 from ..llm import Model
 from ..rules import Rule
 from ..storable import visible
+from ..telemetry.internal import turn_trace
 from ..tools import Content, ToolRegistry
 from ..tools.internal import Entry
 from ._dispatch import DoomLoopDetector, PermissionAsserter
@@ -183,6 +184,7 @@ class Session:
                         root=self.location.root,
                         deps=self.deps,
                         codemode=service.codemode,
+                        trace=turn_trace(self._info, model),  # telemetry: None when no tracer is configured
                     )
                     await run_turn(turn, progress, content)
         finally:

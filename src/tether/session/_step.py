@@ -79,7 +79,9 @@ async def run_step(
         created=now_ms(),
     )
     turn.emitter.durable(MessageUpdated(info))
-    processor = StepProcessor(turn.emitter, session_id=session_id, message_id=info.id)
+    chat = None if turn.trace is None else turn.trace.chat(request, info, step)  # telemetry: the chat span
+    emitter = turn.emitter if chat is None else chat.emitter(turn.emitter)
+    processor = StepProcessor(emitter, session_id=session_id, message_id=info.id)
     processor.put(
         StepStartPart(
             id=ids.ascending("prt"), session_id=session_id, message_id=info.id, step=step, final=final
@@ -115,7 +117,8 @@ async def run_step(
     def finish(error: ProviderError | None) -> StepResult:
         return _finish(processor, info, turn, dispatcher, error)
 
-    return await failures.run(run_stream, dispatcher.wait, finish)
+    work = run_stream if chat is None else chat.wrap(run_stream, processor, lambda: failures.defect)
+    return await failures.run(work, dispatcher.wait, finish)
 
 
 async def _consume(

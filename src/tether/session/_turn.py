@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -17,6 +17,9 @@ from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
 from ._history import History
 from ._model import SessionInfo
 from ._processor import Emitter
+
+if TYPE_CHECKING:
+    from ..telemetry.internal import TurnTrace
 
 __all__ = ["AgentLike", "TurnContext"]
 
@@ -43,7 +46,8 @@ class TurnContext:
     ``pool`` holds the turn's call tasks (opened by :func:`~tether.session._failures.turn_calls`); ``limiter`` caps
     the calls that settle at once (``None``: no cap); ``cancel_grace`` is how long a cancelled step waits for its
     calls' cleanup. ``system`` texts are already storable (``tether.storable.visible``). ``root`` (the Location's
-    root) and ``deps`` (the session's application dependencies) reach every call's ``ToolContext``. ``visible`` is the
+    root) and ``deps`` (the session's application dependencies) reach every call's ``ToolContext``. ``trace`` is the
+    turn's OpenTelemetry trace (``tether.telemetry``; ``None``: not traced, no hook does anything). ``visible`` is the
     turn's model's catalog rules (hides more than the agent's rules, at every step's materialize).
     """
 
@@ -66,3 +70,4 @@ class TurnContext:
     deps: Any = None
     codemode: Callable[[str, Materialization, ToolRegistry], Materialization] | None = None
     """Code Mode's catalog transform (``tether.codemode.CodeMode``), applied after each step's materialize."""
+    trace: TurnTrace | None = None

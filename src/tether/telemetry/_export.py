@@ -1,0 +1,145 @@
+"""Configuring the OpenTelemetry SDK with an OTLP/HTTP exporter: ``tether run --otel``, config ``telemetry``.
+
+The SDK and the exporter are the optional extra ``tether[otel]``; without them :func:`configure` raises a
+:class:`~tether.errors.UsageError` that says what to install. The provider made here is tether's own
+(:func:`~tether.telemetry.use_tracer_provider`), never the process-wide OpenTelemetry global, which an application
+embedding tether owns. Spans are exported by the SDK's batch processor in its own thread, so a slow or unreachable
+collector never holds up a turn: a failed export is logged (``opentelemetry.exporter...`` logger) and dropped.
+"""
+
+from __future__ import annotations
+
+import atexit
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import UsageError
+from ._hook import _provider  # pyright: ignore[reportPrivateUsage]
+
+__all__ = [
+    "DEFAULT_TIMEOUT_MS",
+    "Telemetry",
+    "TelemetrySettings",
+    "configure",
+    "export_from_config",
+    "settings_from_config",
+]
+
+DEFAULT_TIMEOUT_MS = 5_000
+"""How long one export request may take, and how long shutdown waits for the last spans (milliseconds)."""
+
+INSTALL_HINT = "OpenTelemetry export needs the SDK: pip install 'tether[otel]'"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TelemetrySettings:
+    """Where and how spans are exported (the config's ``telemetry`` section).
+
+    Attributes:
+        endpoint: the OTLP/HTTP traces URL (``http://host:4318/v1/traces``); ``None``: the exporter's own default
+            (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, else
+            ``http://localhost:4318/v1/traces``).
+        headers: HTTP headers of each export request (an API key of a hosted collector).
+        service_name: the ``service.name`` resource attribute.
+        timeout_ms: the export timeout, and how long shutdown waits for the last spans.
+    """
+
+    endpoint: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    service_name: str = "tether"
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+
+
+def settings_from_config(data: Mapping[str, Any], *, force: bool = False) -> TelemetrySettings | None:
+    """The export settings of a merged config (``Config.data``), or ``None`` when export is off.
+
+    Export is on when the config sets ``telemetry.otlp_endpoint``, or when ``force`` (``--otel``) asks for it.
+    """
+    section: Mapping[str, Any] = data.get("telemetry") or {}
+    endpoint = section.get("otlp_endpoint")
+    if endpoint is None and not force:
+        return None
+    return TelemetrySettings(
+        endpoint=endpoint,
+        headers=dict(section.get("headers") or {}),
+        service_name=section.get("service_name") or "tether",
+        timeout_ms=section.get("timeout") or DEFAULT_TIMEOUT_MS,
+    )
+
+
+class Telemetry:
+    """A configured SDK: tether's turns are traced and exported until :meth:`shutdown` (also a context manager)."""
+
+    def __init__(self, provider: Any, previous: Any, timeout_ms: int) -> None:
+        self.provider = provider
+        self._previous = previous
+        self._timeout_ms = timeout_ms
+        self._closed = False
+
+    def shutdown(self) -> None:
+        """Export what is still buffered (waiting at most the export timeout), then stop tracing tether's turns."""
+        if self._closed:
+            return
+        self._closed = True
+        if _provider[0] is self.provider:
+            _provider[0] = self._previous
+        self.provider.force_flush(self._timeout_ms)
+        self.provider.shutdown()
+
+    def __enter__(self) -> Telemetry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+
+def configure(settings: TelemetrySettings | None = None, *, exporter: Any = None) -> Telemetry:
+    """Trace tether's turns with an SDK tracer provider that exports over OTLP/HTTP (batching, in its own thread).
+
+    Args:
+        settings: where to export (default: the exporter's defaults and environment variables).
+        exporter: a span exporter to use instead of OTLP/HTTP (an SDK ``SpanExporter``).
+
+    Raises:
+        UsageError: the SDK or the OTLP exporter is not installed (the ``tether[otel]`` extra).
+    """
+    settings = settings or TelemetrySettings()
+    try:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        if exporter is None:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            exporter = OTLPSpanExporter(
+                endpoint=settings.endpoint,
+                headers=dict(settings.headers) or None,
+                timeout=settings.timeout_ms / 1000,
+            )
+    except ImportError as exc:
+        raise UsageError(INSTALL_HINT) from exc
+    from .. import __version__
+
+    resource = Resource.create({"service.name": settings.service_name, "service.version": __version__})
+    provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+    provider.add_span_processor(BatchSpanProcessor(exporter, export_timeout_millis=settings.timeout_ms))
+    telemetry = Telemetry(provider, _provider[0], settings.timeout_ms)
+    _provider[0] = provider
+    return telemetry
+
+
+def export_from_config(data: Mapping[str, Any], *, force: bool = False) -> Telemetry | None:
+    """For a command's process: configure export from a merged config (``Config.data``) when it asks for it, or when
+    ``force`` (``--otel``) does; the last spans are exported when the process exits.
+
+    Raises:
+        UsageError: export is asked for but the ``tether[otel]`` extra is not installed.
+    """
+    settings = settings_from_config(data, force=force)
+    if settings is None:
+        return None
+    telemetry = configure(settings)
+    atexit.register(telemetry.shutdown)
+    return telemetry

@@ -1,0 +1,284 @@
+"""The span tree of real turns: a Runtime with its SQLite store, real built-in tools and permissions, and a child
+session run by the task tool; spans collected by the SDK's in-memory exporter (``conftest.spans``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+from opentelemetry.trace import StatusCode
+
+from tether import Runtime
+from tether.config import Config, parse_config
+from tether.errors import ProviderError
+from tether.llm import ModelRequest, Usage, UserMessage
+from tether.session import PartUpdated, ToolPart
+from tether.telemetry import CONTENT_ENV, use_tracer_provider
+from tether.testing import FunctionModel, ScriptedModel, Step, tool_call
+from tether.tools import Text
+
+from .conftest import Spans
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "heron"
+
+
+def first_user_text(request: ModelRequest) -> str:
+    for message in request.messages:
+        if isinstance(message, UserMessage):
+            return "".join(p.text for p in message.content if isinstance(p, Text))
+    return ""
+
+
+class Conversations:
+    """One model for every session: each conversation (by its first user message) plays its own script."""
+
+    def __init__(self, scripts: Mapping[str, Sequence[Any | Callable[[ModelRequest], Any]]]) -> None:
+        self.scripts = {key: list(steps) for key, steps in scripts.items()}
+        self.model = FunctionModel(self._step)
+
+    def _step(self, request: ModelRequest) -> Any:
+        steps = self.scripts[first_user_text(request)]
+        assert steps, f"no step left for {first_user_text(request)!r}"
+        step = steps.pop(0)
+        return step(request) if callable(step) else step
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "notes.txt").write_text(f"the secret word is {SECRET}\n")
+    return root
+
+
+def config(project: Path) -> Config:
+    return parse_config(
+        {"permission": {"read": {"*": "allow", "*.env": "deny"}}}, file=str(project / "tether.json")
+    )
+
+
+def attrs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def everything(spans: Spans) -> str:
+    """Every attribute and event value of every span, as one text (to look for content)."""
+    out: list[str] = []
+    for span in spans.all:
+        out.extend(str(v) for v in attrs(span).values())
+        for event in span.events:
+            out.extend(str(v) for v in (event.attributes or {}).values())
+    return "\n".join(out)
+
+
+async def run_tree_turn(tmp_path: Path, project: Path) -> str:
+    """A turn whose first step calls four tools in parallel: a read that succeeds, a read that fails, a read the
+    config denies, and a task whose child session reads; the second step answers. Returns the session id."""
+    convo = Conversations(
+        {
+            "look around": [
+                Step(
+                    tool_call("read", {"path": "notes.txt"}, id="r1"),
+                    tool_call("read", {"path": "missing.txt"}, id="r2"),
+                    tool_call("read", {"path": "prod.env"}, id="w1"),
+                    tool_call(
+                        "task",
+                        {"description": "peek", "prompt": "read the notes", "subagent_type": "explore"},
+                        id="t1",
+                    ),
+                    usage=Usage(input_tokens=120, output_tokens=30),
+                ),
+                "all done",
+            ],
+            "read the notes": [[tool_call("read", {"path": "notes.txt"}, id="c1")], f"the word is {SECRET}"],
+        }
+    )
+    async with Runtime(data_dir=tmp_path / "data", config=config(project)) as rt:
+        session = await rt.sessions.create(project)
+        with anyio.fail_after(20):
+            result = await session.prompt("look around", model=convo.model)
+        assert result.stop == "done" and result.text == "all done"
+        return session.id
+
+
+async def test_a_turn_is_an_invoke_agent_span_with_a_chat_span_per_step_and_sibling_tool_spans(
+    tmp_path: Path, project: Path, spans: Spans
+) -> None:
+    session_id = await run_tree_turn(tmp_path, project)
+    (root,) = spans.roots()
+    assert root.name == "invoke_agent build"
+    a = attrs(root)
+    assert a["gen_ai.operation.name"] == "invoke_agent" and a["gen_ai.agent.name"] == "build"
+    assert a["gen_ai.conversation.id"] == session_id and a["gen_ai.provider.name"] == "test"
+    assert a["gen_ai.request.model"] == "function" and a["tether.message.id"].startswith("msg_")
+    assert (
+        a["tether.turn.stop"] == "done" and a["tether.turn.steps"] == 2 and a["tether.turn.tool_calls"] == 4
+    )
+    assert a["gen_ai.usage.input_tokens"] >= 120
+    assert {s.context.trace_id for s in spans.all} == {root.context.trace_id}  # pyright: ignore[reportOptionalMemberAccess]
+
+    first, second = spans.children(root)
+    assert first.name == second.name == "chat function"
+    c = attrs(first)
+    assert (
+        c["gen_ai.operation.name"] == "chat" and c["tether.step"] == 1 and attrs(second)["tether.step"] == 2
+    )
+    assert c["gen_ai.response.finish_reasons"] == ("tool-calls",)
+    assert c["gen_ai.usage.input_tokens"] == 120 and c["gen_ai.usage.output_tokens"] == 30
+    assert c["gen_ai.conversation.id"] == session_id and c["tether.message.id"] != a["tether.message.id"]
+    assert attrs(second)["gen_ai.response.finish_reasons"] == ("stop",)
+    assert spans.children(second) == []
+
+    # the step's four calls are siblings under its chat span, in the model's order of ids
+    calls = {attrs(s)["gen_ai.tool.call.id"]: s for s in spans.children(first)}
+    assert set(calls) == {"r1", "r2", "w1", "t1"}
+    for call_id, span in calls.items():
+        t = attrs(span)
+        assert span.name == f"execute_tool {t['gen_ai.tool.name']}"
+        assert t["gen_ai.operation.name"] == "execute_tool" and t["gen_ai.tool.call.id"] == call_id
+        assert t["tether.message.id"] == c["tether.message.id"] and t["gen_ai.conversation.id"] == session_id
+
+    ok = attrs(calls["r1"])
+    assert ok["tether.tool.outcome"] == "completed" and ok["tether.tool.bounded"] is False
+    assert ok["tether.permission.decision"] == "allow" and ok["tether.permission.action"] == "read"
+    assert calls["r1"].status.status_code is StatusCode.UNSET
+
+    failed = attrs(calls["r2"])
+    assert failed["tether.tool.outcome"] == "error" and failed["tether.tool.error_kind"] == "tool"
+    assert failed["error.type"] == "tool" and calls["r2"].status.status_code is StatusCode.ERROR
+
+    denied = attrs(calls["w1"])
+    assert denied["tether.tool.outcome"] == "error" and denied["tether.tool.error_kind"] == "blocked"
+    assert denied["tether.permission.decision"] == "deny" and denied["tether.permission.action"] == "read"
+    assert "read *.env deny" in denied["tether.permission.rule"]
+    (event,) = [e for e in calls["w1"].events if e.name == "tether.permission"]
+    assert (event.attributes or {})["effect"] == "deny" and (event.attributes or {})["asked"] is False
+
+    # the task call's child session nests under the call that ran it, with its own step and call
+    task = calls["t1"]
+    assert attrs(task)["tether.tool.outcome"] == "completed"
+    (child,) = spans.children(task)
+    k = attrs(child)
+    assert child.name == "invoke_agent explore" and k["tether.session.parent_id"] == session_id
+    assert k["tether.session.parent_call_id"] == "t1" and k["gen_ai.conversation.id"] != session_id
+    child_first, _child_second = spans.children(child)
+    (child_read,) = spans.children(child_first)
+    assert attrs(child_read)["gen_ai.tool.call.id"] == "c1"
+    assert attrs(child_read)["gen_ai.conversation.id"] == k["gen_ai.conversation.id"]
+
+    # no content by default: no prompt, no arguments, no results, no resources, not the secret the tools read
+    text = everything(spans)
+    assert (
+        SECRET not in text
+        and "notes.txt" not in text
+        and "prod.env" not in text
+        and "look around" not in text
+    )
+    assert not any(
+        key.startswith(("gen_ai.input", "gen_ai.output", "gen_ai.tool.call.a", "gen_ai.tool.call.r"))
+        for s in spans.all
+        for key in attrs(s)
+    )
+
+
+async def test_content_is_recorded_only_with_the_env_var(
+    tmp_path: Path, project: Path, spans: Spans, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CONTENT_ENV, "1")
+    await run_tree_turn(tmp_path, project)
+    (root,) = spans.roots()
+    assert "look around" in attrs(root)["gen_ai.input.messages"]
+    assert "all done" in attrs(root)["gen_ai.output.messages"]
+    assert attrs(root)["gen_ai.system_instructions"].startswith("[")
+    first = spans.children(root)[0]
+    assert '"tool_call"' in attrs(first)["gen_ai.output.messages"]
+    calls = {attrs(s)["gen_ai.tool.call.id"]: attrs(s) for s in spans.children(first)}
+    assert calls["r1"]["gen_ai.tool.call.arguments"] == '{"path": "notes.txt"}'
+    assert SECRET in calls["r1"]["gen_ai.tool.call.result"]
+    assert "missing.txt" in calls["r2"]["tether.tool.error"]
+    (event,) = next(e for e in spans.children(first) if attrs(e)["gen_ai.tool.call.id"] == "w1").events
+    assert any("prod.env" in r for r in (event.attributes or {})["resources"])  # pyright: ignore[reportGeneralTypeIssues]
+
+
+async def test_a_provider_error_marks_the_chat_and_the_turn(
+    tmp_path: Path, project: Path, spans: Spans
+) -> None:
+    model = ScriptedModel([Step("partial", ProviderError("upstream fell over"))])
+    async with Runtime(data_dir=tmp_path / "data", config=config(project)) as rt:
+        session = await rt.sessions.create(project)
+        with pytest.raises(ProviderError), anyio.fail_after(20):
+            await session.prompt("hello", model=model)
+    (root,) = spans.roots()
+    (chat,) = spans.children(root)
+    assert chat.status.status_code is StatusCode.ERROR and attrs(chat)["error.type"] == "ProviderError"
+    assert attrs(chat)["tether.provider.retryable"] is False
+    assert root.status.status_code is StatusCode.ERROR and attrs(root)["error.type"] == "ProviderError"
+
+
+async def test_a_cancelled_turn_ends_its_spans_with_the_call_aborted(
+    tmp_path: Path, project: Path, spans: Spans
+) -> None:
+    model = ScriptedModel([[tool_call("bash", {"command": "sleep 30"}, id="b1")], "never"])
+    async with Runtime(
+        data_dir=tmp_path / "data",
+        config=parse_config({"permission": {"bash": "allow"}}, file=str(project / "tether.json")),
+    ) as rt:
+        session = await rt.sessions.create(project)
+        started = anyio.Event()
+
+        def on_part(event: PartUpdated) -> None:
+            part = event.part
+            if isinstance(part, ToolPart) and part.call_id == "b1" and part.state == "running":
+                started.set()
+
+        async def prompt() -> None:
+            result = await session.prompt("wait", model=model)
+            assert result.stop == "cancelled"
+
+        with rt.bus.subscribe(PartUpdated, on_part), anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(prompt)
+                await started.wait()
+                session.cancel()
+    (root,) = spans.roots()
+    assert attrs(root)["tether.cancelled"] is True and root.status.status_code is StatusCode.UNSET
+    (chat,) = spans.children(root)
+    (call,) = spans.children(chat)
+    assert (
+        attrs(call)["tether.tool.error_kind"] == "aborted" and attrs(call)["tether.tool.interrupted"] is True
+    )
+
+
+async def test_a_sampled_out_turn_records_nothing_and_runs(tmp_path: Path, project: Path) -> None:
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(sampler=ALWAYS_OFF)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with use_tracer_provider(provider):
+        model = ScriptedModel([[tool_call("read", {"path": "notes.txt"})], "done"])
+        async with Runtime(data_dir=tmp_path / "data", config=config(project)) as rt:
+            session = await rt.sessions.create(project)
+            with anyio.fail_after(20):
+                result = await session.prompt("hi", model=model)
+    assert result.stop == "done" and result.calls[0].ok
+    assert exporter.get_finished_spans() == ()
+
+
+async def test_without_a_provider_no_turn_is_traced(tmp_path: Path, project: Path) -> None:
+    from tether.telemetry._hook import turn_trace
+
+    model = ScriptedModel(["done"])
+    async with Runtime(data_dir=tmp_path / "data", config=config(project)) as rt:
+        session = await rt.sessions.create(project)
+        assert turn_trace(session.info, model) is None  # the OpenTelemetry global is the no-op proxy here
+        result = await session.prompt("hi", model=model)
+    assert result.text == "done"
