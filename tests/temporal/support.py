@@ -17,11 +17,15 @@ from typing import Any
 import anyio
 
 from tether import Runtime
+from tether.config import Config
 from tether.llm import ModelRequest, ToolMessage, UserMessage
+from tether.permissions import Rule
 from tether.testing import FunctionModel, Step, tool_call
 from tether.tools import Text, Tool, ToolContext
 
 MODEL = "plan"
+CONFIG = Config(permission=(Rule("deploy", "*", "ask"),))
+"""The ``guarded`` tool's action asks a person (the build agent allows what no rule names)."""
 
 
 def plan(request: ModelRequest) -> Step:
@@ -90,7 +94,7 @@ async def main(target: str, task_queue: str, data_dir: str, marks: str) -> None:
     """A worker process: ``python support.py TARGET QUEUE DATA_DIR MARKS``; prints ``ready`` once it polls."""
     from tether.temporal import run_worker
 
-    async with Runtime(data_dir=data_dir, plugins=False) as rt:
+    async with Runtime(data_dir=data_dir, plugins=False, config=CONFIG) as rt:
         rt.tools.register(tools(Path(marks)))
 
         def ready() -> None:

@@ -15,14 +15,14 @@ from tether import Runtime
 from tether.session import ToolPart
 from tether.temporal import TurnHandle, connect, submit_turn, worker
 
-from .support import MODEL, count, model, tools
+from .support import CONFIG, MODEL, count, model, tools
 
 pytestmark = pytest.mark.anyio
 
 
 @asynccontextmanager
 async def running_worker(target: str, queue: str, data_dir: Path, marks: Path) -> AsyncIterator[Runtime]:
-    async with Runtime(data_dir=data_dir, plugins=False) as rt:
+    async with Runtime(data_dir=data_dir, plugins=False, config=CONFIG) as rt:
         rt.tools.register(tools(marks))
         client = await connect(target)
         async with worker(rt, client, task_queue=queue, models={MODEL: model()}):
@@ -64,3 +64,110 @@ async def test_parallel_calls_settle_in_activities_and_the_store_shows_them(
             ("fast", "completed", {"n": 3}),
         ]
         assert all(m.info.completed for m in messages[1:])  # type: ignore[union-attr]
+
+
+async def test_an_ask_waits_without_a_worker_and_the_answer_reruns_the_call_on_a_new_worker(
+    temporal_server: str, tmp_path: Path
+) -> None:
+    queue = f"q-{uuid.uuid4().hex}"
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    data = tmp_path / "data"
+    client = await connect(temporal_server)
+    async with running_worker(temporal_server, queue, data, marks):
+        prompt = json.dumps([["guarded", {}], ["fast", {"n": 1}]])
+        handle = await submit_turn(client, prompt, model=MODEL, directory=tmp_path, task_queue=queue)
+        ask = await wait_for(handle, "ask")
+    # The first worker is gone (its runtime closed): the ask waits in the workflow, no worker holds it.
+    assert count(marks, "guarded") == 0
+    assert count(marks, "fast") == 1
+    async with running_worker(temporal_server, queue, data, marks) as rt:
+        asks = await handle.asks()
+        assert [a.id for a in asks] == [ask["id"]]
+        assert asks[0].request["action"] == "deploy"
+        assert asks[0].request["resources"] == ["prod"]
+        await handle.answer(str(ask["id"]), "once")
+        with anyio.fail_after(60):
+            result = await handle.result()
+        assert result.stop == "done"
+        assert result.text == "done: guarded=deployed; fast=fast 1"
+        assert count(marks, "guarded") == 1
+        assert count(marks, "fast") == 1
+        messages = await rt.store.load_messages(result.session_id)
+        guarded = next(p for p in messages[1].parts if isinstance(p, ToolPart) and p.tool == "guarded")
+        assert guarded.state == "completed"
+        assert any(record.get("reply") == "once" for record in guarded.permissions)
+        assert await handle.asks() == []
+
+
+async def test_a_rejected_ask_declines_the_call_and_stops_the_turn(
+    temporal_server: str, tmp_path: Path
+) -> None:
+    queue = f"q-{uuid.uuid4().hex}"
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    client = await connect(temporal_server)
+    async with running_worker(temporal_server, queue, tmp_path / "data", marks):
+        handle = await submit_turn(
+            client, json.dumps([["guarded", {}]]), model=MODEL, directory=tmp_path, task_queue=queue
+        )
+        ask = await wait_for(handle, "ask")
+        await handle.answer(str(ask["id"]), "reject")
+        with anyio.fail_after(60):
+            result = await handle.result()
+    assert result.stop == "declined"
+    assert result.calls[0].error_kind == "declined"
+    assert count(marks, "guarded") == 0
+
+
+async def test_answering_an_unknown_ask_is_a_clear_error(temporal_server: str, tmp_path: Path) -> None:
+    from tether.errors import NotFoundError, UsageError
+
+    queue = f"q-{uuid.uuid4().hex}"
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    client = await connect(temporal_server)
+    async with running_worker(temporal_server, queue, tmp_path / "data", marks):
+        handle = await submit_turn(
+            client, json.dumps([["guarded", {}]]), model=MODEL, directory=tmp_path, task_queue=queue
+        )
+        ask = await wait_for(handle, "ask")
+        with pytest.raises(NotFoundError, match="No waiting ask per_nope"):
+            await handle.answer("per_nope", "once")
+        with pytest.raises(UsageError, match="once, always or reject"):
+            await handle.answer(str(ask["id"]), "maybe")  # type: ignore[arg-type]
+        await handle.answer(str(ask["id"]), "once")
+        with anyio.fail_after(60):
+            assert (await handle.result()).stop == "done"
+
+
+async def test_cancelling_the_turn_cancels_the_running_call_and_aborts_its_part(
+    temporal_server: str, tmp_path: Path
+) -> None:
+    queue = f"q-{uuid.uuid4().hex}"
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    client = await connect(temporal_server)
+    async with running_worker(temporal_server, queue, tmp_path / "data", marks) as rt:
+        handle = await submit_turn(
+            client,
+            json.dumps([["slow", {}], ["fast", {"n": 1}]]),
+            model=MODEL,
+            directory=tmp_path,
+            task_queue=queue,
+            heartbeat_timeout=2.0,
+        )
+        with anyio.fail_after(30):
+            while count(marks, "slow-started") == 0 or count(marks, "fast") == 0:
+                await anyio.sleep(0.05)
+        await handle.cancel()
+        with anyio.fail_after(60):
+            result = await handle.result()
+        assert result.stop == "cancelled"
+        assert count(marks, "slow-done") == 0
+        messages = await rt.store.load_messages(result.session_id)
+        parts = {p.tool: p for p in messages[1].parts if isinstance(p, ToolPart)}
+        assert parts["fast"].state == "completed"
+        assert parts["slow"].state == "error"
+        assert parts["slow"].error_kind == "aborted"
+        assert parts["slow"].interrupted is True

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import anyio
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from ..errors import NotFoundError, ProviderError, TetherError, UsageError
 from ..llm import Usage
@@ -27,6 +27,7 @@ from ._workflow import WORKFLOW
 __all__ = ["DEFAULT_TASK_QUEUE", "TemporalRunner", "TurnHandle", "connect", "submit_turn"]
 
 DEFAULT_TASK_QUEUE = "tether"
+_REPLIES = ("once", "always", "reject")
 POLL_SECONDS = 0.2
 """How often a follower asks the workflow for new events (a query: it adds nothing to the workflow's history)."""
 
@@ -90,6 +91,8 @@ class TurnHandle:
             NotFoundError: the turn has no such waiting ask (answered already, or never asked).
             UsageError: the answer does not fit the ask.
         """
+        if reply not in _REPLIES:
+            raise UsageError(f"A reply is once, always or reject; got {reply!r}")
         given = AnswerInput(
             ask_id=ask_id,
             reply=reply,
@@ -137,7 +140,12 @@ class TurnHandle:
         try:
             return await self._handle.query(name, args=args, result_type=result_type)
         except RPCError as exc:
-            raise NotFoundError(f"No turn {self.workflow_id} on the Temporal server: {exc.message}") from exc
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                raise NotFoundError(
+                    f"No turn {self.workflow_id} on the Temporal server: {exc.message}"
+                ) from exc
+            # a query runs on a worker: none polls the queue now (the turn itself is safe and waits)
+            raise TetherError(f"The turn {self.workflow_id} cannot be read now: {exc.message}") from exc
 
     async def _closed(self) -> bool:
         description = await self._handle.describe()

@@ -20,7 +20,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, is_cancelled_exception
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
@@ -120,7 +120,9 @@ class TurnWorkflow:
         message_id: list[str | None] = [None]
         try:
             await self._steps(turn, begin, out, message_id)
-        except asyncio.CancelledError:
+        except BaseException as exc:  # only to close the step after a cancellation; anything else propagates
+            if not is_cancelled_exception(exc):
+                raise
             await workflow.execute_activity(
                 CLOSE,
                 CloseRequest(session_id=begin.session_id, message_id=message_id[0]),
