@@ -30,11 +30,10 @@ from typing import Any
 import anyio
 
 sys.path.insert(0, str(Path(__file__).parent))
-from peer import SERVER, _free_port, _wait_port  # noqa: E402  # pyright: ignore[reportPrivateUsage]
-
-from tether import Runtime  # noqa: E402
-from tether.config import parse_config  # noqa: E402
-from tether.llm.providers import resolve_model  # noqa: E402
+from peer import SERVER, _free_port, _wait_port  # pyright: ignore[reportPrivateUsage]
+from tether import Runtime
+from tether.config import parse_config
+from tether.llm.providers import resolve_model
 
 CODE = """import asyncio
 paths = [f"{root}/f{{i:02d}}.txt" for i in range({n})]
