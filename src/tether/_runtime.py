@@ -50,7 +50,16 @@ if TYPE_CHECKING:
         Ruleset,
         SavedApprovals,
     )
-    from .session import Question, QuestionService, Session, SessionInfo, Sessions, SQLiteStore, TurnResult
+    from .session import (
+        PostgresStore,
+        Question,
+        QuestionService,
+        Session,
+        SessionInfo,
+        Sessions,
+        SQLiteStore,
+        TurnResult,
+    )
     from .tools import Content, Tool, ToolContext, ToolRegistry
 
 __all__ = ["Runtime", "RuntimeLocation", "RuntimeSessions"]
@@ -79,6 +88,26 @@ def _prepare_data_dir(data_dir: Path) -> tuple[Path, Path]:
 
 
 _CLEANUP_INTERVAL = 3600.0
+
+
+def _store_url(config: Config) -> str | None:
+    """The shared store's URL: ``$TETHER_STORE_URL``, else the config's ``store``; ``None``: the SQLite file.
+
+    Raises:
+        UsageError: ``$TETHER_STORE_URL`` is set but is not a ``postgresql://`` URL (the value is not echoed: it
+            may hold a password).
+    """
+    from .session._postgres_conn import is_postgres_url
+
+    env = os.environ.get("TETHER_STORE_URL", "").strip()
+    if env:
+        if not is_postgres_url(env):
+            raise UsageError(
+                "TETHER_STORE_URL must be a postgresql:// URL (unset it for the default SQLite file)"
+            )
+        return env
+    value = config.get("store")
+    return value if isinstance(value, str) else None
 
 
 class RuntimeLocation:
@@ -231,12 +260,26 @@ class Runtime:
                 output_options["max_lines"] = limits["max_lines"]
             if isinstance(limits.get("max_bytes"), int):
                 output_options["max_bytes"] = limits["max_bytes"]
-            self.output: OutputStore = OutputStore(data_dir / "tool-output", **output_options)
+            output_dir = config.get("output_dir")
+            output_root = Path(output_dir) if isinstance(output_dir, str) else data_dir / "tool-output"
+            self.output: OutputStore = OutputStore(output_root, **output_options)
             # resources are canonical paths: the per-session output rules use the real directory
             self._output_root = await anyio.to_thread.run_sync(os.path.realpath, self.output.directory)
             self.tools: ToolRegistry = ToolRegistry(output=self.output)
-            self.store: SQLiteStore = await stack.enter_async_context(SQLiteStore(data_dir / _STORE))
-            self.saved: SavedApprovals = await stack.enter_async_context(SavedApprovals(data_dir / _STORE))
+            url = _store_url(config)
+            if url is None:
+                self.store: SQLiteStore | PostgresStore = await stack.enter_async_context(
+                    SQLiteStore(data_dir / _STORE)
+                )
+                self.saved: SavedApprovals = await stack.enter_async_context(
+                    SavedApprovals(data_dir / _STORE)
+                )
+            else:  # docs/postgres.md: sessions, claims and saved approvals in one database every worker shares
+                from .permissions._saved_pg import PgSavedApprovals
+                from .session import PostgresStore
+
+                self.store = await stack.enter_async_context(PostgresStore(url))
+                self.saved = await stack.enter_async_context(PgSavedApprovals(url))
             self.agents: dict[str, Agent] = builtin_agents(real_data, real_tmp, config)
             self.permissions: PermissionService = await stack.enter_async_context(
                 PermissionService(bus=self.bus, saved=self.saved, resolve=self._resolve_rules)

@@ -60,6 +60,13 @@ def custom_error(message: str, path: KeyPath = ()) -> PydanticCustomError:
     return PydanticCustomError("tether", "{message}", {"message": message, "path": path})
 
 
+def _store_url(value: object) -> object:
+    """A ``store`` value: a ``postgresql://`` URL (never echoed in the error: it may hold a password)."""
+    if isinstance(value, str) and not value.startswith(("postgresql://", "postgres://")):
+        raise custom_error("expected a postgresql:// URL (omit store for the default SQLite file)")
+    return value
+
+
 def _fail(message: str, path: KeyPath) -> NoReturn:
     raise custom_error(message, path)
 
@@ -479,6 +486,17 @@ class TetherConfig(_Strict):
     )
     tool_output: ToolOutput = Field(
         default_factory=ToolOutput, description="How much of one tool output the model reads."
+    )
+    store: Annotated[str, BeforeValidator(_store_url)] | None = Field(
+        default=None,
+        description="Where sessions are stored: a postgresql:// URL (workers on many hosts share it; needs "
+        "tether[postgres]; docs/postgres.md). Default: the SQLite file tether.db in the data directory. "
+        "$TETHER_STORE_URL overrides it.",
+    )
+    output_dir: Text | None = Field(
+        default=None,
+        description="The directory retained tool outputs are kept in (default: tool-output in the data "
+        "directory). With a shared store, a directory every worker reads (docs/postgres.md).",
     )
     provider: dict[str, ProviderSection] = Field(
         default_factory=dict[str, ProviderSection],
