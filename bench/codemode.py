@@ -89,6 +89,9 @@ async def _turn(kind: str, workdir: Path, n: int) -> tuple[int, int, float, str]
             start = time.perf_counter()
             result = await session.prompt("Sum the line counts of the 50 files", model=model)
             wall = time.perf_counter() - start
+            aclose = getattr(model, "aclose", None)  # the provider SDK's connections, before the loop ends
+            if aclose is not None:
+                await aclose()
         bodies = [json.loads(line)["body"] for line in log.read_text().splitlines()]
         steps = sum(1 for body in bodies if body.get("tools"))
         size = sum(len(json.dumps(body)) for body in bodies)
