@@ -1,0 +1,110 @@
+"""A worker killed with SIGKILL mid-call (a real process): the turn finishes on a second worker.
+
+Completed calls never run again; the call that was running is reported to the model as interrupted, or run again
+when its tool is idempotent.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from tether.session import SQLiteStore, ToolPart
+from tether.temporal import connect, submit_turn
+
+from .support import MODEL, count
+
+pytestmark = pytest.mark.anyio
+
+_MAIN = Path(__file__).with_name("support.py")
+
+
+@contextmanager
+def worker_process(target: str, queue: str, data: Path, marks: Path) -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen(
+        [sys.executable, str(_MAIN), target, queue, str(data), str(marks)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+async def ready(process: subprocess.Popen[str]) -> None:
+    assert process.stdout is not None
+    with anyio.fail_after(60):
+        line = await anyio.to_thread.run_sync(process.stdout.readline, abandon_on_cancel=True)
+    assert line.strip() == "ready", line
+
+
+async def until(check: object) -> None:
+    with anyio.fail_after(60):
+        while not check():  # type: ignore[operator]
+            await anyio.sleep(0.05)
+
+
+async def parts(data: Path, session_id: str) -> dict[str, ToolPart]:
+    async with SQLiteStore(data / "tether.db", recover=False) as store:
+        messages = await store.load_messages(session_id)
+    return {p.tool: p for m in messages for p in m.parts if isinstance(p, ToolPart)}
+
+
+@pytest.mark.parametrize("tool", ["slow", "lookup"])
+async def test_a_killed_worker_s_turn_finishes_on_another_worker(
+    temporal_server: str, tmp_path: Path, tool: str
+) -> None:
+    queue = f"q-{uuid.uuid4().hex}"
+    data, marks = tmp_path / "data", tmp_path / "marks"
+    data.mkdir(mode=0o700)
+    marks.mkdir()
+    client = await connect(temporal_server)
+    with worker_process(temporal_server, queue, data, marks) as first:
+        await ready(first)
+        handle = await submit_turn(
+            client,
+            json.dumps([["fast", {"n": 1}], [tool, {}]]),
+            model=MODEL,
+            directory=tmp_path,
+            task_queue=queue,
+            heartbeat_timeout=2.0,
+        )
+        await until(lambda: count(marks, f"{tool}-started") == 1 and count(marks, "fast") == 1)
+        first.kill()  # SIGKILL, mid-call
+        first.wait()
+    (marks / "release").touch()  # a call that runs again now finishes
+    with worker_process(temporal_server, queue, data, marks) as second:
+        await ready(second)
+        with anyio.fail_after(120):
+            result = await handle.result()
+        second.terminate()
+    assert result.stop == "done"
+    assert count(marks, "fast") == 1  # a completed call never runs again
+    found = await parts(data, result.session_id)
+    assert found["fast"].state == "completed"
+    if tool == "slow":  # not idempotent: reported interrupted, never run again
+        assert count(marks, "slow-started") == 1
+        assert count(marks, "slow-done") == 0
+        assert found["slow"].state == "error"
+        assert found["slow"].error_kind == "interrupted"
+        assert found["slow"].interrupted is True
+        assert result.text == "done: fast=fast 1; slow=error:Tool execution interrupted"
+    else:  # idempotent: run again on the second worker
+        assert count(marks, "lookup-started") == 2
+        assert count(marks, "lookup-done") == 1
+        assert found["lookup"].state == "completed"
+        assert result.text == "done: fast=fast 1; lookup=lookup done"
