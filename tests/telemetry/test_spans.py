@@ -282,3 +282,44 @@ async def test_without_a_provider_no_turn_is_traced(tmp_path: Path, project: Pat
         assert turn_trace(session.info, model) is None  # the OpenTelemetry global is the no-op proxy here
         result = await session.prompt("hi", model=model)
     assert result.text == "done"
+
+
+async def test_an_asked_call_records_the_ask_and_the_reply_and_the_request_options(
+    tmp_path: Path, project: Path, spans: Spans
+) -> None:
+    from tether.permissions import PermissionAsked
+
+    data = {"permission": {"read": {"*": "allow", "*.txt": "ask"}}}
+    usage = Usage(
+        input_tokens=50, output_tokens=7, cache_read_tokens=40, cache_write_tokens=5, reasoning_tokens=3
+    )
+    model = ScriptedModel([Step(tool_call("read", {"path": "notes.txt"}, id="a1"), usage=usage), "done"])
+    async with Runtime(
+        data_dir=tmp_path / "data", config=parse_config(data, file=str(project / "t.json"))
+    ) as rt:
+        session = await rt.sessions.create(project)
+
+        def approve(event: PermissionAsked) -> None:
+            tg.start_soon(rt.permissions.reply, event.request.id, "once")
+
+        with rt.bus.subscribe(PermissionAsked, approve), anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                result = await session.prompt(
+                    "go", model=model, options={"temperature": 0.2, "max_tokens": 99}
+                )
+    assert result.calls[0].ok
+    (root,) = spans.roots()
+    first = spans.children(root)[0]
+    c = attrs(first)
+    assert c["gen_ai.request.temperature"] == 0.2 and c["gen_ai.request.max_tokens"] == 99
+    assert (
+        c["gen_ai.usage.cache_read.input_tokens"] == 40 and c["gen_ai.usage.cache_creation.input_tokens"] == 5
+    )
+    assert c["gen_ai.usage.reasoning.output_tokens"] == 3
+    (call,) = spans.children(first)
+    t = attrs(call)
+    assert t["tether.permission.decision"] == "allow" and t["tether.permission.reply"] == "once"
+    assert t["tether.permission.asked"] is True
+    asked, replied = [e.attributes or {} for e in call.events if e.name == "tether.permission"]
+    assert asked["effect"] == "ask" and "read *.txt ask" in asked["rule"]  # pyright: ignore[reportOperatorIssue]
+    assert replied["reply"] == "once" and replied["effect"] == "allow"

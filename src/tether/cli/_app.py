@@ -131,9 +131,13 @@ def _root(
     ] = None,
 ) -> None:
     if log_format or log_level:
+        from ..errors import UsageError
         from ..telemetry import configure_logging
 
-        configure_logging(log_format or "text", log_level or "WARNING")
+        try:
+            configure_logging(log_format or "text", log_level or "WARNING")
+        except UsageError as exc:
+            raise typer.BadParameter(str(exc)) from exc
     ctx.obj = data_dir
     repl_options = model or agent or directory or continue_ or session or trust
     if ctx.invoked_subcommand is not None:

@@ -1,0 +1,105 @@
+"""OTLP/HTTP export to a real receiver on 127.0.0.1 (``conftest.Collector``), and an endpoint that is not there."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tether import Runtime
+from tether.errors import UsageError
+from tether.telemetry import (
+    DEFAULT_TIMEOUT_MS,
+    TelemetrySettings,
+    configure,
+    settings_from_config,
+)
+from tether.telemetry._hook import _provider  # pyright: ignore[reportPrivateUsage]
+from tether.testing import ScriptedModel, tool_call
+
+from .conftest import Collector
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "notes.txt").write_text("hello\n")
+    return root
+
+
+async def one_turn(tmp_path: Path, project: Path) -> str:
+    model = ScriptedModel([[tool_call("read", {"path": "notes.txt"}, id="r1")], "done"])
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        session = await rt.sessions.create(project)
+        with anyio.fail_after(20):
+            result = await session.prompt("hi", model=model)
+        assert result.text == "done" and result.calls[0].ok
+        return session.id
+
+
+async def test_spans_reach_a_real_otlp_http_receiver(
+    tmp_path: Path, project: Path, collector: Collector
+) -> None:
+    settings = TelemetrySettings(
+        endpoint=collector.endpoint, headers={"x-api-key": "k1"}, service_name="agents", timeout_ms=5_000
+    )
+    with configure(settings):
+        session_id = await one_turn(tmp_path, project)
+    assert _provider[0] is None  # shutdown gave tracing back to the global provider
+    spans = collector.spans()
+    assert collector.paths and set(collector.paths) == {"/v1/traces"}
+    assert collector.headers[0]["x-api-key"] == "k1"
+    assert collector.headers[0]["content-type"] == "application/x-protobuf"
+    names = sorted(str(s["name"]) for s in spans)
+    assert names == ["chat scripted", "chat scripted", "execute_tool read", "invoke_agent build"]
+    (root,) = [s for s in spans if s["name"] == "invoke_agent build"]
+    assert root["parent_span_id"] == "" and root["service"] == "agents"
+    assert root["attributes"]["gen_ai.conversation.id"] == session_id  # type: ignore[index]
+    (call,) = [s for s in spans if s["name"] == "execute_tool read"]
+    assert call["attributes"]["gen_ai.tool.call.id"] == "r1"  # type: ignore[index]
+    assert call["attributes"]["tether.permission.decision"] == "allow"  # type: ignore[index]
+    assert {s["trace_id"] for s in spans} == {root["trace_id"]}
+
+
+async def test_an_unreachable_endpoint_never_breaks_a_turn(
+    tmp_path: Path, project: Path, closed_port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = TelemetrySettings(endpoint=f"http://127.0.0.1:{closed_port}/v1/traces", timeout_ms=300)
+    telemetry = configure(settings)
+    try:
+        await one_turn(tmp_path, project)
+        await one_turn(tmp_path / "again", project)
+    finally:
+        telemetry.shutdown()  # waits at most the timeout for the export that cannot succeed
+    telemetry.shutdown()  # twice is harmless
+    assert _provider[0] is None
+
+
+def test_settings_come_from_the_config_or_from_otel() -> None:
+    assert settings_from_config({}) is None
+    assert settings_from_config({"telemetry": {}}) is None
+    forced = settings_from_config({}, force=True)
+    assert forced == TelemetrySettings()
+    assert forced.endpoint is None and forced.timeout_ms == DEFAULT_TIMEOUT_MS
+    section = {
+        "otlp_endpoint": "http://c:4318/v1/traces",
+        "headers": {"a": "b"},
+        "service_name": "s",
+        "timeout": 9,
+    }
+    assert settings_from_config({"telemetry": section}) == TelemetrySettings(
+        endpoint="http://c:4318/v1/traces", headers={"a": "b"}, service_name="s", timeout_ms=9
+    )
+
+
+def test_without_the_sdk_configure_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The extra is not installed: the import of the SDK fails (a None entry in sys.modules makes it raise).
+    monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)
+    with pytest.raises(UsageError, match=r"pip install 'tether\[otel\]'"):
+        configure()
+    assert _provider[0] is None
