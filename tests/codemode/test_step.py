@@ -1,0 +1,139 @@
+"""CodeModeStep over a plain registry (no session: inner calls are not recorded): the catalog transform, settle of
+execute and of pinned tools, and the answers the code receives for each kind of outcome."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from tether.codemode import CodeMode, CodeModeSettings, CodeModeStep
+from tether.codemode._answers import jsonable
+from tether.output import OutputStore
+from tether.tools import Completed, Failed, Text, Tool, ToolCall, ToolContext, ToolFailure, ToolRegistry
+
+pytestmark = pytest.mark.anyio
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+def registry(tmp_path: Path) -> ToolRegistry:
+    reg = ToolRegistry(output=OutputStore(tmp_path / "out"))
+
+    async def slow(input: dict[str, Any], ctx: ToolContext) -> str:
+        await anyio.sleep_forever()
+        raise AssertionError("never")
+
+    def fail(input: dict[str, Any], ctx: ToolContext) -> str:
+        raise ToolFailure("it broke")
+
+    reg.register(
+        {
+            "point": Tool(
+                description="A point\nsecond line", input=Point, output=Point, execute=lambda p, ctx: p
+            ),
+            "slow": Tool(description="Slow", input={"type": "object"}, execute=slow, timeout=0.05),
+            "fail": Tool(description="Fail", input={"type": "object"}, execute=fail),
+            "my-tool": Tool(description="Dashed", input={"type": "object"}, execute=lambda i, ctx: "dashed"),
+        }
+    )
+    return reg
+
+
+def ctx() -> ToolContext:
+    return ToolContext(session_id="ses_1", agent="build", message_id="msg_1", call_id="call_1")
+
+
+async def settle(step: Any, code: str) -> Completed | Failed:
+    return await step.settle(ToolCall(call_id="call_1", name="execute", input={"code": code}), ctx())
+
+
+def step_of(tmp_path: Path, **settings: Any) -> CodeModeStep:
+    reg = registry(tmp_path)
+    mode = CodeMode({"build": CodeModeSettings(**settings)})
+    step = mode("build", reg.materialize(), reg)
+    assert isinstance(step, CodeModeStep)
+    return step
+
+
+async def test_an_agent_without_codemode_keeps_its_materialization(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    full = reg.materialize()
+    mode = CodeMode({"other": CodeModeSettings()})
+    assert mode("build", full, reg) is full
+    assert mode("other", full, reg) is mode("other", full, reg)  # made once per materialization
+
+
+async def test_structured_outputs_reach_the_code_and_results_come_back_as_json(tmp_path: Path) -> None:
+    step = step_of(tmp_path, pinned=("point",))
+    assert [d.name for d in step.definitions] == ["execute", "point"]
+    outcome = await settle(step, "p = await tools.point(x=1, y=2)\nprint(p['x'] + p['y'])\n[p, (1, 2), {3}]")
+    assert isinstance(outcome, Completed), outcome
+    assert outcome.output == {"printed": "3\n", "result": [{"x": 1, "y": 2}, [1, 2], [3]], "calls": 1}
+    assert outcome.metadata == {"calls": 1}  # no session: nothing recorded
+    pinned = await step.settle(ToolCall(call_id="c2", name="point", input={"x": 3, "y": 4}), ctx())
+    assert isinstance(pinned, Completed) and pinned.output == {"x": 3, "y": 4}
+
+
+@pytest.mark.parametrize(
+    ("code", "printed"),
+    [
+        ("try:\n    await tools.slow()\nexcept TimeoutError as e:\n    print('timeout')", "timeout"),
+        (
+            "try:\n    await tools.fail()\nexcept RuntimeError as e:\n    print(e)",
+            "tools.fail failed: it broke",
+        ),
+        ("print(await tools.my_tool())", "dashed"),
+        ("try:\n    search(1)\nexcept TypeError as e:\n    print('search needs text')", "search needs text"),
+        (
+            "try:\n    __import__('os')\nexcept RuntimeError as e:\n    print(e)",
+            "is not available in this sandbox",
+        ),
+        ("try:\n    f = tools.point\nexcept AttributeError:\n    print('call it')", "call it"),
+        ("print('nothing')\nNone", "nothing"),
+    ],
+)
+async def test_each_outcome_is_an_answer_the_code_can_handle(tmp_path: Path, code: str, printed: str) -> None:
+    outcome = await settle(step_of(tmp_path), code)
+    assert isinstance(outcome, Completed), outcome
+    assert printed in outcome.content[0].text  # type: ignore[union-attr]
+
+
+async def test_code_that_prints_nothing_says_so(tmp_path: Path) -> None:
+    outcome = await settle(step_of(tmp_path), "x = 1")
+    assert isinstance(outcome, Completed) and "printed nothing" in outcome.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_failed_call_keeps_what_was_printed_as_partial_content(tmp_path: Path) -> None:
+    outcome = await settle(step_of(tmp_path), "print('so far')\nraise ValueError('boom')")
+    assert isinstance(outcome, Failed) and outcome.kind == "tool"
+    assert "The code raised an exception" in outcome.error and "ValueError: boom" in outcome.error
+    assert outcome.partial == (Text("so far\n"),)
+
+
+def test_jsonable_keeps_json_and_shows_the_rest_as_repr() -> None:
+    assert jsonable({"a": (1, 2.5, None, True)}) == {"a": [1, 2.5, None, True]}
+    assert jsonable(math.inf) == "inf"
+    assert jsonable(object()).startswith("<object object")
+
+
+def test_settings_from_config() -> None:
+    assert CodeModeSettings.from_config(False) is None
+    assert CodeModeSettings.from_config(True) == CodeModeSettings()
+    custom = CodeModeSettings.from_config(
+        {"pinned": ["read"], "timeout": 5, "max_calls": 3, "max_memory_mb": 16, "cpu_seconds": 2}
+    )
+    assert custom == CodeModeSettings(
+        pinned=("read",), timeout=5, max_calls=3, max_memory=16 << 20, cpu_seconds=2
+    )
+    assert CodeMode.from_config({"a": "not a section", "b": {"codemode": False}}) is None
+    assert CodeMode.from_config(None) is None
+    found = CodeMode.from_config({"build": {"codemode": {"max_calls": 7}}})
+    assert found is not None and found.agents["build"].max_calls == 7
