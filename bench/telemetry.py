@@ -1,0 +1,138 @@
+"""The cost of tracing: tether's per-call overhead with no SDK (the shipped default), with an SDK recording every
+span, and without the telemetry hooks at all (an older commit), side by side.
+
+Modes, each run in fresh child processes that alternate round by round, so machine noise hits all of them:
+
+- ``off``: this tree, no tracer provider (the OpenTelemetry API alone: what every user who does not trace pays);
+- ``on``: this tree, an SDK ``TracerProvider`` with a batch processor whose exporter drops the spans (the cost of
+  recording, not of a network);
+- ``baseline``: the tree at ``--baseline REV`` (``git archive``), e.g. the commit before the hooks, run with the same
+  workloads (``bench/runner.py``'s ``measure_tether``: SQLite store on, one no-op tool).
+
+Per mode and workload the best per-call wall time and process CPU time over the rounds is printed, then the ratios
+off/baseline (the issue's bar: at most 1.02) and on/off. Run::
+
+    .venv/bin/python bench/telemetry.py --baseline f0ccffe^ [--rounds 5] [--only seq1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+
+import anyio
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+WORKLOADS = {"seq1000": (1000, False), "par100": (100, True), "seq10": (10, False)}
+BAR = 1.02
+
+
+def _child(mode: str, workloads: list[str], repeats: int) -> None:
+    """In a child process: run ``workloads`` ``repeats`` times in ``mode``, print the best per-call ms as JSON."""
+    sys.path.insert(0, str(BENCH))
+    from runner import measure_tether  # pyright: ignore[reportMissingImports]
+
+    if mode == "on":
+        from collections.abc import Sequence
+
+        from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+        from tether.telemetry import use_tracer_provider
+
+        class Drop(SpanExporter):
+            def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+                return SpanExportResult.SUCCESS
+
+        provider = TracerProvider()
+        provider.add_span_processor(BatchSpanProcessor(Drop()))
+        use_tracer_provider(provider).__enter__()
+    out: dict[str, dict[str, float]] = {}
+    for workload in workloads:
+        n, parallel = WORKLOADS[workload]
+        anyio.run(measure_tether, min(n, 10), parallel)  # warm imports and caches
+        best_wall = best_cpu = float("inf")
+        for _ in range(repeats):
+            measure = anyio.run(measure_tether, n, parallel)
+            best_wall = min(best_wall, measure.returned / n * 1000)
+            best_cpu = min(best_cpu, measure.cpu / n * 1000)
+        out[workload] = {"wall": best_wall, "cpu": best_cpu}
+    print(json.dumps(out))
+
+
+def _extract(rev: str, into: Path) -> Path:
+    archive = subprocess.run(["git", "archive", rev, "src"], cwd=ROOT, capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def _run(mode: str, src: Path, workloads: list[str], repeats: int) -> dict[str, dict[str, float]]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    child_mode = "off" if mode == "baseline" else mode
+    argv = [sys.executable, __file__, "--child", child_mode, "--repeats", str(repeats)]
+    for workload in workloads:
+        argv += ["--only", workload]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--baseline", metavar="REV", help="a git revision without the hooks (e.g. f0ccffe^)")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of every mode (default 5)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="timed runs per workload in one child (default 3)"
+    )
+    parser.add_argument("--only", choices=sorted(WORKLOADS), action="append", help="run only these workloads")
+    parser.add_argument("--child", choices=("off", "on"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    workloads: list[str] = args.only or ["seq1000", "par100"]
+    if args.child:
+        _child(args.child, workloads, args.repeats)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        sources = {"off": ROOT / "src", "on": ROOT / "src"}
+        if args.baseline:
+            sources = {"baseline": _extract(args.baseline, Path(tmp)), **sources}
+        best: dict[tuple[str, str], dict[str, float]] = {}
+        for round_ in range(args.rounds):
+            for mode, src in sources.items():
+                for workload, figures in _run(mode, src, workloads, args.repeats).items():
+                    old = best.get((mode, workload))
+                    best[(mode, workload)] = (
+                        figures if old is None else {k: min(old[k], v) for k, v in figures.items()}
+                    )
+            print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
+    print("ms per call, best over rounds: wall (cpu)")
+    print(
+        f"{'workload':<10}" + "".join(f"{mode:>22}" for mode in sources) + f"{'off/base':>16}{'on/off':>16}"
+    )
+    for workload in workloads:
+        row = f"{workload:<10}"
+        for mode in sources:
+            f = best[(mode, workload)]
+            row += f"{f['wall']:>12.4f} ({f['cpu']:.4f})"
+        off, on = best[("off", workload)], best[("on", workload)]
+        if "baseline" in sources:
+            base = best[("baseline", workload)]
+            ratio = off["wall"] / base["wall"]
+            row += f"{ratio:>9.3f} ({off['cpu'] / base['cpu']:.3f}) {'ok' if ratio <= BAR else 'OVER'}"
+        else:
+            row += f"{'-':>16}"
+        row += f"{on['wall'] / off['wall']:>9.3f} ({on['cpu'] / off['cpu']:.3f})"
+        print(row)
+
+
+if __name__ == "__main__":
+    main()
