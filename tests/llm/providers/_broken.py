@@ -126,6 +126,17 @@ def broken_server(*script: Behaviour) -> Iterator[BrokenServer]:
         server.stop()
 
 
+def chat_chunk(delta: dict[str, Any], finish: Any = None) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` with one choice, as the server sends it (and the chat assembler reads it)."""
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
 def sse(*events: Any, named: bool = False) -> bytes:
     """``data:`` lines for JSON events (``event:`` lines too when ``named``, as Anthropic and Responses send)."""
     out = []

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from openai._models import construct_type
-from openai.types.chat import ChatCompletionChunk
+import pytest
 
 from tether.llm import (
     AssistantMessage,
@@ -21,36 +20,27 @@ from tether.llm import (
     UserMessage,
 )
 from tether.llm.providers._anthropic import build_anthropic_body
-from tether.llm.providers._common import CallIds, ToolNames, parse_tool_input
+from tether.llm.providers._common import CallIds, MalformedEvent, ToolNames, parse_tool_input
 from tether.llm.providers._openai_chat import ChatAssembler, build_chat_body
 from tether.llm.providers._openai_responses import build_responses_body
 from tether.llm.providers._wire import openai_strict_ok
 from tether.tools import File, Text, ToolDefinition
 
+from ._broken import chat_chunk
+
 PNG = File(mime="image/png", data="iVBORw0KGgo=")
 READ = ToolDefinition(name="fs.read", description="Read", input_schema={"type": "object", "properties": {}})
 
 
-def chunk(
-    tool_calls: list[dict[str, Any]] | None = None, finish: str | None = None, **delta: Any
-) -> ChatCompletionChunk:
+def chunk(tool_calls: list[dict[str, Any]] | None = None, finish: Any = None, **delta: Any) -> dict[str, Any]:
+    """A chunk as the assembler gets it: the parsed JSON of one event (the SDK's ``AsyncStream[object]``)."""
     if tool_calls is not None:
         delta["tool_calls"] = tool_calls
-    # The SDK builds stream chunks without validation (construct_type), so malformed deltas do reach adapters.
-    return construct_type(
-        type_=ChatCompletionChunk,
-        value={
-            "id": "c",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        },
-    )
+    return chat_chunk(delta, finish)
 
 
 def run_chat(
-    chunks: list[ChatCompletionChunk], *, history: list[str] = (), tools: tuple[ToolDefinition, ...] = ()
+    chunks: list[dict[str, Any]], *, history: list[str] = (), tools: tuple[ToolDefinition, ...] = ()
 ) -> list[Any]:  # type: ignore[assignment]
     assembler = ChatAssembler(ids=CallIds(history), names=ToolNames(tools))
     events: list[Any] = []
@@ -147,6 +137,50 @@ def test_dotted_tool_names_are_sent_legal_and_mapped_back() -> None:
 def test_stream_without_finish_reason_is_an_error_not_a_call() -> None:
     events = run_chat([chunk([call_delta(0, id="x", name="a", args="{}")])])
     assert not calls(events) and events[-1].type == "provider-error"
+
+
+BAD_CHUNKS: dict[str, tuple[Any, str]] = {
+    "a chunk that is not an object": ([chunk()], "must be a JSON object, not list"),
+    "a chunk without choices": ({"id": "c", "object": "chat.completion.chunk"}, "has no choices"),
+    "choices: null": ({"id": "c", "choices": None}, "choices: null"),
+    "a name that is a number": (chunk([call_delta(0, id="x", name=7)]), "must be strings, not int"),
+    "arguments that are an object": (
+        chunk([{"index": 0, "id": "x", "function": {"name": "a", "arguments": {"path": "x"}}}]),
+        "must be strings, not dict",
+    ),
+    "an index that is a string": (chunk([call_delta(None, id="x", name="a") | {"index": "0"}]), "index"),
+    "a finish reason that is a list": (chunk(finish=["stop"]), "finish_reason must be a string"),
+    "usage that is a string": ({**chunk(), "usage": "10 tokens"}, "usage must be an object"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CHUNKS))
+def test_a_chunk_of_the_wrong_shape_is_malformed_and_named(case: str) -> None:
+    item, expected = BAD_CHUNKS[case]
+    with pytest.raises(MalformedEvent, match=expected):
+        ChatAssembler(ids=CallIds(), names=ToolNames(())).feed(item)
+
+
+def test_usage_is_read_from_the_json_the_server_sent() -> None:
+    usage = {
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "prompt_tokens_details": {"cached_tokens": 4},
+        "completion_tokens_details": {"reasoning_tokens": 2},
+        "cost": 0.25,
+    }
+    events = run_chat([chunk(content="hi"), {**chunk(finish="stop"), "usage": usage}])
+    finish = events[-1]
+    assert isinstance(finish, StepFinish) and finish.usage is not None
+    assert (finish.usage.input_tokens, finish.usage.output_tokens) == (10, 5)
+    assert (finish.usage.cache_read_tokens, finish.usage.reasoning_tokens, finish.usage.cost) == (4, 2, 0.25)
+    groq = {
+        **chunk(finish="stop"),
+        "x_groq": {"usage": {"prompt_tokens": 3, "prompt_cache_hit_tokens": 1, "cost": True}},
+    }
+    finish = run_chat([groq])[-1]
+    assert isinstance(finish, StepFinish) and finish.usage is not None
+    assert (finish.usage.input_tokens, finish.usage.cache_read_tokens, finish.usage.cost) == (3, 1, None)
 
 
 HISTORY = [

@@ -32,7 +32,7 @@ from tether.llm.providers import (
 from tether.llm.providers._common import MAX_DEPTH, too_deep
 from tether.tools import Text
 
-from ._broken import BrokenServer, body, broken_server, error, silence, sse, then_forever
+from ._broken import BrokenServer, body, broken_server, chat_chunk, error, silence, sse, then_forever
 
 MODELS: dict[str, Any] = {
     "chat": OpenAIChatModel,
@@ -43,16 +43,6 @@ APIS = sorted(MODELS)
 REQUEST = ModelRequest(messages=[UserMessage(content=(Text("hi"),))])
 DEEP = "[" * 200_000 + "]" * 200_000
 SMALL = Timeouts(connect=5, first_event=0.3, idle=0.3)
-
-
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "c1",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": "m",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
 
 
 _RESPONSE = {
@@ -78,7 +68,7 @@ _MESSAGE = {
 def first_event(api: str) -> bytes:
     """One well-formed event that starts a response."""
     if api == "chat":
-        return sse(_chunk({"role": "assistant", "content": "Hi"}))
+        return sse(chat_chunk({"role": "assistant", "content": "Hi"}))
     if api == "responses":
         return sse({"type": "response.created", "sequence_number": 0, "response": _RESPONSE}, named=True)
     return sse({"type": "message_start", "message": _MESSAGE}, named=True)
@@ -94,7 +84,7 @@ def deep_tool_call(api: str) -> bytes:
             "function": {"name": "echo", "arguments": DEEP},
         }
         return (
-            sse(_chunk({"role": "assistant", "tool_calls": [call]}), _chunk({}, "tool_calls"))
+            sse(chat_chunk({"role": "assistant", "tool_calls": [call]}), chat_chunk({}, "tool_calls"))
             + b"data: [DONE]\n\n"
         )
     if api == "responses":
@@ -232,8 +222,8 @@ async def test_headers_then_silence_end_in_the_first_event_deadline(api: str) ->
 @pytest.mark.anyio
 async def test_events_that_keep_coming_never_trip_the_idle_deadline() -> None:
     # Each event arrives well within the idle deadline, the whole stream takes longer than it.
-    chunks = [first_event("chat")] + [sse(_chunk({"content": "x"}))] * 3
-    done = sse(_chunk({}, "stop")) + b"data: [DONE]\n\n"
+    chunks = [first_event("chat")] + [sse(chat_chunk({"content": "x"}))] * 3
+    done = sse(chat_chunk({}, "stop")) + b"data: [DONE]\n\n"
     with broken_server(body(b"".join(chunks) + done)) as server:
         async with model_for("chat", server) as model:
             events = [e async for e in model.stream(REQUEST)]

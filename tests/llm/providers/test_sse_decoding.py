@@ -21,7 +21,6 @@ import pytest
 from anthropic.types import RawMessageStreamEvent
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai.types.chat import ChatCompletionChunk
 from openai.types.responses import ResponseStreamEvent
 
 from tether.llm import Event, StepStart
@@ -72,7 +71,8 @@ def decode(name: str, chunks: list[bytes]) -> list[Event]:
             for item in stream:
                 out.extend(assembler.feed(item))
     else:
-        cast_to: Any = ChatCompletionChunk if api == "openai_chat" else ResponseStreamEvent
+        # chat chunks are read as parsed JSON (AsyncStream[object]), Responses events as the SDK's models
+        cast_to: Any = object if api == "openai_chat" else ResponseStreamEvent
         with openai.OpenAI(api_key="sk-test") as client:
             stream = openai.Stream(cast_to=cast_to, response=_response(chunks), client=client)
             assembler = (ChatAssembler if api == "openai_chat" else ResponsesAssembler)(ids=ids, names=names)

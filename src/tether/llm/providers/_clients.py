@@ -54,9 +54,8 @@ def load_openai(settings: ClientSettings, *, client: Any = None, stream_of: str 
         )
     stream_cls: Any = None
     if stream_of == "chat":
-        from openai.types.chat import ChatCompletionChunk
-
-        stream_cls = AsyncStream[ChatCompletionChunk]
+        # The chunks as parsed JSON: the SDK returns data as is for ``object`` (no model built per chunk).
+        stream_cls = AsyncStream[object]
     elif stream_of == "responses":
         from openai.types.responses import ResponseStreamEvent
 

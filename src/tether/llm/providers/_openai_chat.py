@@ -8,8 +8,9 @@ chunk (or ``x_groq.usage``). Tool calls are reported when the stream finishes, w
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ...errors import ProviderError
 from ...tools import File, Text, ToolDefinition
@@ -142,6 +143,13 @@ def chat_messages(message: Message, names: ToolNames, reasoning_field: str | Non
     return out
 
 
+def _text(value: Any) -> str | None:
+    """A string member of a tool-call delta (``None`` when absent or null); any other type is malformed."""
+    if value is None or isinstance(value, str):
+        return value
+    raise MalformedEvent(f"a tool call's id, name and arguments must be strings, not {type(value).__name__}")
+
+
 class _Call:
     __slots__ = ("args", "id", "name", "server_id")
 
@@ -153,39 +161,40 @@ class _Call:
 
 
 def chat_usage(raw: Any) -> Usage:
-    """Usage from a Chat Completions ``usage`` object (or dict: Groq's ``x_groq.usage``)."""
-    get = raw.get if isinstance(raw, dict) else lambda k, d=None: getattr(raw, k, d)  # pyright: ignore
-    prompt = get("prompt_tokens") or 0
-    completion = get("completion_tokens") or 0
-    prompt_details = get("prompt_tokens_details")
-    completion_details = get("completion_tokens_details")
-    cached = _detail(prompt_details, "cached_tokens") or as_int(get("prompt_cache_hit_tokens"))
-    reasoning = _detail(completion_details, "reasoning_tokens")
+    """Usage from a Chat Completions ``usage`` object (also Groq's ``x_groq.usage``), as the JSON the server sent."""
+    if not isinstance(raw, dict):
+        raise MalformedEvent(f"a chunk's usage must be an object, not {type(raw).__name__}")
+    usage = cast(Mapping[str, Any], raw)
+    cost = usage.get("cost")
     return Usage(
-        input_tokens=prompt,
-        output_tokens=completion,
-        reasoning_tokens=reasoning,
-        cache_read_tokens=cached,
-        cost=get("cost") if isinstance(get("cost"), float | int) else None,
+        input_tokens=as_int(usage.get("prompt_tokens")),
+        output_tokens=as_int(usage.get("completion_tokens")),
+        reasoning_tokens=_detail(usage.get("completion_tokens_details"), "reasoning_tokens"),
+        cache_read_tokens=_detail(usage.get("prompt_tokens_details"), "cached_tokens")
+        or as_int(usage.get("prompt_cache_hit_tokens")),
+        cost=cost if isinstance(cost, float | int) and not isinstance(cost, bool) else None,
     )
 
 
 def _detail(details: Any, key: str) -> int:
-    if details is None:
-        return 0
-    value = details.get(key) if isinstance(details, dict) else getattr(details, key, None)
-    return as_int(value)
+    return as_int(cast(Mapping[str, Any], details).get(key)) if isinstance(details, dict) else 0
 
 
 def _brief(item: Any) -> str:
     """A short view of a chunk for an error message."""
-    dump = getattr(item, "model_dump_json", None)
-    text = str(dump()) if callable(dump) else repr(item)
+    text = json.dumps(item, ensure_ascii=False, default=repr)
     return text if len(text) <= 200 else text[:200] + "..."
 
 
 class ChatAssembler:
-    """Turns ``chat.completion.chunk`` objects into tether events (pure, synchronous)."""
+    """Turns ``chat.completion.chunk`` events, as the JSON objects the server sent, into tether events (pure,
+    synchronous).
+
+    The chunks are read as parsed JSON (the SDK's ``AsyncStream[object]``), not as the SDK's chunk models: a chunk is
+    small and a parallel step sends one per call (1,000 calls, 1,000 chunks), and building the SDK model of a chunk
+    cost more than everything tether does with it (about 0.5 ms a chunk, issue 14). What the assembler reads is
+    checked here: a chunk without ``choices``, or a member of the wrong type, is a :class:`MalformedEvent`.
+    """
 
     def __init__(self, *, ids: CallIds, names: ToolNames) -> None:
         self._ids = ids
@@ -209,29 +218,37 @@ class ChatAssembler:
             self._text = None
 
     def feed(self, item: Any) -> list[Event]:
+        if not isinstance(item, dict):
+            raise MalformedEvent(f"a chunk must be a JSON object, not {type(item).__name__}: {_brief(item)}")
+        chunk = cast(Mapping[str, Any], item)
         out: list[Event] = []
-        usage = item.usage
+        usage = chunk.get("usage")
         if usage is not None:
             self._usage = chat_usage(usage)
         else:
-            extra = getattr(item, "x_groq", None)
-            if isinstance(extra, dict) and isinstance(extra.get("usage"), dict):
+            extra = chunk.get("x_groq")
+            if isinstance(extra, dict) and isinstance(extra.get("usage"), dict):  # pyright: ignore[reportUnknownMemberType]
                 self._usage = chat_usage(extra["usage"])
-        choices = item.choices
+        if "choices" not in chunk:
+            raise MalformedEvent(f"a chunk has no choices: {_brief(item)}")
+        choices = chunk["choices"]
         if choices is None:
             raise MalformedEvent(f"a chunk has choices: null (expected a list): {_brief(item)}")
-        for choice in choices:
-            if choice.index:
+        for choice in cast(list[Mapping[str, Any]], choices):
+            if choice.get("index"):
                 continue  # n > 1 is never requested; ignore other choices
-            delta = choice.delta
+            delta = choice.get("delta")
             if delta is not None:
                 self._delta(delta, out)
-            if choice.finish_reason:
-                self._finish = choice.finish_reason
+            finish = choice.get("finish_reason")
+            if finish:
+                if not isinstance(finish, str):
+                    raise MalformedEvent(f"a finish_reason must be a string, not {type(finish).__name__}")
+                self._finish = finish
         return out
 
-    def _delta(self, delta: Any, out: list[Event]) -> None:
-        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+    def _delta(self, delta: Mapping[str, Any], out: list[Event]) -> None:
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning and isinstance(reasoning, str):
             if self._reasoning is None:
                 self._close_text(out)
@@ -239,7 +256,7 @@ class ChatAssembler:
                 self._blocks += 1
                 out.append(ReasoningStart(id=self._reasoning))
             out.append(ReasoningDelta(id=self._reasoning, text=reasoning))
-        content = delta.content
+        content = delta.get("content")
         if content:
             if not isinstance(content, str):
                 raise MalformedEvent(f"a delta's content must be a string, not {type(content).__name__}")
@@ -249,30 +266,33 @@ class ChatAssembler:
                 self._blocks += 1
                 out.append(TextStart(id=self._text))
             out.append(TextDelta(id=self._text, text=content))
-        tool_calls = delta.tool_calls
+        tool_calls = delta.get("tool_calls")
         if tool_calls:
             self._close_reasoning(out)
             self._close_text(out)
-            for tc in tool_calls:
+            for tc in cast(list[Mapping[str, Any]], tool_calls):
                 self._tool_delta(tc, out)
 
-    def _tool_delta(self, tc: Any, out: list[Event]) -> None:
-        fn = tc.function
-        name = fn.name if fn is not None else None
-        args = fn.arguments if fn is not None else None
-        index = tc.index
+    def _tool_delta(self, tc: Mapping[str, Any], out: list[Event]) -> None:
+        fn = tc.get("function")
+        name = _text(fn.get("name")) if fn is not None else None
+        args = _text(fn.get("arguments")) if fn is not None else None
+        server_id = _text(tc.get("id"))
+        index = tc.get("index")
         if index is None:  # servers that omit the index: a new id starts a call, otherwise continue the last
-            index = len(self._calls) if tc.id or self._last_index is None else self._last_index
+            index = len(self._calls) if server_id or self._last_index is None else self._last_index
+        elif not isinstance(index, int):
+            raise MalformedEvent(f"a tool call's index must be an integer, not {type(index).__name__}")
         call = self._calls.get(index)
-        if call is not None and tc.id and call.server_id and tc.id != call.server_id and call.args:
+        if call is not None and server_id and call.server_id and server_id != call.server_id and call.args:
             index = max(self._calls) + 1  # a second complete call reusing an index (some local servers)
             call = None
         if call is None:
-            call = _Call(tc.id, name or "")
+            call = _Call(server_id, name or "")
             self._calls[index] = call
         else:
-            if tc.id and not call.server_id:
-                call.server_id = tc.id
+            if server_id and not call.server_id:
+                call.server_id = server_id
             if name and not call.name:
                 call.name = name
         self._last_index = index
