@@ -31,7 +31,7 @@ SURFACES = {
         "MAX_STEPS_PROMPT", "MAX_DEPTH", "AgentLike", "ChildRequest", "ChildResult", "Children", "Subagent",
         "Descendants", "DoomLoopDetector", "DurableEvent", "History", "OneCallModel",
         "PermissionAsserter",
-        "SessionLocation", "TODO_PRIORITIES", "TODO_STATUSES", "Todo", "TodoPriority", "TodoStatus", "TodoStore",
+        "SessionLocation", "StepProcessor", "TODO_PRIORITIES", "TODO_STATUSES", "Todo", "TodoPriority", "TodoStatus", "TodoStore",
         "TodoUpdated", "part_from_json", "part_to_json",
     },
     "tether.plugins": {"DefinitionEvent", "Plugin", "PluginAPI", "PluginHookError"},

@@ -124,6 +124,9 @@ async def test_an_inner_call_asks_with_the_calling_session_and_a_decline_stops_t
         (call,) = await tool_parts(session)
         assert call.state == "error" and call.error_kind == "declined"
         assert not (project / "made").exists()
+        (child,) = [s for s in await rt.sessions.list() if s.parent_id == session.id]
+        (bash,) = await tool_parts(await rt.sessions.get(child.id))
+        assert bash.error_kind == "declined" and bash.permissions  # the ask and its reply, on the inner call
 
 
 def test_session_show_nests_the_inner_calls_under_the_execute_call(tmp_path: Path, project: Path) -> None:

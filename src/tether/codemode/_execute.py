@@ -123,7 +123,7 @@ def build_execute(
                 agent=ctx.agent,
                 message_id=ctx.message_id,
                 call_id=call_id,
-                record_permission=ctx.record_permission,
+                record_permission=ctx.record_permission if record is None else record.recorder(call_id),
                 deps=ctx.deps,
                 location_root=ctx.location_root,
                 asker=ctx.asker,

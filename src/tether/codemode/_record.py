@@ -15,8 +15,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .. import ids
-from ..session import AssistantInfo, MessageError, MessageUpdated, PartUpdated, TextPart, ToolPart, UserInfo
-from ..tools import Completed, Outcome, ToolContext
+from ..llm import ToolCallEvent
+from ..session import AssistantInfo, MessageError, MessageUpdated, PartUpdated, TextPart, UserInfo
+from ..session.internal import StepProcessor
+from ..tools import Outcome, ToolContext
+from ..tools.internal import PermissionRecorder
 
 if TYPE_CHECKING:
     from ..session import Sessions
@@ -37,15 +40,15 @@ def _title(code: str) -> str:
 
 
 class InnerCalls:
-    """The child session of one ``execute`` call and its inner calls' parts."""
+    """The child session of one ``execute`` call; its inner calls' parts go through the session's own tool-part
+    state machine (:class:`~tether.session.internal.StepProcessor`), as a step's calls do."""
 
-    __slots__ = ("_emit", "_info", "_parts", "session_id")
+    __slots__ = ("_info", "_parts", "session_id")
 
     def __init__(self, sessions: Sessions, info: AssistantInfo) -> None:
-        self._emit = sessions.emitter.durable
         self.session_id = info.session_id
         self._info = info
-        self._parts: dict[str, ToolPart] = {}
+        self._parts = StepProcessor(sessions.emitter, session_id=info.session_id, message_id=info.id)
 
     @classmethod
     async def open(cls, sessions: Sessions, ctx: ToolContext[Any], code: str) -> InnerCalls:
@@ -82,58 +85,23 @@ class InnerCalls:
 
     def start(self, call_id: str, name: str, value: Any) -> None:
         """The inner call is running with input ``value``."""
-        part = ToolPart(
-            id=ids.ascending("prt"),
-            session_id=self.session_id,
-            message_id=self._info.id,
-            call_id=call_id,
-            tool=name,
-            state="running",
-            input=_storable(value),
-            started=_now(),
-        )
-        self._emit(PartUpdated(part))
-        self._parts[call_id] = part
+        self._parts.handle(ToolCallEvent(id=call_id, name=name, input=_storable(value)))
+
+    def recorder(self, call_id: str) -> PermissionRecorder:
+        """Where the inner call's permission decisions go: on its own part, at once (law 7)."""
+        return self._parts.recorder(call_id)
 
     def settle(self, call_id: str, outcome: Outcome) -> None:
         """Record the inner call's outcome."""
-        part = self._parts.pop(call_id)
-        if isinstance(outcome, Completed):
-            done = _evolve(
-                part,
-                state="completed",
-                content=outcome.content,
-                metadata=outcome.metadata,
-                title=outcome.title,
-                output_paths=outcome.output_paths,
-            )
-        else:
-            done = _evolve(
-                part,
-                state="error",
-                error=outcome.error,
-                error_kind=outcome.kind,
-                content=outcome.partial,
-                metadata=outcome.metadata,
-                output_paths=outcome.output_paths,
-            )
-        self._emit(PartUpdated(done))
+        self._parts.settle(call_id, outcome)
 
     def close(self, error: str | None) -> None:
         """Mark inner calls still running aborted, and finish the assistant message (``error``: why it stopped)."""
-        for part in self._parts.values():
-            self._emit(
-                PartUpdated(
-                    _evolve(part, state="error", error=ABORTED, error_kind="aborted", interrupted=True)
-                )
-            )
-        self._parts.clear()
+        self._parts.fail_unsettled(ABORTED, kind="aborted", interrupted=True)
         failed = None if error is None else MessageError(kind="error", message=error)
-        self._emit(MessageUpdated(replace(self._info, completed=_now(), finish="stop", error=failed)))
-
-
-def _evolve(part: ToolPart, **changes: Any) -> ToolPart:
-    return replace(part, ended=_now(), **changes)
+        self._parts.emitter.durable(
+            MessageUpdated(replace(self._info, completed=_now(), finish="stop", error=failed))
+        )
 
 
 def _storable(value: Any) -> Any:

@@ -192,6 +192,7 @@ class _Driver:
                     # calls started and never awaited still finish (they were started, and are recorded)
                     self.result.value = snapshot.output
             except monty.MontyError as exc:
+                self._busy = False  # the step ended (with the code's error): the worker is idle, not killed
                 self._fail(exc)
             except _Limit as exc:
                 self.result.error = str(exc)

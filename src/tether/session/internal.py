@@ -13,6 +13,7 @@ from ._family import Descendants
 from ._history import History
 from ._model import part_from_json, part_to_json
 from ._onecall import OneCallModel
+from ._processor import StepProcessor
 from ._prompts import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_MARKERS, MAX_STEPS_PROMPT
 from ._session import SessionLocation
 from ._store import INTERRUPTED_ERROR
@@ -40,6 +41,7 @@ __all__ = [
     "OneCallModel",
     "PermissionAsserter",
     "SessionLocation",
+    "StepProcessor",
     "Subagent",
     "Todo",
     "TodoPriority",
