@@ -234,6 +234,18 @@ def run(
             "$OTEL_EXPORTER_OTLP_ENDPOINT, else localhost:4318; needs tether[otel]). docs/telemetry.md",
         ),
     ] = False,
+    temporal: Annotated[
+        str | None,
+        typer.Option(
+            "--temporal",
+            metavar="HOST:PORT",
+            help="Submit the turn to `tether worker`s on this Temporal server and follow it (needs "
+            "tether[temporal]). docs/temporal.md",
+        ),
+    ] = None,
+    task_queue: Annotated[
+        str, typer.Option("--task-queue", help="The Temporal task queue (with --temporal).")
+    ] = "tether",
 ) -> None:
     """Run one turn of an agent in a project.
 
@@ -249,6 +261,28 @@ def run(
       tether run --format json --yes "fix it" | jq -c 'select(.type == "tool_end")'
       tether run -f screenshot.png -f app.py "why does the button overflow?"
     """
+    if temporal is not None:
+        from ._worker import run_temporal_command
+
+        if continue_ or files or show_prompt or otel:
+            raise typer.BadParameter(
+                "--temporal takes a prompt, --model, --agent, --dir, --session and the approval options"
+            )
+        run_temporal_command(
+            data_dir=_data_dir(ctx),
+            prompt=prompt,
+            model=model,
+            agent=agent,
+            directory=directory,
+            session_id=session,
+            temporal=temporal,
+            task_queue=task_queue,
+            yes=yes,
+            deny_asks=deny_asks,
+            output_format=output_format,
+            quiet=quiet,
+        )
+        return
     from ._run import run_command
 
     run_command(
@@ -267,6 +301,36 @@ def run(
         quiet=quiet,
         files=files or (),
         otel=otel,
+    )
+
+
+@app.command()
+def worker(
+    ctx: typer.Context,
+    temporal: Annotated[
+        str,
+        typer.Option("--temporal", metavar="HOST:PORT", help="The Temporal server (e.g. 127.0.0.1:7233)."),
+    ],
+    task_queue: Annotated[str, typer.Option("--task-queue", help="The task queue to serve.")] = "tether",
+    directory: DirOption = None,
+    trust: Annotated[
+        bool, typer.Option("--trust", help="Trust this project for this worker (its config and tool files).")
+    ] = False,
+) -> None:
+    """Run turns submitted with `tether run --temporal` (needs tether[temporal]; docs/temporal.md).
+
+    Serves the task queue until Ctrl-C: each model request and each tool call of a turn is an activity here, written
+    to this data directory's store. Start several (on hosts that share the store and the project) to share the load;
+    a turn whose worker dies goes on on another.
+    """
+    from ._worker import worker_command
+
+    worker_command(
+        data_dir=_data_dir(ctx),
+        temporal=temporal,
+        task_queue=task_queue,
+        directory=(directory or Path.cwd()).expanduser().resolve(),
+        trust=trust,
     )
 
 

@@ -12,7 +12,7 @@ in-process runner stays the fast path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
@@ -48,13 +48,20 @@ class TurnActivities:
 
     Args:
         runtime: the worker's runtime (its store, tools, agents, permissions and questions).
-        models: models by the name a turn gives (tests and applications with their own ``Model``); any other name is
-            a ``provider/model`` spec resolved with the runtime's config.
+        models: models by the name a turn gives (tests and applications with their own ``Model``).
+        resolve: turns any other name into a model (default: a ``provider/model`` spec resolved with the runtime's
+            config); called once per name.
     """
 
-    def __init__(self, runtime: Runtime, models: Mapping[str, Model] | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        models: Mapping[str, Model] | None = None,
+        resolve: Callable[[str], Model] | None = None,
+    ) -> None:
         self._rt = runtime
         self._models = dict(models or {})
+        self._resolve = resolve if resolve is not None else runtime._resolve_model  # pyright: ignore[reportPrivateUsage]
         self._emitter = Emitter(runtime.store, runtime.bus)
         self._calls = CallActivity(runtime, self._emitter, self.model)
 
@@ -65,7 +72,7 @@ class TurnActivities:
     def model(self, name: str) -> Model:
         found = self._models.get(name)
         if found is None:
-            found = self._models[name] = self._rt._resolve_model(name)  # pyright: ignore[reportPrivateUsage]
+            found = self._models[name] = self._resolve(name)
         return found
 
     @activity.defn(name=BEGIN)

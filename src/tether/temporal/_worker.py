@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+import anyio
 from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -32,6 +33,7 @@ def worker(
     *,
     task_queue: str = DEFAULT_TASK_QUEUE,
     models: Mapping[str, Model] | None = None,
+    resolve: Callable[[str], Model] | None = None,
     graceful_shutdown: float = 0.0,
 ) -> Worker:
     """A ``temporalio.worker.Worker`` that runs tether turns on ``runtime`` (``async with`` it, or ``await .run()``).
@@ -40,11 +42,12 @@ def worker(
         runtime: an open runtime: the store, tools, agents and permissions every activity uses.
         client: a connected Temporal client.
         task_queue: the queue ``submit_turn`` sends turns to.
-        models: models by the name a turn gives (else ``provider/model`` specs resolved with the runtime's config).
+        models: models by the name a turn gives.
+        resolve: turns any other model name into a model (default: ``provider/model`` with the runtime's config).
         graceful_shutdown: seconds running calls get to finish when the worker stops; then they are cancelled and
             left to the next worker (which reports them interrupted unless the tool is idempotent).
     """
-    activities = TurnActivities(runtime, models)
+    activities = TurnActivities(runtime, models, resolve)
     return Worker(
         client,
         task_queue=task_queue,
@@ -63,6 +66,7 @@ async def run_worker(
     *,
     task_queue: str = DEFAULT_TASK_QUEUE,
     models: Mapping[str, Model] | None = None,
+    resolve: Callable[[str], Model] | None = None,
     ready: Callable[[], Awaitable[None] | None] | None = None,
 ) -> None:
     """Connect to the Temporal server at ``target`` (``HOST:PORT``) and run a worker until cancelled.
@@ -73,12 +77,9 @@ async def run_worker(
     from ._client import connect
 
     client = await connect(target)
-    async with worker(runtime, client, task_queue=task_queue, models=models) as running:
+    async with worker(runtime, client, task_queue=task_queue, models=models, resolve=resolve):
         if ready is not None:
             done = ready()
             if done is not None:
                 await done
-        del running
-        import anyio
-
         await anyio.sleep_forever()

@@ -1,0 +1,177 @@
+"""``tether worker --temporal HOST:PORT`` and ``tether run --temporal HOST:PORT``: durable turns on Temporal.
+
+``tether worker`` opens a runtime (the data directory's store, the project's config and tools) and serves turns from
+a task queue until it is stopped. ``tether run --temporal`` submits one turn to that queue and follows it: the
+turn's events as the workflow records them (step by step and call by call), its asks answered here (a terminal
+prompt, ``--yes`` or ``--deny-asks``), and Ctrl-C cancels the turn. Both need ``tether[temporal]``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import typer
+
+from ._common import CANCELLED, OK, TURN_FAILED, err_console, fail, run_async
+
+__all__ = ["run_temporal_command", "worker_command"]
+
+_MISSING = "Temporal support is not installed: pip install 'tether[temporal]'"
+
+
+def _require() -> None:
+    try:
+        import temporalio  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    except ImportError:
+        fail(_MISSING)
+
+
+def worker_command(*, data_dir: Path, temporal: str, task_queue: str, directory: Path, trust: bool) -> None:
+    """The body of ``tether worker``: serve turns until interrupted (exit 0 on Ctrl-C or SIGTERM)."""
+    _require()
+
+    async def main() -> int:
+        from .. import Runtime
+        from ..temporal import run_worker
+        from ._models import choose_model
+        from ._trust import project_config
+
+        config = await anyio.to_thread.run_sync(lambda: project_config(data_dir, directory, trust=trust))
+
+        def resolve(name: str) -> Any:
+            return choose_model(name, config.data)
+
+        def ready() -> None:
+            err_console().print(
+                f"tether worker: serving task queue {task_queue!r} on {temporal} (Ctrl-C stops)"
+            )
+            sys.stderr.flush()
+
+        async with Runtime(data_dir=data_dir, config=config) as rt:
+            await run_worker(rt, temporal, task_queue=task_queue, resolve=resolve, ready=ready)
+        return OK
+
+    try:
+        raise typer.Exit(run_async(main))
+    except KeyboardInterrupt:
+        raise typer.Exit(OK) from None
+
+
+def run_temporal_command(
+    *,
+    data_dir: Path,
+    prompt: str | None,
+    model: str | None,
+    agent: str | None,
+    directory: Path | None,
+    session_id: str | None,
+    temporal: str,
+    task_queue: str,
+    yes: bool,
+    deny_asks: bool,
+    output_format: str,
+    quiet: bool,
+) -> None:
+    """The body of ``tether run --temporal``: submit, follow, answer, and exit with the turn's code."""
+    _require()
+    from ._run import _output, _user_input, approval_mode, project_dir
+    from ._trust import project_config
+
+    approval, why_deny = approval_mode(yes=yes, deny_asks=deny_asks)
+    path = project_dir(directory)
+    output = _output(output_format, quiet)
+    content = _user_input(prompt, ())
+    assert isinstance(content, str)
+    config = project_config(data_dir, path)
+    chosen = model or config.get("model")
+    if not isinstance(chosen, str) or not chosen:
+        fail('--temporal needs a model: pass --model provider/model (the workers resolve it) or set "model"')
+
+    async def main() -> int:
+        from ..temporal import TemporalRunner
+
+        runner = await TemporalRunner.connect(temporal, task_queue=task_queue)
+        handle = await runner.submit(
+            content, model=chosen, directory=path, session_id=session_id, agent=agent
+        )
+        if output != "json":
+            err_console().print(f"turn {handle.workflow_id} submitted to {task_queue!r} on {temporal}")
+        try:
+            async for event in handle.events():
+                _show(event.kind, event.data, output)
+                if event.kind == "ask":
+                    await _answer(handle, event.data, approval, why_deny)
+        except (
+            BaseException
+        ):  # Ctrl-C (or any failure) while following: the turn is cancelled, not left running
+            with anyio.CancelScope(shield=True):
+                await handle.cancel()
+            raise
+        result = await handle.result()
+        if output == "quiet":
+            if result.text:
+                sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
+        elif output != "json":
+            err_console().print(
+                f"{result.stop}: {result.steps} steps, {result.tool_calls} tool calls · session {result.session_id}"
+            )
+        if result.stop == "cancelled":
+            return CANCELLED
+        return TURN_FAILED if result.stop == "declined" else OK
+
+    try:
+        raise typer.Exit(run_async(main))
+    except KeyboardInterrupt:
+        raise typer.Exit(CANCELLED) from None
+
+
+def _show(kind: str, data: dict[str, Any], output: str) -> None:
+    if output == "json":
+        sys.stdout.write(json.dumps({"type": kind, **data}, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        return
+    if output == "quiet":
+        return
+    console = err_console()
+    if kind == "text":
+        sys.stdout.write(str(data["text"]) + "\n")
+        sys.stdout.flush()
+    elif kind == "call":
+        mark = "✓" if data.get("outcome") == "completed" else "✗"
+        line = f"{mark} {data.get('name')}"
+        if data.get("error"):
+            line += f": {data['error']}"
+        console.print(line, markup=False, highlight=False)
+    elif kind == "ask":
+        request = data.get("request") or {}
+        what = request.get("action") or "question"
+        console.print(f"? {what} {' '.join(request.get('resources') or [])}", markup=False, highlight=False)
+    elif kind == "retry":
+        console.print(
+            f"retrying in {data.get('retry_in')}s: {data.get('message')}", markup=False, highlight=False
+        )
+
+
+async def _answer(handle: Any, data: dict[str, Any], approval: str, why_deny: str) -> None:
+    ask_id = str(data["id"])
+    if data.get("kind") == "question":
+        # questions need a person at a terminal; --yes cannot invent answers
+        await handle.answer(ask_id, "reject")
+        return
+    if approval == "yes":
+        await handle.answer(ask_id, "once")
+        return
+    if approval == "deny":
+        err_console().print(f"rejected ({why_deny})", markup=False, highlight=False)
+        await handle.answer(ask_id, "reject")
+        return
+    reply = await anyio.to_thread.run_sync(
+        lambda: typer.prompt("Allow? [y]es once, [a]lways, [n]o", default="n").strip().lower()
+    )
+    answer = "always" if reply.startswith("a") else "once" if reply.startswith("y") else "reject"
+    await handle.answer(ask_id, answer)

@@ -1,0 +1,124 @@
+"""``tether worker --temporal`` and ``tether run --temporal``, as real processes against a real Temporal server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    found = {
+        **os.environ,
+        "TETHER_DATA_DIR": str(tmp_path / "data"),
+        "TETHER_CONFIG_DIR": str(tmp_path / "config"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+        "NO_COLOR": "1",
+        "COLUMNS": "160",
+    }
+    for name in ("TETHER_PERMISSION", "TETHER_TRUST", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        found.pop(name, None)
+    return found
+
+
+def tether(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tether.cli", *args]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def queue(temporal_server: str, env: dict[str, str], project: Path) -> Iterator[str]:
+    """A ``tether worker`` process serving a fresh task queue."""
+    name = f"q-{uuid.uuid4().hex}"
+    process = subprocess.Popen(
+        tether("worker", "--temporal", temporal_server, "--task-queue", name, "--dir", str(project)),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    line = process.stderr.readline()  # the worker says so once it serves the queue (or fails and exits)
+    assert "serving task queue" in line, line + process.stderr.read()
+    try:
+        yield name
+    finally:
+        process.terminate()
+        process.wait(30)
+        process.stderr.close()
+
+
+def script(tmp_path: Path, steps: list[dict[str, object]]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(steps))
+    return f"scripted:{path}"
+
+
+def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        tether("run", *args), env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_run_submits_the_turn_to_a_worker_and_session_show_shows_it(
+    temporal_server: str, queue: str, env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    call = {"name": "bash", "arguments": {"command": "echo hello > out.txt", "description": "write"}}
+    model = script(tmp_path, [{"tool_calls": [call]}, {"text": "Finished."}])
+    done = run(env, "--temporal", temporal_server, "--task-queue", queue, "--model", model, "--yes",
+               "--dir", str(project), "write the file")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Finished." in done.stdout
+    assert (
+        "? bash echo hello > out.txt" in done.stderr
+    )  # the ask went through the workflow, answered by --yes
+    assert "✓ bash" in done.stderr
+    assert (project / "out.txt").read_text() == "hello\n"
+    found = re.search(r"session (ses_\w+)", done.stderr)
+    assert found is not None, done.stderr
+    show = subprocess.run(
+        tether("session", "show", found.group(1), "--json"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert show.returncode == 0, show.stderr
+    shown = json.loads(show.stdout)
+    text = json.dumps(shown)
+    assert '"completed"' in text and "echo hello > out.txt" in text
+
+
+def test_deny_asks_rejects_through_the_workflow_and_the_turn_fails(
+    temporal_server: str, queue: str, env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    call = {"name": "bash", "arguments": {"command": "echo no > out.txt", "description": "write"}}
+    model = script(tmp_path, [{"tool_calls": [call]}, {"text": "Finished."}])
+    done = run(env, "--temporal", temporal_server, "--task-queue", queue, "--model", model, "--deny-asks",
+               "--format", "json", "--dir", str(project), "write the file")  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["type"] for e in events if e["type"] in ("ask", "answer", "done")] == ["ask", "answer", "done"]
+    assert events[-1] == {"type": "done", "stop": "declined"}
+    assert not (project / "out.txt").exists()
+
+
+def test_a_bad_temporal_address_is_a_clear_error(env: dict[str, str], project: Path) -> None:
+    done = run(env, "--temporal", "nowhere", "--model", "replay", "--dir", str(project), "hi")
+    assert done.returncode == 2
+    assert "give the Temporal server as HOST:PORT" in done.stderr
