@@ -148,5 +148,5 @@ def test_session_show_records_the_rejected_ask_and_its_rule(cli: Any, project: P
     shown = cli.run("session", "show", session_id)
     assert 'by rule edit "*" -> ask (project)' in shown.stdout, shown.stdout
     exported = json.loads(cli.run("session", "export", session_id).stdout)
-    assert exported["format"] == "tether.session/1"
+    assert exported["format"] == "tether.session/2"
     assert [m["info"]["role"] for m in exported["messages"]] == ["user", "assistant", "assistant"]

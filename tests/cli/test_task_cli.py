@@ -79,6 +79,44 @@ def test_session_show_nests_the_child_session_under_the_task_call(cli: Any, proj
     assert [t["tool"] for t in child_tools] == ["task", "read"] and child_tools[1]["state"] == "completed"
 
 
+def test_session_export_holds_the_child_session_and_the_todos(cli: Any, project: Path) -> None:
+    todo = {
+        "name": "todowrite",
+        "arguments": {
+            "todos": [{"id": "1", "content": "read the notes", "status": "in_progress", "priority": "high"}]
+        },
+    }
+    script = cli.script(
+        [
+            {"text": "Delegating.", "tool_calls": [TASK, todo]},
+            {"text": "", "tool_calls": [READ]},
+            {"text": "The notes say alpha."},
+        ]
+    )
+    result = cli.run("run", "what do the notes say", "--model", script, "--dir", str(project), "--quiet")
+    assert result.code == 0, result.output
+    listed = cli.json("sessions", "--dir", str(project), "--json")
+    (parent,) = [s for s in listed if s["parent_id"] is None]
+    out = project.parent / "export.json"
+    exported = cli.run("session", "export", parent["id"], "-o", str(out))
+    assert exported.code == 0, exported.output
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert document["format"] == "tether.session/2"
+    assert document["session"]["id"] == parent["id"]
+    assert [(t["content"], t["status"]) for t in document["todos"]] == [("read the notes", "in_progress")]
+    (child,) = document["children"]
+    task_part = next(
+        p for m in document["messages"] for p in m["parts"] if p["type"] == "tool" and p["tool"] == "task"
+    )
+    assert child["parent_call_id"] == task_part["call_id"]
+    assert child["session"]["parent_id"] == parent["id"]
+    child_tools = [p["tool"] for m in child["messages"] for p in m["parts"] if p["type"] == "tool"]
+    assert "read" in child_tools and child["todos"] == [] and child["children"] == []
+    # the timeline nests the child under the task call, as `session show --json` does
+    shown = cli.json("session", "show", parent["id"], "--json")
+    assert document["timeline"] == shown["timeline"]
+
+
 def test_a_childs_ask_reaches_the_terminal_labelled_with_the_child(cli: Any, project: Path) -> None:
     cli.configure(project, {"agent": {"explore": {"permission": {"read": {"notes.txt": "ask"}}}}})
     term = cli.pty("run", "what do the notes say", "--model", _script(cli), "--dir", str(project))

@@ -55,7 +55,7 @@ def test_a_prompt_returns_at_once_and_its_turn_streams(live: Live, api: Client) 
     parts = [p for m in messages for p in m["parts"] if p["type"] == "tool"]
     assert parts[0]["input"] == {"path": "notes.txt"} and "alpha" in parts[0]["content"][0]["text"]
     assert api.session(session["id"])["title"] == "notes"
-    assert api.export(session["id"])["format"] == "tether.session/1"
+    assert api.export(session["id"])["format"] == "tether.session/2"
 
 
 def test_a_permission_ask_is_approved_over_http_and_the_command_runs(live: Live, api: Client) -> None:

@@ -99,47 +99,26 @@ def list_command(
     console.print(table)
 
 
-async def _load(data_dir: Path, session_id: str) -> tuple[Any, Any]:
+async def _export(data_dir: Path, session_id: str) -> dict[str, Any]:
     from .. import Runtime
+    from .._export import export_document
 
     async with Runtime(data_dir=data_dir) as rt:
-        info = await rt.store.resolve_session(session_id)
-        messages = await rt.store.load_messages(info.id)
-    return info, messages
+        return await export_document(rt.store, await rt.store.resolve_session(session_id))
 
 
 async def _load_shown(data_dir: Path, session_id: str) -> tuple[Any, Any, tuple[Any, ...], Any]:
     """The session, its messages, its current todo list (one key range, never a walk of the history) and its
     child sessions (subagents' sessions, by the parent's call id)."""
     from .. import Runtime
+    from .._export import load_subsessions
 
     async with Runtime(data_dir=data_dir) as rt:
         info = await rt.store.resolve_session(session_id)
         messages = await rt.store.load_messages(info.id)
         todos = await rt.store.load_todos(info.id)
-        children = await _subsessions(rt.store, info.id)
+        children = await load_subsessions(rt.store, info.id)
     return info, messages, todos, children
-
-
-_NESTING = 8
-"""Child sessions shown below a session, at most this deep (the task tool's own limit is lower)."""
-
-
-async def _subsessions(store: Any, session_id: str, depth: int = 0) -> dict[str, list[Any]]:
-    """The child sessions of ``session_id`` with their messages and children, by the ``task`` call that ran each."""
-    from ._timeline import SubSession
-
-    found: dict[str, list[Any]] = {}
-    if depth >= _NESTING:
-        return found
-    for child in await store.child_sessions(session_id):
-        nested = SubSession(
-            info=child,
-            messages=await store.load_messages(child.id),
-            children=await _subsessions(store, child.id, depth + 1),
-        )
-        found.setdefault(child.parent_call_id or "", []).append(nested)
-    return found
 
 
 _TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
@@ -158,14 +137,13 @@ def _print_todos(todos: tuple[Any, ...]) -> None:
 
 def show_command(*, data_dir: Path, session_id: str, as_json: bool) -> None:
     """The body of ``tether session show`` (the timeline, then the current todo list when there is one)."""
-    from ._timeline import print_timeline, timeline_json
+    from .._export import timeline_json, todos_json
+    from ._timeline import print_timeline
 
     info, messages, todos, children = run_async(lambda: _load_shown(data_dir, session_id))
     if as_json:
         document = timeline_json(info, messages, children)
-        document["todos"] = [
-            {"id": t.id, "content": t.content, "status": t.status, "priority": t.priority} for t in todos
-        ]
+        document["todos"] = todos_json(todos)
         typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
     print_timeline(out_console(), info, messages, children)
@@ -175,15 +153,14 @@ def show_command(*, data_dir: Path, session_id: str, as_json: bool) -> None:
 
 def export_command(*, data_dir: Path, session_id: str, output: Path | None) -> None:
     """The body of ``tether session export``."""
-    from ._timeline import export_document
-
-    info, messages = run_async(lambda: _load(data_dir, session_id))
-    text = json.dumps(export_document(info, messages), indent=2, ensure_ascii=False)
+    document = run_async(lambda: _export(data_dir, session_id))
+    info = document["session"]
+    text = json.dumps(document, indent=2, ensure_ascii=False)
     if output is None:
         typer.echo(text)
     else:
         output.write_text(text + "\n", encoding="utf-8")
-        out_console().print(shown(f"exported {info.id} to {output}"))
+        out_console().print(shown(f"exported {info['id']} to {output}"))
 
 
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}

@@ -8,15 +8,14 @@ input, state, permission decisions and the rule that decided them, content or er
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from io import StringIO
-from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from .._export import EXPORT_FORMAT, SubSession, export_document, timeline_json
 from .._wire import session_json
-from ..content import content_to_json, text_of
+from ..content import text_of
 from ..session._model import (
     AssistantInfo,
     FilePart,
@@ -27,9 +26,6 @@ from ..session._model import (
     TextPart,
     ToolPart,
     UserInfo,
-    message_to_json,
-    part_to_json,
-    usage_to_json,
 )
 from ..session._store import StoredMessage
 from ..storable import printable
@@ -44,99 +40,9 @@ __all__ = [
     "timeline_json",
 ]
 
-EXPORT_FORMAT = "tether.session/1"
+# The JSON forms live below the CLI and the server, which emit the same documents (``tether._export``).
+
 _PREVIEW_LINES = 8
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SubSession:
-    """A child session (a subagent's, run by a ``task`` call) with its messages and its own children, by call id."""
-
-    info: SessionInfo
-    messages: Sequence[StoredMessage]
-    children: Mapping[str, Sequence[SubSession]] = field(default_factory=dict[str, Sequence["SubSession"]])
-
-
-def _tool_json(part: ToolPart) -> dict[str, Any]:
-    return {
-        "type": "tool",
-        "call_id": part.call_id,
-        "tool": part.tool,
-        "state": part.state,
-        "input": part.input,
-        "permissions": [dict(d) for d in part.permissions],
-        "content": content_to_json(part.content),
-        "error": part.error,
-        "error_kind": part.error_kind,
-        "interrupted": part.interrupted,
-        "title": part.title,
-        "metadata": dict(part.metadata) if part.metadata is not None else None,
-        "output_paths": list(part.output_paths),
-        "started": part.started,
-        "ended": part.ended,
-        "duration_ms": part.ended - part.started
-        if part.started is not None and part.ended is not None
-        else None,
-    }
-
-
-def timeline_json(
-    info: SessionInfo,
-    messages: Sequence[StoredMessage],
-    children: Mapping[str, Sequence[SubSession]] | None = None,
-) -> dict[str, Any]:
-    """The session and its timeline as plain JSON (the ``--json`` form of ``tether session show``); a ``task``
-    call's child sessions are nested in its entry (``subsessions``)."""
-    items: list[dict[str, Any]] = []
-    step = 0
-    for message in messages:
-        msg = message.info
-        if isinstance(msg, UserInfo):
-            text = "".join(p.text for p in message.parts if isinstance(p, TextPart))
-            items.append({"type": "user", "message_id": msg.id, "created": msg.created, "text": text})
-            continue
-        step += 1
-        entry: dict[str, Any] = {
-            "type": "step",
-            "step": step,
-            "message_id": msg.id,
-            "model": msg.model,
-            "agent": msg.agent,
-            "created": msg.created,
-            "completed": msg.completed,
-            "duration_ms": msg.completed - msg.created if msg.completed is not None else None,
-            "finish": msg.finish,
-            "usage": usage_to_json(msg.usage),
-            "error": None
-            if msg.error is None
-            else {"kind": msg.error.kind, "message": msg.error.message, "retryable": msg.error.retryable},
-            "parts": [],
-        }
-        for part in message.parts:
-            if isinstance(part, TextPart) and part.text:
-                entry["parts"].append({"type": "text", "text": part.text})
-            elif isinstance(part, ReasoningPart) and part.text:
-                entry["parts"].append({"type": "reasoning", "text": part.text})
-            elif isinstance(part, ToolPart):
-                tool = _tool_json(part)
-                nested = (children or {}).get(part.call_id, ())
-                if nested:
-                    tool["subsessions"] = [timeline_json(c.info, c.messages, c.children) for c in nested]
-                entry["parts"].append(tool)
-        items.append(entry)
-    return {"session": session_json(info), "timeline": items}
-
-
-def export_document(info: SessionInfo, messages: Sequence[StoredMessage]) -> dict[str, Any]:
-    """A self-contained JSON document: the session, every message and part as stored, and the timeline."""
-    return {
-        "format": EXPORT_FORMAT,
-        "session": session_json(info),
-        "messages": [
-            {"info": message_to_json(m.info), "parts": [part_to_json(p) for p in m.parts]} for m in messages
-        ],
-        "timeline": timeline_json(info, messages)["timeline"],
-    }
 
 
 def _print_tool(console: Console, part: ToolPart) -> None:

@@ -8,32 +8,26 @@ The table :data:`ROUTES` is what both the app and the OpenAPI document are built
 from __future__ import annotations
 
 import shutil
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from .._export import export_document, messages_json
 from .._wire import session_json
 from ..errors import ConfigError, NotFoundError, UsageError
 from ..session import SessionInfo
-from ..session._model import message_to_json, part_to_json
 from ._schemas import AnswerBody, CreateSessionBody, PromptBody, ReplyBody
 from ._state import Conflict, ServerState
-
-if TYPE_CHECKING:
-    from ..session import StoredMessage
 
 __all__ = ["ROUTES", "Route"]
 
 B = TypeVar("B", bound=BaseModel)
 Handler = Callable[[Request], Awaitable[Response]]
-
-EXPORT_FORMAT = "tether.session/1"
-"""As ``tether session export`` writes (docs/cli.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +83,6 @@ def _errors(handler: Handler) -> Handler:
             return _error(400, "bad_request", str(exc))
 
     return guarded
-
-
-def _messages_json(messages: Sequence[StoredMessage]) -> list[dict[str, Any]]:
-    return [{"info": message_to_json(m.info), "parts": [part_to_json(p) for p in m.parts]} for m in messages]
 
 
 def _limit(request: Request, default: int = 100) -> int:
@@ -156,15 +146,12 @@ async def get_session(request: Request) -> Response:
 async def session_messages(request: Request) -> Response:
     info = await _stored(request)
     messages = await _state(request).rt.store.load_messages(info.id)
-    return _json({"session": info.id, "messages": _messages_json(messages)})
+    return _json({"session": info.id, "messages": messages_json(messages)})
 
 
 async def export_session(request: Request) -> Response:
     info = await _stored(request)
-    messages = await _state(request).rt.store.load_messages(info.id)
-    return _json(
-        {"format": EXPORT_FORMAT, "session": session_json(info), "messages": _messages_json(messages)}
-    )
+    return _json(await export_document(_state(request).rt.store, info))
 
 
 async def prompt_session(request: Request) -> Response:
