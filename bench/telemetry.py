@@ -9,10 +9,13 @@ Modes, each run in fresh child processes that alternate round by round, so machi
 - ``baseline``: the tree at ``--baseline REV`` (``git archive``), e.g. the commit before the hooks, run with the same
   workloads (``bench/runner.py``'s ``measure_tether``: SQLite store on, one no-op tool).
 
+``off`` and ``on`` run this working tree, or the tree at ``--against REV``: comparing two commits (the one that added
+the hooks and its parent) keeps everything else equal, where a working tree may hold other unfinished changes.
+
 Per mode and workload the best per-call wall time and process CPU time over the rounds is printed, then the ratios
 off/baseline (the issue's bar: at most 1.02) and on/off. Run::
 
-    .venv/bin/python bench/telemetry.py --baseline f0ccffe^ [--rounds 5] [--only seq1000]
+    .venv/bin/python bench/telemetry.py --baseline f0ccffe^ --against f0ccffe [--rounds 5] [--only seq1000]
 """
 
 from __future__ import annotations
@@ -90,6 +93,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--baseline", metavar="REV", help="a git revision without the hooks (e.g. f0ccffe^)")
+    parser.add_argument(
+        "--against", metavar="REV", help="measure off/on at this revision (default: the working tree)"
+    )
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of every mode (default 5)")
     parser.add_argument(
         "--repeats", type=int, default=3, help="timed runs per workload in one child (default 3)"
@@ -102,9 +108,10 @@ def main() -> None:
         _child(args.child, workloads, args.repeats)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        sources = {"off": ROOT / "src", "on": ROOT / "src"}
+        src = ROOT / "src" if args.against is None else _extract(args.against, Path(tmp) / "against")
+        sources = {"off": src, "on": src}
         if args.baseline:
-            sources = {"baseline": _extract(args.baseline, Path(tmp)), **sources}
+            sources = {"baseline": _extract(args.baseline, Path(tmp) / "baseline"), **sources}
         best: dict[tuple[str, str], dict[str, float]] = {}
         for round_ in range(args.rounds):
             for mode, src in sources.items():

@@ -45,6 +45,12 @@ SURFACES = {
         "server_token",
     },
     "tether.rules": {"EFFECTS", "Effect", "Rule", "is_effect", "last_match"},
+    "tether.telemetry": {
+        "CONTENT_ENV", "DEFAULT_TIMEOUT_MS", "LOG_FORMATS", "JsonFormatter", "LogFormat", "Telemetry",
+        "TelemetrySettings", "configure", "configure_logging", "content_enabled", "export_from_config",
+        "settings_from_config", "use_tracer_provider",
+    },
+    "tether.telemetry.internal": {"TurnTrace", "turn_trace"},
     "tether.output": {
         "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "MAX_STRUCTURED_BYTES", "RETENTION_SECONDS", "Bounded",
         "OutputStore", "bounded_preview", "marker_for", "utf8_len",

@@ -7,6 +7,7 @@ import io
 import json
 import logging
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,27 +27,30 @@ def restore_root() -> Iterator[None]:
     root.setLevel(level)
 
 
-def record(logger: logging.Logger, stream: io.StringIO) -> dict[str, object]:
-    lines = stream.getvalue().splitlines()
-    assert len(lines) == 1, lines
-    return json.loads(lines[0])
-
-
-def test_a_record_is_one_json_line_with_extras_and_the_traceback() -> None:
+@contextmanager
+def json_logger(name: str) -> Iterator[tuple[logging.Logger, list[dict[str, object]]]]:
+    """A logger whose records are formatted by ``JsonFormatter``; the list gets them, parsed, when the block ends."""
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(JsonFormatter())
-    logger = logging.getLogger("tether.test.json")
+    logger = logging.getLogger(name)
     logger.addHandler(handler)
     logger.propagate = False
+    records: list[dict[str, object]] = []
     try:
+        yield logger, records
+    finally:
+        logger.removeHandler(handler)
+        records.extend(json.loads(line) for line in stream.getvalue().splitlines())
+
+
+def test_a_record_is_one_json_line_with_extras_and_the_traceback() -> None:
+    with json_logger("tether.test.json") as (logger, records):
         try:
             raise ValueError("bad\nvalue")
         except ValueError:
             logger.error("call %s failed", "c1", exc_info=True, extra={"session_id": "ses_1", "n": 3})
-    finally:
-        logger.removeHandler(handler)
-    out = record(logger, stream)
+    (out,) = records
     assert (
         out["level"] == "ERROR" and out["logger"] == "tether.test.json" and out["message"] == "call c1 failed"
     )
@@ -57,19 +61,10 @@ def test_a_record_is_one_json_line_with_extras_and_the_traceback() -> None:
 
 
 def test_a_record_inside_a_span_carries_its_trace_and_span_ids() -> None:
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    logger = logging.getLogger("tether.test.span")
-    logger.addHandler(handler)
-    logger.propagate = False
     tracer = TracerProvider().get_tracer("test")
-    try:
-        with tracer.start_as_current_span("work") as span:
-            logger.warning("inside", stack_info=True)
-    finally:
-        logger.removeHandler(handler)
-    out = record(logger, stream)
+    with json_logger("tether.test.span") as (logger, records), tracer.start_as_current_span("work") as span:
+        logger.warning("inside", stack_info=True)
+    (out,) = records
     context = span.get_span_context()
     assert out["trace_id"] == f"{context.trace_id:032x}" and out["span_id"] == f"{context.span_id:016x}"
     assert "stack" in out
