@@ -1,0 +1,160 @@
+"""Per-call overhead of the Temporal path (``tether.temporal``) vs the in-process runner, side by side.
+
+Both run the same turns with a ``FunctionModel`` and a no-op tool on the SQLite store; the Temporal path runs them
+on a worker in this process against a local dev server (``temporal server start-dev``, started here on a free port
+with its own SQLite file), so what differs is the workflow, the activities and the store reads they do:
+
+- ``seq``: N sequential calls (one call per step), then a final text step: a model activity and a tool activity per
+  call, each a round trip through the server;
+- ``par``: one step with N parallel calls, then a final text step: the calls' activities run at once.
+
+Per-call overhead = (wall time of the turn with N calls - wall time of a turn with no call) / N, median of the
+repeats, so the turn's fixed cost (the workflow start, the first model step) is not counted per call. The ratio is
+Temporal / in-process. Run: ``.venv/bin/python bench/temporal.py [--calls 10] [--repeats 5] [--unsynced-server]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tether import Runtime
+from tether.llm import ModelRequest, ToolMessage, UserMessage
+from tether.testing import FunctionModel, Step, tool_call
+from tether.tools import Tool, ToolContext
+
+
+def _plan(request: ModelRequest) -> Step:
+    """The prompt is ``{"calls": N, "parallel": bool}``; sequential turns make one call per step."""
+    first = next(m for m in request.messages if isinstance(m, UserMessage))
+    spec = json.loads("".join(getattr(p, "text", "") for p in first.content))
+    done = sum(len(m.results) for m in request.messages if isinstance(m, ToolMessage))
+    calls: int = spec["calls"]
+    if done >= calls:
+        return Step("done")
+    if spec["parallel"]:
+        return Step(*(tool_call("noop", {"i": i}, id=f"call_{uuid.uuid4().hex[:12]}") for i in range(calls)))
+    return Step(tool_call("noop", {"i": done}, id=f"call_{uuid.uuid4().hex[:12]}"))
+
+
+async def _noop(value: dict[str, Any], ctx: ToolContext) -> str:
+    return "ok"
+
+
+PRAGMAS: list[str] = []
+
+NOOP = Tool(description="Does nothing", input={"type": "object"}, execute=_noop)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def _timed(run: Any) -> float:
+    start = time.perf_counter()
+    await run()
+    return time.perf_counter() - start
+
+
+async def main(calls: int, repeats: int) -> None:
+    from temporalio.client import Client
+
+    from tether.temporal import submit_turn, worker
+
+    tmp = Path(tempfile.mkdtemp(prefix="tether-bench-temporal-"))
+    port = _free_port()
+    binary = str(Path(sys.executable).parent / "temporal")
+    server = subprocess.Popen(
+        [binary, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", str(port),
+         "--db-filename", str(tmp / "temporal.db"), "--log-level", "error", *PRAGMAS],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    target = f"127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                client = await Client.connect(target)
+                await client.count_workflows()
+                break
+            except Exception:
+                await asyncio.sleep(0.1)
+        model = FunctionModel(_plan)
+        async with Runtime(data_dir=tmp / "data", plugins=False) as rt:
+            rt.tools.register({"noop": NOOP})
+            queue = "bench"
+            async with worker(rt, client, task_queue=queue, models={"plan": model}):
+
+                def turn_in_process(n: int, parallel: bool) -> Any:
+                    async def run() -> None:
+                        result = await rt.run(json.dumps({"calls": n, "parallel": parallel}), model=model)
+                        assert result.tool_calls == n, result
+
+                    return run
+
+                def turn_on_temporal(n: int, parallel: bool) -> Any:
+                    async def run() -> None:
+                        handle = await submit_turn(
+                            client,
+                            json.dumps({"calls": n, "parallel": parallel}),
+                            model="plan",
+                            directory=tmp,
+                            task_queue=queue,
+                        )
+                        result = await handle.result()
+                        assert result.tool_calls == n and all(c.ok for c in result.calls), result
+
+                    return run
+
+                for make in (turn_in_process, turn_on_temporal):  # warm both paths once
+                    await make(2, False)()
+                print(
+                    f"{calls} calls per turn, median of {repeats} repeats; per call = (turn - empty turn) / calls"
+                )
+                print(f"{'shape':6} {'in-process ms/call':>20} {'temporal ms/call':>18} {'ratio':>8}")
+                for shape, parallel in (("seq", False), ("par", True)):
+                    figures: dict[str, float] = {}
+                    for name, make in (("in-process", turn_in_process), ("temporal", turn_on_temporal)):
+                        empty = statistics.median([await _timed(make(0, parallel)) for _ in range(repeats)])
+                        full = statistics.median(
+                            [await _timed(make(calls, parallel)) for _ in range(repeats)]
+                        )
+                        figures[name] = (full - empty) / calls * 1000
+                    ratio = (
+                        figures["temporal"] / figures["in-process"]
+                        if figures["in-process"] > 0
+                        else float("inf")
+                    )
+                    print(
+                        f"{shape:6} {figures['in-process']:>20.3f} {figures['temporal']:>18.3f} {ratio:>7.0f}x"
+                    )
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--unsynced-server",
+        action="store_true",
+        help="run the dev server's SQLite with synchronous=OFF (what the server's own commits cost, for comparison)",
+    )
+    args = parser.parse_args()
+    if args.unsynced_server:
+        PRAGMAS[:] = ["--sqlite-pragma", "synchronous=OFF", "--sqlite-pragma", "journal_mode=WAL"]
+    asyncio.run(main(args.calls, args.repeats))
