@@ -7,17 +7,18 @@ import signal
 import sqlite3
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from anyio.abc import Process
+from tests.postgres.fixtures import OpenStore
 
 from tether.bus import Bus
 from tether.llm import ToolMessage
-from tether.session import AssistantInfo, Sessions, SQLiteStore, StoredMessage, ToolPart
+from tether.session import AssistantInfo, Sessions, StoredMessage, ToolPart
 from tether.session.internal import INTERRUPTED_ERROR
 from tether.testing import ScriptedModel
 from tether.tools import Text
@@ -35,7 +36,7 @@ CHILD = textwrap.dedent(
 
     from tether.bus import Bus
     from tether.output import OutputStore
-    from tether.session import PartUpdated, Sessions, SQLiteStore, ToolPart
+    from tether.session import PartUpdated, PostgresStore, Sessions, SQLiteStore, ToolPart
     from tether.testing import ScriptedModel, tool_call
     from tether.tools import Tool, ToolRegistry, ToolResponse
 
@@ -60,8 +61,9 @@ CHILD = textwrap.dedent(
         directory: Path
 
 
-    async def main(root: Path) -> None:
-        async with SQLiteStore(root / "tether.db") as store:
+    async def main(root: Path, target: str) -> None:
+        opened = PostgresStore(target) if target.startswith("postgresql://") else SQLiteStore(target)
+        async with opened as store:
             bus = Bus()
             first_done = anyio.Event()
 
@@ -96,7 +98,7 @@ CHILD = textwrap.dedent(
         print("DONE", flush=True)
 
 
-    anyio.run(main, Path(sys.argv[1]))
+    anyio.run(main, Path(sys.argv[1]), sys.argv[2])
     """
 )
 
@@ -111,14 +113,28 @@ async def _read_line(proc: Process) -> bytes:
     return line
 
 
-async def _start_holder(tmp_path: Path) -> tuple[Process, str]:
-    """Start the child; return it once its ``hang`` call is running and committed, with the session id."""
+async def _start_holder(tmp_path: Path, target: str) -> tuple[Process, str]:
+    """Start the child on the store ``target``; return it once its ``hang`` call is running and committed, with the
+    session id."""
     script = tmp_path / "child.py"
     script.write_text(CHILD)
-    proc = await anyio.open_process([sys.executable, str(script), str(tmp_path)])
+    proc = await anyio.open_process([sys.executable, str(script), str(tmp_path), target])
     line = await _read_line(proc)
     assert line.startswith(b"READY"), line
     return proc, line.split()[1].decode()
+
+
+def owner_ids(target: str) -> list[str]:
+    """The owner rows of the store ``target`` (a SQLite file or a PostgreSQL URL)."""
+    if target.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(target) as pg:
+            return [row[0] for row in pg.execute("SELECT id FROM owners")]
+    conn = sqlite3.connect(target)
+    ids = [row[0] for row in conn.execute("SELECT id FROM owners")]
+    conn.close()
+    return ids
 
 
 def _tool_parts(messages: Sequence[StoredMessage]) -> list[ToolPart]:
@@ -126,12 +142,14 @@ def _tool_parts(messages: Sequence[StoredMessage]) -> list[ToolPart]:
 
 
 @pytest.mark.anyio
-async def test_opening_the_store_beside_a_live_process_leaves_its_running_call_alone(tmp_path: Path) -> None:
+async def test_opening_the_store_beside_a_live_process_leaves_its_running_call_alone(
+    tmp_path: Path, open_store: OpenStore, store_target: Callable[[str], str]
+) -> None:
     with anyio.fail_after(30):
-        proc, session_id = await _start_holder(tmp_path)
+        proc, session_id = await _start_holder(tmp_path, store_target("tether.db"))
         async with proc:
             # `tether sessions` in another terminal: opening the shared file must not interrupt the live call.
-            async with SQLiteStore(tmp_path / "tether.db") as store:
+            async with open_store() as store:
                 assert store.recovered == 0
                 assert await store.recover() == 0
                 quick, hung = _tool_parts(await store.load_messages(session_id))
@@ -143,7 +161,7 @@ async def test_opening_the_store_beside_a_live_process_leaves_its_running_call_a
             assert (await _read_line(proc)).startswith(b"DONE")
             assert await proc.wait() == 0
 
-    async with SQLiteStore(tmp_path / "tether.db") as store:
+    async with open_store() as store:
         assert store.recovered == 0
         _, hung = _tool_parts(await store.load_messages(session_id))
         assert (hung.state, hung.content, hung.interrupted) == ("completed", (Text("released now"),), False)
@@ -154,17 +172,26 @@ async def test_opening_the_store_beside_a_live_process_leaves_its_running_call_a
 
 
 @pytest.mark.anyio
-async def test_sigkill_mid_tool_then_reopen_recovers_interrupted_calls(tmp_path: Path) -> None:
+async def test_sigkill_mid_tool_then_reopen_recovers_interrupted_calls(
+    tmp_path: Path, open_store: OpenStore, store_target: Callable[[str], str], store_kind: str
+) -> None:
     with anyio.fail_after(30):
-        proc, session_id = await _start_holder(tmp_path)
+        proc, session_id = await _start_holder(tmp_path, store_target("tether.db"))
         async with proc:
-            async with SQLiteStore(tmp_path / "tether.db") as neighbour:
+            async with open_store() as neighbour:
                 assert neighbour.recovered == 0  # the holder is alive
                 proc.send_signal(signal.SIGKILL)
                 assert await proc.wait() == -signal.SIGKILL
 
-    async with SQLiteStore(tmp_path / "tether.db") as store:
-        assert store.recovered == 1
+    async with open_store() as store:
+        recovered = store.recovered
+        with anyio.fail_after(10):
+            # PostgreSQL drops the killed holder's connection (and its lease lock) as it notices the closed socket,
+            # a moment after the process is gone.
+            while recovered == 0 and store_kind == "postgresql":
+                await anyio.sleep(0.05)
+                recovered = await store.recover()
+        assert recovered == 1
         messages = await store.load_messages(session_id)
         quick, hung = [p for m in messages for p in m.parts if isinstance(p, ToolPart)]
         assert (quick.state, quick.content) == ("completed", (Text("finished a"),))
@@ -175,9 +202,7 @@ async def test_sigkill_mid_tool_then_reopen_recovers_interrupted_calls(tmp_path:
 
         # Recovering again finds nothing left, and the killed holder's owner row is gone.
         assert await store.recover() == 0
-        conn = sqlite3.connect(tmp_path / "tether.db")
-        assert conn.execute("SELECT id FROM owners").fetchall() == [(store.owner,)]
-        conn.close()
+        assert owner_ids(store_target("tether.db")) == [store.owner]
 
         async def locate(directory: str, project: str) -> Any:
             from tether.tools import ToolRegistry
