@@ -137,3 +137,20 @@ def test_settings_from_config() -> None:
     assert CodeMode.from_config(None) is None
     found = CodeMode.from_config({"build": {"codemode": {"max_calls": 7}}})
     assert found is not None and found.agents["build"].max_calls == 7
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("type(tools)()", "AttributeError: tools has no tool '__call__'"),
+        ("tools.__class__.__init__", "AttributeError"),
+        ("tools.__dict__", "AttributeError"),
+        ("getattr(tools, '__reduce__')()", "AttributeError"),
+        ("eval('__import__(\"os\")')", "__import__ is not available in this sandbox"),
+        ("import sys\nsys.exit(1)", "AttributeError: module 'sys' has no attribute 'exit'"),
+        ("x = []\nwhile True:\n    x.append('a' * 1000)", "MemoryError: memory limit exceeded"),
+    ],
+)
+async def test_hostile_code_never_reaches_the_host(tmp_path: Path, code: str, expected: str) -> None:
+    outcome = await settle(step_of(tmp_path, max_memory=32 << 20), code)
+    assert isinstance(outcome, Failed) and expected in outcome.error, outcome

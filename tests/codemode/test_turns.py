@@ -150,3 +150,14 @@ def test_session_show_nests_the_inner_calls_under_the_execute_call(tmp_path: Pat
     assert [p["tool"] for p in inner] == ["read"] and inner[0]["state"] == "completed"
     text = subprocess.run(argv, capture_output=True, text=True, env=env, check=True).stdout
     assert "execute" in text and "read" in text
+
+
+async def test_task_is_not_callable_from_code(tmp_path: Path, project: Path) -> None:
+    code = "await tools.task(description='look', prompt='say the word', subagent_type='explore')"
+    script = Script([execute(code)], last_tool_text)
+    async with Runtime(data_dir=tmp_path / "data", config=codemode_config(project)) as rt:
+        session = await rt.sessions.create(project)
+        with anyio.fail_after(30):
+            result = await session.prompt("go", model=script.model)
+    assert "tools.task is not available inside execute" in result.text
+    assert "- task(" not in script.requests[0].tools[0].description

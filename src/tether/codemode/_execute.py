@@ -37,7 +37,15 @@ from ._summary import search as search_catalog
 if TYPE_CHECKING:
     from ..session import Sessions
 
-__all__ = ["ExecuteInput", "ExecuteOutput", "build_execute"]
+__all__ = ["NOT_IN_CODE", "ExecuteInput", "ExecuteOutput", "build_execute"]
+
+NOT_IN_CODE = {
+    "task": "tools.task is not available inside execute: a subagent runs as a direct task call of its own "
+    "(pin task to keep it beside execute)."
+}
+"""Catalog tools the code cannot call, with the ``AttributeError`` it gets. ``task`` runs a subagent's whole conversation (its own steps, asks and
+session): not work for a sandboxed call with a wall-time and call budget; pin it to keep it beside ``execute``.
+``execute`` itself is never in the catalog the code sees (no recursion)."""
 
 _DESCRIPTION = """Run Python code that calls this session's tools, for work that takes many tool calls: gather, \
 filter and combine results in code and print only what you need. The code runs in a sandbox (a Python subset: no \
@@ -93,7 +101,7 @@ def build_execute(
 ) -> Tool[ExecuteInput, ExecuteOutput]:
     """The ``execute`` tool over ``full`` (the step's whole catalog); ``sessions`` records inner calls (``None``:
     not recorded, for a step settled outside a session)."""
-    definitions = full.definitions
+    definitions = tuple(d for d in full.definitions if d.name not in NOT_IN_CODE)
     names = python_names(d.name for d in definitions)
     description = _DESCRIPTION.format(
         max_calls=settings.max_calls,
@@ -141,7 +149,13 @@ def build_execute(
         try:
             with anyio.move_on_after(settings.timeout) as scope:
                 await run_code(
-                    input.code, settings=settings, names=names, call=call, search=search, result=result
+                    input.code,
+                    settings=settings,
+                    names=names,
+                    call=call,
+                    search=search,
+                    result=result,
+                    refused=NOT_IN_CODE,
                 )
             if scope.cancelled_caught:
                 result.limit = True

@@ -98,9 +98,11 @@ async def run_code(
     call: CallHandler,
     search: Callable[[str], Any],
     result: RunResult,
+    refused: Mapping[str, str] | None = None,
 ) -> None:
     """Run ``code`` and fill in ``result`` (its printed text also when the run is cancelled); ``names`` maps each
-    ``tools.<attribute>`` to the catalog name ``call`` receives.
+    ``tools.<attribute>`` to the catalog name ``call`` receives; ``refused`` maps attributes the code may not call to
+    the ``AttributeError`` message it gets.
 
     Raises:
         Exception: the ``error`` of a :class:`Stop` answer, after the sandbox and the other calls ended.
@@ -111,7 +113,15 @@ async def run_code(
     try:
         session = pool.checkout(limits=_limits(settings), os_policy={"sleep": "zero"})
         await anyio.to_thread.run_sync(session.__enter__)
-        driver = _Driver(session, names=names, call=call, search=search, settings=settings, result=result)
+        driver = _Driver(
+            session,
+            names=names,
+            refused=refused or {},
+            call=call,
+            search=search,
+            settings=settings,
+            result=result,
+        )
         try:
             await driver.run(code, printer)
         finally:
@@ -136,6 +146,7 @@ class _Driver:
         "_session",
         "_settings",
         "_wake",
+        "refused",
         "result",
     )
 
@@ -144,6 +155,7 @@ class _Driver:
         session: monty.MontySession,
         *,
         names: Mapping[str, str],
+        refused: Mapping[str, str],
         call: CallHandler,
         search: Callable[[str], Any],
         settings: CodeModeSettings,
@@ -156,6 +168,7 @@ class _Driver:
         self._search = search
         self._settings = settings
         self._busy = False
+        self.refused = refused
         self._done: dict[int, Any] = {}
         self._wake = anyio.Event()
         self.result = result
@@ -236,6 +249,8 @@ class _Driver:
                 )
             return await self._raise(snapshot, "RuntimeError", f"{name} is not available in this sandbox")
         catalog = self._names.get(name)
+        if name in self.refused:
+            return await self._raise(snapshot, "AttributeError", self.refused[name])
         if catalog is None:
             return await self._raise(
                 snapshot,
