@@ -323,3 +323,65 @@ async def test_an_asked_call_records_the_ask_and_the_reply_and_the_request_optio
     asked, replied = [e.attributes or {} for e in call.events if e.name == "tether.permission"]
     assert asked["effect"] == "ask" and "read *.txt ask" in asked["rule"]  # pyright: ignore[reportOperatorIssue]
     assert replied["reply"] == "once" and replied["effect"] == "allow"
+
+
+async def test_a_call_the_store_never_recorded_as_settled_still_ends_with_its_turn(
+    tmp_path: Path, spans: Spans
+) -> None:
+    # The store refuses every write from the call's result on (a full disk): the part is never recorded settled,
+    # so its span ends with the turn, said to be unrecorded, and the turn's span carries the store's error.
+    from dataclasses import dataclass, field
+
+    from tether.bus import Bus
+    from tether.errors import StoreError
+    from tether.output import OutputStore
+    from tether.session import Sessions, SQLiteStore
+    from tether.session.internal import DurableEvent
+    from tether.tools import Tool, ToolRegistry, ToolResponse
+    from tether.tools import ToolContext as Ctx
+
+    @dataclass(frozen=True)
+    class Agent:
+        name: str = "build"
+        rules: tuple[Any, ...] = ()
+        steps: int | None = None
+        prompt: str | None = None
+        options: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    @dataclass
+    class Loc:
+        tools: Any
+        root: Path
+        directory: Path
+
+    class FullDisk:
+        def __init__(self, store: SQLiteStore) -> None:
+            self.store = store
+            self.full = False
+
+        def append(self, event: DurableEvent) -> None:
+            part = getattr(event, "part", None)
+            if isinstance(part, ToolPart) and part.state == "completed":
+                self.full = True
+            if self.full:
+                raise StoreError("disk full")
+            self.store.append(event)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.store, name)
+
+    async def ok(value: dict[str, Any], ctx: Ctx) -> ToolResponse[Any]:
+        return ToolResponse(content="ok")
+
+    async with SQLiteStore(tmp_path / "tether.db") as store:
+        registry = ToolRegistry(output=OutputStore(tmp_path / "out"))
+        registry.register({"ok": Tool(description="ok", input={"type": "object"}, execute=ok)})
+        sessions = Sessions(store=FullDisk(store), bus=Bus(), agents={"build": Agent()})  # type: ignore[arg-type]
+        session = await sessions.create(Loc(registry, tmp_path, tmp_path))
+        with pytest.raises(StoreError), anyio.fail_after(20):
+            await session.prompt("go", model=ScriptedModel([[tool_call("ok", {}, id="k1")], "never"]))
+    (root,) = spans.roots()
+    assert attrs(root)["error.type"] == "StoreError"
+    (chat,) = spans.children(root)
+    (call,) = spans.children(chat)
+    assert attrs(call)["tether.tool.outcome"] == "unrecorded"

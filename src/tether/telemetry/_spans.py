@@ -97,7 +97,7 @@ def _failed(span: Span, exc: BaseException) -> None:
 class TurnTrace:
     """The ``invoke_agent`` span of one turn; its :meth:`chat` gives each step's trace (``None`` when not sampled)."""
 
-    __slots__ = ("_span", "content", "context", "info", "model", "provider", "tracer")
+    __slots__ = ("_span", "calls", "content", "context", "info", "model", "provider", "tracer")
 
     def __init__(self, provider: TracerProvider, info: SessionInfo, model: Model, *, content: bool) -> None:
         self.tracer = provider.get_tracer("tether", __version__)
@@ -107,6 +107,8 @@ class TurnTrace:
         self.content = content
         self.context: otel_context.Context | None = None
         self._span: Span | None = None
+        self.calls: set[tuple[str, str]] = set()
+        """The keys (in ``_CALLS``) of this turn's calls whose span is open."""
 
     async def run(
         self,
@@ -169,6 +171,13 @@ class TurnTrace:
                 span.set_attribute("gen_ai.output.messages", _json(output))
         finally:
             otel_context.detach(token)
+            for (
+                key
+            ) in self.calls:  # a part the store never took settled (it refused a write): end its span here
+                call = _CALLS.pop(key, None)
+                if call is not None:
+                    call.set_attribute("tether.tool.outcome", "unrecorded")
+                    call.end()
             span.set_attribute("tether.turn.steps", progress.steps)
             span.set_attribute("tether.turn.tool_calls", progress.tool_calls)
             _usage(span, progress.usage)
@@ -270,6 +279,7 @@ class ChatTrace:
             if part.state == "pending":
                 return  # its input is still streaming: the call does not exist yet
             turn = self._turn
+            turn.calls.add(key)
             span = _CALLS[key] = turn.tracer.start_span(
                 f"execute_tool {part.tool}",
                 context=self.context,
@@ -291,6 +301,7 @@ class ChatTrace:
                 )
         if part.settled:
             del _CALLS[key]
+            self._turn.calls.discard(key)
             _tool_outcome(span, part, content=self._turn.content)
             span.end()
 
