@@ -361,3 +361,91 @@ async def test_the_runtime_uses_the_store_url_from_the_environment_or_the_config
         async with Runtime(data_dir=tmp_path / "data", plugins=False):
             pass
     assert "pw" not in str(caught.value)
+
+
+@pytest.mark.anyio
+async def test_a_refused_write_keeps_exactly_the_events_appended_before_it(postgres: PostgresServer) -> None:
+    url = postgres.database()
+    async with PostgresStore(url) as store:
+        store.append(SessionUpdated(session()))
+        await store.flush()
+        sql(
+            url,
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "IF NEW.id = 'prt_bad' THEN RAISE EXCEPTION 'no space left'; END IF; RETURN NEW; END $$",
+        )
+        sql(url, "CREATE TRIGGER refuse BEFORE INSERT ON parts FOR EACH ROW EXECUTE FUNCTION refuse()")
+        # one batch: the message and prt_1 come before the refused part, prt_3 after it
+        store.append(MessageUpdated(assistant()))
+        store.append(PartUpdated(running("prt_1")))
+        store.append(PartUpdated(running("prt_bad")))
+        store.append(PartUpdated(running("prt_3")))
+        with anyio.fail_after(10), pytest.raises(StoreError, match="no space left"):
+            await store.flush()
+        with pytest.raises(StoreError, match="no space left"):
+            store.append(PartUpdated(running("prt_4")))
+        (message,) = await store.load_messages("ses_1")  # reads are still answered
+    assert [p.id for p in message.parts] == ["prt_1"]
+
+
+@pytest.mark.anyio
+async def test_an_idle_store_renews_its_lease_and_fails_once_it_is_lost(postgres: PostgresServer) -> None:
+    url = postgres.database()
+    async with PostgresStore(url, lease=0.3) as store:
+        ((first,),) = sql(url, "SELECT lease_until FROM owners WHERE id = %s", store.owner)
+        with anyio.fail_after(10):
+            while sql(url, "SELECT lease_until FROM owners WHERE id = %s", store.owner)[0][0] == first:
+                await anyio.sleep(0.05)  # renewed every 0.1 s with nothing to write
+        sql(url, "DELETE FROM owners WHERE id = %s", store.owner)  # as another worker's recovery does
+        with anyio.fail_after(10):
+            while store.error is None:
+                await anyio.sleep(0.05)
+        assert "lease expired" in str(store.error)
+        with pytest.raises(StoreError, match="lease expired"):
+            store.append(SessionUpdated(session()))
+
+
+@pytest.mark.anyio
+async def test_todos_children_and_the_event_stream_read_from_postgres(postgres: PostgresServer) -> None:
+    from tether.session._todos import Todo
+
+    url = postgres.database()
+    async with PostgresStore(url) as store:
+        assert await store.last_seq() == 0
+        store.append(SessionUpdated(session("ses_1")))
+        child = SessionInfo(
+            id="ses_2",
+            project="/p",
+            directory="/p",
+            title="c",
+            agent="build",
+            parent_id="ses_1",
+            created=2,
+            updated=2,
+        )
+        store.append(SessionUpdated(child))
+        store.append(MessageUpdated(assistant("ses_2")))
+        store.append(PartUpdated(running("prt_1", "ses_2")))
+        todos = [
+            Todo(id="1", content="odd \x00 text \udcff", status="in_progress", priority="high"),
+            Todo(id="2", content="plain", status="pending", priority="low"),
+        ]
+        await store.save_todos("ses_1", todos)
+        assert await store.load_todos("ses_1") == (
+            Todo(id="1", content="odd \x00 text \\xff", status="in_progress", priority="high"),
+            todos[1],
+        )
+        await store.save_todos("ses_1", [])
+        assert await store.load_todos("ses_1") == ()
+        assert [s.id for s in await store.child_sessions("ses_1")] == ["ses_2"]
+        events = await store.events_after(0)
+        assert [(e[1], e[2], e[4]) for e in events] == [
+            ("ses_1", "session.updated", None),
+            ("ses_2", "session.updated", None),
+            ("ses_2", "message.updated", None),
+            ("ses_2", "message.part.updated", "msg_1"),
+        ]
+        assert await store.last_seq() == events[-1][0]
+        assert [e[2] for e in await store.events_after(events[1][0], session_id="ses_2", limit=1)] == [
+            "message.updated"
+        ]

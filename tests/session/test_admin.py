@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.postgres.fixtures import OpenStore
 
 from tether.errors import NotFoundError, StoreError, UsageError
 from tether.session import (
     AssistantInfo,
     MessageUpdated,
     PartUpdated,
+    PostgresStore,
     SessionInfo,
     SessionUpdated,
     SQLiteStore,
@@ -21,6 +24,14 @@ from tether.session import (
 from tether.session._admin import _upper
 
 TABLES = ("sessions", "messages", "parts", "inputs", "events", "claims")
+REFUSE = {
+    "sqlite": ["CREATE TRIGGER refuse BEFORE DELETE ON sessions BEGIN SELECT RAISE(ABORT, 'refused'); END"],
+    "postgresql": [
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
+        "CREATE TRIGGER refuse BEFORE DELETE ON sessions FOR EACH ROW EXECUTE FUNCTION refuse()",
+    ],
+}
+"""A trigger that makes deleting a session fail, per store."""
 
 
 def info(sid: str, *, project: str = "/p", updated: int = 1, parent: str | None = None) -> SessionInfo:
@@ -37,7 +48,12 @@ def info(sid: str, *, project: str = "/p", updated: int = 1, parent: str | None 
 
 
 def fill(
-    store: SQLiteStore, sid: str, *, updated: int = 1, parent: str | None = None, done: bool = True
+    store: SQLiteStore | PostgresStore,
+    sid: str,
+    *,
+    updated: int = 1,
+    parent: str | None = None,
+    done: bool = True,
 ) -> None:
     """A session with a user message, an assistant message and a tool part whose large input goes to ``inputs``."""
     store.append(SessionUpdated(info(sid, updated=updated, parent=parent)))
@@ -70,33 +86,42 @@ def fill(
     )
 
 
-def counts(path: Path, sid: str | None = None) -> dict[str, int]:
-    conn = sqlite3.connect(path)
+def counts(target: str, sid: str | None = None) -> dict[str, int]:
+    """Rows per table (of one session), in the SQLite file or the PostgreSQL database ``target``."""
+    mark = "%s" if target.startswith("postgresql://") else "?"
+    queries = {
+        table: (
+            f"SELECT count(*) FROM {table}"
+            + ("" if sid is None else f" WHERE {'id' if table == 'sessions' else 'session_id'} = {mark}")
+        )
+        for table in TABLES
+    }
+    args = () if sid is None else (sid,)
+    if target.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(target) as pg:
+            return {table: pg.execute(sql, args).fetchone()[0] for table, sql in queries.items()}  # type: ignore[index, call-overload]
+    conn = sqlite3.connect(target)
     try:
-        out: dict[str, int] = {}
-        for table in TABLES:
-            column = "id" if table == "sessions" else "session_id"
-            where = "" if sid is None else f" WHERE {column} = ?"
-            out[table] = conn.execute(
-                f"SELECT count(*) FROM {table}{where}", () if sid is None else (sid,)
-            ).fetchone()[0]
-        return out
+        return {table: conn.execute(sql, args).fetchone()[0] for table, sql in queries.items()}
     finally:
         conn.close()
 
 
-async def _touch(store: SQLiteStore, sid: str, updated: int) -> None:
+async def _touch(store: SQLiteStore | PostgresStore, sid: str, updated: int) -> None:
     await store.flush()
+    mark = "%s" if isinstance(store, PostgresStore) else "?"
     await store._run(
-        lambda conn: conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (updated, sid))
+        lambda conn: conn.execute(f"UPDATE sessions SET updated = {mark} WHERE id = {mark}", (updated, sid))
     )
 
 
 @pytest.mark.anyio
 async def test_a_unique_prefix_names_its_session_and_an_ambiguous_one_lists_candidates(
-    tmp_path: Path,
+    open_store: OpenStore, store_target: Callable[[str], str], store_kind: str
 ) -> None:
-    async with SQLiteStore(tmp_path / "db") as store:
+    async with open_store("db") as store:
         for sid in ("ses_aa1", "ses_aa2", "ses_ab1", "ses_b%_"):
             store.append(SessionUpdated(info(sid)))
         assert (await store.resolve_session("ses_ab")).id == "ses_ab1"
@@ -116,8 +141,10 @@ async def test_a_unique_prefix_names_its_session_and_an_ambiguous_one_lists_cand
 
 
 @pytest.mark.anyio
-async def test_an_ambiguous_prefix_names_at_most_five_candidates(tmp_path: Path) -> None:
-    async with SQLiteStore(tmp_path / "db") as store:
+async def test_an_ambiguous_prefix_names_at_most_five_candidates(
+    open_store: OpenStore, store_target: Callable[[str], str], store_kind: str
+) -> None:
+    async with open_store("db") as store:
         for n in range(8):
             store.append(SessionUpdated(info(f"ses_x{n}")))
         with pytest.raises(UsageError) as caught:
@@ -136,9 +163,9 @@ def test_the_upper_bound_of_a_prefix_skips_surrogates_and_the_last_code_point() 
 
 @pytest.mark.anyio
 async def test_latest_conversation_skips_tool_call_sessions_children_and_other_projects(
-    tmp_path: Path,
+    open_store: OpenStore, store_target: Callable[[str], str], store_kind: str
 ) -> None:
-    async with SQLiteStore(tmp_path / "db") as store:
+    async with open_store("db") as store:
         store.append(SessionUpdated(info("ses_1", updated=1)))
         store.append(SessionUpdated(info("ses_2", updated=2)))
         store.append(SessionUpdated(info("ses_3", updated=3, parent="ses_2")))
@@ -162,10 +189,10 @@ async def test_latest_conversation_skips_tool_call_sessions_children_and_other_p
 
 @pytest.mark.anyio
 async def test_delete_removes_every_row_of_the_session_and_its_children_and_nothing_else(
-    tmp_path: Path,
+    open_store: OpenStore, store_target: Callable[[str], str], store_kind: str
 ) -> None:
-    path = tmp_path / "db"
-    async with SQLiteStore(path) as store:
+    path = store_target("db")
+    async with open_store("db") as store:
         fill(store, "ses_keep")
         fill(store, "ses_root")
         fill(store, "ses_child", parent="ses_root")
@@ -191,9 +218,11 @@ async def test_delete_removes_every_row_of_the_session_and_its_children_and_noth
 
 
 @pytest.mark.anyio
-async def test_a_session_claimed_or_running_in_a_live_store_is_not_deleted(tmp_path: Path) -> None:
-    path = tmp_path / "db"
-    async with SQLiteStore(path) as runner, SQLiteStore(path) as admin:
+async def test_a_session_claimed_or_running_in_a_live_store_is_not_deleted(
+    open_store: OpenStore, store_target: Callable[[str], str], store_kind: str
+) -> None:
+    path = store_target("db")
+    async with open_store("db") as runner, open_store("db") as admin:
         fill(runner, "ses_claimed")
         fill(runner, "ses_running", done=False)
         fill(runner, "ses_parent")
@@ -209,16 +238,18 @@ async def test_a_session_claimed_or_running_in_a_live_store_is_not_deleted(tmp_p
             assert f"pid {live.holder.pid}" in live.message
         assert counts(path) == before
     # once that store is closed, its work is no longer live: the sessions can go
-    async with SQLiteStore(path, recover=False) as admin:
+    async with open_store("db", recover=False) as admin:
         for sid in ("ses_claimed", "ses_running", "ses_parent"):
             assert (await admin.delete_session(sid)).sessions
         assert set(counts(path).values()) == {0}
 
 
 @pytest.mark.anyio
-async def test_prune_removes_old_trees_keeps_recent_and_live_ones(tmp_path: Path) -> None:
-    path = tmp_path / "db"
-    async with SQLiteStore(path) as runner, SQLiteStore(path) as admin:
+async def test_prune_removes_old_trees_keeps_recent_and_live_ones(
+    open_store: OpenStore, store_target: Callable[[str], str], store_kind: str
+) -> None:
+    path = store_target("db")
+    async with open_store("db") as runner, open_store("db") as admin:
         fill(runner, "ses_old", updated=10)
         fill(runner, "ses_old_child", updated=10, parent="ses_old")
         fill(runner, "ses_mixed", updated=10)
@@ -245,8 +276,10 @@ async def test_prune_removes_old_trees_keeps_recent_and_live_ones(tmp_path: Path
 
 
 @pytest.mark.anyio
-async def test_delete_and_prune_refuse_on_a_closed_store(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "db")
+async def test_delete_and_prune_refuse_on_a_closed_store(
+    open_store: OpenStore, store_target: Callable[[str], str], store_kind: str
+) -> None:
+    store = open_store("db")
     await store.open()
     await store.aclose()
     with pytest.raises(StoreError, match="closed"):
@@ -258,18 +291,17 @@ async def test_delete_and_prune_refuse_on_a_closed_store(tmp_path: Path) -> None
 
 
 @pytest.mark.anyio
-async def test_a_failed_delete_rolls_back_every_row_it_touched(tmp_path: Path) -> None:
-    path = tmp_path / "db"
-    async with SQLiteStore(path) as store:
+async def test_a_failed_delete_rolls_back_every_row_it_touched(
+    open_store: OpenStore, store_target: Callable[[str], str], store_kind: str
+) -> None:
+    path = store_target("db")
+    async with open_store("db") as store:
         fill(store, "ses_1")
         await store.flush()
         before = counts(path)
         # a trigger makes the last statement of the delete fail: the rows deleted before it come back
-        await store._run(
-            lambda conn: conn.execute(
-                "CREATE TRIGGER refuse BEFORE DELETE ON sessions BEGIN SELECT RAISE(ABORT, 'refused'); END"
-            )
-        )
+        for statement in REFUSE[store_kind]:
+            await store._run(lambda conn, statement=statement: conn.execute(statement))
         with pytest.raises(StoreError, match="refused"):
             await store.delete_session("ses_1")
         assert counts(path) == before
