@@ -13,7 +13,8 @@ Modes, each run in fresh child processes that alternate round by round, so machi
 the hooks and its parent) keeps everything else equal, where a working tree may hold other unfinished changes.
 
 Per mode and workload the best per-call wall time and process CPU time over the rounds is printed, then the ratios
-off/baseline (the issue's bar: at most 1.02) and on/off. Run::
+off/baseline (the issue's bar: at most 1.02) and on/off, and the median over rounds of off's CPU time over
+baseline's in the same round (paired: the steadiest figure on a loaded machine). Run::
 
     .venv/bin/python bench/telemetry.py --baseline f0ccffe^ --against f0ccffe [--rounds 5] [--only seq1000]
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import os
 import subprocess
 import sys
@@ -113,13 +115,20 @@ def main() -> None:
         if args.baseline:
             sources = {"baseline": _extract(args.baseline, Path(tmp) / "baseline"), **sources}
         best: dict[tuple[str, str], dict[str, float]] = {}
+        ratios: dict[str, list[float]] = {w: [] for w in workloads}
+        """Per round, off's CPU per call over baseline's: the two ran one after the other, under the same load."""
         for round_ in range(args.rounds):
+            this: dict[tuple[str, str], dict[str, float]] = {}
             for mode, src in sources.items():
                 for workload, figures in _run(mode, src, workloads, args.repeats).items():
+                    this[(mode, workload)] = figures
                     old = best.get((mode, workload))
                     best[(mode, workload)] = (
                         figures if old is None else {k: min(old[k], v) for k, v in figures.items()}
                     )
+            if args.baseline:
+                for workload in workloads:
+                    ratios[workload].append(this[("off", workload)]["cpu"] / this[("baseline", workload)]["cpu"])
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
     print("ms per call, best over rounds: wall (cpu)")
     print(
@@ -138,6 +147,8 @@ def main() -> None:
         else:
             row += f"{'-':>16}"
         row += f"{on['wall'] / off['wall']:>9.3f} ({on['cpu'] / off['cpu']:.3f})"
+        if ratios[workload]:
+            row += f"   off/base cpu, median of paired rounds: {statistics.median(ratios[workload]):.3f}"
         print(row)
 
 

@@ -100,3 +100,10 @@ def test_the_library_never_prints() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
                 found.append(f"{relative}:{node.lineno}")
     assert found == [], "log through logging (tether.telemetry docs), never print: " + ", ".join(found)
+
+
+def test_a_lone_surrogate_in_a_record_still_makes_a_json_line() -> None:
+    with json_logger("tether.test.surrogate") as (logger, records):
+        logger.warning("cannot read %s", "bad\udcff.txt")
+    (out,) = records
+    assert out["message"] == "cannot read bad\udcff.txt"  # escaped on the line, the same text once parsed

@@ -385,3 +385,28 @@ async def test_a_call_the_store_never_recorded_as_settled_still_ends_with_its_tu
     (chat,) = spans.children(root)
     (call,) = spans.children(chat)
     assert attrs(call)["tether.tool.outcome"] == "unrecorded"
+
+
+async def test_a_lone_surrogate_from_the_model_never_makes_a_span_unexportable(
+    tmp_path: Path, project: Path, spans: Spans, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A model sends a file name with an undecodable byte (a lone surrogate) under a tool name holding one too: the
+    # calls fail without running, and the span's text is still valid UTF-8 (an exporter would drop the whole batch).
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    monkeypatch.setenv(CONTENT_ENV, "1")
+    model = ScriptedModel(
+        [
+            [tool_call("read", {"path": "bad\udcff.txt"}, id="s1"), tool_call("re\udcffad", {}, id="s2")],
+            "done",
+        ]
+    )
+    async with Runtime(data_dir=tmp_path / "data", config=config(project)) as rt:
+        session = await rt.sessions.create(project)
+        with anyio.fail_after(20):
+            await session.prompt("go", model=model)
+    calls = {attrs(s)["gen_ai.tool.call.id"]: s for s in spans.all if s.name.startswith("execute_tool")}
+    assert "\\udcff" in attrs(calls["s1"])["gen_ai.tool.call.arguments"]
+    assert calls["s2"].name == "execute_tool re\\xffad"  # as tether.storable.visible shows it
+    encode_spans(spans.all).SerializeToString()  # every span encodes
+    everything(spans).encode("utf-8")

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
 from ..errors import UsageError
+from ..storable import has_surrogates
 
 __all__ = ["LOG_FORMATS", "JsonFormatter", "LogFormat", "configure_logging"]
 
@@ -51,7 +52,9 @@ class JsonFormatter(logging.Formatter):
         if record.stack_info:
             out["stack"] = self.formatStack(record.stack_info)
         _trace_ids(out)
-        return json.dumps(out, ensure_ascii=False, default=repr)
+        # A lone surrogate (a file name's undecodable byte) cannot be written as UTF-8: JSON's ASCII form escapes it.
+        text = json.dumps(out, ensure_ascii=False, default=repr)
+        return json.dumps(out, default=repr) if has_surrogates(text) else text
 
 
 def _trace_ids(out: dict[str, Any]) -> None:

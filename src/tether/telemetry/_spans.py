@@ -40,6 +40,7 @@ from ..llm import Model, ModelRequest, Usage
 from ..session import AssistantInfo, PartUpdated, SessionInfo, TextPart, ToolPart
 from ..session._processor import Emitter
 from ..session.internal import DurableEvent
+from ..storable import has_surrogates, visible
 
 if TYPE_CHECKING:
     from ..session._processor import StepProcessor
@@ -68,7 +69,10 @@ _REQUEST_OPTIONS = {
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=repr)
+    # Text from outside (a model's arguments, a file name) may hold a lone surrogate, which no exporter can encode: a
+    # span that carries one would lose its whole batch. JSON's ASCII form escapes it (law 12).
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return json.dumps(value, default=repr) if has_surrogates(text) else text
 
 
 def _usage(span: Span, usage: Usage | None) -> None:
@@ -281,12 +285,12 @@ class ChatTrace:
             turn = self._turn
             turn.calls.add(key)
             span = _CALLS[key] = turn.tracer.start_span(
-                f"execute_tool {part.tool}",
+                f"execute_tool {visible(part.tool)}",
                 context=self.context,
                 kind=SpanKind.INTERNAL,
                 attributes={
                     "gen_ai.operation.name": "execute_tool",
-                    "gen_ai.tool.name": part.tool,
+                    "gen_ai.tool.name": visible(part.tool),
                     "gen_ai.tool.call.id": part.call_id,
                     "gen_ai.tool.type": "function",
                     "gen_ai.conversation.id": part.session_id,
@@ -297,7 +301,7 @@ class ChatTrace:
                 arguments = part.raw if part.raw is not None else part.input
                 span.set_attribute(
                     "gen_ai.tool.call.arguments",
-                    arguments if isinstance(arguments, str) else _json(arguments),
+                    visible(arguments) if isinstance(arguments, str) else _json(arguments),
                 )
         if part.settled:
             del _CALLS[key]
@@ -352,13 +356,13 @@ def _tool_outcome(span: Span, part: Any, *, content: bool) -> None:
         span.set_attribute("error.type", part.error_kind)
         span.set_status(Status(StatusCode.ERROR, part.error_kind))
         if content and part.error:
-            span.set_attribute("tether.tool.error", part.error)
+            span.set_attribute("tether.tool.error", visible(part.error))
     if part.interrupted:
         span.set_attribute("tether.tool.interrupted", True)
     if state == "completed":
         span.set_attribute("tether.tool.bounded", bool(part.output_paths))
         if content:
-            span.set_attribute("gen_ai.tool.call.result", text_of(part.content))
+            span.set_attribute("gen_ai.tool.call.result", visible(text_of(part.content)))
     _permissions(span, part.permissions, content=content)
 
 
@@ -392,5 +396,5 @@ def _decision(record: Mapping[str, Any], *, content: bool) -> dict[str, Any]:
         )
         out["source"] = tuple(str(v.get("source", "")) for v in verdicts)
     if content:
-        out["resources"] = tuple(str(r) for r in record.get("resources", ()))
+        out["resources"] = tuple(visible(str(r)) for r in record.get("resources", ()))
     return out
