@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from tether import Runtime
+from tether.llm import Model
 from tether.session import ToolPart
 from tether.temporal import TurnHandle, connect, submit_turn, worker
+from tether.tools import Tool
 
 from .support import CONFIG, MODEL, count, model, tools
 
@@ -21,11 +24,20 @@ pytestmark = pytest.mark.anyio
 
 
 @asynccontextmanager
-async def running_worker(target: str, queue: str, data_dir: Path, marks: Path) -> AsyncIterator[Runtime]:
+async def running_worker(
+    target: str,
+    queue: str,
+    data_dir: Path,
+    marks: Path,
+    *,
+    models: dict[str, Model] | None = None,
+    extra: Callable[[Runtime], dict[str, Tool[Any, Any]]] | None = None,
+) -> AsyncIterator[Runtime]:
+    """An in-process worker on ``queue`` with the support tools (and ``extra(rt)``) and the plan model."""
     async with Runtime(data_dir=data_dir, plugins=False, config=CONFIG) as rt:
-        rt.tools.register(tools(marks))
+        rt.tools.register({**tools(marks), **(extra(rt) if extra is not None else {})})
         client = await connect(target)
-        async with worker(rt, client, task_queue=queue, models={MODEL: model()}):
+        async with worker(rt, client, task_queue=queue, models={MODEL: model(), **(models or {})}):
             yield rt
 
 

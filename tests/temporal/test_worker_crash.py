@@ -11,7 +11,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import anyio
@@ -64,16 +64,23 @@ async def parts(data: Path, session_id: str) -> dict[str, ToolPart]:
     return {p.tool: p for m in messages for p in m.parts if isinstance(p, ToolPart)}
 
 
-@pytest.mark.parametrize("tool", ["slow", "lookup"])
+@pytest.mark.parametrize(
+    ("tool", "second_first"),
+    [("slow", False), ("slow", True), ("lookup", False)],
+    ids=["interrupted-after-recovery", "interrupted-while-the-second-worker-runs", "idempotent-rerun"],
+)
 async def test_a_killed_worker_s_turn_finishes_on_another_worker(
-    temporal_server: str, tmp_path: Path, tool: str
+    temporal_server: str, tmp_path: Path, tool: str, second_first: bool
 ) -> None:
+    """The second worker opens the store after the kill (its recovery marks the call interrupted) or runs already
+    (nothing marks it: the call's next attempt finds it still running)."""
     queue = f"q-{uuid.uuid4().hex}"
     data, marks = tmp_path / "data", tmp_path / "marks"
     data.mkdir(mode=0o700)
     marks.mkdir()
     client = await connect(temporal_server)
-    with worker_process(temporal_server, queue, data, marks) as first:
+    with ExitStack() as stack:
+        first = stack.enter_context(worker_process(temporal_server, queue, data, marks))
         await ready(first)
         handle = await submit_turn(
             client,
@@ -84,14 +91,18 @@ async def test_a_killed_worker_s_turn_finishes_on_another_worker(
             heartbeat_timeout=2.0,
         )
         await until(lambda: count(marks, f"{tool}-started") == 1 and count(marks, "fast") == 1)
+        second = None
+        if second_first:
+            second = stack.enter_context(worker_process(temporal_server, queue, data, marks))
+            await ready(second)
         first.kill()  # SIGKILL, mid-call
         first.wait()
-    (marks / "release").touch()  # a call that runs again now finishes
-    with worker_process(temporal_server, queue, data, marks) as second:
-        await ready(second)
+        (marks / "release").touch()  # a call that runs again now finishes
+        if second is None:
+            second = stack.enter_context(worker_process(temporal_server, queue, data, marks))
+            await ready(second)
         with anyio.fail_after(120):
             result = await handle.result()
-        second.terminate()
     assert result.stop == "done"
     assert count(marks, "fast") == 1  # a completed call never runs again
     found = await parts(data, result.session_id)

@@ -22,7 +22,15 @@ from .. import ids
 from ..content import text_of
 from ..errors import ProviderError
 from ..llm import AssistantMessage, ModelRequest, TextContent, ToolCallEvent
-from ..session import MessageUpdated, PartUpdated, StepFinishPart, StepStartPart, TextPart, ToolPart
+from ..session import (
+    MessageUpdated,
+    PartUpdated,
+    SessionUpdated,
+    StepFinishPart,
+    StepStartPart,
+    TextPart,
+    ToolPart,
+)
 from ..session._dispatch import SURROGATE_INPUT_ERROR, _has_lone_surrogate, _invalid_arguments
 from ..session._model import AssistantInfo, MessageError, UserInfo, now_ms
 from ..session._processor import Emitter, StepProcessor
@@ -84,12 +92,13 @@ class TurnActivities:
             session = await rt.sessions.get(turn.session_id)
         else:
             session = await rt.sessions.create(turn.directory, agent=turn.agent)
-        info = session.info
+        # the store's record, not this worker's cached handle: another worker may have titled the session
+        info = await rt.store.get_session(session.id)
         emitter = self._emitter
         if info.title == "" and turn.prompt:
-            from ..session import SessionUpdated
-
-            emitter.durable(SessionUpdated(replace(info, title=_title(turn.prompt), updated=now_ms())))
+            info = replace(info, title=_title(turn.prompt), updated=now_ms())
+            emitter.durable(SessionUpdated(info))
+            session._info = info  # pyright: ignore[reportPrivateUsage]
         agent = resolve_agent(rt.agents, info.agent)
         model = self.model(turn.model)
         system = await rt.sessions.service.system_prompt(
