@@ -101,3 +101,19 @@ def test_a_bad_log_format_is_a_usage_error(cli: Cli) -> None:
     cli.env["TETHER_LOG_LEVEL"] = "LOUD"
     done = cli.run("sessions")
     assert done.code == 2 and "Unknown log level 'LOUD'" in done.stderr
+
+
+def test_run_otel_without_the_extra_says_what_to_install(cli: Cli, project: Path) -> None:
+    # The SDK missing (as without tether[otel]): its import fails, the run stops before the turn with exit code 2.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['opentelemetry.sdk.trace'] = None; from tether.cli import main; "
+        f"sys.argv = ['tether', 'run', 'look', '--model', {turn(cli)!r}, '--dir', {str(project)!r}, '--otel']; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=cli.env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'tether[otel]'" in done.stderr
