@@ -29,34 +29,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import BaseModel
+
+from runner import (  # bench/runner.py: the same no-op tool, agent and Location stand-ins
+    NoopInput,
+    _Agent,
+    _Loc,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class NoopInput(BaseModel):
-    text: str
-
-
-@dataclass(frozen=True)
-class _Agent:
-    name: str = "build"
-    rules: tuple[Any, ...] = ()
-    steps: int | None = None
-    prompt: str | None = None
-    options: dict[str, Any] = field(default_factory=dict[str, Any])
-
-
-@dataclass
-class _Loc:
-    tools: Any
-    root: Path
-    directory: Path
 
 
 async def run_sessions(target: str, sessions: int, calls: int, wait_for_go: bool) -> dict[str, Any]:
