@@ -330,8 +330,6 @@ async def test_a_call_the_store_never_recorded_as_settled_still_ends_with_its_tu
 ) -> None:
     # The store refuses every write from the call's result on (a full disk): the part is never recorded settled,
     # so its span ends with the turn, said to be unrecorded, and the turn's span carries the store's error.
-    from dataclasses import dataclass, field
-
     from tether.bus import Bus
     from tether.errors import StoreError
     from tether.output import OutputStore
@@ -340,19 +338,7 @@ async def test_a_call_the_store_never_recorded_as_settled_still_ends_with_its_tu
     from tether.tools import Tool, ToolRegistry, ToolResponse
     from tether.tools import ToolContext as Ctx
 
-    @dataclass(frozen=True)
-    class Agent:
-        name: str = "build"
-        rules: tuple[Any, ...] = ()
-        steps: int | None = None
-        prompt: str | None = None
-        options: dict[str, Any] = field(default_factory=dict[str, Any])
-
-    @dataclass
-    class Loc:
-        tools: Any
-        root: Path
-        directory: Path
+    from ..session.conftest import Agent, Loc
 
     class FullDisk:
         def __init__(self, store: SQLiteStore) -> None:
