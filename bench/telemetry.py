@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import os
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -128,7 +128,9 @@ def main() -> None:
                     )
             if args.baseline:
                 for workload in workloads:
-                    ratios[workload].append(this[("off", workload)]["cpu"] / this[("baseline", workload)]["cpu"])
+                    ratios[workload].append(
+                        this[("off", workload)]["cpu"] / this[("baseline", workload)]["cpu"]
+                    )
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
     print("ms per call, best over rounds: wall (cpu)")
     print(
