@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tether.errors import ProviderConnectionError
+from tether.errors import ProviderConnectionError, ProviderMalformedError
 from tether.llm import (
     ModelRequest,
     ProviderErrorEvent,
@@ -183,3 +183,39 @@ async def test_tool_calls_cut_off_by_the_output_limit_are_incomplete_and_the_ste
     assert isinstance(finish, StepFinish) and finish.reason == "length"
     assert finish.provider_metadata is not None
     assert finish.provider_metadata["anthropic"]["stop_details"]["type"] == "max_tokens"
+
+
+WRONG_SHAPES: dict[str, tuple[list[dict[str, Any]], str]] = {
+    "a text delta that is a number": (
+        [start(0, {"type": "text", "text": ""}), delta(0, {"type": "text_delta", "text": 7})],
+        "a text_delta's text must be a string, not int",
+    ),
+    "a text delta without text": (
+        [start(0, {"type": "text", "text": ""}), delta(0, {"type": "text_delta"})],
+        "a text_delta's text must be a string, not NoneType",
+    ),
+    "a tool name that is a list": (
+        [start(0, {"type": "tool_use", "id": "toolu_1", "name": ["read"], "input": {}})],
+        "a tool_use block's name must be a string, not list",
+    ),
+    "a block type that is a number": ([start(0, {"type": 3})], "a content block's type must be a string"),
+    "usage that is a string": (
+        [{"type": "message_delta", "delta": {}, "usage": "5"}],
+        "usage must be an object",
+    ),
+    "a stop reason that is an object": ([message_delta({"why": "done"})], "a stop_reason must be a string"),  # type: ignore[arg-type]
+    "a block without its index": ([{"type": "content_block_stop"}], "KeyError: 'index'"),
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", sorted(WRONG_SHAPES))
+async def test_an_event_of_the_wrong_shape_ends_the_stream_as_malformed_naming_what_was_wrong(
+    case: str,
+) -> None:
+    stream, expected = WRONG_SHAPES[case]
+    events = await events_of(START, *stream, STOP)
+    error = events[-1]
+    assert isinstance(error, ProviderErrorEvent) and isinstance(error.error, ProviderMalformedError)
+    assert expected in error.message
+    assert not [e for e in events if isinstance(e, ToolCallEvent | StepFinish)]

@@ -11,7 +11,7 @@ unfinished blocks and continues with the second.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ...errors import ProviderError
 from ...tools import File, Text, ToolDefinition
@@ -154,10 +154,6 @@ def build_anthropic_body(
     return body
 
 
-def _plain(value: Any) -> Any:
-    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
-
-
 class _Block:
     __slots__ = ("args", "data", "id", "initial", "kind", "name", "parsed", "signature")
 
@@ -172,8 +168,16 @@ class _Block:
         self.parsed: tuple[Any, str | None] | None = None  # the tool input's one parse, at content_block_stop
 
 
+JSON = Mapping[str, Any]
+
+
 class AnthropicAssembler:
-    """Turns Messages stream events into tether events (pure, synchronous)."""
+    """Turns Messages stream events, as the JSON objects the server sent, into tether events (pure, synchronous).
+
+    The events are read as parsed JSON (the SDK's ``AsyncStream[object]``), not as the SDK's event models: a text
+    answer is one event per few tokens, and building the SDK model of an event cost more than the assembly (issue 14).
+    A member the assembler needs and does not find is a ``KeyError``, reported as a malformed stream.
+    """
 
     def __init__(self, *, ids: CallIds, names: ToolNames) -> None:
         self._ids = ids
@@ -204,34 +208,32 @@ class AnthropicAssembler:
     def feed(self, item: Any) -> list[Event]:
         if self._finished:
             return []
-        handler = self._handlers.get(item.type)
-        return handler(item) if handler is not None else []
+        if not isinstance(item, dict):
+            raise MalformedEvent(f"an event must be a JSON object, not {type(item).__name__}")
+        event = cast(JSON, item)
+        handler = self._handlers.get(event.get("type"))  # pyright: ignore[reportArgumentType]
+        return handler(event) if handler is not None else []
 
     def _usage(self, usage: Any) -> None:
         if usage is None:
             return
-        value = getattr(usage, "input_tokens", None)
-        if value is not None:
-            self._input = value
-        value = getattr(usage, "cache_read_input_tokens", None)
-        if value is not None:
-            self._cache_read = value
-        value = getattr(usage, "cache_creation_input_tokens", None)
-        if value is not None:
-            self._cache_write = value
-        value = getattr(usage, "output_tokens", None)
-        if value is not None:
-            self._output = value
+        if not isinstance(usage, dict):
+            raise MalformedEvent(f"usage must be an object, not {type(usage).__name__}")
+        counts = cast(JSON, usage)
+        self._input = as_int(counts.get("input_tokens", self._input))
+        self._cache_read = as_int(counts.get("cache_read_input_tokens", self._cache_read))
+        self._cache_write = as_int(counts.get("cache_creation_input_tokens", self._cache_write))
+        self._output = as_int(counts.get("output_tokens", self._output))
 
-    def _message_start(self, event: Any) -> list[Event]:
-        message = event.message
+    def _message_start(self, event: JSON) -> list[Event]:
+        message = event["message"]
         out: list[Event] = []
         if self._message_id is not None:
-            if message.id == self._message_id:
+            if message["id"] == self._message_id:
                 return out  # a duplicated message_start
             out.extend(self._abandon())
-        self._message_id = message.id
-        self._usage(message.usage)
+        self._message_id = message["id"]
+        self._usage(message.get("usage"))
         return out
 
     def _abandon(self) -> list[Event]:
@@ -261,70 +263,74 @@ class AnthropicAssembler:
         self._counter += 1
         return block_id
 
-    def _block_start(self, event: Any) -> list[Event]:
-        block = event.content_block
-        kind = block.type
+    def _block_start(self, event: JSON) -> list[Event]:
+        block = event["content_block"]
+        kind = block["type"]
+        if not isinstance(kind, str):
+            raise MalformedEvent(f"a content block's type must be a string, not {type(kind).__name__}")
         if kind == "text":
             state = _Block(kind, self._next_id("text"))
-            self._blocks[event.index] = state
+            self._blocks[event["index"]] = state
             out: list[Event] = [TextStart(id=state.id)]
-            if block.text:
-                out.append(TextDelta(id=state.id, text=block.text))
+            text = _string(block.get("text"), "a text block's text")
+            if text:
+                out.append(TextDelta(id=state.id, text=text))
             return out
         if kind in ("thinking", "redacted_thinking"):
             state = _Block(kind, self._next_id("reasoning"))
-            state.data = getattr(block, "data", None)
-            state.signature = getattr(block, "signature", None) or None
-            self._blocks[event.index] = state
+            state.data = block.get("data")
+            state.signature = block.get("signature") or None
+            self._blocks[event["index"]] = state
             out = [ReasoningStart(id=state.id)]
-            if getattr(block, "thinking", None):
-                out.append(ReasoningDelta(id=state.id, text=block.thinking))
+            thinking = _string(block.get("thinking"), "a thinking block's thinking")
+            if thinking:
+                out.append(ReasoningDelta(id=state.id, text=thinking))
             return out
         if kind in ("tool_use", "server_tool_use"):
-            name = self._names.tether(block.name) if kind == "tool_use" else block.name
-            state = _Block(kind, self._ids.assign(block.id), name)
-            state.initial = block.input
-            self._blocks[event.index] = state
+            wire_name = _string(block["name"], "a tool_use block's name")
+            name = self._names.tether(wire_name) if kind == "tool_use" else wire_name
+            state = _Block(kind, self._ids.assign(_string(block["id"], "a tool_use block's id")), name)
+            state.initial = block.get("input")
+            self._blocks[event["index"]] = state
             if kind == "server_tool_use":
-                self._server_tools[block.id] = name
+                self._server_tools[block["id"]] = name
             return [ToolInputStart(id=state.id, name=name)]
         if kind.endswith("_tool_result"):
-            tool_use_id = str(getattr(block, "tool_use_id", ""))
-            content: Any = getattr(block, "content", None)
-            if isinstance(content, list):
-                result: Any = [_plain(c) for c in content]
-            else:
-                result = _plain(content)
+            tool_use_id = str(block.get("tool_use_id", ""))
             name = self._server_tools.get(tool_use_id) or kind.removesuffix("_tool_result")
-            return [ToolResultEvent(id=tool_use_id, name=name, result=result)]
+            return [ToolResultEvent(id=tool_use_id, name=name, result=block.get("content"))]
         return []
 
-    def _block_delta(self, event: Any) -> list[Event]:
-        state = self._blocks.get(event.index)
+    def _block_delta(self, event: JSON) -> list[Event]:
+        state = self._blocks.get(event["index"])
         if state is None:
             return []
-        delta = getattr(event, "delta", None)
+        delta = event.get("delta")
         if delta is None:
             raise MalformedEvent("a content_block_delta event needs a delta")
-        kind = delta.type
+        kind = delta["type"]
         if kind == "text_delta":
-            if not isinstance(delta.text, str):
-                raise MalformedEvent("a text_delta needs a string text")
-            return [TextDelta(id=state.id, text=delta.text)]
+            return [
+                TextDelta(id=state.id, text=_string(delta.get("text"), "a text_delta's text", empty=None))
+            ]
         if kind == "input_json_delta":
-            text = delta.partial_json
+            text = _string(delta.get("partial_json"), "an input_json_delta's partial_json")
             if not text:
                 return []
             state.args.append(text)
             return [ToolInputDelta(id=state.id, name=state.name, text=text)]
         if kind == "thinking_delta":
-            return [ReasoningDelta(id=state.id, text=delta.thinking)]
+            return [
+                ReasoningDelta(id=state.id, text=_string(delta["thinking"], "a thinking_delta's thinking"))
+            ]
         if kind == "signature_delta":
-            state.signature = (state.signature or "") + delta.signature
+            state.signature = (state.signature or "") + _string(
+                delta["signature"], "a signature_delta's signature"
+            )
         return []
 
-    def _block_stop(self, event: Any) -> list[Event]:
-        state = self._blocks.pop(event.index, None)
+    def _block_stop(self, event: JSON) -> list[Event]:
+        state = self._blocks.pop(event["index"], None)
         if state is None:
             return []
         return self._close(state)
@@ -352,17 +358,18 @@ class AnthropicAssembler:
         out.append(event)
         return out
 
-    def _message_delta(self, event: Any) -> list[Event]:
-        delta = event.delta
-        if delta.stop_reason is not None:
-            self._stop_reason = delta.stop_reason
-        details = getattr(delta, "stop_details", None)
+    def _message_delta(self, event: JSON) -> list[Event]:
+        delta = event["delta"]
+        stop_reason = delta.get("stop_reason")
+        if stop_reason is not None:
+            self._stop_reason = _string(stop_reason, "a stop_reason")
+        details = delta.get("stop_details")
         if details is not None:
             self._stop_details = details
-        self._usage(event.usage)
+        self._usage(event.get("usage"))
         return []
 
-    def _message_stop(self, event: Any) -> list[Event]:
+    def _message_stop(self, event: JSON) -> list[Event]:
         return self._end()
 
     def _end(self) -> list[Event]:
@@ -391,10 +398,7 @@ class AnthropicAssembler:
         )
         meta: dict[str, Any] = {"message_id": self._message_id, "stop_reason": self._stop_reason}
         if self._stop_details is not None:
-            details = self._stop_details
-            meta["stop_details"] = (
-                details.model_dump(mode="json") if hasattr(details, "model_dump") else details
-            )
+            meta["stop_details"] = self._stop_details
         reason = _FINISH.get(self._stop_reason or "", "unknown")
         out.append(StepFinish(reason=reason, usage=usage, provider_metadata={_META: meta}))
         return out
@@ -414,15 +418,13 @@ class AnthropicAssembler:
         return out
 
 
-def anthropic_usage(usage: Any) -> Usage:
-    read = as_int(getattr(usage, "cache_read_input_tokens", 0))
-    write = as_int(getattr(usage, "cache_creation_input_tokens", 0))
-    return Usage(
-        input_tokens=as_int(getattr(usage, "input_tokens", 0)) + read + write,
-        output_tokens=as_int(getattr(usage, "output_tokens", 0)),
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-    )
+def _string(value: Any, what: str, *, empty: str | None = "") -> str:
+    """``value`` when it is a string; ``empty`` for a missing member (``None``: one is required)."""
+    if isinstance(value, str):
+        return value
+    if value is None and empty is not None:
+        return empty
+    raise MalformedEvent(f"{what} must be a string, not {type(value).__name__}")
 
 
 class AnthropicModel(SDKModel):

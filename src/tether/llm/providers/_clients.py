@@ -72,7 +72,6 @@ def load_anthropic(settings: ClientSettings, *, client: Any = None) -> Loaded:
     import anthropic
     import httpx2
     from anthropic import AsyncStream
-    from anthropic.types import RawMessageStreamEvent
 
     if client is None:
         timeout = _timeout(settings)
@@ -86,5 +85,5 @@ def load_anthropic(settings: ClientSettings, *, client: Any = None) -> Loaded:
     return Loaded(
         client=client,
         errors=(anthropic.AnthropicError, httpx2.HTTPError, httpx2.StreamError),
-        stream_cls=AsyncStream[RawMessageStreamEvent],
+        stream_cls=AsyncStream[object],  # the events as parsed JSON, as for chat chunks
     )
