@@ -38,7 +38,7 @@ from ._events import DurableEvent
 from ._model import SessionInfo, now_ms
 from ._postgres_conn import connect, describe, redact
 from ._postgres_owners import DEFAULT_LEASE, claim, new_lock_key, recover, register, renew
-from ._postgres_rows import PgWrites, pg_text
+from ._postgres_rows import EVENTS_LOCK, PgWrites, pg_text
 from ._postgres_schema import migrate
 from ._sqlite import _MAX_BATCH, _STOP, _Call, _Stop
 from ._store import StoredMessage
@@ -53,6 +53,12 @@ T = TypeVar("T")
 
 def _nothing(conn: Any) -> None:
     """The read a flush queues: it only waits for the writes before it (answered without a savepoint)."""
+
+
+class _Read(_Call):
+    """A queued call that only reads: a batch of nothing else is answered without a transaction or a lock."""
+
+    __slots__ = ()
 
 
 class LeaseLost(Exception):
@@ -175,10 +181,10 @@ class PostgresStore:
         """This store's owner id (stamped on the parts and messages it writes), once open."""
         return self._owner
 
-    async def _run(self, fn: Callable[[Any], T]) -> T:
+    async def _run(self, fn: Callable[[Any], T], *, read: bool = False) -> T:
         if self._closed or self._thread is None:
             raise StoreError("The session store is closed")
-        call = _Call(fn)
+        call = _Read(fn) if read else _Call(fn)
         self._queue.put(call)
         self._wake.set()
         result: T = await anyio.to_thread.run_sync(call.future.result, abandon_on_cancel=True)
@@ -199,38 +205,39 @@ class PostgresStore:
         Raises:
             NotFoundError: no such session.
         """
-        found = await self._run(lambda conn: admin.get_session(conn, session_id))
+        found = await self._run(lambda conn: admin.get_session(conn, session_id), read=True)
         if found is None:
             raise NotFoundError(f"Session not found: {session_id}")
         return found
 
     async def list_sessions(self, *, project: str | None = None, limit: int = 100) -> Sequence[SessionInfo]:
         """Sessions, most recently updated first."""
-        return await self._run(lambda conn: admin.list_sessions(conn, project, limit))
+        return await self._run(lambda conn: admin.list_sessions(conn, project, limit), read=True)
 
     async def child_sessions(self, session_id: str) -> Sequence[SessionInfo]:
         """The sessions whose parent is ``session_id``, oldest first."""
-        return await self._run(lambda conn: admin.child_sessions(conn, session_id))
+        return await self._run(lambda conn: admin.child_sessions(conn, session_id), read=True)
 
     async def load_messages(self, session_id: str) -> Sequence[StoredMessage]:
         """Every message of the session with its parts, oldest first."""
-        return await self._run(lambda conn: admin.load_messages(conn, session_id))
+        return await self._run(lambda conn: admin.load_messages(conn, session_id), read=True)
 
     async def events(self, session_id: str, *, after: int = 0) -> Sequence[tuple[int, str, dict[str, Any]]]:
         """The session's event log after sequence number ``after``: ``(seq, type, data)`` in order."""
-        return await self._run(lambda conn: admin.events(conn, session_id, after))
+        return await self._run(lambda conn: admin.events(conn, session_id, after), read=True)
 
     async def events_after(
         self, after: int, *, session_id: str | None = None, limit: int = 1000
     ) -> Sequence[tuple[int, str, str, str, str | None]]:
         """At most ``limit`` events after sequence number ``after`` (see ``SQLiteStore.events_after``). Sequence
         numbers are assigned in commit order across workers, so resuming after ``N`` misses nothing."""
-        return await self._run(lambda conn: admin.events_after(conn, after, session_id, limit))
+        return await self._run(lambda conn: admin.events_after(conn, after, session_id, limit), read=True)
 
     async def last_seq(self) -> int:
         """The sequence number of the newest event in the log (``0``: none)."""
         return await self._run(
-            lambda conn: int(conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
+            lambda conn: int(conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]),
+            read=True,
         )
 
     # -- one session, one writer ---------------------------------------------------------------------------------------
@@ -276,7 +283,7 @@ class PostgresStore:
 
     async def load_todos(self, session_id: str) -> tuple[Todo, ...]:
         """The todo list of ``session_id`` in order (empty when none)."""
-        return await self._run(lambda conn: admin.read_todos(conn, session_id))
+        return await self._run(lambda conn: admin.read_todos(conn, session_id), read=True)
 
     # -- finding and removing sessions -------------------------------------------------------------------------------
 
@@ -287,11 +294,11 @@ class PostgresStore:
             UsageError: ``given`` is empty or ambiguous (the error names up to five candidates).
             NotFoundError: no session id is or starts with ``given``.
         """
-        return await self._run(lambda conn: admin.resolve(conn, given))
+        return await self._run(lambda conn: admin.resolve(conn, given), read=True)
 
     async def latest_session(self, *, project: str, kind: SessionKind = "conversation") -> SessionInfo | None:
         """The most recently updated top-level session of ``kind`` in the project root ``project``."""
-        return await self._run(lambda conn: admin.latest(conn, project, kind))
+        return await self._run(lambda conn: admin.latest(conn, project, kind), read=True)
 
     async def set_kind(self, session_id: str, kind: SessionKind) -> None:
         """Record what the session is for.
@@ -305,7 +312,7 @@ class PostgresStore:
 
     async def session_kinds(self, session_ids: Sequence[str]) -> dict[str, SessionKind]:
         """The kind of each stored session of ``session_ids``."""
-        return await self._run(lambda conn: admin.kinds(conn, session_ids))
+        return await self._run(lambda conn: admin.kinds(conn, session_ids), read=True)
 
     async def delete_session(self, session_id: str) -> Deleted:
         """Delete the session, its children and all their rows, unless a live store (any worker) runs one.
@@ -427,9 +434,11 @@ class PostgresStore:
             log.warning("session store could not release its owner row: %s", redact(str(exc), self._url))
 
     def _transaction(self, conn: Any, body: Callable[[], None]) -> None:
-        """Run ``body`` in one transaction that first renews this store's lease (the write fence)."""
+        """Run ``body`` in one transaction that takes :data:`EVENTS_LOCK`, then renews this store's lease (the write
+        fence)."""
         assert self._owner is not None
         with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK,))
             if not renew(conn, self._owner, self._lease_ms):
                 raise LeaseLost("this store's lease expired and another worker recovered its calls")
             body()
@@ -441,7 +450,11 @@ class PostgresStore:
         fails, which becomes the store's error; reads are still answered (outside a transaction) after that.
         """
         keep_going = not any(isinstance(item, _Stop) for item in batch)
-        if self._error is None:
+        reads_only = all(
+            isinstance(item, _Read | _Stop) or (isinstance(item, _Call) and item.fn is _nothing)
+            for item in batch
+        )
+        if self._error is None and not reads_only:
             assert self._owner is not None
             inputs = dict(self._inputs)
             writes = PgWrites(self._owner, self._inputs)
@@ -481,6 +494,8 @@ class PostgresStore:
                 for call, result, error in done:
                     self._resolve(call, result, error)
                 return keep_going
+        # Reads only (everything queued before is committed), or the store has failed: answered outside a
+        # transaction.
         for item in batch:
             if isinstance(item, _Call):
                 try:

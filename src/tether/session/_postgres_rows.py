@@ -75,7 +75,13 @@ _UPSERT_PART = (
 )
 _INSERT_EVENT = "INSERT INTO events (session_id, type, ref, time, data) VALUES (%s, %s, %s, %s, %s)"
 EVENTS_LOCK = 0x7465_7468_6572_0002
-"""The advisory-lock key a batch holds from its first event insert to its commit (see :meth:`PgWrites.execute`)."""
+"""The advisory lock every write transaction of the store takes first, held to its commit.
+
+Sequence numbers of the event log are then taken in commit order: a reader resuming "after seq N" (a server's event
+stream) never misses an event another worker committed later with a smaller number. Taken before any row lock (even
+the transaction's own lease renewal), so it never joins a lock cycle with row locks (recovery deletes other owners'
+rows; a worker renews its own).
+"""
 
 
 class PgWrites(_Writes):
@@ -103,10 +109,6 @@ class PgWrites(_Writes):
         if self.parts:
             cursor.executemany(_UPSERT_PART, [_cells(row) for row in self.parts.values()])
             self.parts.clear()
-        if self.events:
-            # Sequence numbers are taken in commit order: a reader resuming "after seq N" (a server's event stream)
-            # never misses an event another worker committed later with a smaller number. The lock is held from
-            # here to the commit only.
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK,))
+        if self.events:  # the transaction holds EVENTS_LOCK (taken first by the store)
             cursor.executemany(_INSERT_EVENT, [_cells(row) for row in self.events])
             self.events.clear()
