@@ -18,7 +18,7 @@ from tests.postgres.server import PostgresServer, find_bin, start_server
 
 from tether.session import PostgresStore, SQLiteStore
 
-__all__ = ["OpenStore", "open_store", "postgres", "store_kind", "store_target"]
+__all__ = ["OpenStore", "open_store", "postgres", "query", "store_kind", "store_target"]
 
 OpenStore = Callable[..., SQLiteStore | PostgresStore]
 
@@ -66,3 +66,19 @@ def open_store(store_kind: str, store_target: Callable[[str], str]) -> OpenStore
         return PostgresStore(target, **options)
 
     return make
+
+
+def query(target: str, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of ``sql`` (no parameters) in the store ``target``: a SQLite file or a PostgreSQL URL."""
+    if target.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(target) as pg:
+            return [tuple(row) for row in pg.execute(sql)]  # pyright: ignore[reportArgumentType, reportCallIssue]
+    import sqlite3
+
+    conn = sqlite3.connect(target)
+    try:
+        return [tuple(row) for row in conn.execute(sql)]
+    finally:
+        conn.close()

@@ -4,7 +4,6 @@ the process is killed with SIGKILL, reopening the store interrupts them and the 
 from __future__ import annotations
 
 import signal
-import sqlite3
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -14,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from anyio.abc import Process
-from tests.postgres.fixtures import OpenStore
+from tests.postgres.fixtures import OpenStore, query
 
 from tether.bus import Bus
 from tether.llm import ToolMessage
@@ -124,19 +123,6 @@ async def _start_holder(tmp_path: Path, target: str) -> tuple[Process, str]:
     return proc, line.split()[1].decode()
 
 
-def owner_ids(target: str) -> list[str]:
-    """The owner rows of the store ``target`` (a SQLite file or a PostgreSQL URL)."""
-    if target.startswith("postgresql://"):
-        import psycopg
-
-        with psycopg.connect(target) as pg:
-            return [row[0] for row in pg.execute("SELECT id FROM owners")]
-    conn = sqlite3.connect(target)
-    ids = [row[0] for row in conn.execute("SELECT id FROM owners")]
-    conn.close()
-    return ids
-
-
 def _tool_parts(messages: Sequence[StoredMessage]) -> list[ToolPart]:
     return [p for m in messages for p in m.parts if isinstance(p, ToolPart)]
 
@@ -202,7 +188,7 @@ async def test_sigkill_mid_tool_then_reopen_recovers_interrupted_calls(
 
         # Recovering again finds nothing left, and the killed holder's owner row is gone.
         assert await store.recover() == 0
-        assert owner_ids(store_target("tether.db")) == [store.owner]
+        assert query(store_target("tether.db"), "SELECT id FROM owners") == [(store.owner,)]
 
         async def locate(directory: str, project: str) -> Any:
             from tether.tools import ToolRegistry

@@ -7,14 +7,14 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from pydantic import BaseModel
-from tests.postgres.fixtures import OpenStore
+from tests.postgres.fixtures import OpenStore, query
 
 from tether.errors import StoreError
 from tether.llm import AssistantMessage, ModelRequest, TextDelta, TextEnd, TextStart, ToolCallContent
@@ -345,10 +345,11 @@ async def test_a_full_disk_fails_the_store_keeps_what_was_committed_and_never_ha
 
 
 @pytest.mark.anyio
-async def test_a_large_input_survives_recovery_and_small_ones_stay_inline(tmp_path: Path) -> None:
-    path = tmp_path / "tether.db"
+async def test_a_large_input_survives_recovery_and_small_ones_stay_inline(
+    open_store: OpenStore, store_target: Callable[[str], str]
+) -> None:
     big = {"text": "z" * 100_000}
-    async with SQLiteStore(path) as store:
+    async with open_store() as store:
         store.append(
             MessageUpdated(
                 AssistantInfo(
@@ -358,14 +359,11 @@ async def test_a_large_input_survives_recovery_and_small_ones_stay_inline(tmp_pa
         )
         store.append(PartUpdated(_part("prt_1", "running", big)))
         store.append(PartUpdated(_part("prt_2", "running", {"small": 1})))
-    async with SQLiteStore(path) as store:  # the first store closed with both calls running: recovered
+    async with open_store() as store:  # the first store closed with both calls running: recovered
         assert store.recovered == 2
         (message,) = await store.load_messages("ses_1")
     first, second = message.parts
     assert isinstance(first, ToolPart) and isinstance(second, ToolPart)
     assert (first.state, first.interrupted, first.input) == ("error", True, big)
     assert (second.state, second.input) == ("error", {"small": 1})
-    conn = sqlite3.connect(path)
-    stored = [part_id for (part_id,) in conn.execute("SELECT part_id FROM inputs")]
-    conn.close()
-    assert stored == ["prt_1"]
+    assert query(store_target("tether.db"), "SELECT part_id FROM inputs") == [("prt_1",)]
