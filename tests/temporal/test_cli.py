@@ -58,8 +58,9 @@ def queue(temporal_server: str, env: dict[str, str], project: Path) -> Iterator[
     try:
         yield name
     finally:
-        process.terminate()
-        process.wait(30)
+        process.terminate()  # SIGTERM stops the worker in order
+        assert process.wait(30) == 0
+        assert "tether worker: stopped" in process.stderr.read()
         process.stderr.close()
 
 

@@ -183,3 +183,28 @@ async def test_cancelling_the_turn_cancels_the_running_call_and_aborts_its_part(
         assert parts["slow"].state == "error"
         assert parts["slow"].error_kind == "aborted"
         assert parts["slow"].interrupted is True
+
+
+async def test_the_third_identical_call_asks_doom_loop_as_in_a_live_session(
+    temporal_server: str, tmp_path: Path
+) -> None:
+    from tether.session.internal import DOOM_LOOP_THRESHOLD
+    from tether.temporal._workflow import DOOM_LOOP_THRESHOLD as TEMPORAL_THRESHOLD
+
+    assert TEMPORAL_THRESHOLD == DOOM_LOOP_THRESHOLD
+    queue = f"q-{uuid.uuid4().hex}"
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    client = await connect(temporal_server)
+    async with running_worker(temporal_server, queue, tmp_path / "data", marks):
+        handle = await submit_turn(
+            client, json.dumps([["fast", {"n": 1}]] * 3), model=MODEL, directory=tmp_path, task_queue=queue
+        )
+        ask = await wait_for(handle, "ask")
+        assert ask["request"]["action"] == "doom_loop"  # type: ignore[index]
+        await handle.answer(str(ask["id"]), "reject", message="stop repeating yourself")
+        with anyio.fail_after(60):
+            result = await handle.result()
+    assert [c.error_kind for c in result.calls] == [None, None, "corrected"]
+    assert result.calls[2].error is not None and result.calls[2].error.endswith("stop repeating yourself")
+    assert count(marks, "fast") == 2

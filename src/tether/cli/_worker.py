@@ -9,6 +9,7 @@ prompt, ``--yes`` or ``--deny-asks``), and Ctrl-C cancels the turn. Both need ``
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -52,8 +53,20 @@ def worker_command(*, data_dir: Path, temporal: str, task_queue: str, directory:
             )
             sys.stderr.flush()
 
-        async with Runtime(data_dir=data_dir, config=config) as rt:
-            await run_worker(rt, temporal, task_queue=task_queue, resolve=resolve, ready=ready)
+        stop = anyio.Event()
+
+        async def stop_on_signal() -> None:
+            # SIGTERM (a service manager) and SIGINT stop the worker in order, so the runtime closes its store
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    stop.set()
+                    return
+
+        async with Runtime(data_dir=data_dir, config=config) as rt, anyio.create_task_group() as tg:
+            tg.start_soon(stop_on_signal)
+            await run_worker(rt, temporal, task_queue=task_queue, resolve=resolve, ready=ready, stop=stop)
+            tg.cancel_scope.cancel()
+        err_console().print("tether worker: stopped")
         return OK
 
     try:

@@ -29,8 +29,8 @@ import anyio
 from temporalio import activity
 
 from ..content import text_of
-from ..errors import NotFoundError
-from ..permissions import PermissionAsked
+from ..errors import BlockedError, CorrectedError, DeclinedError, NotFoundError
+from ..permissions import PermissionAsked, PermissionRequest
 from ..session import QuestionAsked, StoredMessage, ToolPart
 from ..session._dispatch import permission_asker
 from ..session._model import now_ms
@@ -38,8 +38,9 @@ from ..session._processor import Emitter, StepProcessor
 from ..session._runner import resolve_agent
 from ..session._session import _model_catalog
 from ..session.internal import ABORTED_ERROR, INTERRUPTED_ERROR
-from ..tools import ToolCall, ToolContext
-from ._types import Answer, AskInfo, CallOutcome, CallRequest
+from ..tools import Failed, Outcome, ToolCall, ToolContext
+from ..tools.internal import DECLINED_ERROR
+from ._types import Answer, AskInfo, CallOutcome, CallRequest, CallSpec
 from ._workflow import CALL
 
 if TYPE_CHECKING:
@@ -161,16 +162,19 @@ class CallActivity:
 
         timeout = activity.info().heartbeat_timeout
         every = timeout.total_seconds() / 3 if timeout is not None else 5.0
-        outcome = None
+        outcome: Outcome | None = None
         with send, receive, rt.bus.subscribe(PermissionAsked, asked), rt.bus.subscribe(QuestionAsked, asked):
             try:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(answer)
                     tg.start_soon(beat, every)
                     with scope:
-                        outcome = await materialization.settle(
-                            ToolCall(call_id=spec.call_id, name=spec.name, input=spec.input), ctx
-                        )
+                        if spec.doom:
+                            outcome = await self._doom_gate(spec, ctx)
+                        if outcome is None:
+                            outcome = await materialization.settle(
+                                ToolCall(call_id=spec.call_id, name=spec.name, input=spec.input), ctx
+                            )
                     tg.cancel_scope.cancel()
             except anyio.get_cancelled_exc_class():
                 # Cancelled by the workflow (or the worker shuts down): the part is aborted, unless the worker is
@@ -185,6 +189,25 @@ class CallActivity:
         part = processor.settle(spec.call_id, outcome)
         assert part is not None
         return _outcome(part)
+
+    async def _doom_gate(self, spec: CallSpec, ctx: ToolContext) -> Failed | None:
+        """The third identical call in a row asks ``doom_loop`` first, as in a live session (``_dispatch``)."""
+        request = PermissionRequest.from_context(
+            ctx,
+            action="doom_loop",
+            resources=(spec.name,),
+            save=(spec.name,),
+            metadata={"tool": spec.name, "input": spec.input},
+        )
+        try:
+            await self._rt.permissions.assert_(request)
+        except BlockedError as exc:
+            return Failed(error=exc.message, kind="blocked")
+        except CorrectedError as exc:
+            return Failed(error=exc.message, kind="corrected")
+        except DeclinedError:
+            return Failed(error=DECLINED_ERROR, kind="declined")
+        return None
 
     async def _answer(self, event: Any, answers: dict[str, Answer]) -> bool:
         """Answer an ask from the workflow's answers; false when no one has answered it yet."""

@@ -78,6 +78,8 @@ class CallSpec:
     input: Any
     timeout: float | None
     idempotent: bool
+    doom: bool = False
+    """The third identical call in a row (same tool, same input): it asks ``doom_loop`` before it runs."""
 
 
 @dataclass

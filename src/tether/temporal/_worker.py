@@ -68,8 +68,11 @@ async def run_worker(
     models: Mapping[str, Model] | None = None,
     resolve: Callable[[str], Model] | None = None,
     ready: Callable[[], Awaitable[None] | None] | None = None,
+    stop: anyio.Event | None = None,
 ) -> None:
-    """Connect to the Temporal server at ``target`` (``HOST:PORT``) and run a worker until cancelled.
+    """Connect to the Temporal server at ``target`` (``HOST:PORT``) and run a worker until ``stop`` is set (or the
+    call is cancelled). Stopping by ``stop`` shuts the worker down in order: its running calls are cancelled and left
+    to the next worker (reported interrupted there, or run again when idempotent).
 
     Raises:
         UsageError: the server cannot be reached.
@@ -82,4 +85,4 @@ async def run_worker(
             done = ready()
             if done is not None:
                 await done
-        await anyio.sleep_forever()
+        await (stop.wait() if stop is not None else anyio.sleep_forever())

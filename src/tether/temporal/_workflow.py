@@ -14,6 +14,7 @@ mark their parts aborted), then one last activity closes the step, and the turn 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -41,7 +42,7 @@ with workflow.unsafe.imports_passed_through():
         TurnOutput,
     )
 
-__all__ = ["BEGIN", "CALL", "CLOSE", "STEP", "WORKFLOW", "TurnWorkflow"]
+__all__ = ["BEGIN", "CALL", "CLOSE", "DOOM_LOOP_THRESHOLD", "STEP", "WORKFLOW", "TurnWorkflow"]
 
 WORKFLOW = "tether.turn"
 BEGIN = "tether.begin_turn"
@@ -49,6 +50,8 @@ STEP = "tether.model_step"
 CALL = "tether.tool_call"
 CLOSE = "tether.close_step"
 
+DOOM_LOOP_THRESHOLD = 3
+"""As the in-process runner's (``session/_dispatch.py``): a test pins the two equal."""
 _NO_DEADLINE = 24 * 3600.0
 """A call's start-to-close when its tool has no timeout: heartbeats still find a dead worker within seconds."""
 _MARGIN = 30.0
@@ -69,6 +72,7 @@ class TurnWorkflow:
         self._asks: dict[str, AskInfo] = {}
         self._answers: dict[str, Answer] = {}
         self._session_id: str | None = None
+        self._repeat: tuple[str, str, int] = ("", "", 0)  # the last call's tool, input and how many in a row
 
     # -- what a client reads and sends -------------------------------------------------------------------------------
 
@@ -161,6 +165,9 @@ class TurnWorkflow:
                 retry_policy=_RETRY,
             )
             current[0] = result.message_id
+            if not final:
+                for spec in result.calls:
+                    spec.doom = self._doom(spec)
             out.message_ids.append(result.message_id)
             out.steps = step
             if result.usage:
@@ -233,6 +240,14 @@ class TurnWorkflow:
             self._emit("ask", id=ask.id, kind=ask.kind, call_id=spec.call_id, request=ask.request)
             await workflow.wait_condition(_answered(self._answers, ask.id))
             answers.append(self._answers.pop(ask.id))
+
+    def _doom(self, spec: CallSpec) -> bool:
+        """Whether ``spec`` is the third (or later) identical call in a row, across steps (``DoomLoopDetector``)."""
+        value = json.dumps(spec.input, sort_keys=True, default=repr)
+        name, last, count = self._repeat
+        count = count + 1 if (spec.name, value) == (name, last) else 1
+        self._repeat = (spec.name, value, count)
+        return count >= DOOM_LOOP_THRESHOLD
 
     def _emit(self, event: Any, /, **data: Any) -> None:
         self._events.append(TurnEvent(kind=event, data=data))
