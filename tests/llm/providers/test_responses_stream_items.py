@@ -214,3 +214,25 @@ async def test_an_error_event_maps_its_code_to_the_error_class() -> None:
     )
     assert isinstance(events[-1], ProviderErrorEvent)
     assert isinstance(events[-1].error, ProviderRateLimitError) and events[-1].message == "slow down"
+
+
+@pytest.mark.anyio
+async def test_an_apply_patch_operation_is_the_object_sent_without_its_null_members() -> None:
+    operation = {"type": "delete_file", "path": "old.txt", "diff": None}
+    item = {"type": "apply_patch_call", "id": "apc_1", "call_id": "call_p", "operation": operation}
+    completed = {"type": "response.completed", "response": {**RESPONSE, "status": "completed"}}
+    events = await events_of(CREATED, done(0, item), completed)
+    (call,) = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert (call.id, call.name, call.input) == (
+        "call_p",
+        "apply_patch",
+        {"type": "delete_file", "path": "old.txt"},
+    )
+    assert isinstance(events[-1], StepFinish) and events[-1].reason == "tool-calls"
+
+
+@pytest.mark.anyio
+async def test_a_text_delta_whose_item_id_is_not_a_string_ends_the_stream_as_malformed() -> None:
+    events = await events_of(CREATED, {"type": "response.output_text.delta", "item_id": ["x"], "delta": "a"})
+    error = events[-1]
+    assert isinstance(error, ProviderErrorEvent) and "needs a string item_id and delta" in error.message

@@ -20,7 +20,6 @@ import openai._streaming
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai.types.responses import ResponseStreamEvent
 
 from tether.llm import Event, StepStart
 from tether.llm.providers._anthropic import AnthropicAssembler
@@ -57,7 +56,8 @@ def _response(chunks: list[bytes]) -> httpx2.Response:
 
 
 def decode(name: str, chunks: list[bytes]) -> list[Event]:
-    """The adapter's path minus the socket: the SDK's Stream over the body, then the assembler."""
+    """The adapter's path minus the socket: the SDK's Stream over the body (events as parsed JSON, as the adapters
+    read them), then the assembler."""
     api = api_of(name)
     ids, names = CallIds(), ToolNames(())
     out: list[Event] = [StepStart()]
@@ -68,10 +68,8 @@ def decode(name: str, chunks: list[bytes]) -> list[Event]:
             for item in stream:
                 out.extend(assembler.feed(item))
     else:
-        # chat chunks are read as parsed JSON (AsyncStream[object]), Responses events as the SDK's models
-        cast_to: Any = object if api == "openai_chat" else ResponseStreamEvent
         with openai.OpenAI(api_key="sk-test") as client:
-            stream = openai.Stream(cast_to=cast_to, response=_response(chunks), client=client)
+            stream = openai.Stream(cast_to=object, response=_response(chunks), client=client)
             assembler = (ChatAssembler if api == "openai_chat" else ResponsesAssembler)(ids=ids, names=names)
             try:
                 for item in stream:

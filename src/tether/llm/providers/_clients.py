@@ -20,11 +20,16 @@ NO_KEY = "tether-no-key"
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Loaded:
-    """What an adapter needs from its SDK: the client, the exceptions to map, and the stream class to parse with."""
+    """What an adapter needs from its SDK: the client, the exceptions to map, and the stream class to parse with.
+
+    The stream class is the SDK's ``AsyncStream[object]`` for every adapter: the SDK decodes the server-sent events,
+    ends at ``[DONE]``, raises the errors a stream reports, and returns each event's data as parsed JSON (no model is
+    built per event; the assemblers read the JSON and check what they read).
+    """
 
     client: Any
     errors: tuple[type[BaseException], ...]
-    stream_cls: Any = None
+    stream_cls: Any
 
 
 def _timeout(settings: ClientSettings) -> Any:
@@ -34,11 +39,8 @@ def _timeout(settings: ClientSettings) -> Any:
     return httpx2.Timeout(None, connect=settings.timeouts.connect)
 
 
-def load_openai(settings: ClientSettings, *, client: Any = None, stream_of: str | None = None) -> Loaded:
-    """Import ``openai`` and build a client (unless ``client`` is given). Blocking: run it in a worker thread.
-
-    ``stream_of`` names the streamed type the adapter parses (``chat`` chunks or ``responses`` events).
-    """
+def load_openai(settings: ClientSettings, *, client: Any = None) -> Loaded:
+    """Import ``openai`` and build a client (unless ``client`` is given). Blocking: run it in a worker thread."""
     import httpx2
     import openai
     from openai import AsyncStream
@@ -52,18 +54,10 @@ def load_openai(settings: ClientSettings, *, client: Any = None, stream_of: str 
             max_retries=0,  # the session runner is the one retry layer
             timeout=timeout,
         )
-    stream_cls: Any = None
-    if stream_of == "chat":
-        # The chunks as parsed JSON: the SDK returns data as is for ``object`` (no model built per chunk).
-        stream_cls = AsyncStream[object]
-    elif stream_of == "responses":
-        from openai.types.responses import ResponseStreamEvent
-
-        stream_cls = AsyncStream[ResponseStreamEvent]
     return Loaded(
         client=client,
         errors=(openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError),
-        stream_cls=stream_cls,
+        stream_cls=AsyncStream[object],
     )
 
 
@@ -85,5 +79,5 @@ def load_anthropic(settings: ClientSettings, *, client: Any = None) -> Loaded:
     return Loaded(
         client=client,
         errors=(anthropic.AnthropicError, httpx2.HTTPError, httpx2.StreamError),
-        stream_cls=AsyncStream[object],  # the events as parsed JSON, as for chat chunks
+        stream_cls=AsyncStream[object],
     )

@@ -373,7 +373,7 @@ class OpenAIChatModel(SDKModel):
     def _load(self) -> Loaded:
         from ._clients import load_openai
 
-        return load_openai(self.settings, client=self._given_client, stream_of="chat")
+        return load_openai(self.settings, client=self._given_client)
 
     def _body(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
         return build_chat_body(

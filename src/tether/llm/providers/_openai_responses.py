@@ -9,7 +9,7 @@ stream as ``error`` or ``response.failed``; both become a :class:`ProviderErrorE
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ...errors import ProviderError
 from ...tools import File, Text, ToolDefinition
@@ -58,10 +58,15 @@ _META = "openai"
 
 
 def _f(obj: Any, key: str) -> Any:
-    """A field of an SDK model, or of a plain dict (the SDK leaves unknown item types as dicts)."""
+    """A member of a JSON object of the stream (``None`` when absent, or when ``obj`` is not an object).
+
+    Events are read as the JSON the server sent (the SDK's ``AsyncStream[object]``), not as the SDK's event models:
+    building those cost about 1 ms an event, more than the assembly (issue 14). What must be there is checked where
+    it is read (:func:`_delta`).
+    """
     if isinstance(obj, dict):
         return obj.get(key)  # pyright: ignore[reportUnknownMemberType]
-    return getattr(obj, key, None)
+    return None
 
 
 def _input_parts(parts: tuple[Text | File, ...]) -> list[dict[str, Any]]:
@@ -359,8 +364,10 @@ class ResponsesAssembler:
             )
         else:
             operation = _f(item, "operation")
-            if operation is not None and not isinstance(operation, dict):
-                operation = operation.model_dump(mode="json", exclude_none=True)
+            if isinstance(
+                operation, dict
+            ):  # members sent as null are absent, as the SDK's models dumped them
+                operation = {k: v for k, v in cast(dict[str, Any], operation).items() if v is not None}
             out.append(
                 ToolCallEvent(
                     id=state.call_id, name=state.name, input=operation, provider_metadata={_META: meta}
@@ -417,8 +424,6 @@ class ResponsesAssembler:
 
     def _fail(self, code: Any, message: str, body: Any) -> list[Event]:
         self._failed = True
-        if body is not None and not isinstance(body, dict):
-            body = body.model_dump(mode="json")
         error: ProviderError = error_from_code(str(code) if code else None, message, body=body)
         return [ProviderErrorEvent(message=message, error=error)]
 
@@ -457,7 +462,7 @@ class OpenAIResponsesModel(SDKModel):
     def _load(self) -> Loaded:
         from ._clients import load_openai
 
-        return load_openai(self.settings, client=self._given_client, stream_of="responses")
+        return load_openai(self.settings, client=self._given_client)
 
     def _body(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
         return build_responses_body(request, self.model_id, names=names, strict_tools=self.strict_tools)
