@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.client import Client
+
+from tether import Runtime
+from tether.llm import Model
+from tether.temporal import TurnHandle, connect, submit_turn, worker
+from tether.tools import Tool
+
+from .support import CONFIG, MODEL, model, tools
 
 _BIN = Path(sys.executable).parent / "temporal"
 
@@ -75,3 +87,55 @@ def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             process.kill()
             process.wait()
         log.close()
+
+
+@dataclass
+class Turns:
+    """One test's queue, data directory, marks and client; ``worker()`` serves the queue in this process."""
+
+    target: str
+    queue: str
+    data: Path
+    marks: Path
+    directory: Path
+    client: Client
+
+    def worker(
+        self,
+        *,
+        models: dict[str, Model] | None = None,
+        extra: Callable[[Runtime], dict[str, Tool[Any, Any]]] | None = None,
+    ) -> AbstractAsyncContextManager[Runtime]:
+        """An in-process worker with the support tools (and ``extra(rt)``) and the plan model (and ``models``)."""
+        return _worker(self, models or {}, extra)
+
+    async def submit(self, calls: list[Any] | str, *, model: str = MODEL, **options: Any) -> TurnHandle:
+        """Submit a turn: ``calls`` is the plan model's list of ``[tool, input]``, or a prompt."""
+        prompt = calls if isinstance(calls, str) else json.dumps(calls)
+        return await submit_turn(
+            self.client, prompt, model=model, directory=self.directory, task_queue=self.queue, **options
+        )
+
+
+@asynccontextmanager
+async def _worker(
+    turns: Turns, models: dict[str, Model], extra: Callable[[Runtime], dict[str, Tool[Any, Any]]] | None
+) -> AsyncIterator[Runtime]:
+    async with Runtime(data_dir=turns.data, plugins=False, config=CONFIG) as rt:
+        rt.tools.register({**tools(turns.marks), **(extra(rt) if extra is not None else {})})
+        async with worker(rt, turns.client, task_queue=turns.queue, models={MODEL: model(), **models}):
+            yield rt
+
+
+@pytest.fixture
+async def turns(temporal_server: str, tmp_path: Path) -> Turns:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    return Turns(
+        target=temporal_server,
+        queue=f"q-{uuid.uuid4().hex}",
+        data=tmp_path / "data",
+        marks=marks,
+        directory=tmp_path,
+        client=await connect(temporal_server),
+    )

@@ -103,5 +103,14 @@ async def main(target: str, task_queue: str, data_dir: str, marks: str) -> None:
         await run_worker(rt, target, task_queue=task_queue, models={MODEL: model()}, ready=ready)
 
 
+async def wait_for(handle: Any, kind: str) -> dict[str, Any]:
+    """The data of the turn's first ``kind`` event (within 30 s)."""
+    with anyio.fail_after(30):
+        async for event in handle.events():
+            if event.kind == kind:
+                return event.data
+    raise AssertionError(f"the turn ended without a {kind} event")
+
+
 if __name__ == "__main__":
     anyio.run(main, *sys.argv[1:5])

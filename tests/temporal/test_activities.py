@@ -46,7 +46,12 @@ async def step(
         acts.begin_turn,
         BeginRequest(turn=TurnInput(prompt=json.dumps(calls), model=MODEL, directory=str(tmp_path))),
     )
-    request = StepRequest(
+    result: StepResult = await env(details=details).run(acts.model_step, step_request(begin))
+    return begin, result
+
+
+def step_request(begin: Any) -> StepRequest:
+    return StepRequest(
         session_id=begin.session_id,
         parent_id=begin.user_message_id,
         model=MODEL,
@@ -55,8 +60,6 @@ async def step(
         system=begin.system,
         options={},
     )
-    result: StepResult = await env(details=details).run(acts.model_step, request)
-    return begin, result
 
 
 async def parts(rt: Runtime, session_id: str, message_id: str) -> list[ToolPart]:
@@ -98,16 +101,7 @@ async def test_a_model_step_after_a_dead_attempt_closes_that_attempt_s_message(
 ) -> None:
     rt, activities = acts
     begin, first = await step(activities, tmp_path, [["slow", {}]])
-    request = StepRequest(
-        session_id=begin.session_id,
-        parent_id=begin.user_message_id,
-        model=MODEL,
-        step=1,
-        final=False,
-        system=begin.system,
-        options={},
-    )
-    second = await env(attempt=2, details=[first.message_id]).run(activities.model_step, request)
+    second = await env(attempt=2, details=[first.message_id]).run(activities.model_step, step_request(begin))
     assert second.message_id != first.message_id
     [closed] = await parts(rt, begin.session_id, first.message_id)
     assert (closed.state, closed.error, closed.interrupted) == ("error", ABORTED_ERROR, True)

@@ -19,14 +19,10 @@ from tether.temporal import TemporalRunner, connect, submit_turn
 from tether.testing import FunctionModel, Step, incomplete_call, invalid_call, tool_call
 from tether.tools import Tool, ToolContext
 
-from .support import MODEL
-from .test_turns import running_worker, wait_for
+from .conftest import Turns
+from .support import MODEL, wait_for
 
 pytestmark = pytest.mark.anyio
-
-
-def queue() -> str:
-    return f"q-{uuid.uuid4().hex}"
 
 
 def ask_colour(rt: Runtime) -> dict[str, Tool[Any, Any]]:
@@ -49,37 +45,26 @@ def ask_colour(rt: Runtime) -> dict[str, Tool[Any, Any]]:
     return {"colour": Tool(description="Asks a question", input={"type": "object"}, execute=colour)}
 
 
+@pytest.mark.parametrize(
+    ("answers", "text", "stop"),
+    [([["blue"]], "done: colour=chose blue", "done"), (None, "", "declined")],
+    ids=["answered", "dismissed"],
+)
 async def test_a_question_waits_in_the_workflow_and_its_answers_reach_the_tool(
-    temporal_server: str, tmp_path: Path
+    turns: Turns, answers: list[list[str]] | None, text: str, stop: str
 ) -> None:
-    q = queue()
-    client = await connect(temporal_server)
-    async with running_worker(temporal_server, q, tmp_path / "data", tmp_path, extra=ask_colour):
-        handle = await submit_turn(
-            client, json.dumps([["colour", {}]]), model=MODEL, directory=tmp_path, task_queue=q
-        )
+    async with turns.worker(extra=ask_colour):
+        handle = await turns.submit([["colour", {}]])
         ask = await wait_for(handle, "ask")
         assert ask["kind"] == "question"
         with pytest.raises(UsageError, match="one list of answers per question"):
-            await handle.answer(str(ask["id"]), answers=[["blue"], ["red"]])
-        await handle.answer(str(ask["id"]), answers=[["blue"]])
+            await handle.answer(ask["id"], answers=[["blue"], ["red"]])
+        await handle.answer(ask["id"], "once" if answers else "reject", answers=answers)
         with anyio.fail_after(60):
             result = await handle.result()
-    assert result.text == "done: colour=chose blue"
-
-
-async def test_a_dismissed_question_declines_the_call(temporal_server: str, tmp_path: Path) -> None:
-    q = queue()
-    client = await connect(temporal_server)
-    async with running_worker(temporal_server, q, tmp_path / "data", tmp_path, extra=ask_colour):
-        handle = await submit_turn(
-            client, json.dumps([["colour", {}]]), model=MODEL, directory=tmp_path, task_queue=q
-        )
-        ask = await wait_for(handle, "ask")
-        await handle.answer(str(ask["id"]), "reject")
-        with anyio.fail_after(60):
-            result = await handle.result()
-    assert result.stop == "declined"
+    assert result.stop == stop
+    if text:
+        assert result.text == text
 
 
 def flaky(fails: list[ProviderError]) -> FunctionModel:
@@ -93,14 +78,10 @@ def flaky(fails: list[ProviderError]) -> FunctionModel:
     return FunctionModel(step)
 
 
-async def test_a_retryable_provider_error_is_retried_after_a_durable_timer(
-    temporal_server: str, tmp_path: Path
-) -> None:
-    q = queue()
+async def test_a_retryable_provider_error_is_retried_after_a_durable_timer(turns: Turns) -> None:
     model = flaky([ProviderRateLimitError("slow down", retry_after=0.05)])
-    client = await connect(temporal_server)
-    async with running_worker(temporal_server, q, tmp_path / "data", tmp_path, models={"flaky": model}) as rt:
-        handle = await submit_turn(client, "hi", model="flaky", directory=tmp_path, task_queue=q)
+    async with turns.worker(models={"flaky": model}) as rt:
+        handle = await turns.submit("hi", model="flaky")
         with anyio.fail_after(60):
             result = await handle.result()
         kinds = [event.kind async for event in handle.events()]
@@ -113,14 +94,10 @@ async def test_a_retryable_provider_error_is_retried_after_a_durable_timer(
         assert errors[1] is None
 
 
-async def test_a_final_provider_error_fails_the_turn_as_a_provider_error(
-    temporal_server: str, tmp_path: Path
-) -> None:
-    q = queue()
+async def test_a_final_provider_error_fails_the_turn_as_a_provider_error(turns: Turns) -> None:
     model = flaky([ProviderError("the model is gone")])
-    client = await connect(temporal_server)
-    async with running_worker(temporal_server, q, tmp_path / "data", tmp_path, models={"gone": model}):
-        handle = await submit_turn(client, "hi", model="gone", directory=tmp_path, task_queue=q)
+    async with turns.worker(models={"gone": model}):
+        handle = await turns.submit("hi", model="gone")
         with anyio.fail_after(60), pytest.raises(ProviderError, match="the model is gone"):
             await handle.result()
 
@@ -135,16 +112,9 @@ def broken_calls(request: ModelRequest) -> Step:
     )
 
 
-async def test_calls_that_can_never_run_are_settled_by_the_step_itself(
-    temporal_server: str, tmp_path: Path
-) -> None:
-    q = queue()
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    client = await connect(temporal_server)
-    models = {"broken": FunctionModel(broken_calls)}
-    async with running_worker(temporal_server, q, tmp_path / "data", marks, models=models) as rt:
-        handle = await submit_turn(client, "go", model="broken", directory=tmp_path, task_queue=q)
+async def test_calls_that_can_never_run_are_settled_by_the_step_itself(turns: Turns) -> None:
+    async with turns.worker(models={"broken": FunctionModel(broken_calls)}) as rt:
+        handle = await turns.submit("go", model="broken")
         with anyio.fail_after(60):
             result = await handle.result()
         parts = [
@@ -156,20 +126,18 @@ async def test_calls_that_can_never_run_are_settled_by_the_step_itself(
     assert result.tool_calls == 3
     assert sorted(c.error_kind or "ok" for c in result.calls) == ["invalid_input", "invalid_input", "ok"]
     assert sorted(p.state for p in parts) == ["completed", "error", "error"]
-    assert (marks / "fast").read_text() == "1\n"  # only the valid call ran
+    assert (turns.marks / "fast").read_text() == "1\n"  # only the valid call ran
 
 
-async def test_a_second_turn_continues_the_session_and_the_runner_api_runs_it(
-    temporal_server: str, tmp_path: Path
-) -> None:
-    q = queue()
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    runner = await TemporalRunner.connect(temporal_server, task_queue=q)
-    async with running_worker(temporal_server, q, tmp_path / "data", marks) as rt:
-        first = await runner.run(json.dumps([["fast", {"n": 1}]]), model=MODEL, directory=tmp_path)
+async def test_a_second_turn_continues_the_session_and_the_runner_api_runs_it(turns: Turns) -> None:
+    runner = await TemporalRunner.connect(turns.target, task_queue=turns.queue)
+    async with turns.worker() as rt:
+        first = await runner.run(json.dumps([["fast", {"n": 1}]]), model=MODEL, directory=turns.directory)
         handle = await runner.submit(
-            json.dumps([["fast", {"n": 2}]]), model=MODEL, directory=tmp_path, session_id=first.session_id
+            json.dumps([["fast", {"n": 2}]]),
+            model=MODEL,
+            directory=turns.directory,
+            session_id=first.session_id,
         )
         again = runner.turn(handle.workflow_id)
         with anyio.fail_after(60):
@@ -183,6 +151,7 @@ async def test_a_second_turn_continues_the_session_and_the_runner_api_runs_it(
 
 
 async def test_client_errors_are_tether_errors(temporal_server: str, tmp_path: Path) -> None:
+    queue = f"q-{uuid.uuid4().hex}"
     with pytest.raises(UsageError, match="give the Temporal server as HOST:PORT"):
         await connect("127.0.0.1")
     with pytest.raises(UsageError, match="Cannot reach the Temporal server"):
@@ -196,7 +165,7 @@ async def test_client_errors_are_tether_errors(temporal_server: str, tmp_path: P
     with pytest.raises(NotFoundError, match="No turn tether-turn-nope"):
         await runner.turn("tether-turn-nope").asks()
     # a turn no worker serves: it waits safely, but nothing can read it until one polls
-    handle = await submit_turn(client, "hi", model=MODEL, directory=tmp_path, task_queue=queue())
+    handle = await submit_turn(client, "hi", model=MODEL, directory=tmp_path, task_queue=queue)
     with pytest.raises(TetherError, match="cannot be read now"):
         await handle.asks()
     await handle.cancel()

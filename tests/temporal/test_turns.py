@@ -2,63 +2,21 @@
 
 from __future__ import annotations
 
-import json
-import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any
-
 import anyio
 import pytest
 
-from tether import Runtime
-from tether.llm import Model
+from tether.errors import NotFoundError, UsageError
 from tether.session import ToolPart
-from tether.temporal import TurnHandle, connect, submit_turn, worker
-from tether.tools import Tool
 
-from .support import CONFIG, MODEL, count, model, tools
+from .conftest import Turns
+from .support import count, wait_for
 
 pytestmark = pytest.mark.anyio
 
 
-@asynccontextmanager
-async def running_worker(
-    target: str,
-    queue: str,
-    data_dir: Path,
-    marks: Path,
-    *,
-    models: dict[str, Model] | None = None,
-    extra: Callable[[Runtime], dict[str, Tool[Any, Any]]] | None = None,
-) -> AsyncIterator[Runtime]:
-    """An in-process worker on ``queue`` with the support tools (and ``extra(rt)``) and the plan model."""
-    async with Runtime(data_dir=data_dir, plugins=False, config=CONFIG) as rt:
-        rt.tools.register({**tools(marks), **(extra(rt) if extra is not None else {})})
-        client = await connect(target)
-        async with worker(rt, client, task_queue=queue, models={MODEL: model(), **(models or {})}):
-            yield rt
-
-
-async def wait_for(handle: TurnHandle, kind: str) -> dict[str, object]:
-    with anyio.fail_after(30):
-        async for event in handle.events():
-            if event.kind == kind:
-                return event.data
-    raise AssertionError(f"the turn ended without a {kind} event")
-
-
-async def test_parallel_calls_settle_in_activities_and_the_store_shows_them(
-    temporal_server: str, tmp_path: Path
-) -> None:
-    queue = f"q-{uuid.uuid4().hex}"
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    async with running_worker(temporal_server, queue, tmp_path / "data", marks) as rt:
-        client = await connect(temporal_server)
-        prompt = json.dumps([["fast", {"n": 1}], ["fast", {"n": 2}], ["fast", {"n": 3}]])
-        handle = await submit_turn(client, prompt, model=MODEL, directory=tmp_path, task_queue=queue)
+async def test_parallel_calls_settle_in_activities_and_the_store_shows_them(turns: Turns) -> None:
+    async with turns.worker() as rt:
+        handle = await turns.submit([["fast", {"n": 1}], ["fast", {"n": 2}], ["fast", {"n": 3}]])
         with anyio.fail_after(60):
             result = await handle.result()
         assert result.stop == "done"
@@ -66,7 +24,7 @@ async def test_parallel_calls_settle_in_activities_and_the_store_shows_them(
         assert result.tool_calls == 3
         assert [c.content for c in result.calls] == ["fast 1", "fast 2", "fast 3"]
         assert result.text == "done: fast=fast 1; fast=fast 2; fast=fast 3"
-        assert count(marks, "fast") == 3
+        assert count(turns.marks, "fast") == 3
         messages = await rt.store.load_messages(result.session_id)
         assert [m.info.role for m in messages] == ["user", "assistant", "assistant"]
         parts = [p for p in messages[1].parts if isinstance(p, ToolPart)]
@@ -79,32 +37,26 @@ async def test_parallel_calls_settle_in_activities_and_the_store_shows_them(
 
 
 async def test_an_ask_waits_without_a_worker_and_the_answer_reruns_the_call_on_a_new_worker(
-    temporal_server: str, tmp_path: Path
+    turns: Turns,
 ) -> None:
-    queue = f"q-{uuid.uuid4().hex}"
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    data = tmp_path / "data"
-    client = await connect(temporal_server)
-    async with running_worker(temporal_server, queue, data, marks):
-        prompt = json.dumps([["guarded", {}], ["fast", {"n": 1}]])
-        handle = await submit_turn(client, prompt, model=MODEL, directory=tmp_path, task_queue=queue)
+    async with turns.worker():
+        handle = await turns.submit([["guarded", {}], ["fast", {"n": 1}]])
         ask = await wait_for(handle, "ask")
     # The first worker is gone (its runtime closed): the ask waits in the workflow, no worker holds it.
-    assert count(marks, "guarded") == 0
-    assert count(marks, "fast") == 1
-    async with running_worker(temporal_server, queue, data, marks) as rt:
+    assert count(turns.marks, "guarded") == 0
+    assert count(turns.marks, "fast") == 1
+    async with turns.worker() as rt:
         asks = await handle.asks()
         assert [a.id for a in asks] == [ask["id"]]
         assert asks[0].request["action"] == "deploy"
         assert asks[0].request["resources"] == ["prod"]
-        await handle.answer(str(ask["id"]), "once")
+        await handle.answer(ask["id"], "once")
         with anyio.fail_after(60):
             result = await handle.result()
         assert result.stop == "done"
         assert result.text == "done: guarded=deployed; fast=fast 1"
-        assert count(marks, "guarded") == 1
-        assert count(marks, "fast") == 1
+        assert count(turns.marks, "guarded") == 1
+        assert count(turns.marks, "fast") == 1
         messages = await rt.store.load_messages(result.session_id)
         guarded = next(p for p in messages[1].parts if isinstance(p, ToolPart) and p.tool == "guarded")
         assert guarded.state == "completed"
@@ -112,71 +64,42 @@ async def test_an_ask_waits_without_a_worker_and_the_answer_reruns_the_call_on_a
         assert await handle.asks() == []
 
 
-async def test_a_rejected_ask_declines_the_call_and_stops_the_turn(
-    temporal_server: str, tmp_path: Path
-) -> None:
-    queue = f"q-{uuid.uuid4().hex}"
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    client = await connect(temporal_server)
-    async with running_worker(temporal_server, queue, tmp_path / "data", marks):
-        handle = await submit_turn(
-            client, json.dumps([["guarded", {}]]), model=MODEL, directory=tmp_path, task_queue=queue
-        )
+async def test_a_rejected_ask_declines_the_call_and_stops_the_turn(turns: Turns) -> None:
+    async with turns.worker():
+        handle = await turns.submit([["guarded", {}]])
         ask = await wait_for(handle, "ask")
-        await handle.answer(str(ask["id"]), "reject")
+        await handle.answer(ask["id"], "reject")
         with anyio.fail_after(60):
             result = await handle.result()
     assert result.stop == "declined"
     assert result.calls[0].error_kind == "declined"
-    assert count(marks, "guarded") == 0
+    assert count(turns.marks, "guarded") == 0
 
 
-async def test_answering_an_unknown_ask_is_a_clear_error(temporal_server: str, tmp_path: Path) -> None:
-    from tether.errors import NotFoundError, UsageError
-
-    queue = f"q-{uuid.uuid4().hex}"
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    client = await connect(temporal_server)
-    async with running_worker(temporal_server, queue, tmp_path / "data", marks):
-        handle = await submit_turn(
-            client, json.dumps([["guarded", {}]]), model=MODEL, directory=tmp_path, task_queue=queue
-        )
+async def test_answering_an_unknown_ask_is_a_clear_error(turns: Turns) -> None:
+    async with turns.worker():
+        handle = await turns.submit([["guarded", {}]])
         ask = await wait_for(handle, "ask")
         with pytest.raises(NotFoundError, match="No waiting ask per_nope"):
             await handle.answer("per_nope", "once")
         with pytest.raises(UsageError, match="once, always or reject"):
-            await handle.answer(str(ask["id"]), "maybe")  # type: ignore[arg-type]
-        await handle.answer(str(ask["id"]), "once")
+            await handle.answer(ask["id"], "maybe")  # type: ignore[arg-type]
+        await handle.answer(ask["id"], "once")
         with anyio.fail_after(60):
             assert (await handle.result()).stop == "done"
 
 
-async def test_cancelling_the_turn_cancels_the_running_call_and_aborts_its_part(
-    temporal_server: str, tmp_path: Path
-) -> None:
-    queue = f"q-{uuid.uuid4().hex}"
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    client = await connect(temporal_server)
-    async with running_worker(temporal_server, queue, tmp_path / "data", marks) as rt:
-        handle = await submit_turn(
-            client,
-            json.dumps([["slow", {}], ["fast", {"n": 1}]]),
-            model=MODEL,
-            directory=tmp_path,
-            task_queue=queue,
-            heartbeat_timeout=2.0,
-        )
+async def test_cancelling_the_turn_cancels_the_running_call_and_aborts_its_part(turns: Turns) -> None:
+    async with turns.worker() as rt:
+        handle = await turns.submit([["slow", {}], ["fast", {"n": 1}]], heartbeat_timeout=2.0)
         with anyio.fail_after(30):
-            while count(marks, "slow-started") == 0 or count(marks, "fast") == 0:
+            while count(turns.marks, "slow-started") == 0 or count(turns.marks, "fast") == 0:
                 await anyio.sleep(0.05)
         await handle.cancel()
         with anyio.fail_after(60):
             result = await handle.result()
         assert result.stop == "cancelled"
-        assert count(marks, "slow-done") == 0
+        assert count(turns.marks, "slow-done") == 0
         messages = await rt.store.load_messages(result.session_id)
         parts = {p.tool: p for p in messages[1].parts if isinstance(p, ToolPart)}
         assert parts["fast"].state == "completed"
@@ -185,26 +108,18 @@ async def test_cancelling_the_turn_cancels_the_running_call_and_aborts_its_part(
         assert parts["slow"].interrupted is True
 
 
-async def test_the_third_identical_call_asks_doom_loop_as_in_a_live_session(
-    temporal_server: str, tmp_path: Path
-) -> None:
+async def test_the_third_identical_call_asks_doom_loop_as_in_a_live_session(turns: Turns) -> None:
     from tether.session.internal import DOOM_LOOP_THRESHOLD
     from tether.temporal._workflow import DOOM_LOOP_THRESHOLD as TEMPORAL_THRESHOLD
 
     assert TEMPORAL_THRESHOLD == DOOM_LOOP_THRESHOLD
-    queue = f"q-{uuid.uuid4().hex}"
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    client = await connect(temporal_server)
-    async with running_worker(temporal_server, queue, tmp_path / "data", marks):
-        handle = await submit_turn(
-            client, json.dumps([["fast", {"n": 1}]] * 3), model=MODEL, directory=tmp_path, task_queue=queue
-        )
+    async with turns.worker():
+        handle = await turns.submit([["fast", {"n": 1}]] * 3)
         ask = await wait_for(handle, "ask")
-        assert ask["request"]["action"] == "doom_loop"  # type: ignore[index]
-        await handle.answer(str(ask["id"]), "reject", message="stop repeating yourself")
+        assert ask["request"]["action"] == "doom_loop"
+        await handle.answer(ask["id"], "reject", message="stop repeating yourself")
         with anyio.fail_after(60):
             result = await handle.result()
     assert [c.error_kind for c in result.calls] == [None, None, "corrected"]
     assert result.calls[2].error is not None and result.calls[2].error.endswith("stop repeating yourself")
-    assert count(marks, "fast") == 2
+    assert count(turns.marks, "fast") == 2
