@@ -481,3 +481,14 @@ async def test_workers_writing_the_same_rows_in_opposite_orders_never_deadlock(
         events = await one.events_after(0, limit=10_000)
     seqs = [seq for seq, *_ in events]
     assert seqs == sorted(seqs) and len(seqs) == 2 * 15 * 60 * 2
+
+
+@pytest.mark.anyio
+async def test_a_stopped_worker_cannot_hold_the_write_lock_longer_than_its_lease(
+    postgres: PostgresServer,
+) -> None:
+    async with PostgresStore(postgres.database(), lease=12.5) as store:
+        shown = await store._run(  # pyright: ignore[reportPrivateUsage]
+            lambda conn: conn.execute("SHOW idle_in_transaction_session_timeout").fetchone()[0], read=True
+        )
+    assert shown == "12500ms"

@@ -349,6 +349,11 @@ class PostgresStore:
     def _connect(self) -> Any:
         conn = connect(self._url, application_name="tether")
         try:
+            # A worker stopped inside a write transaction (SIGSTOP, a frozen VM) would hold the event-log lock and
+            # stall every other worker: the server ends such a transaction after one lease (its store then fails).
+            conn.execute(
+                "SELECT set_config('idle_in_transaction_session_timeout', %s, false)", (str(self._lease_ms),)
+            )
             try:
                 migrate(conn)
             except ValueError as exc:
