@@ -1,13 +1,23 @@
-"""Decoding throughput of the provider adapters against the SDKs' own raw iteration of the same stream.
+"""Decoding throughput of the provider adapters, against the SDKs' own iteration of the same stream.
 
 A long stream is built by repeating the recorded text/reasoning/tool-input deltas of a fixture, served from a real
-HTTP server on 127.0.0.1. For each API the same bytes are consumed twice, best of several runs: once by iterating the
-SDK's stream objects (the floor: SSE decoding + model construction), once through the tether adapter (SDK iteration
-plus assembly into tether events). The ratio adapter/SDK is printed; the target is <= 1.5x.
+HTTP server on 127.0.0.1. For each API the same bytes are consumed three times, best of several runs: by iterating
+the SDK's stream of typed models (``AsyncStream[ChatCompletionChunk]``: SSE decoding + a model built per event, what
+the adapters read until issue 14), by iterating the SDK's stream of parsed JSON (``AsyncStream[object]``: SSE
+decoding + ``json.loads``, the floor the adapters now read), and through the tether adapter (that floor plus
+assembly into tether events). Printed: events per second of each, and the adapter over the JSON floor (target
+<= 1.5x) and over the typed models (below 1x: the adapter does all its work in less time than the SDK's models
+alone took).
 
 It then prints the CPU time of building one step's body, averaged over a session of 30 and of 500 ``read`` calls
 (200-line results, 12 tool definitions, a long system prompt): what a step costs tether before its first byte goes
 out.
+
+Issue 14, reading events as JSON (2026-12-01, a shared machine at load average 5-8, 5,000 deltas, best of 3;
+adapter events per second before -> after): chat 1,613 -> 14,644-24,228, responses 874 -> 17,635-22,881, anthropic
+6,407 -> 36,000-47,586. Building the SDK model of each event was most of the adapters' decoding time (0.2-1 ms an
+event); a 1,000-call parallel step through ``tether run`` spent 1 ms of CPU per call less (``bench/peer.py``).
+The request body is encoded by pydantic-core (``_common.dumps``): a 0.3 MB body 1.9 -> 0.6 ms.
 
 Issue 14 (2026-12-01, a heavily loaded shared machine; before = the cached byte-splicing encoder, after = one plain
 body path; runs interleaved):
@@ -19,9 +29,10 @@ body path; runs interleaved):
   a user. ``bench/peer.py --no-opencode`` (30 sequential reads against the scripted server, two interleaved rounds)
   could not resolve it: tether CPU per sequential call 6.59 / 4.60 ms before, 7.92 / 3.08 ms after. So the cache
   was deleted and each adapter keeps one body path.
-* decoding, adapter/SDK ratio (chat, responses, anthropic): before 0.99 / 1.19 / 0.92 (20,000 deltas), 1.54 / 1.14 /
-  0.87 and 1.11 / 0.98 / 1.02 (5,000 deltas); after 1.21 / 1.00 / 1.14, 1.69 / 0.52 / 1.18 and 0.95 / 0.91 / 1.05:
-  the decoding path did not change, and the spread is the machine's load (SDK throughput varied 3x between runs).
+* decoding, adapter/SDK ratio (chat, responses, anthropic), against the SDK's typed models then: before 0.99 / 1.19
+  / 0.92 (20,000 deltas), 1.54 / 1.14 / 0.87 and 1.11 / 0.98 / 1.02 (5,000 deltas); after 1.21 / 1.00 / 1.14, 1.69
+  / 0.52 / 1.18 and 0.95 / 0.91 / 1.05: the decoding path did not change, and the spread is the machine's load (SDK
+  throughput varied 3x between runs).
 
     .venv/bin/python bench/providers.py [--deltas 20000] [--runs 5]
 """
@@ -29,6 +40,7 @@ body path; runs interleaved):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import threading
 import time
@@ -127,29 +139,50 @@ async def best_of(runs: int, *fns: Callable[[], Any]) -> list[float]:
     return best
 
 
+def typed_stream(api: str) -> Any:
+    """The SDK's stream class of typed models for ``api`` (what the adapters read until issue 14)."""
+    if api == "anthropic":
+        from anthropic import AsyncStream as AnthropicStream
+        from anthropic.types import RawMessageStreamEvent
+
+        return AnthropicStream[RawMessageStreamEvent]
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletionChunk
+    from openai.types.responses import ResponseStreamEvent
+
+    return AsyncStream[ChatCompletionChunk if api == "openai-chat" else ResponseStreamEvent]
+
+
 async def bench(api: str, model_cls: Any, body: bytes, deltas: int, runs: int) -> float:
     server = Server(body)
     settings = ClientSettings(base_url=server.url, api_key="sk-bench")
     async with model_cls("bench-model", settings=settings) as model:
         request_body, _ = model.build_body(REQUEST)
+        loaded = await model._ready()
+        typed = dataclasses.replace(loaded, stream_cls=typed_stream(api))
+
+        async def models() -> None:
+            async for _ in await model._open(typed, request_body):
+                pass
 
         async def raw() -> None:
-            stream = await model._open(await model._ready(), request_body)
-            async for _ in stream:
+            async for _ in await model._open(loaded, request_body):
                 pass
 
         async def adapter() -> None:
             async for _ in model.stream(REQUEST):
                 pass
 
-        await raw()  # warm up connections and imports
+        await models()  # warm up connections and imports
+        await raw()
         await adapter()
-        sdk, ours = await best_of(runs, raw, adapter)
+        sdk_models, sdk, ours = await best_of(runs, models, raw, adapter)
     server.httpd.shutdown()
     ratio = ours / sdk
     print(
-        f"{api:17} {deltas:>7} deltas  sdk {deltas / sdk:>10,.0f}/s  adapter {deltas / ours:>10,.0f}/s  "
-        f"ratio {ratio:.2f}x  {'ok' if ratio <= 1.5 else 'OVER TARGET'}"
+        f"{api:17} {deltas:>7} deltas  sdk models {deltas / sdk_models:>9,.0f}/s  sdk json {deltas / sdk:>9,.0f}/s  "
+        f"adapter {deltas / ours:>9,.0f}/s  over json {ratio:.2f}x {'ok' if ratio <= 1.5 else 'OVER TARGET'}  "
+        f"over models {ours / sdk_models:.2f}x"
     )
     return ratio
 
@@ -186,7 +219,9 @@ def request_building(model_cls: Any, steps: int) -> tuple[float, int]:
 
 
 async def main(deltas: int, runs: int) -> None:
-    print(f"provider decoding throughput, best of {runs} (target: adapter/sdk <= 1.5x)")
+    print(
+        f"provider decoding throughput, best of {runs} (target: adapter over the SDK's JSON stream <= 1.5x)"
+    )
     await bench("openai-chat", OpenAIChatModel, chat_body(deltas), deltas, runs)
     await bench("openai-responses", OpenAIResponsesModel, responses_body(deltas), deltas, runs)
     await bench("anthropic", AnthropicModel, anthropic_body(deltas), deltas, runs)
