@@ -492,3 +492,43 @@ async def test_a_stopped_worker_cannot_hold_the_write_lock_longer_than_its_lease
             lambda conn: conn.execute("SHOW idle_in_transaction_session_timeout").fetchone()[0], read=True
         )
     assert shown == "12500ms"
+
+
+@pytest.mark.anyio
+async def test_a_session_moves_to_another_worker_with_its_retained_outputs(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    from pydantic import BaseModel
+
+    from tether.testing import ScriptedModel, tool_call
+    from tether.tools import Tool, ToolResponse
+
+    class Nothing(BaseModel):
+        pass
+
+    def dump(value: Nothing, ctx: Any) -> ToolResponse[Any]:
+        return ToolResponse(content="".join(f"line {n}\n" for n in range(5000)))
+
+    url = postgres.database()
+    project = tmp_path / "project"
+    project.mkdir()
+    shared = tmp_path / "shared-outputs"
+    config = Config(data={"store": url, "output_dir": str(shared)})
+    async with Runtime(data_dir=tmp_path / "one", config=config, plugins=False) as one:
+        one.tools.register({"dump": Tool(description="A long output", input=Nothing, execute=dump)})
+        session = await one.sessions.create(project)
+        model = ScriptedModel([[tool_call("dump", {})], "dumped"])
+        with model, anyio.fail_after(20):
+            await session.prompt("dump it", model=model)
+        (part,) = [p for m in await session.messages() for p in m.parts if isinstance(p, ToolPart)]
+        (retained,) = part.output_paths
+        assert Path(retained).is_relative_to(shared)
+    async with Runtime(data_dir=tmp_path / "two", config=config, plugins=False) as two:
+        moved = await two.sessions.get(
+            session.id
+        )  # another worker: another data directory, the same database
+        model = ScriptedModel([[tool_call("read", {"path": retained, "offset": 4990})], "done"])
+        with model, anyio.fail_after(20):
+            await moved.prompt("read the rest", model=model)  # its own retained output: read without asking
+        parts = [p for m in await moved.messages() for p in m.parts if isinstance(p, ToolPart)]
+    assert parts[-1].state == "completed" and "line 4999" in parts[-1].content[0].text  # type: ignore[union-attr]
