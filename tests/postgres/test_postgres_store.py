@@ -532,3 +532,14 @@ async def test_a_session_moves_to_another_worker_with_its_retained_outputs(
             await moved.prompt("read the rest", model=model)  # its own retained output: read without asking
         parts = [p for m in await moved.messages() for p in m.parts if isinstance(p, ToolPart)]
     assert parts[-1].state == "completed" and "line 4999" in parts[-1].content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_a_store_kept_busy_with_reads_only_still_renews_its_lease(postgres: PostgresServer) -> None:
+    url = postgres.database()
+    async with PostgresStore(url, lease=0.3) as store:
+        ((first,),) = sql(url, "SELECT lease_until FROM owners WHERE id = %s", store.owner)
+        with anyio.fail_after(10):
+            while sql(url, "SELECT lease_until FROM owners WHERE id = %s", store.owner)[0][0] == first:
+                await store.list_sessions()  # never idle long enough for the idle renewal
+        assert store.error is None

@@ -387,7 +387,9 @@ class PostgresStore:
                     beat_at = time.monotonic() + self._beat_every
                     self._beat(conn)
                     continue
-                beat_at = time.monotonic() + self._beat_every  # every write transaction renews the lease
+                if time.monotonic() >= beat_at:  # a store kept busy (even with reads only) still renews
+                    beat_at = time.monotonic() + self._beat_every
+                    self._beat(conn)
                 batch = [first]
                 if self._window and not isinstance(first, _Call | _Stop):
                     self._wake.wait(self._window)
