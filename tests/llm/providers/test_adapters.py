@@ -19,10 +19,10 @@ from tether.llm import (
     ToolResultContent,
     UserMessage,
 )
-from tether.llm.providers._anthropic import build_anthropic_body
+from tether.llm.providers._anthropic import AnthropicAssembler, build_anthropic_body
 from tether.llm.providers._common import CallIds, MalformedEvent, ToolNames, parse_tool_input
 from tether.llm.providers._openai_chat import ChatAssembler, build_chat_body
-from tether.llm.providers._openai_responses import build_responses_body
+from tether.llm.providers._openai_responses import ResponsesAssembler, build_responses_body
 from tether.llm.providers._wire import openai_strict_ok
 from tether.tools import File, Text, ToolDefinition
 
@@ -151,6 +151,7 @@ BAD_CHUNKS: dict[str, tuple[Any, str]] = {
     "an index that is a string": (chunk([call_delta(None, id="x", name="a") | {"index": "0"}]), "index"),
     "a finish reason that is a list": (chunk(finish=["stop"]), "finish_reason must be a string"),
     "usage that is a string": ({**chunk(), "usage": "10 tokens"}, "usage must be an object"),
+    "content that is a list": (chunk(content=["a"]), "content must be a string, not list"),
 }
 
 
@@ -159,6 +160,24 @@ def test_a_chunk_of_the_wrong_shape_is_malformed_and_named(case: str) -> None:
     item, expected = BAD_CHUNKS[case]
     with pytest.raises(MalformedEvent, match=expected):
         ChatAssembler(ids=CallIds(), names=ToolNames(())).feed(item)
+
+
+def test_an_event_that_is_not_an_object_is_malformed_for_every_assembler() -> None:
+    for assembler in (
+        ChatAssembler(ids=CallIds(), names=ToolNames(())),
+        AnthropicAssembler(ids=CallIds(), names=ToolNames(())),
+    ):
+        with pytest.raises(MalformedEvent, match="must be a JSON object, not list"):
+            assembler.feed([{"type": "message_start"}])
+    # the Responses assembler reads members with one lenient accessor: what is not an object has no members
+    assert ResponsesAssembler(ids=CallIds(), names=ToolNames(())).feed(["response.created"]) == []
+
+
+def test_choices_other_than_the_first_are_ignored() -> None:
+    second = chunk(content="not this one")
+    second["choices"][0]["index"] = 1
+    events = run_chat([chunk(content="hi"), second, chunk(finish="stop")])
+    assert [e.text for e in events if e.type == "text-delta"] == ["hi"]
 
 
 def test_usage_is_read_from_the_json_the_server_sent() -> None:
