@@ -492,7 +492,9 @@ class PostgresStore:
                 self._inputs = inputs
                 done.clear()
                 try:
-                    failure = self._write_prefix(conn, batch) if not isinstance(exc, LeaseLost) else exc
+                    # A lost lease or a broken connection: no event can be written, report what happened.
+                    retry = not isinstance(exc, LeaseLost) and not conn.broken
+                    failure = self._write_prefix(conn, batch) if retry else exc
                 except Exception as again:
                     failure = again
                 if failure is not None:
