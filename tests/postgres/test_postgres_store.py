@@ -3,6 +3,7 @@ claims raced by real processes, a server restart mid-run, odd text, saved approv
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -260,8 +261,9 @@ async def test_workers_racing_for_one_session_never_both_get_it(postgres: Postgr
 
 @pytest.mark.anyio
 async def test_a_server_restart_mid_run_is_a_store_error_and_loses_nothing_flushed(
-    postgres: PostgresServer,
+    postgres: PostgresServer, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     url = postgres.database()
     store = await PostgresStore(url).open()
     try:
@@ -278,6 +280,7 @@ async def test_a_server_restart_mid_run_is_a_store_error_and_loses_nothing_flush
         await store.aclose()
     async with PostgresStore(url) as reopened:
         assert [s.id for s in await reopened.list_sessions()] == ["ses_1"]
+    assert caplog.records and not [r for r in caplog.records if PASSWORD in r.getMessage()]
 
 
 @pytest.mark.anyio
