@@ -27,6 +27,12 @@ cannot be installed or run here, tether's side still runs and the report says so
 same script played in-process (``--model scripted:``: no HTTP, no provider SDK), to tell the HTTP path from the rest.
 
 Targets (issue 14): per call at least 20x less overhead than OpenCode in the parallel step and sequentially.
+
+Issue 14, 2026-12-01 (OpenCode 1.18.33 in the same runs, medians of 3, per call wall / CPU, ratio OpenCode over
+tether): at 94852f4, load 0.2-1.9: seq100 12.16 / 9.15 ms (17.2x / 28.5x), par1000 1.90 / 1.83 ms (10.1x / 13.0x).
+After the adapters read stream events as JSON (no SDK model per event) and encode bodies with pydantic-core, plus
+the other issue 14 work committed meanwhile, load 0.2-1.3: seq100 7.82 / 6.04 ms (24.1x / 39.3x), par1000 1.08 /
+1.10 ms (16.6x / 21.3x): par1000 wall is the one target still missed.
 """
 
 from __future__ import annotations
