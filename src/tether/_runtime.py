@@ -803,6 +803,7 @@ def _refuse_running_loop(name: str) -> None:
         "`async with Runtime(...) as rt: await rt.run(...)`"
     )
 
+
 def _has_codemode(sections: object) -> bool:
     """Whether an ``agent.<name>`` section of the config turns Code Mode on (``codemode``: ``true`` or an object)."""
     if not isinstance(sections, Mapping):
