@@ -4,6 +4,7 @@ execute and of pinned tools, and the answers the code receives for each kind of 
 from __future__ import annotations
 
 import math
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +155,60 @@ def test_settings_from_config() -> None:
 async def test_hostile_code_never_reaches_the_host(tmp_path: Path, code: str, expected: str) -> None:
     outcome = await settle(step_of(tmp_path, max_memory=32 << 20), code)
     assert isinstance(outcome, Failed) and expected in outcome.error, outcome
+
+
+def wide_step(tmp_path: Path, count: int, **settings: Any) -> CodeModeStep:
+    reg = ToolRegistry(output=OutputStore(tmp_path / "out"))
+    reg.register(
+        {
+            f"svc{i}_op{i}": Tool(
+                description=f"Operation {i} of service {i}: " + "reads writes lists files " * 20,
+                input={"type": "object", "properties": {"path": {"type": "string"}}},
+                execute=lambda i, ctx: "ok",
+            )
+            for i in range(count)
+        }
+    )
+    step = CodeMode({"build": CodeModeSettings(**settings)})("build", reg.materialize(), reg)
+    assert isinstance(step, CodeModeStep)
+    return step
+
+
+async def test_review3_search_refuses_a_huge_query_with_an_error_the_code_reads(tmp_path: Path) -> None:
+    step = wide_step(tmp_path, 300)
+    code = (
+        "try:\n    search('files ' * 500_000)\nexcept ValueError as e:\n    print(e)\nlen(search('x' * 1000))"
+    )
+    outcome = await settle(step, code)
+    assert isinstance(outcome, Completed), outcome
+    text = outcome.content[0].text  # type: ignore[union-attr]
+    assert "at most 1000 characters (this one has 3000000)" in text and "search('read file')" in text
+    assert "Result: 0" in text  # a query at the cap is still answered
+
+
+async def test_review3_search_in_a_loop_stops_at_the_limit_over_hundreds_of_tools(tmp_path: Path) -> None:
+    step = wide_step(tmp_path, 500, max_calls=20)
+    code = "n = 0\nwhile True:\n    search('reads files ' * 80)\n    n += 1\n    print(n)"
+    with anyio.fail_after(60):
+        outcome = await settle(step, code)
+    assert isinstance(outcome, Failed), outcome
+    assert "called search() more than 20 times" in outcome.error
+    assert outcome.partial and outcome.partial[0].text.endswith("\n20\n")  # type: ignore[union-attr]
+
+
+async def test_review3_search_runs_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.codemode import _execute
+
+    threads: list[int] = []
+    real = _execute.search_catalog
+
+    def spy(definitions: Any, query: str) -> Any:
+        threads.append(threading.get_ident())
+        return real(definitions, query)
+
+    monkeypatch.setattr(_execute, "search_catalog", spy)
+    outcome = await settle(wide_step(tmp_path, 3), "len(search('service'))")
+    assert isinstance(outcome, Completed) and "Result: 3" in outcome.content[0].text  # type: ignore[union-attr]
+    assert threads and threading.get_ident() not in threads

@@ -47,6 +47,8 @@ class RunResult:
     limit: bool = False
     """``error`` is a limit tether or monty enforced (not an exception the code raised)."""
     calls: int = 0
+    searches: int = 0
+    """``search`` calls, limited like the inner calls (each one matches the whole catalog)."""
     dropped: int = 0
 
 

@@ -7,7 +7,8 @@ snapshot API, each step in a worker thread (law 9), so every decision is the hos
 - ``tools.<name>(...)`` (a method call on the one host object the code sees) starts the inner call at once, in this
   call's task group, and hands the code a future: ``await`` gets the result, and calls the code awaits together
   (``asyncio.gather``) run in parallel. A call never awaited still runs to its end (it was started).
-- ``search(query)`` is answered at once (a plain function).
+- ``search(query)`` is answered in a worker thread (law 9): the query is capped at ``SEARCH_QUERY_CHARS`` and the
+  searches of one run at the inner-call limit, so a model cannot keep the host matching without end.
 - Operating-system calls (``open``, ``os.*``, ``pathlib``) get monty's default refusal: no mount, no handler.
 - Any other host function or attribute is refused with the Python error the model can read.
 
@@ -37,7 +38,10 @@ import pydantic_monty as monty
 from ._answers import CallHandler, Raise, RunResult, Stop
 from ._settings import CodeModeSettings
 
-__all__ = ["run_code"]
+__all__ = ["SEARCH_QUERY_CHARS", "run_code"]
+
+SEARCH_QUERY_CHARS = 1000
+"""The longest ``search`` query: a few words find a tool; a longer text is refused, never matched."""
 
 
 @dataclass(slots=True)
@@ -82,8 +86,8 @@ def _limits(settings: CodeModeSettings) -> monty.ResourceLimits:
         "max_memory": settings.max_memory,
         "max_recursion_depth": settings.max_recursion,
         "max_feed_duration_secs": settings.cpu_seconds,
-        # every tool call is 1-3 host round trips; the inner-call limit below is the one the model reads
-        "max_suspensions": settings.max_calls * 4 + 1000,
+        # every tool call is 1-3 host round trips, a search one; the limits below are the ones the model reads
+        "max_suspensions": settings.max_calls * 5 + 1000,
     }
 
 
@@ -242,7 +246,7 @@ class _Driver:
         name = snapshot.function_name
         if snapshot.object_id is None:
             if name == "search" and len(snapshot.args) == 1 and isinstance(snapshot.args[0], str):
-                return await self._step(snapshot.resume, {"return_value": self._search(snapshot.args[0])})
+                return await self._search_answer(snapshot, snapshot.args[0])
             if name == "search":
                 return await self._raise(
                     snapshot, "TypeError", "search(query) takes one string: search('git log')"
@@ -272,6 +276,23 @@ class _Driver:
         call_id = snapshot.call_id
         group.start_soon(self._settle, call_id, catalog, dict(snapshot.kwargs))
         return await self._step(snapshot.resume, {"future": ...})
+
+    async def _search_answer(self, snapshot: monty.FunctionSnapshot, query: str) -> Any:
+        if len(query) > SEARCH_QUERY_CHARS:
+            return await self._raise(
+                snapshot,
+                "ValueError",
+                f"search(query) takes at most {SEARCH_QUERY_CHARS} characters (this one has {len(query)}): "
+                "pass a few words naming what the tool does, e.g. search('read file').",
+            )
+        self.result.searches += 1
+        if self.result.searches > self._settings.max_calls:
+            raise _Limit(
+                f"execute stopped: the code called search() more than {self._settings.max_calls} times (the limit "
+                "of one execute call). Search once with a few words and reuse the answer."
+            )
+        found = await anyio.to_thread.run_sync(self._search, query)
+        return await self._step(snapshot.resume, {"return_value": found})
 
     async def _raise(self, snapshot: monty.FunctionSnapshot, exc_type: str, message: str) -> Any:
         return await self._step(snapshot.resume, {"exc_type": exc_type, "message": message})
