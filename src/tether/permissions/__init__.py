@@ -12,6 +12,7 @@ from ._outputs import retained_output_rules
 from ._resolve import CallerRules, ResolvedRules, RulesResolver, StaticRules
 from ._ruleset import Ruleset
 from ._saved import SavedApproval, SavedApprovals
+from ._saved_pg import PgSavedApprovals
 from ._service import PermissionService
 from ._types import Effect, PermissionRequest, PermissionSource, Reply, Rule
 
@@ -30,6 +31,7 @@ __all__ = [
     "PermissionRequest",
     "PermissionService",
     "PermissionSource",
+    "PgSavedApprovals",
     "Reply",
     "ResolvedRules",
     "Rule",
