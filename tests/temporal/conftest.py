@@ -112,9 +112,8 @@ class Turns:
     async def submit(self, calls: list[Any] | str, *, model: str = MODEL, **options: Any) -> TurnHandle:
         """Submit a turn: ``calls`` is the plan model's list of ``[tool, input]``, or a prompt."""
         prompt = calls if isinstance(calls, str) else json.dumps(calls)
-        return await submit_turn(
-            self.client, prompt, model=model, directory=self.directory, task_queue=self.queue, **options
-        )
+        options.setdefault("directory", self.directory)
+        return await submit_turn(self.client, prompt, model=model, task_queue=self.queue, **options)
 
 
 @asynccontextmanager
@@ -123,7 +122,13 @@ async def _worker(
 ) -> AsyncIterator[Runtime]:
     async with Runtime(data_dir=turns.data, plugins=False, config=CONFIG) as rt:
         rt.tools.register({**tools(turns.marks), **(extra(rt) if extra is not None else {})})
-        async with worker(rt, turns.client, task_queue=turns.queue, models={MODEL: model(), **models}):
+        async with worker(
+            rt,
+            turns.client,
+            task_queue=turns.queue,
+            models={MODEL: model(), **models},
+            roots=[turns.directory],
+        ):
             yield rt
 
 
@@ -137,5 +142,5 @@ async def turns(temporal_server: str, tmp_path: Path) -> Turns:
         data=tmp_path / "data",
         marks=marks,
         directory=tmp_path,
-        client=await connect(temporal_server),
+        client=await connect(temporal_server, data_dir=tmp_path / "data"),
     )

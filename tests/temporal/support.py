@@ -100,7 +100,9 @@ async def main(target: str, task_queue: str, data_dir: str, marks: str) -> None:
         def ready() -> None:
             print("ready", flush=True)
 
-        await run_worker(rt, target, task_queue=task_queue, models={MODEL: model()}, ready=ready)
+        # the tests' projects are the marks folder's parent (tmp_path)
+        roots = [Path(marks).parent]
+        await run_worker(rt, target, task_queue=task_queue, models={MODEL: model()}, ready=ready, roots=roots)
 
 
 async def wait_for(handle: Any, kind: str) -> dict[str, Any]:

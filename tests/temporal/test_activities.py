@@ -36,7 +36,7 @@ async def acts(tmp_path: Path) -> AsyncIterator[tuple[Runtime, TurnActivities]]:
     marks.mkdir()
     async with Runtime(data_dir=tmp_path / "data", plugins=False, config=CONFIG) as rt:
         rt.tools.register(tools(marks))
-        yield rt, TurnActivities(rt, {MODEL: model()})
+        yield rt, TurnActivities(rt, {MODEL: model()}, roots=[tmp_path])
 
 
 async def step(

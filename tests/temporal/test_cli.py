@@ -45,7 +45,16 @@ def queue(temporal_server: str, env: dict[str, str], project: Path) -> Iterator[
     """A ``tether worker`` process serving a fresh task queue."""
     name = f"q-{uuid.uuid4().hex}"
     process = subprocess.Popen(
-        tether("worker", "--temporal", temporal_server, "--task-queue", name, "--dir", str(project)),
+        tether(
+            "worker",
+            "--temporal",
+            temporal_server,
+            "--task-queue",
+            name,
+            "--dir",
+            str(project),
+            "--allow-test-models",
+        ),
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -130,7 +130,7 @@ async def test_calls_that_can_never_run_are_settled_by_the_step_itself(turns: Tu
 
 
 async def test_a_second_turn_continues_the_session_and_the_runner_api_runs_it(turns: Turns) -> None:
-    runner = await TemporalRunner.connect(turns.target, task_queue=turns.queue)
+    runner = await TemporalRunner.connect(turns.target, task_queue=turns.queue, data_dir=turns.data)
     async with turns.worker() as rt:
         first = await runner.run(json.dumps([["fast", {"n": 1}]]), model=MODEL, directory=turns.directory)
         handle = await runner.submit(
@@ -156,7 +156,7 @@ async def test_client_errors_are_tether_errors(temporal_server: str, tmp_path: P
         await connect("127.0.0.1")
     with pytest.raises(UsageError, match="Cannot reach the Temporal server"):
         await connect("127.0.0.1:1")
-    client = await connect(temporal_server)
+    client = await connect(temporal_server, data_dir=tmp_path)
     with pytest.raises(UsageError, match="non-empty prompt"):
         await submit_turn(client, "", model=MODEL)
     with pytest.raises(UsageError, match="heartbeat_timeout"):

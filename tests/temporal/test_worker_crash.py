@@ -78,7 +78,7 @@ async def test_a_killed_worker_s_turn_finishes_on_another_worker(
     data, marks = tmp_path / "data", tmp_path / "marks"
     data.mkdir(mode=0o700)
     marks.mkdir()
-    client = await connect(temporal_server)
+    client = await connect(temporal_server, data_dir=data)
     with ExitStack() as stack:
         first = stack.enter_context(worker_process(temporal_server, queue, data, marks))
         await ready(first)

@@ -70,6 +70,22 @@ YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Allow every permis
 DenyOption = Annotated[
     bool, typer.Option("--deny-asks", help="Reject every permission ask without prompting.")
 ]
+TlsOption = Annotated[
+    bool,
+    typer.Option("--tls", help="Connect to the Temporal server with TLS (with --temporal; Temporal Cloud)."),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="TETHER_TEMPORAL_API_KEY",
+        show_envvar=False,
+        help="A Temporal API key (with --temporal; also $TETHER_TEMPORAL_API_KEY).",
+    ),
+]
+NamespaceOption = Annotated[
+    str, typer.Option("--namespace", help="The Temporal namespace (with --temporal).")
+]
 
 
 def _version(value: bool) -> None:
@@ -246,6 +262,9 @@ def run(
     task_queue: Annotated[
         str, typer.Option("--task-queue", help="The Temporal task queue (with --temporal).")
     ] = "tether",
+    tls: TlsOption = False,
+    api_key: ApiKeyOption = None,
+    namespace: NamespaceOption = "default",
 ) -> None:
     """Run one turn of an agent in a project.
 
@@ -261,6 +280,8 @@ def run(
       tether run --format json --yes "fix it" | jq -c 'select(.type == "tool_end")'
       tether run -f screenshot.png -f app.py "why does the button overflow?"
     """
+    if temporal is None and (tls or api_key or namespace != "default"):
+        raise typer.BadParameter("--tls, --api-key and --namespace go with --temporal")
     if temporal is not None:
         from ._worker import run_temporal_command
 
@@ -277,6 +298,7 @@ def run(
             session_id=session,
             temporal=temporal,
             task_queue=task_queue,
+            connection={"tls": tls, "api_key": api_key, "namespace": namespace},
             yes=yes,
             deny_asks=deny_asks,
             output_format=output_format,
@@ -312,16 +334,35 @@ def worker(
         typer.Option("--temporal", metavar="HOST:PORT", help="The Temporal server (e.g. 127.0.0.1:7233)."),
     ],
     task_queue: Annotated[str, typer.Option("--task-queue", help="The task queue to serve.")] = "tether",
-    directory: DirOption = None,
+    directories: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--dir",
+            "-d",
+            help="A directory turns may work in, and below (repeatable; default: the current one). The first is "
+            "the project whose config the worker reads.",
+        ),
+    ] = None,
     trust: Annotated[
         bool, typer.Option("--trust", help="Trust this project for this worker (its config and tool files).")
     ] = False,
+    allow_test_models: Annotated[
+        bool,
+        typer.Option(
+            "--allow-test-models",
+            help="Serve turns whose model is a test model (scripted:PATH, replay); refused by default.",
+        ),
+    ] = False,
+    tls: TlsOption = False,
+    api_key: ApiKeyOption = None,
+    namespace: NamespaceOption = "default",
 ) -> None:
     """Run turns submitted with `tether run --temporal` (needs tether[temporal]; docs/temporal.md).
 
     Serves the task queue until Ctrl-C: each model request and each tool call of a turn is an activity here, written
     to this data directory's store. Start several (on hosts that share the store and the project) to share the load;
-    a turn whose worker dies goes on on another.
+    a turn whose worker dies goes on on another. Only turns signed with this data directory's key
+    (or $TETHER_TEMPORAL_KEY) run.
     """
     from ._worker import worker_command
 
@@ -329,8 +370,10 @@ def worker(
         data_dir=_data_dir(ctx),
         temporal=temporal,
         task_queue=task_queue,
-        directory=(directory or Path.cwd()).expanduser().resolve(),
+        roots=[d.expanduser().resolve() for d in directories or [Path.cwd()]],
         trust=trust,
+        allow_test_models=allow_test_models,
+        connection={"tls": tls, "api_key": api_key, "namespace": namespace},
     )
 
 

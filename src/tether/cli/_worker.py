@@ -32,9 +32,19 @@ def _require() -> None:
         fail(_MISSING)
 
 
-def worker_command(*, data_dir: Path, temporal: str, task_queue: str, directory: Path, trust: bool) -> None:
+def worker_command(
+    *,
+    data_dir: Path,
+    temporal: str,
+    task_queue: str,
+    roots: list[Path],
+    trust: bool,
+    allow_test_models: bool,
+    connection: dict[str, Any],
+) -> None:
     """The body of ``tether worker``: serve turns until interrupted (exit 0 on Ctrl-C or SIGTERM)."""
     _require()
+    directory = roots[0]
 
     async def main() -> int:
         from .. import Runtime
@@ -64,7 +74,17 @@ def worker_command(*, data_dir: Path, temporal: str, task_queue: str, directory:
 
         async with Runtime(data_dir=data_dir, config=config) as rt, anyio.create_task_group() as tg:
             tg.start_soon(stop_on_signal)
-            await run_worker(rt, temporal, task_queue=task_queue, resolve=resolve, ready=ready, stop=stop)
+            await run_worker(
+                rt,
+                temporal,
+                task_queue=task_queue,
+                resolve=resolve,
+                ready=ready,
+                stop=stop,
+                roots=roots,
+                allow_test_models=allow_test_models,
+                **connection,
+            )
             tg.cancel_scope.cancel()
         err_console().print("tether worker: stopped")
         return OK
@@ -85,6 +105,7 @@ def run_temporal_command(
     session_id: str | None,
     temporal: str,
     task_queue: str,
+    connection: dict[str, Any],
     yes: bool,
     deny_asks: bool,
     output_format: str,
@@ -108,7 +129,9 @@ def run_temporal_command(
     async def main() -> int:
         from ..temporal import TemporalRunner
 
-        runner = await TemporalRunner.connect(temporal, task_queue=task_queue)
+        runner = await TemporalRunner.connect(
+            temporal, task_queue=task_queue, data_dir=data_dir, **connection
+        )
         handle = await runner.submit(
             content, model=chosen, directory=path, session_id=session_id, agent=agent
         )

@@ -12,16 +12,21 @@ in-process runner stays the fast path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from .. import ids
+from ..codemode import CodeMode
 from ..content import text_of
 from ..errors import ProviderError
 from ..llm import AssistantMessage, ModelRequest, TextContent, ToolCallEvent
+from ..permissions import DEFAULT_AGENT
 from ..session import (
     MessageUpdated,
     PartUpdated,
@@ -49,6 +54,17 @@ if TYPE_CHECKING:
 __all__ = ["TurnActivities"]
 
 _FINAL_TAIL = (AssistantMessage(content=(TextContent(text=MAX_STEPS_PROMPT),)),)
+_TEST_MODEL_NAMES = ("replay", "replay/demo")
+_TEST_MODULES = ("tether.testing", "tether.demo")
+
+
+def _refused(name: str) -> ApplicationError:
+    return ApplicationError(
+        f"This worker does not run test models ({name!r}): a test model plays whatever its script says. Start the "
+        "worker with --allow-test-models (tether worker) or allow_test_models=True to serve them",
+        type="UsageError",
+        non_retryable=True,
+    )
 
 
 class TurnActivities:
@@ -59,6 +75,9 @@ class TurnActivities:
         models: models by the name a turn gives (tests and applications with their own ``Model``).
         resolve: turns any other name into a model (default: a ``provider/model`` spec resolved with the runtime's
             config); called once per name.
+        roots: the directories a turn's session may be in (or below); another is refused before anything is written.
+        allow_test_models: whether ``resolve`` may give a test model (``scripted:<path>``, ``replay``, a model from
+            ``tether.testing`` or ``tether.demo``): one plays whatever its script says, so off by default.
     """
 
     def __init__(
@@ -66,10 +85,15 @@ class TurnActivities:
         runtime: Runtime,
         models: Mapping[str, Model] | None = None,
         resolve: Callable[[str], Model] | None = None,
+        *,
+        roots: Sequence[str | os.PathLike[str]] = (),
+        allow_test_models: bool = False,
     ) -> None:
         self._rt = runtime
         self._models = dict(models or {})
         self._resolve = resolve if resolve is not None else runtime._resolve_model  # pyright: ignore[reportPrivateUsage]
+        self._roots = tuple(Path(root).resolve() for root in roots)
+        self._allow_test_models = allow_test_models
         self._emitter = Emitter(runtime.store, runtime.bus)
         self._calls = CallActivity(runtime, self._emitter, self.model)
 
@@ -78,19 +102,56 @@ class TurnActivities:
         return [self.begin_turn, self.model_step, self._calls.tool_call, self.close_step]
 
     def model(self, name: str) -> Model:
+        """The model a turn names: one of ``models``, else resolved (once), never a test model unless allowed.
+
+        Raises:
+            ApplicationError: (non-retryable) a test model on a worker that does not allow them.
+        """
         found = self._models.get(name)
         if found is None:
-            found = self._models[name] = self._resolve(name)
+            if not self._allow_test_models and (name.startswith("scripted:") or name in _TEST_MODEL_NAMES):
+                raise _refused(name)
+            found = self._resolve(name)
+            if not self._allow_test_models and type(found).__module__.startswith(_TEST_MODULES):
+                raise _refused(name)
+            self._models[name] = found
         return found
+
+    def _check_directory(self, directory: str) -> None:
+        path = Path(directory).resolve()
+        if not any(path.is_relative_to(root) for root in self._roots):
+            roots = ", ".join(str(root) for root in self._roots) or "(none)"
+            raise ApplicationError(
+                f"This worker does not run turns in {directory}: it serves {roots} (tether worker --dir D, "
+                "repeatable)",
+                type="UsageError",
+                non_retryable=True,
+            )
+
+    def _check_codemode(self, agent: str) -> None:
+        codemode = self._rt.sessions.service.codemode
+        if isinstance(codemode, CodeMode) and agent in codemode.agents:
+            raise ApplicationError(
+                f"Code Mode does not run on Temporal yet: the agent {agent!r} has codemode on "
+                f"(agent.{agent}.codemode). Run this agent in process, or use another agent for durable turns",
+                type="UsageError",
+                non_retryable=True,
+            )
 
     @activity.defn(name=BEGIN)
     async def begin_turn(self, request: BeginRequest) -> BeginResult:
         """Open (or create) the session, append the user's input, and build the turn's system prompt once."""
         rt = self._rt
         turn = request.turn
+        # refused before anything is written: a model, a directory or an agent this worker does not serve
+        model = self.model(turn.model)
         if turn.session_id is not None:
             session = await rt.sessions.get(turn.session_id)
+            self._check_directory(session.info.directory)
+            self._check_codemode(session.info.agent)
         else:
+            self._check_directory(turn.directory)
+            self._check_codemode(turn.agent or DEFAULT_AGENT)
             session = await rt.sessions.create(turn.directory, agent=turn.agent)
         # the store's record, not this worker's cached handle: another worker may have titled the session
         info = await rt.store.get_session(session.id)
@@ -100,7 +161,6 @@ class TurnActivities:
             emitter.durable(SessionUpdated(info))
             session._info = info  # pyright: ignore[reportPrivateUsage]
         agent = resolve_agent(rt.agents, info.agent)
-        model = self.model(turn.model)
         system = await rt.sessions.service.system_prompt(
             session.location, agent=agent.name, model=model.name, directory=info.directory
         )

@@ -143,10 +143,11 @@ class CallActivity:
         scope = anyio.CancelScope()
         send, receive = anyio.create_memory_object_stream[Any](64)
 
+        this_call = (request.session_id, request.message_id, spec.call_id)
+
         def asked(event: Any) -> None:
-            pending = event.request
-            call_id = pending.call_id if isinstance(event, QuestionAsked) else _source_call(pending.request)
-            if call_id == spec.call_id:
+            # the bus carries every session's asks on this worker: a call id alone is not unique across sessions
+            if _asker(event) == this_call:
                 send.send_nowait(event)
 
         async def answer() -> None:
@@ -230,9 +231,18 @@ class CallActivity:
         return True
 
 
-def _source_call(request: Any) -> str | None:
+def _asker(event: Any) -> tuple[str, str | None, str | None]:
+    """The call an ask comes from: session, message and call id."""
+    pending = event.request
+    if isinstance(event, QuestionAsked):
+        return (pending.session_id, pending.message_id, pending.call_id)
+    request = pending.request
     source = request.source
-    return None if source is None else source.call_id
+    return (
+        (request.session_id, None, None)
+        if source is None
+        else (request.session_id, source.message_id, source.call_id)
+    )
 
 
 def _ask_info(event: Any, call_id: str) -> AskInfo:

@@ -8,19 +8,24 @@ Temporal's exceptions are mapped here, in one place.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import anyio.to_thread
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..errors import NotFoundError, ProviderError, TetherError, UsageError
 from ..llm import Usage
 from ..session import TurnCall, TurnResult
+from ._codec import SigningCodec, load_key
 from ._types import AnswerInput, AskInfo, TurnEvent, TurnInput, TurnOutput
 from ._workflow import WORKFLOW
 
@@ -32,19 +37,41 @@ POLL_SECONDS = 0.2
 """How often a follower asks the workflow for new events (a query: it adds nothing to the workflow's history)."""
 
 
-async def connect(target: str) -> Client:
-    """A Temporal client for ``HOST:PORT``.
+async def connect(
+    target: str,
+    *,
+    key: bytes | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    namespace: str = "default",
+    tls: bool = False,
+    api_key: str | None = None,
+) -> Client:
+    """A Temporal client for ``HOST:PORT`` that signs what it sends and checks what it reads (``_codec.py``).
+
+    Args:
+        target: the server, ``HOST:PORT``.
+        key: the signing key (default: ``$TETHER_TEMPORAL_KEY``, else the key file of ``data_dir``).
+        data_dir: the data directory whose key file is used (default: ``$TETHER_DATA_DIR`` or the user data dir).
+        namespace: the Temporal namespace.
+        tls: connect with TLS (system roots); needed by Temporal Cloud and by a server that requires it.
+        api_key: a Temporal API key (sent as a bearer token; Temporal Cloud).
 
     Raises:
-        UsageError: ``target`` is not ``HOST:PORT``, or no Temporal server answers there.
+        UsageError: ``target`` is not ``HOST:PORT``, no Temporal server answers there, or the key cannot be read.
     """
     host, sep, port = target.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise UsageError(
             f"--temporal {target!r}: give the Temporal server as HOST:PORT (for example 127.0.0.1:7233)"
         )
+    if key is None:
+        where = Path(data_dir) if data_dir is not None else None
+        key = await anyio.to_thread.run_sync(lambda: load_key(where))
+    converter = dataclasses.replace(DataConverter.default, payload_codec=SigningCodec(key))
     try:
-        return await Client.connect(target)
+        return await Client.connect(
+            target, namespace=namespace, tls=tls, api_key=api_key, data_converter=converter
+        )
     except RuntimeError as exc:  # the SDK's bridge reports a failed connection as RuntimeError
         raise UsageError(f"Cannot reach the Temporal server at {target}: {exc}") from exc
 
@@ -210,13 +237,16 @@ class TemporalRunner:
         self.task_queue = task_queue
 
     @classmethod
-    async def connect(cls, target: str, *, task_queue: str = DEFAULT_TASK_QUEUE) -> TemporalRunner:
-        """Connect to the Temporal server at ``target``.
+    async def connect(
+        cls, target: str, *, task_queue: str = DEFAULT_TASK_QUEUE, **options: Any
+    ) -> TemporalRunner:
+        """Connect to the Temporal server at ``target`` (``options``: :func:`connect`'s ``key``, ``data_dir``,
+        ``namespace``, ``tls``, ``api_key``).
 
         Raises:
             UsageError: as :func:`connect`.
         """
-        return cls(await connect(target), task_queue=task_queue)
+        return cls(await connect(target, **options), task_queue=task_queue)
 
     async def submit(self, prompt: str, *, model: str, **options: Any) -> TurnHandle:
         """Start a turn (:func:`submit_turn`'s keyword arguments) and return its handle."""

@@ -7,17 +7,20 @@ sandbox from re-importing the whole runtime for every workflow run.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from ..errors import UsageError
 from ._activities import TurnActivities
 from ._client import DEFAULT_TASK_QUEUE
+from ._codec import SigningCodec
 from ._workflow import TurnWorkflow
 
 if TYPE_CHECKING:
@@ -35,6 +38,8 @@ def worker(
     models: Mapping[str, Model] | None = None,
     resolve: Callable[[str], Model] | None = None,
     graceful_shutdown: float = 0.0,
+    roots: Sequence[str | os.PathLike[str]] | None = None,
+    allow_test_models: bool = False,
 ) -> Worker:
     """A ``temporalio.worker.Worker`` that runs tether turns on ``runtime`` (``async with`` it, or ``await .run()``).
 
@@ -46,8 +51,26 @@ def worker(
         resolve: turns any other model name into a model (default: ``provider/model`` with the runtime's config).
         graceful_shutdown: seconds running calls get to finish when the worker stops; then they are cancelled and
             left to the next worker (which reports them interrupted unless the tool is idempotent).
+        roots: the directories turns may work in (and below); default: the current directory. A turn for a
+            session elsewhere fails before it creates or touches anything.
+        allow_test_models: serve turns whose model ``resolve`` makes from ``tether.testing`` or ``tether.demo``
+            (``scripted:<path>``, ``replay``); off, such a turn fails. ``models`` given here are always served.
+
+    Raises:
+        UsageError: ``client`` does not sign its payloads (make it with :func:`tether.temporal.connect`).
     """
-    activities = TurnActivities(runtime, models, resolve)
+    if not isinstance(client.data_converter.payload_codec, SigningCodec):
+        raise UsageError(
+            "A tether worker needs a client that signs its payloads: connect with tether.temporal.connect "
+            "(docs/temporal.md, Trust boundary)"
+        )
+    activities = TurnActivities(
+        runtime,
+        models,
+        resolve,
+        roots=[os.getcwd()] if roots is None else roots,
+        allow_test_models=allow_test_models,
+    )
     return Worker(
         client,
         task_queue=task_queue,
@@ -69,18 +92,32 @@ async def run_worker(
     resolve: Callable[[str], Model] | None = None,
     ready: Callable[[], Awaitable[None] | None] | None = None,
     stop: anyio.Event | None = None,
+    roots: Sequence[str | os.PathLike[str]] | None = None,
+    allow_test_models: bool = False,
+    **options: Any,
 ) -> None:
     """Connect to the Temporal server at ``target`` (``HOST:PORT``) and run a worker until ``stop`` is set (or the
     call is cancelled). Stopping by ``stop`` shuts the worker down in order: its running calls are cancelled and left
-    to the next worker (reported interrupted there, or run again when idempotent).
+    to the next worker (reported interrupted there, or run again when idempotent). ``roots`` and
+    ``allow_test_models`` are :func:`worker`'s; ``options`` :func:`tether.temporal.connect`'s (the key defaults to
+    the runtime's data directory's).
 
     Raises:
-        UsageError: the server cannot be reached.
+        UsageError: the server cannot be reached, or the key cannot be read.
     """
     from ._client import connect
 
-    client = await connect(target)
-    async with worker(runtime, client, task_queue=task_queue, models=models, resolve=resolve):
+    options.setdefault("data_dir", runtime.data_dir)
+    client = await connect(target, **options)
+    async with worker(
+        runtime,
+        client,
+        task_queue=task_queue,
+        models=models,
+        resolve=resolve,
+        roots=roots,
+        allow_test_models=allow_test_models,
+    ):
         if ready is not None:
             done = ready()
             if done is not None:
