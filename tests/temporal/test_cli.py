@@ -132,3 +132,55 @@ def test_a_bad_temporal_address_is_a_clear_error(env: dict[str, str], project: P
     done = run(env, "--temporal", "nowhere", "--model", "replay", "--dir", str(project), "hi")
     assert done.returncode == 2
     assert "give the Temporal server as HOST:PORT" in done.stderr
+
+
+def test_ctrl_c_cancels_the_turn_on_the_worker_and_exits_130(
+    temporal_server: str, queue: str, env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    import signal
+    import time
+
+    import anyio
+
+    from tether.temporal import TemporalRunner
+
+    started = project / "started"
+    call = {"name": "bash", "arguments": {"command": "touch started && sleep 60", "description": "wait"}}
+    model = script(tmp_path, [{"tool_calls": [call]}, {"text": "Finished."}])
+    process = subprocess.Popen(
+        tether(
+            "run",
+            "--temporal",
+            temporal_server,
+            "--task-queue",
+            queue,
+            "--model",
+            model,
+            "--yes",
+            "--dir",
+            str(project),
+            "wait",
+        ),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    found = re.search(r"turn (\S+) submitted", process.stderr.readline())
+    assert found is not None
+    deadline = time.monotonic() + 60
+    while not started.exists():  # the call runs on the worker
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(60) == 130, process.stderr.read()
+    process.stderr.close()
+
+    async def stop() -> str:
+        runner = await TemporalRunner.connect(temporal_server, data_dir=Path(env["TETHER_DATA_DIR"]))
+        with anyio.fail_after(60):
+            return (await runner.turn(found.group(1)).result()).stop
+
+    assert anyio.run(stop) == "cancelled"
