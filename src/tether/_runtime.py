@@ -90,6 +90,19 @@ def _prepare_data_dir(data_dir: Path) -> tuple[Path, Path]:
 _CLEANUP_INTERVAL = 3600.0
 
 
+def _output_root(config: Config, data_dir: Path) -> Path:
+    """Where retained outputs go: ``output_dir`` (a relative one is taken from the directory of the config file that
+    set it, not from wherever tether was started), else ``tool-output`` in the data directory."""
+    value = config.get("output_dir")
+    if not isinstance(value, str):
+        return data_dir / "tool-output"
+    path = Path(value).expanduser()
+    origin = config.origins.get(("output_dir",))
+    if not path.is_absolute() and origin is not None:
+        path = origin.parent / path
+    return path
+
+
 def _store_url(config: Config) -> str | None:
     """The shared store's URL: ``$TETHER_STORE_URL``, else the config's ``store``; ``None``: the SQLite file.
 
@@ -260,9 +273,10 @@ class Runtime:
                 output_options["max_lines"] = limits["max_lines"]
             if isinstance(limits.get("max_bytes"), int):
                 output_options["max_bytes"] = limits["max_bytes"]
-            output_dir = config.get("output_dir")
-            output_root = Path(output_dir) if isinstance(output_dir, str) else data_dir / "tool-output"
-            self.output: OutputStore = OutputStore(output_root, **output_options)
+            self.output: OutputStore = OutputStore(_output_root(config, data_dir), **output_options)
+            await (
+                self.output.open()
+            )  # created 0700; another user's or a writable-by-others directory is refused
             # resources are canonical paths: the per-session output rules use the real directory
             self._output_root = await anyio.to_thread.run_sync(os.path.realpath, self.output.directory)
             self.tools: ToolRegistry = ToolRegistry(output=self.output)
@@ -275,7 +289,7 @@ class Runtime:
                     SavedApprovals(data_dir / _STORE)
                 )
             else:  # docs/postgres.md: sessions, claims and saved approvals in one database every worker shares
-                from .permissions._saved_pg import PgSavedApprovals
+                from .permissions import PgSavedApprovals
                 from .session import PostgresStore
 
                 self.store = await stack.enter_async_context(PostgresStore(url))

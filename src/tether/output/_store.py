@@ -11,16 +11,22 @@ session read its own directory without asking, while any other path under the da
 outputs, another project's, the store) asks ``external_directory`` like any path outside the project. Output retained
 without a session goes to ``<dir>/tool_<id>`` and has no exemption.
 
+Retained outputs are private: directories are created 0700 and files 0600 (``O_CREAT|O_EXCL|O_NOFOLLOW``), and a
+directory another user could have planted or can write into is refused (:meth:`OutputStore.open_sync`), since an
+``output_dir`` may be shared (docs/postgres.md) and outputs hold file contents and command output.
+
 Writes stream in chunks, so bounding a 1 GiB text keeps memory growth to a few chunk sizes. Files older than the
 retention period are removed by :meth:`OutputStore.cleanup` (run once at start and hourly by the runtime).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -51,6 +57,21 @@ MAX_STRUCTURED_BYTES = 16_384
 RETENTION_SECONDS = 7 * 24 * 3600
 _CHUNK_CHARS = 1 << 20
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,96}")
+_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _refusal(path: Path, info: os.stat_result) -> str | None:
+    """Why a directory with ``info`` cannot hold retained outputs (``None``: it can)."""
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{path} is not a directory"
+    if info.st_uid not in (0, os.getuid()):
+        return f"{path} belongs to another user (uid {info.st_uid}), who could read or replace the outputs"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX:
+        return (
+            f"{path} is writable by other users (mode {stat.S_IMODE(info.st_mode):o}) without the sticky bit, so "
+            "they could replace the outputs"
+        )
+    return None
 
 
 def _component(session: str) -> str:
@@ -103,6 +124,32 @@ class OutputStore:
         self.max_lines = max_lines
         self.max_bytes = max_bytes
         self.retention = retention
+        self._opened = False
+
+    def open_sync(self) -> None:
+        """Create the directory (0700) if it is missing, and check that only this user can write into it. Blocking;
+        done by the runtime at start, else at the first retained output.
+
+        Raises:
+            OutputStoreError: the directory cannot be created, is not a directory, belongs to another user (root
+                excepted), or is writable by group or others without the sticky bit (``chmod 700`` or ``1777``).
+        """
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = os.stat(self.directory)
+        except OSError as exc:
+            raise OutputStoreError(f"Cannot use the tool output directory {self.directory}: {exc}") from exc
+        why = _refusal(self.directory, info)
+        if why is not None:
+            raise OutputStoreError(
+                f"Refusing the tool output directory: {why}. Use a directory of your own (chmod 700), or a shared "
+                "one with the sticky bit (chmod 1777), e.g. output_dir in tether.json."
+            )
+        self._opened = True
+
+    async def open(self) -> None:
+        """Async :meth:`open_sync`."""
+        await anyio.to_thread.run_sync(self.open_sync)
 
     # -- measuring ---------------------------------------------------------------------------------------------------
 
@@ -140,15 +187,19 @@ class OutputStore:
         Raises:
             OutputStoreError: the directory or file cannot be created.
         """
+        if not self._opened:
+            try:
+                self.open_sync()
+            except OutputStoreError as exc:
+                raise OutputStoreError(f"Failed to write tool output: {exc}") from exc
         directory = self.session_directory(session)
         path = directory / ids.ascending("tool")
         try:
-            directory.mkdir(parents=True, exist_ok=True)
             try:
-                return path, open(path, "xb")
+                return path, _create(directory, path, session=session is not None)
             except FileNotFoundError:  # a cleanup removed the (empty) directory just now: make it again
-                directory.mkdir(parents=True, exist_ok=True)
-                return path, open(path, "xb")
+                self.open_sync()
+                return path, _create(directory, path, session=session is not None)
         except OSError as exc:
             raise OutputStoreError(f"Failed to write tool output: {exc}") from exc
 
@@ -248,6 +299,19 @@ class OutputStore:
         while True:
             await self.cleanup()
             await anyio.sleep(interval)
+
+
+def _create(directory: Path, path: Path, *, session: bool) -> IO[bytes]:
+    """Create ``path`` (0600, exclusive, never through a symlink) in ``directory`` (for a ``session`` directory:
+    made 0700 if missing, and refused unless it is this user's own directory, not a symlink or one another user
+    planted in a shared ``output_dir``)."""
+    if session:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, 0o700)
+        info = os.lstat(directory)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            raise OSError(f"{directory} is not a directory of this user's (a symlink or another user's)")
+    return os.fdopen(os.open(path, _FILE_FLAGS, 0o600), "wb")
 
 
 def _remove_old(directory: str | Path, cutoff: float) -> int:
