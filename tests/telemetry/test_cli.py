@@ -112,8 +112,17 @@ def test_run_otel_without_the_extra_says_what_to_install(cli: Cli, project: Path
         "import sys; sys.modules['opentelemetry.sdk.trace'] = None; from tether.cli import main; "
         f"sys.argv = ['tether', 'run', 'look', '--model', {turn(cli)!r}, '--dir', {str(project)!r}, '--otel']; main()"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=cli.env, capture_output=True, text=True, timeout=120
-    )
+    env = {**cli.env, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "pip install 'tether[otel]'" in done.stderr
+
+
+def test_review3_otel_without_an_endpoint_refuses_instead_of_sending_to_localhost(
+    cli: Cli, project: Path
+) -> None:
+    # The SDK's fallback is http://localhost:4318, a port any local user may bind to receive the traces.
+    done = cli.run("run", "look", "--model", turn(cli), "--dir", str(project), "--otel")
+    assert done.code == 2, done.stderr
+    assert "telemetry.otlp_endpoint" in done.stderr and "OTEL_EXPORTER_OTLP_ENDPOINT" in done.stderr
+    assert cli.run("sessions", "--all").stdout.startswith("No sessions")  # nothing ran

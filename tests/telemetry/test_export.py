@@ -80,9 +80,16 @@ async def test_an_unreachable_endpoint_never_breaks_a_turn(
     assert _provider[0] is None
 
 
-def test_settings_come_from_the_config_or_from_otel() -> None:
+def test_settings_come_from_the_config_or_from_otel(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings_from_config({}) is None
     assert settings_from_config({"telemetry": {}}) is None
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    with pytest.raises(UsageError, match=r"telemetry\.otlp_endpoint"):
+        settings_from_config({}, force=True)
+    with pytest.raises(UsageError, match="never falls back"):
+        configure()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")
     forced = settings_from_config({}, force=True)
     assert forced == TelemetrySettings()
     assert forced.endpoint is None and forced.timeout_ms == DEFAULT_TIMEOUT_MS
@@ -101,5 +108,5 @@ def test_without_the_sdk_configure_says_what_to_install(monkeypatch: pytest.Monk
     # The extra is not installed: the import of the SDK fails (a None entry in sys.modules makes it raise).
     monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)
     with pytest.raises(UsageError, match=r"pip install 'tether\[otel\]'"):
-        configure()
+        configure(TelemetrySettings(endpoint="http://127.0.0.1:9/v1/traces"))
     assert _provider[0] is None

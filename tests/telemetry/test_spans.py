@@ -396,3 +396,24 @@ async def test_a_lone_surrogate_from_the_model_never_makes_a_span_unexportable(
     assert calls["s2"].name == "execute_tool re\\xffad"  # as tether.storable.visible shows it
     encode_spans(spans.all).SerializeToString()  # every span encodes
     everything(spans).encode("utf-8")
+
+
+@pytest.mark.parametrize("content", [False, True])
+async def test_review3_an_error_message_is_content_and_stays_out_of_spans_unless_enabled(
+    tmp_path: Path, project: Path, spans: Spans, monkeypatch: pytest.MonkeyPatch, content: bool
+) -> None:
+    # A provider's error quotes what it was sent (here the secret): the message is content, its type is metadata.
+    if content:
+        monkeypatch.setenv(CONTENT_ENV, "1")
+    else:
+        monkeypatch.delenv(CONTENT_ENV, raising=False)
+    model = ScriptedModel([Step("partial", ProviderError(f"rejected the prompt '{SECRET}'"))])
+    async with Runtime(data_dir=tmp_path / "data", config=config(project)) as rt:
+        session = await rt.sessions.create(project)
+        with pytest.raises(ProviderError), anyio.fail_after(20):
+            await session.prompt("hello", model=model)
+    (root,) = spans.roots()
+    (chat,) = spans.children(root)
+    assert attrs(chat)["error.type"] == "ProviderError" and attrs(root)["error.type"] == "ProviderError"
+    assert (SECRET in everything(spans)) is content
+    assert all(s.status.description == "ProviderError" for s in (root, chat))

@@ -247,7 +247,7 @@ def run(
         typer.Option(
             "--otel",
             help="Export OpenTelemetry traces of the turn over OTLP/HTTP (config telemetry.otlp_endpoint, else "
-            "$OTEL_EXPORTER_OTLP_ENDPOINT, else localhost:4318; needs tether[otel]). docs/telemetry.md",
+            "$OTEL_EXPORTER_OTLP_ENDPOINT; one is required; needs tether[otel]). docs/telemetry.md",
         ),
     ] = False,
     temporal: Annotated[

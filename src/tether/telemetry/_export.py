@@ -10,6 +10,7 @@ collector never holds up a turn: a failed export is logged (``opentelemetry.expo
 from __future__ import annotations
 
 import atexit
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,9 +38,10 @@ class TelemetrySettings:
     """Where and how spans are exported (the config's ``telemetry`` section).
 
     Attributes:
-        endpoint: the OTLP/HTTP traces URL (``http://host:4318/v1/traces``); ``None``: the exporter's own default
-            (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, else
-            ``http://localhost:4318/v1/traces``).
+        endpoint: the OTLP/HTTP traces URL (``http://host:4318/v1/traces``); ``None``: the standard variables
+            (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``); with neither
+            set, :func:`configure` refuses (the exporter's own fallback, ``localhost:4318``, is a port any local user
+            can listen on).
         headers: HTTP headers of each export request (an API key of a hosted collector).
         service_name: the ``service.name`` resource attribute.
         timeout_ms: the export timeout, and how long shutdown waits for the last spans.
@@ -60,6 +62,8 @@ def settings_from_config(data: Mapping[str, Any], *, force: bool = False) -> Tel
     endpoint = section.get("otlp_endpoint")
     if endpoint is None and not force:
         return None
+    if endpoint is None and not any(os.environ.get(name) for name in ENDPOINT_VARIABLES):
+        raise UsageError(NO_ENDPOINT)
     return TelemetrySettings(
         endpoint=endpoint,
         headers=dict(section.get("headers") or {}),
@@ -94,6 +98,17 @@ class Telemetry:
         self.shutdown()
 
 
+ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+"""The standard variables that name an OTLP endpoint; without one of them or a configured endpoint nothing exports."""
+
+NO_ENDPOINT = (
+    "No OTLP endpoint to send traces to: set telemetry.otlp_endpoint in your config "
+    '(e.g. "http://collector:4318/v1/traces") or $OTEL_EXPORTER_OTLP_ENDPOINT (in Python: '
+    "TelemetrySettings(endpoint=...)). tether never falls back to localhost:4318, where any local user could listen "
+    "and receive your traces"
+)
+
+
 def configure(settings: TelemetrySettings | None = None, *, exporter: Any = None) -> Telemetry:
     """Trace tether's turns with an SDK tracer provider that exports over OTLP/HTTP (batching, in its own thread).
 
@@ -105,6 +120,12 @@ def configure(settings: TelemetrySettings | None = None, *, exporter: Any = None
         UsageError: the SDK or the OTLP exporter is not installed (the ``tether[otel]`` extra).
     """
     settings = settings or TelemetrySettings()
+    if (
+        exporter is None
+        and settings.endpoint is None
+        and not any(os.environ.get(n) for n in ENDPOINT_VARIABLES)
+    ):
+        raise UsageError(NO_ENDPOINT)
     try:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider

@@ -88,13 +88,18 @@ def _usage(span: Span, usage: Usage | None) -> None:
         span.set_attribute("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens)
 
 
-def _failed(span: Span, exc: BaseException) -> None:
-    """Mark ``span`` as ended by ``exc``: a cancellation is an outcome (``tether.cancelled``), anything else an error."""
+def _failed(span: Span, exc: BaseException, *, content: bool) -> None:
+    """Mark ``span`` as ended by ``exc``: a cancellation is an outcome (``tether.cancelled``), anything else an error.
+
+    The exception's type is metadata; its message and traceback are content (a provider's error quotes the request,
+    a store error names a session's file), recorded as an ``exception`` event only when content is on.
+    """
     if isinstance(exc, anyio.get_cancelled_exc_class()):
         span.set_attribute("tether.cancelled", True)
         return
     span.set_attribute("error.type", type(exc).__qualname__)
-    span.record_exception(exc)
+    if content:
+        span.record_exception(exc)
     span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
 
 
@@ -166,7 +171,7 @@ class TurnTrace:
         try:
             await work
         except BaseException as exc:  # recorded, then re-raised unchanged (a cancellation too)
-            _failed(span, exc)
+            _failed(span, exc, content=self.content)
             raise
         else:
             span.set_attribute("tether.turn.stop", progress.stop)
@@ -230,12 +235,12 @@ class ChatTrace:
             try:
                 error = await stream()
             except BaseException as exc:  # recorded, then re-raised unchanged
-                _failed(span, exc)
+                _failed(span, exc, content=turn.content)
                 raise
             else:
                 failure = error if error is not None else defect()
                 if failure is not None:
-                    _failed(span, failure)
+                    _failed(span, failure, content=turn.content)
                     if error is not None:
                         span.set_attribute("tether.provider.retryable", error.retryable)
                 if turn.content:
