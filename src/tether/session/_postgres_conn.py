@@ -26,8 +26,17 @@ CONNECT_TIMEOUT = 10
 """Seconds libpq waits for a server before opening fails (unless the URL sets ``connect_timeout``)."""
 
 _SCHEMES = ("postgresql://", "postgres://")
-_USERINFO = re.compile(r"(?P<head>postgres(?:ql)?://[^:@/?#]*):(?P<password>[^@/?#]*)@")
-_QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)[^&#]*")
+# The userinfo ends at the LAST "@" of the URL (libpq's rule, and passwords may hold "@", "/", "?", "#" or ":"),
+# so the password runs from the first ":" after the user to that "@". In free text a URL ends at whitespace.
+_USERINFO = re.compile(r"(?P<head>postgres(?:ql)?://[^:@/?#\s]*):(?P<password>\S*)@", re.IGNORECASE)
+_QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)[^&#\s]*")
+# A conninfo string's password: "password=secret" or "password = 'se cret'"; backslash escapes in both forms, and
+# an unterminated quote runs to the end (libpq would refuse it, but the text after it is the password).
+_CONNINFO_PASSWORD = re.compile(
+    r"(?P<head>(?<![\w?&.-])password\s*=\s*)"
+    r"(?:'(?P<quoted>(?:\\[\s\S]|[^'\\])*)(?:'|\\?\Z)|(?P<bare>(?:\\[\s\S]|[^\s\\])+\\?))"
+)
+_ESCAPE = re.compile(r"\\([\s\S])")
 
 
 def is_postgres_url(value: str) -> bool:
@@ -35,29 +44,51 @@ def is_postgres_url(value: str) -> bool:
     return value.startswith(_SCHEMES)
 
 
-def _passwords(url: str) -> list[str]:
-    """Every password ``url`` holds (the userinfo's and a ``password=`` parameter's), as written and decoded."""
+def _url_passwords(url: str) -> list[str]:
+    """The passwords of a URL: the userinfo's (by the last-"@" rule and by ``urlsplit``'s) and ``password=``'s."""
+    found: list[str] = []
+    scheme = url.find("://") + 3
+    if "@" in url[scheme:]:
+        user, colon, password = url[scheme : url.rindex("@")].partition(":")
+        if colon and not re.search(r"[@/?#]", user):
+            found.append(password)
     try:
         parts = urlsplit(url)
+        found.append(parts.password or "")
+        found += [value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key == "password"]
     except ValueError:
-        return []
-    found = [parts.password or ""]
-    found += [value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key == "password"]
-    found += [unquote(value) for value in found]
+        pass
+    return found + [unquote(value) for value in found]
+
+
+def _conninfo_passwords(conninfo: str) -> list[str]:
+    """The ``password=`` values of a conninfo string, as written and with their backslash escapes undone."""
+    found = [match["quoted"] or match["bare"] or "" for match in _CONNINFO_PASSWORD.finditer(conninfo)]
+    return found + [_ESCAPE.sub(r"\1", value) for value in found]
+
+
+def _passwords(source: str) -> list[str]:
+    """Every password ``source`` (a URL or a conninfo string) holds, longest first."""
+    found = _url_passwords(source) if is_postgres_url(source) else _conninfo_passwords(source)
     return sorted({value for value in found if value}, key=len, reverse=True)
 
 
 def redact(text: str, url: str) -> str:
-    """``text`` with the passwords of ``url`` (as written and decoded) replaced by ``***``."""
-    text = _USERINFO.sub(r"\g<head>:***@", text)
-    text = _QUERY_PASSWORD.sub(r"\g<head>***", text)
+    """``text`` with every password replaced by ``***``.
+
+    The passwords ``url`` (a URL or a ``key=value`` conninfo string) holds are replaced wherever they appear, as
+    written and decoded; then any password a PostgreSQL URL or a conninfo string in ``text`` spells (the userinfo up
+    to its last "@", a ``password=`` query parameter, a ``password=`` keyword, quoted or not).
+    """
     for password in _passwords(url):
         text = text.replace(password, "***")
-    return text
+    text = _USERINFO.sub(r"\g<head>:***@", text)
+    text = _QUERY_PASSWORD.sub(r"\g<head>***", text)
+    return _CONNINFO_PASSWORD.sub(r"\g<head>***", text)
 
 
 def describe(url: str) -> str:
-    """The URL without its password, for errors and logs (``postgresql://user:***@host:5432/db``)."""
+    """The URL (or conninfo string) without its password, for errors and logs (``postgresql://user:***@host/db``)."""
     return redact(url, url)
 
 
