@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -59,6 +60,8 @@ def show(
     Lists the project root found from the directory (the nearest .tether/, tether.json or tether.jsonc above it,
     else the git root), whether it is trusted, the files read, and every key with its value and the file that set
     it ("default" for a default). Keys an untrusted project may not set are warned about on stderr, as in `run`.
+    Secrets (the store's password, API keys, HTTP headers, MCP servers' environment) are shown as ***; an
+    {env:NAME} reference is shown as written.
 
     \b
     Examples:
@@ -93,6 +96,8 @@ def show(
         console.print(line + Text(f"  # {row['from']}", style="dim"), soft_wrap=True)
     if report["environment_permission"]:
         console.print(Text("permission rules from $TETHER_PERMISSION come last", style="dim"))
+    if report["redacted"]:
+        console.print(Text(f"secrets are shown as {_HIDDEN} ({len(report['redacted'])} values)", style="dim"))
 
 
 def _report(data_dir: Path, directory: Path) -> dict[str, Any]:
@@ -108,6 +113,8 @@ def _report(data_dir: Path, directory: Path) -> dict[str, Any]:
         effective = TetherConfig.model_validate(config.data).model_dump(by_alias=True, exclude_none=True)
     except ValidationError:
         effective = dict(config.data)
+    redacted: list[str] = []
+    effective = _without_secrets(effective, (), redacted)
     rows: list[dict[str, Any]] = []
     for path, value in leaves(effective):
         origin = config.origins.get(path)
@@ -120,5 +127,62 @@ def _report(data_dir: Path, directory: Path) -> dict[str, Any]:
         "files": [str(f) for f in config.files],
         "keys": rows,
         "config": effective,
+        "redacted": redacted,
         "environment_permission": bool(os.environ.get(PERMISSION_ENV)),
     }
+
+
+_HIDDEN = "***"
+_ANY = "*"
+_SECRETS: tuple[tuple[str, ...], ...] = (
+    ("store",),
+    ("telemetry", "headers", _ANY),
+    ("provider", _ANY, "api_key"),
+    ("provider", _ANY, "headers", _ANY),
+    ("provider", _ANY, "options", "apiKey"),
+    ("provider", _ANY, "options", "headers", _ANY),
+    *(
+        (servers, _ANY, key, _ANY)
+        for servers in ("mcp", "mcpServers")
+        for key in ("headers", "environment", "env")
+    ),
+)
+"""The key paths whose values are secrets (``*``: any key); ``config show`` prints them as ``***``."""
+# A value made only of {env:NAME} references, maybe after an auth scheme ("Bearer {env:TOKEN}"), names where the
+# secret is; it is not one, and seeing it helps.
+_REFERENCE_ONLY = re.compile(
+    r"(?:(?:Bearer|Basic|Token|Bot)[ \t]+)?(?:\{env:[A-Za-z_][A-Za-z0-9_]*\}[ \t]*)+"
+)
+
+
+def _leads_to_secret(path: tuple[str, ...]) -> bool | None:
+    """Whether ``path`` is a secret's key path (True), leads to one (False), or neither (None)."""
+    found: bool | None = None
+    for pattern in _SECRETS:
+        if len(pattern) >= len(path) and all(
+            k in (_ANY, part) for k, part in zip(pattern, path, strict=False)
+        ):
+            if len(pattern) == len(path):
+                return True
+            found = False
+    return found
+
+
+def _without_secrets(value: Any, path: tuple[str, ...], redacted: list[str]) -> Any:
+    """``value`` (the config, or a part of it at ``path``) with every secret replaced; their key paths go in
+    ``redacted``. Works on an invalid config too: anything but an object on the way to a secret is hidden whole."""
+    from ..config._json import format_path
+    from ..session._postgres_conn import describe
+
+    secret = _leads_to_secret(path)
+    if secret is None or value in ("", None, {}, []):
+        return value
+    if secret is False and isinstance(value, dict):
+        items = cast(dict[str, Any], value).items()
+        return {key: _without_secrets(child, (*path, key), redacted) for key, child in items}
+    if isinstance(value, str) and _REFERENCE_ONLY.fullmatch(value):
+        return value
+    shown = describe(value) if path == ("store",) and isinstance(value, str) else _HIDDEN
+    if shown != value:
+        redacted.append(format_path(path))
+    return shown
