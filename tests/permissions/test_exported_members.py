@@ -15,6 +15,7 @@ EXPECTED = {
     "PermissionRequest",
     "PermissionService",
     "PermissionSource",
+    "PgSavedApprovals",
     "Reply",
     "ResolvedRules",
     "Rule",
