@@ -365,7 +365,7 @@ class TelemetrySection(_Strict):
         default=None,
         description="The OTLP/HTTP traces URL (http://localhost:4318/v1/traces): when set, tether run, serve and "
         "mcp serve export a span per turn, step and tool call there (needs tether[otel]). Default: export only with "
-        "--otel, to the OTEL_EXPORTER_OTLP_* endpoint or localhost:4318.",
+        "--otel, to the OTEL_EXPORTER_OTLP_* endpoint (never a localhost:4318 fallback).",
     )
     headers: dict[str, str] | None = Field(
         default=None, description="HTTP headers of each export request (a hosted collector's API key)."
