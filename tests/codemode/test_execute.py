@@ -3,6 +3,7 @@ recorded in the execute call's child session; limits and attacks fail the call w
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from tether import Runtime
 from tether.session import ToolPart
+from tether.tools import Tool
 
 from .conftest import Script, codemode_config, execute, last_tool_text, tool_parts
 
@@ -181,3 +183,43 @@ async def test_the_child_session_is_linked_to_the_execute_call(tmp_path: Path, p
         stored = await rt.store.get_session(call.metadata["session_id"])
         assert stored.parent_id == session.id and stored.parent_call_id == "ex1"
         assert stored.title.startswith("execute: await tools.read")
+
+
+async def test_a_tool_the_agent_denies_is_not_in_tools_and_never_runs(tmp_path: Path, project: Path) -> None:
+    canary = tmp_path / "canary.txt"
+    code = (
+        f"for call in (lambda: tools.bash(command='touch {canary}', description='x'),\n"
+        f"             lambda: tools.write(path={str(canary)!r}, content='pwned')):\n"
+        "    try:\n        await call()\n    except AttributeError as e:\n        print(str(e).split(':')[0])\n"
+        "[r['name'] for r in search('run a shell command write a file')]"
+    )
+    permission = {"bash": "deny", "edit": "deny", "external_directory": "allow"}
+    script, _, call, inner = await run(tmp_path, project, code, permission=permission)
+    assert call.state == "completed", call.error
+    assert text(call).startswith("tools has no tool 'bash'\ntools has no tool 'write'\n")
+    assert '"bash"' not in text(call) and '"write"' not in text(call)  # search does not find them either
+    description = script.requests[0].tools[0].description
+    assert "- bash(" not in description and "- write(" not in description and "- read(" in description
+    assert inner == [] and not canary.exists()
+
+
+async def test_hostile_arguments_are_recorded_as_storable_input(tmp_path: Path, project: Path) -> None:
+    # a cycle, nesting deeper than JSON encoders recurse, bytes, a set, NaN, lone surrogates and a NUL byte
+    code = (
+        "cycle = []\ncycle.append(cycle)\ndeep = []\nfor i in range(100_000):\n    deep = [deep]\n"
+        "await tools.sink(cycle=cycle, deep=deep, raw=b'\\xff', s={1}, nan=float('nan'), "
+        "text='\\ud800 a\\x00b', **{'\\udc00': 1})"
+    )
+    script = Script([execute(code)], last_tool_text)
+    sink = Tool(description="Sink", input={"type": "object"}, execute=lambda i, ctx: "taken")
+    async with Runtime(data_dir=tmp_path / "data", config=codemode_config(project)) as rt:
+        with rt.tools.register({"sink": sink}):
+            session = await rt.sessions.create(project)
+            with anyio.fail_after(60):
+                result = await session.prompt("go", model=script.model)
+            (call,) = await tool_parts(session)
+            assert call.metadata is not None
+            (inner,) = await tool_parts(await rt.sessions.get(call.metadata["session_id"]))
+    assert result.text == "Result: taken" and inner.state == "completed"
+    assert isinstance(inner.input, dict) and inner.input["cycle"] == ["[...]"] and inner.input["s"] == "{1}"
+    assert json.dumps(inner.input)  # what the store holds reads back as JSON

@@ -212,3 +212,45 @@ async def test_review3_search_runs_off_the_event_loop(
     outcome = await settle(wide_step(tmp_path, 3), "len(search('service'))")
     assert isinstance(outcome, Completed) and "Result: 3" in outcome.content[0].text  # type: ignore[union-attr]
     assert threads and threading.get_ident() not in threads
+
+
+@pytest.mark.parametrize(
+    ("code", "limit", "monty_says"),
+    [
+        ("while True:\n    pass", "interpreter time passed 1 s (the cpu_seconds limit", "TimeoutError"),
+        (
+            "x = []\nwhile True:\n    x.append('a' * 1000)",
+            "more than 32 MiB (the memory limit)",
+            "MemoryError",
+        ),
+        # one allocation so large monty terminates the worker rather than raise in the code
+        ("raise ValueError('e' * (50 * 1024 * 1024))", "more than 32 MiB (the memory limit)", "MemoryError"),
+        (
+            "def f(n):\n    return f(n + 1)\nf(0)",
+            "deeper than 400 frames (the recursion limit)",
+            "RecursionError",
+        ),
+        # retrying a refused call without end: every refusal is a round trip to the host
+        (
+            "while True:\n    try:\n        await tools.nope()\n    except AttributeError:\n        pass",
+            "went back to the host too often",
+            "suspension limit",
+        ),
+        (
+            "import os\nwhile True:\n    try:\n        os.getenv('HOME')\n    except RuntimeError:\n        pass",
+            "went back to the host too often",
+            "suspension limit",
+        ),
+    ],
+)
+async def test_each_limit_fails_the_call_naming_itself_with_the_partial_output(
+    tmp_path: Path, code: str, limit: str, monty_says: str
+) -> None:
+    step = step_of(tmp_path, max_memory=32 << 20, cpu_seconds=1)
+    with anyio.fail_after(60):
+        outcome = await settle(step, "print('before')\n" + code)
+    assert isinstance(outcome, Failed), outcome
+    assert outcome.error.startswith("execute stopped: the code") and limit in outcome.error, outcome.error
+    assert monty_says in outcome.error  # the traceback follows: where it stopped
+    assert "The code raised an exception" not in outcome.error
+    assert outcome.partial == (Text("before\n"),)

@@ -17,7 +17,7 @@ import pytest
 from tether import Runtime
 from tether.permissions import PermissionAsked
 from tether.session import PartUpdated, ToolPart
-from tether.tools import Tool, ToolContext
+from tether.tools import AfterEvent, BeforeEvent, Tool, ToolContext
 
 from .conftest import Script, codemode_config, execute, last_tool_text, tool_parts
 
@@ -161,3 +161,30 @@ async def test_task_is_not_callable_from_code(tmp_path: Path, project: Path) -> 
             result = await session.prompt("go", model=script.model)
     assert "tools.task is not available inside execute" in result.text
     assert "- task(" not in script.requests[0].tools[0].description
+
+
+async def test_hooks_run_around_execute_and_around_each_inner_call(tmp_path: Path, project: Path) -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    def before(event: BeforeEvent) -> None:
+        seen.append(("before", event.tool, event.session_id))
+        if event.tool == "read":
+            event.input = {**event.input, "path": "f2.txt"}  # a hook may rewrite an inner call's input
+
+    def after(event: AfterEvent) -> None:
+        seen.append(("after", event.tool, event.session_id))
+
+    code = "out = await tools.read(path='f0.txt')\nout.count(': line')"
+    script = Script([execute(code)], last_tool_text)
+    async with Runtime(data_dir=tmp_path / "data", config=codemode_config(project)) as rt:
+        with rt.tools.before(before), rt.tools.after(after):
+            session = await rt.sessions.create(project)
+            with anyio.fail_after(20):
+                result = await session.prompt("go", model=script.model)
+    assert result.text == "Result: 3"  # f2.txt has three lines, f0.txt one
+    assert seen == [
+        ("before", "execute", session.id),
+        ("before", "read", session.id),  # the calling session: rules and approvals apply as to a direct call
+        ("after", "read", session.id),
+        ("after", "execute", session.id),
+    ]

@@ -91,7 +91,27 @@ def _limits(settings: CodeModeSettings) -> monty.ResourceLimits:
     }
 
 
-_LIMIT_TYPES = ("TimeoutError: feed time limit", "MemoryError: memory limit", "RecursionError")
+def _limit_message(brief: str, settings: CodeModeSettings) -> str | None:
+    """The sentence naming the limit monty enforced (``brief``: its ``Type: message``), or ``None`` for the code's
+    own exception. The traceback follows it, so the model sees both which limit and where."""
+    if brief.startswith("TimeoutError: feed time limit"):
+        return (
+            f"the code's interpreter time passed {settings.cpu_seconds:g} s (the cpu_seconds limit; time waiting on "
+            "tools does not count): an endless loop, or too much work in code. Do less per execute call."
+        )
+    if brief.startswith(("MemoryError: memory limit", "MemoryError: the worker exceeded its memory limit")):
+        return (
+            f"the code used more than {settings.max_memory // (1024 * 1024)} MiB (the memory limit). Keep less in "
+            "memory: print or return a summary, not whole outputs."
+        )
+    if brief.startswith("RecursionError"):
+        return f"the code called itself deeper than {settings.max_recursion} frames (the recursion limit)."
+    if brief.startswith("RuntimeError: suspension limit"):
+        return (
+            "the code went back to the host too often (tool calls, refused file or os calls, unknown tools and "
+            "awaits all count): stop retrying what fails. Do less per execute call."
+        )
+    return None
 
 
 async def run_code(
@@ -222,8 +242,10 @@ class _Driver:
     def _fail(self, exc: monty.MontyError) -> None:
         if isinstance(exc, monty.MontyRuntimeError | monty.MontySyntaxError):
             text = exc.display("traceback")
-            brief = exc.display("type-msg")
-            self.result.limit = brief.startswith(_LIMIT_TYPES) or "max_suspensions" in brief
+            limit = _limit_message(exc.display("type-msg"), self._settings)
+            if limit is not None:
+                text = f"execute stopped: {limit}\n{text}"
+            self.result.limit = limit is not None
         else:  # the worker died (a kill by the host, an abort): a limit of the sandbox, not the code's exception
             text = f"The sandbox stopped: {exc}"
             self.result.limit = True
