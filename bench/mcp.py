@@ -2,21 +2,27 @@
 
 Run: .venv/bin/python bench/mcp.py [calls per round] [rounds]
 
-The server is the same process for both sides: ``tests/mcp/broken_server.py`` in its serving mode (raw JSON-RPC
-over stdio, its ``echo`` tool answers at once), so what differs is only the client path:
+The server program is the same for every line: ``tests/mcp/broken_server.py`` in its serving mode (raw JSON-RPC over
+stdio; its ``echo`` tool answers at once), one process for the bare client and one that tether started (under its
+stdio guard), and every line makes the same calls, ``echo`` with ``{"text": "call N"}``, one after another:
 
-- ``bare mcp``: ``mcp.ClientSession`` over ``stdio_client``, ``call_tool("echo", ...)`` one after another;
-- ``tether``: a session turn whose one step makes the same calls (``Runtime(concurrency=1)``: one after another, as
-  the bare client makes them), so each call goes the whole way: the step's catalog, settle (decode, the permission
-  ask, ``tools/call`` with its idle deadline, the result as content, bounding) and the store recording the call's
-  tool part (pending, running, completed). The turn's own cost (one model request, the user and assistant
-  messages) is spread over the calls of the step;
+- ``bare mcp``: ``mcp.ClientSession`` over ``stdio_client``, ``call_tool("echo", ...)``;
 - ``tether settle alone``: the same calls settled on the Location's materialization without a session (a stub
-  permission asker that allows), to split the client's own cost from the session's recording.
+  permission asker that allows): tether's MCP client path (decode, the permission ask, ``tools/call`` with its idle
+  deadline and progress token, the result as content, the bounding check). Issue 16's target (at most 1.2 times
+  the bare client) is about this line;
+- ``tether session turn``: a session turn whose one step makes the same calls (``Runtime(concurrency=1)``: one after
+  another, as the bare client makes them), each recorded in the store (the tool part pending, running, completed),
+  timed until the store has committed them (``store.flush()``). The turn's own cost (two model steps, the user and
+  assistant messages) is spread over the calls of the step. What this line adds to the settle line is the session's
+  per-call cost, the same for every tool (``bench/runner.py`` measures it without a server).
 
-Both sides run in one process, one round of each after the other (interleaved), and the medians of the per-call
+Every call's result is checked (the text ``echo: call N``; for the turn, also the tool parts read back from the
+store): a wrong or missing result stops the bench with an error, never a figure. All lines run in one process, in
+rounds whose order rotates (no line always follows the turn's store writes), and the medians of the rounds' per-call
 wall times are compared (wall time: the server is another process, so CPU time of this one would miss the round
-trip). Target (issue 16): tether at most 1.2 times the bare client.
+trip; the CPU of this process, its threads included, is printed beside it). The load average is printed before and
+after: on a busy machine the wall times mean little.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 # Run as a script, this file's directory is sys.path[0], where this file would shadow the ``mcp`` package.
@@ -33,31 +40,59 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import anyio  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
-from mcp import ClientSession  # noqa: E402
+from mcp import ClientSession, types  # noqa: E402
 from tether import Runtime  # noqa: E402
 from tether._runtime import RuntimeLocation  # noqa: E402
 from tether.config import Config  # noqa: E402
+from tether.content import Text  # noqa: E402
+from tether.session import ToolPart  # noqa: E402
 from tether.testing import ScriptedModel, tool_call  # noqa: E402
 from tether.tools import Completed, ToolCall, ToolContext  # noqa: E402
 
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "mcp" / "broken_server.py"
+
+Round = Callable[[int], Awaitable[tuple[float, float]]]
+
+
+class WrongResult(Exception):
+    """A call returned something else than the server's echo: the figures would be of something else."""
+
+
+def _expect(line: str, n: int, got: object) -> None:
+    if got != f"echo: call {n}":
+        raise WrongResult(f"{line}: call {n} returned {got!r}, not 'echo: call {n}'")
 
 
 async def bare_round(session: ClientSession, calls: int) -> tuple[float, float]:
     start, cpu = time.perf_counter(), time.process_time()
     for n in range(calls):
         result = await session.call_tool("echo", {"text": f"call {n}"})
-        assert not result.is_error
+        if (
+            result.is_error
+            or len(result.content) != 1
+            or not isinstance(result.content[0], types.TextContent)
+        ):
+            raise WrongResult(f"bare mcp: call {n} returned {result!r}")
+        _expect("bare mcp", n, result.content[0].text)
     return (time.perf_counter() - start) / calls, (time.process_time() - cpu) / calls
 
 
-async def tether_round(rt: Runtime, location: object, calls: int) -> tuple[float, float]:
-    session = await rt.sessions.create(location, rules=[("broken_*", "*", "allow")])  # type: ignore[arg-type]
+async def turn_round(rt: Runtime, location: RuntimeLocation, calls: int) -> tuple[float, float]:
+    session = await rt.sessions.create(location, rules=[("broken_*", "*", "allow")])
     model = ScriptedModel([[tool_call("broken_echo", {"text": f"call {n}"}) for n in range(calls)], "done"])
     start, cpu = time.perf_counter(), time.process_time()
     result = await session.prompt("echo", model=model)
+    await rt.store.flush()  # the calls' records are committed: the recording is part of what is measured
     elapsed, used = time.perf_counter() - start, time.process_time() - cpu
-    assert len(result.calls) == calls and all(c.ok for c in result.calls), result.calls
+    if len(result.calls) != calls:
+        raise WrongResult(f"session turn: {len(result.calls)} calls, not {calls}")
+    for n, call in enumerate(result.calls):
+        _expect("session turn", n, call.content if call.ok else call.error)
+    stored = [p for m in await rt.store.load_messages(session.id) for p in m.parts if isinstance(p, ToolPart)]
+    if len(stored) != calls:
+        raise WrongResult(f"session turn: {len(stored)} tool parts in the store, not {calls}")
+    for n, part in enumerate(stored):
+        _expect("session turn (stored)", n, "".join(c.text for c in part.content if isinstance(c, Text)))
     return elapsed / calls, used / calls
 
 
@@ -75,8 +110,17 @@ async def settle_round(location: RuntimeLocation, calls: int) -> tuple[float, fl
         outcome = await step.settle(
             ToolCall(call_id=f"c{n}", name="broken_echo", input={"text": f"call {n}"}), ctx
         )
-        assert isinstance(outcome, Completed), outcome
+        if not isinstance(outcome, Completed) or len(outcome.content) != 1:
+            raise WrongResult(f"tether settle: call {n} returned {outcome!r}")
+        _expect("tether settle", n, getattr(outcome.content[0], "text", outcome.content[0]))
     return (time.perf_counter() - start) / calls, (time.process_time() - cpu) / calls
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
 
 
 async def main(calls: int, rounds: int) -> None:
@@ -90,11 +134,9 @@ async def main(calls: int, rounds: int) -> None:
             }
         }
     )
-    bare: list[tuple[float, float]] = []
-    ours: list[tuple[float, float]] = []
-    settled: list[tuple[float, float]] = []
     project = state / "project"
     project.mkdir()
+    print(f"load average before: {_load()}")
     with open(state / "stderr", "w") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as (read, write),
@@ -104,25 +146,44 @@ async def main(calls: int, rounds: int) -> None:
             await session.initialize()
             await session.list_tools()
             location = await rt.location(project)
-            await bare_round(session, 10)  # warm both paths up
-            await tether_round(rt, location, 10)
-            for _ in range(rounds):
-                bare.append(await bare_round(session, calls))
-                ours.append(await tether_round(rt, location, calls))
-                settled.append(await settle_round(location, calls))
-    b, t = statistics.median(w for w, _ in bare), statistics.median(w for w, _ in ours)
-    bc, tc = statistics.median(c for _, c in bare), statistics.median(c for _, c in ours)
-    s, sc = statistics.median(w for w, _ in settled), statistics.median(c for _, c in settled)
-    print(
-        f"{calls} calls per round, {rounds} rounds (medians per call; cpu: this process, its threads included)"
-    )
-    print(f"  bare mcp ClientSession:  {b * 1e6:7.0f} µs wall {bc * 1e6:7.0f} µs cpu")
-    print(f"  tether (settle + store): {t * 1e6:7.0f} µs wall {tc * 1e6:7.0f} µs cpu")
-    print(f"  tether settle alone:     {s * 1e6:7.0f} µs wall {sc * 1e6:7.0f} µs cpu (no session, no store)")
-    print(f"  ratio: {t / b:.2f}x wall (target <= 1.2x), {tc / bc:.2f}x cpu")
+            lines: dict[str, Round] = {
+                "bare": lambda n: bare_round(session, n),
+                "settle": lambda n: settle_round(location, n),
+                "turn": lambda n: turn_round(rt, location, n),
+            }
+            figures: dict[str, list[tuple[float, float]]] = {name: [] for name in lines}
+            for run in lines.values():  # warm every path up
+                await run(10)
+            names = list(lines)
+            for r in range(rounds):
+                for name in names[r % 3 :] + names[: r % 3]:
+                    figures[name].append(await lines[name](calls))
+    wall = {name: statistics.median(w for w, _ in f) for name, f in figures.items()}
+    cpu = {name: statistics.median(c for _, c in f) for name, f in figures.items()}
+    print(f"{calls} calls per round, {rounds} rounds, order rotated (medians per call; cpu: this process)")
+    labels = {
+        "bare": "bare mcp ClientSession",
+        "settle": "tether settle alone",
+        "turn": "tether session turn",
+    }
+    for name, label in labels.items():
+        ratio = (
+            ""
+            if name == "bare"
+            else f"  {wall[name] / wall['bare']:.2f}x wall {cpu[name] / cpu['bare']:.2f}x cpu"
+        )
+        print(f"  {label + ':':24s} {wall[name] * 1e6:7.0f} µs wall {cpu[name] * 1e6:6.0f} µs cpu{ratio}")
+    print(f"  target (issue 16): settle alone <= 1.2x wall; it is {wall['settle'] / wall['bare']:.2f}x")
+    print(f"load average after: {_load()}")
 
 
 if __name__ == "__main__":
-    anyio.run(
-        main, int(sys.argv[1]) if len(sys.argv) > 1 else 50, int(sys.argv[2]) if len(sys.argv) > 2 else 7
-    )
+    try:
+        anyio.run(
+            main, int(sys.argv[1]) if len(sys.argv) > 1 else 50, int(sys.argv[2]) if len(sys.argv) > 2 else 9
+        )
+    except* WrongResult as wrong:
+        first: BaseException = wrong
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        sys.exit(f"bench/mcp.py: a call returned a wrong result, so no figures: {first}")
