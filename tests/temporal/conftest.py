@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
+from tests.postgres.fixtures import postgres
 
 from tether import Runtime
 from tether.llm import Model
@@ -25,6 +26,8 @@ from tether.temporal import TurnHandle, connect, submit_turn, worker
 from tether.tools import Tool
 
 from .support import CONFIG, MODEL, model, tools
+
+__all__ = ["Turns", "postgres", "temporal_server", "turns"]  # postgres: workers on two hosts share its store
 
 _BIN = Path(sys.executable).parent / "temporal"
 
