@@ -15,8 +15,9 @@ import anyio
 import pytest
 
 from tether import Runtime
+from tether.errors import StoreError
 from tether.permissions import PermissionAsked
-from tether.session import PartUpdated, ToolPart
+from tether.session import PartUpdated, SQLiteStore, ToolPart
 from tether.tools import AfterEvent, BeforeEvent, Tool, ToolContext
 
 from .conftest import Script, codemode_config, execute, last_tool_text, tool_parts
@@ -188,3 +189,37 @@ async def test_hooks_run_around_execute_and_around_each_inner_call(tmp_path: Pat
         ("after", "read", session.id),
         ("after", "execute", session.id),
     ]
+
+
+async def test_a_refused_write_of_an_inner_call_stops_the_code_and_the_turn(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # law 12 (nothing runs unrecorded): the store fails writing the first inner call's result, as a full disk
+    # would, and keeps failing, as SQLiteStore does; the code's next call must not run
+    ran: list[str] = []
+    real = SQLiteStore.append
+    failed: list[StoreError] = []
+
+    def append(store: SQLiteStore, event: Any) -> None:
+        part = getattr(event, "part", None)
+        if not failed and isinstance(part, ToolPart) and part.tool == "touch" and part.state == "completed":
+            failed.append(StoreError("disk full"))
+        if failed:
+            raise failed[0]
+        real(store, event)
+
+    def touch(input: dict[str, Any], ctx: ToolContext) -> str:
+        ran.append(input["text"])
+        return "touched"
+
+    monkeypatch.setattr(SQLiteStore, "append", append)
+    code = "for t in ['first', 'second']:\n    try:\n        await tools.touch(text=t)\n    except Exception:\n        pass"
+    script = Script([execute(code)], "never asked")
+    async with Runtime(data_dir=tmp_path / "data", config=codemode_config(project)) as rt:
+        with rt.tools.register({"touch": Tool(description="Touch", input=_EMPTY, execute=touch)}):
+            session = await rt.sessions.create(project)
+            with anyio.fail_after(20), pytest.raises(StoreError, match="disk full"):
+                await session.prompt("go", model=script.model)
+    assert (
+        ran == ["first"] and len(script.steps) == 1
+    )  # the second call never ran, the model was not asked again
