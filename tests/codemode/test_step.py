@@ -254,3 +254,20 @@ async def test_each_limit_fails_the_call_naming_itself_with_the_partial_output(
     assert monty_says in outcome.error  # the traceback follows: where it stopped
     assert "The code raised an exception" not in outcome.error
     assert outcome.partial == (Text("before\n"),)
+
+
+async def test_code_cannot_write_files_or_read_the_environment(tmp_path: Path) -> None:
+    canary = tmp_path / "canary.txt"
+    code = (
+        "import os\nfrom pathlib import Path\n"
+        f"attempts = [lambda: Path({str(canary)!r}).write_text('pwned'), lambda: open({str(canary)!r}, 'w'),\n"
+        f"            lambda: os.makedirs({str(canary)!r}), lambda: os.getenv('HOME'), lambda: os.environ,\n"
+        "            lambda: Path('.').resolve(), lambda: __import__('socket')]\n"
+        "for attempt in attempts:\n    try:\n        attempt()\n        print('ran')\n"
+        "    except Exception as e:\n        print(type(e).__name__)\n"
+    )
+    outcome = await settle(step_of(tmp_path), code)
+    assert isinstance(outcome, Completed), outcome
+    refusals = outcome.content[0].text.split()  # type: ignore[union-attr]
+    assert "ran" not in refusals and len(refusals) == 7, refusals
+    assert not canary.exists()
