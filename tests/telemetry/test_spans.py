@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -17,7 +17,7 @@ from tether import Runtime
 from tether.config import Config, parse_config
 from tether.errors import ProviderError
 from tether.llm import ModelRequest, Usage, UserMessage
-from tether.session import PartUpdated, ToolPart
+from tether.session import PartUpdated, ToolPart, TurnResult
 from tether.telemetry import CONTENT_ENV, use_tracer_provider
 from tether.testing import FunctionModel, ScriptedModel, Step, tool_call
 from tether.tools import Text
@@ -68,6 +68,14 @@ def attrs(span: ReadableSpan) -> dict[str, Any]:
     return dict(span.attributes or {})
 
 
+def record_content(monkeypatch: pytest.MonkeyPatch, content: bool) -> None:
+    """Turn ``TETHER_OTEL_CONTENT`` on or off for the test, whatever the machine's environment says."""
+    if content:
+        monkeypatch.setenv(CONTENT_ENV, "1")
+    else:
+        monkeypatch.delenv(CONTENT_ENV, raising=False)
+
+
 def everything(spans: Spans) -> str:
     """Every attribute and event value of every span, as one text (to look for content)."""
     out: list[str] = []
@@ -76,6 +84,31 @@ def everything(spans: Spans) -> str:
         for event in span.events:
             out.extend(str(v) for v in (event.attributes or {}).values())
     return "\n".join(out)
+
+
+async def prompt_replying(
+    tmp_path: Path,
+    project: Path,
+    data: dict[str, Any],
+    model: ScriptedModel,
+    reply: Literal["once", "always", "reject"],
+    options: dict[str, Any] | None = None,
+) -> TurnResult:
+    """Run one turn with the config ``data``, answering every permission ask with ``reply``."""
+    from tether.permissions import PermissionAsked
+
+    async with Runtime(
+        data_dir=tmp_path / "data", config=parse_config(data, file=str(project / "t.json"))
+    ) as rt:
+        session = await rt.sessions.create(project)
+
+        def approve(event: PermissionAsked) -> None:
+            tg.start_soon(rt.permissions.reply, event.request.id, reply)
+
+        with rt.bus.subscribe(PermissionAsked, approve), anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                result = await session.prompt("go", model=model, options=options)
+    return result  # pyright: ignore[reportPossiblyUnboundVariable]
 
 
 async def run_tree_turn(tmp_path: Path, project: Path) -> str:
@@ -130,7 +163,7 @@ async def test_a_turn_is_an_invoke_agent_span_with_a_chat_span_per_step_and_sibl
     assert (
         c["gen_ai.operation.name"] == "chat" and c["tether.step"] == 1 and attrs(second)["tether.step"] == 2
     )
-    assert c["gen_ai.response.finish_reasons"] == ("tool-calls",)
+    assert c["gen_ai.response.finish_reasons"] == ("tool_call",)
     assert c["gen_ai.usage.input_tokens"] == 120 and c["gen_ai.usage.output_tokens"] == 30
     assert c["gen_ai.conversation.id"] == session_id and c["tether.message.id"] != a["tether.message.id"]
     assert attrs(second)["gen_ai.response.finish_reasons"] == ("stop",)
@@ -199,6 +232,9 @@ async def test_content_is_recorded_only_with_the_env_var(
     assert attrs(root)["gen_ai.system_instructions"].startswith("[")
     first = spans.children(root)[0]
     assert '"tool_call"' in attrs(first)["gen_ai.output.messages"]
+    assert attrs(first)["gen_ai.output.messages"].endswith(
+        '"finish_reason": "tool_call"}]'
+    )  # the conventions' value
     calls = {attrs(s)["gen_ai.tool.call.id"]: attrs(s) for s in spans.children(first)}
     assert calls["r1"]["gen_ai.tool.call.arguments"] == '{"path": "notes.txt"}'
     assert SECRET in calls["r1"]["gen_ai.tool.call.result"]
@@ -287,26 +323,13 @@ async def test_without_a_provider_no_turn_is_traced(tmp_path: Path, project: Pat
 async def test_an_asked_call_records_the_ask_and_the_reply_and_the_request_options(
     tmp_path: Path, project: Path, spans: Spans
 ) -> None:
-    from tether.permissions import PermissionAsked
-
     data = {"permission": {"read": {"*": "allow", "*.txt": "ask"}}}
     usage = Usage(
         input_tokens=50, output_tokens=7, cache_read_tokens=40, cache_write_tokens=5, reasoning_tokens=3
     )
     model = ScriptedModel([Step(tool_call("read", {"path": "notes.txt"}, id="a1"), usage=usage), "done"])
-    async with Runtime(
-        data_dir=tmp_path / "data", config=parse_config(data, file=str(project / "t.json"))
-    ) as rt:
-        session = await rt.sessions.create(project)
-
-        def approve(event: PermissionAsked) -> None:
-            tg.start_soon(rt.permissions.reply, event.request.id, "once")
-
-        with rt.bus.subscribe(PermissionAsked, approve), anyio.fail_after(20):
-            async with anyio.create_task_group() as tg:
-                result = await session.prompt(
-                    "go", model=model, options={"temperature": 0.2, "max_tokens": 99}
-                )
+    options = {"temperature": 0.2, "max_tokens": 99}
+    result = await prompt_replying(tmp_path, project, data, model, "once", options=options)
     assert result.calls[0].ok
     (root,) = spans.roots()
     first = spans.children(root)[0]
@@ -403,10 +426,7 @@ async def test_review3_an_error_message_is_content_and_stays_out_of_spans_unless
     tmp_path: Path, project: Path, spans: Spans, monkeypatch: pytest.MonkeyPatch, content: bool
 ) -> None:
     # A provider's error quotes what it was sent (here the secret): the message is content, its type is metadata.
-    if content:
-        monkeypatch.setenv(CONTENT_ENV, "1")
-    else:
-        monkeypatch.delenv(CONTENT_ENV, raising=False)
+    record_content(monkeypatch, content)
     model = ScriptedModel([Step("partial", ProviderError(f"rejected the prompt '{SECRET}'"))])
     async with Runtime(data_dir=tmp_path / "data", config=config(project)) as rt:
         session = await rt.sessions.create(project)
@@ -417,3 +437,102 @@ async def test_review3_an_error_message_is_content_and_stays_out_of_spans_unless
     assert attrs(chat)["error.type"] == "ProviderError" and attrs(root)["error.type"] == "ProviderError"
     assert (SECRET in everything(spans)) is content
     assert all(s.status.description == "ProviderError" for s in (root, chat))
+
+
+@pytest.mark.parametrize("content", [False, True])
+async def test_a_saved_approvals_pattern_is_content_because_it_is_an_earlier_calls_text(
+    tmp_path: Path, project: Path, spans: Spans, monkeypatch: pytest.MonkeyPatch, content: bool
+) -> None:
+    # An "always" reply to `bash -c '...'` saves the command's exact text; the next call is allowed by that saved
+    # rule. Its pattern is what the model wrote (a token, a path), not configuration: content.
+    record_content(monkeypatch, content)
+    command = f"bash -c 'echo {SECRET}-token'"
+    model = ScriptedModel(
+        [
+            [tool_call("bash", {"command": command}, id="b1")],
+            [tool_call("bash", {"command": command}, id="b2")],
+            "done",
+        ]
+    )
+    result = await prompt_replying(tmp_path, project, {"permission": {"bash": "ask"}}, model, "always")
+    assert [call.ok for call in result.calls] == [True, True]
+    (second,) = [s for s in spans.all if attrs(s).get("gen_ai.tool.call.id") == "b2"]
+    t = attrs(second)
+    assert t["tether.permission.asked"] is False and "saved" in t["tether.permission.source"]
+    if content:
+        assert f"bash {command} allow" in t["tether.permission.rule"]
+    else:
+        assert "bash <saved> allow" in t["tether.permission.rule"]
+    assert (SECRET in everything(spans)) is content
+
+
+async def test_huge_and_unencodable_values_from_outside_are_cut_so_every_span_exports(
+    tmp_path: Path,
+    project: Path,
+    spans: Spans,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A 2 MB prompt, a 3 MB write, a 100,000-character tool name and a call id with a lone surrogate: each value is
+    # cut (the store keeps the whole record) and escaped, so the batch stays far below a collector's request limit
+    # and the exporter's encoder drops nothing.
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    from tether.telemetry._spans import CONTENT_LIMIT, NAME_LIMIT
+
+    monkeypatch.setenv(CONTENT_ENV, "1")
+    body = "z" * 3_000_000
+    model = ScriptedModel(
+        [
+            [
+                tool_call("write", {"path": "big.txt", "content": body}, id="w1"),
+                tool_call("x" * 100_000, {}, id="y" * 5_000),
+                tool_call("read", {"path": "notes.txt"}, id="c\udcff1"),
+            ],
+            "done",
+        ]
+    )
+    async with Runtime(data_dir=tmp_path / "data", config=config(project)) as rt:
+        session = await rt.sessions.create(project)
+        with anyio.fail_after(60):
+            result = await session.prompt("go " + "q" * 2_000_000, model=model)
+    assert [call.ok for call in result.calls] == [True, False, True]
+    assert (project / "big.txt").read_text() == body  # the call itself lost nothing
+    marker = len("… [1234567 more characters]")
+    for span in spans.all:
+        assert len(span.name) <= len("execute_tool ") + NAME_LIMIT + marker
+        for value in attrs(span).values():
+            assert not isinstance(value, str) or len(value) <= 2 * CONTENT_LIMIT + 4 * marker
+    calls = {
+        attrs(s)["gen_ai.tool.call.id"]: attrs(s) for s in spans.all if s.name.startswith("execute_tool")
+    }
+    assert calls["w1"]["gen_ai.tool.call.arguments"].endswith(" more characters]")
+    assert "c\\xff1" in calls and "y" * NAME_LIMIT + "… [4744 more characters]" in calls
+    assert "… [1983619 more characters]" in attrs(spans.roots()[0])["gen_ai.input.messages"]
+    caplog.clear()
+    encoded = encode_spans(spans.all).SerializeToString()
+    assert len(encoded) < 200_000 and not caplog.records  # nothing failed to encode (it would be logged)
+
+
+async def test_a_prompts_files_are_described_never_their_bytes(
+    tmp_path: Path, project: Path, spans: Spans, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from tether.tools import File
+
+    monkeypatch.setenv(CONTENT_ENV, "1")
+    image = File.from_bytes(b"\x89PNG" + b"\0" * 30_000, mime="image/png")
+    pdf = File(uri="https://example.com/spec.pdf", mime="application/pdf")
+    async with Runtime(data_dir=tmp_path / "data", config=config(project)) as rt:
+        session = await rt.sessions.create(project)
+        with anyio.fail_after(20):
+            await session.prompt([Text("look"), image, pdf], model=ScriptedModel(["seen"]))
+    (root,) = spans.roots()
+    (message,) = json.loads(attrs(root)["gen_ai.input.messages"])
+    assert message["parts"] == [
+        {"type": "text", "content": "look"},
+        {"type": "file", "mime_type": "image/png", "modality": "image"},
+        {"type": "uri", "mime_type": "application/pdf", "modality": "document", "uri": pdf.uri},
+    ]
+    assert json.loads(attrs(root)["gen_ai.output.messages"])[0]["finish_reason"] == "stop"

@@ -16,10 +16,16 @@ outcome, a timeout, a defect, a cancelled step). The parents are explicit, never
 run on the turn's pooled tasks. The turn's span is the current span while the turn runs, so a span a tool or a
 provider client opens itself nests under ``invoke_agent``.
 
-Content (the prompt, system texts, model text, tool inputs, results and error texts, permission resources) is
-recorded only with ``TETHER_OTEL_CONTENT=1``. What is always recorded is metadata: ids, names, models, token counts,
-finish reasons, outcomes, error kinds, and the permission decision with the rule that decided (a rule's pattern comes
-from the config, not from the call).
+Content (the prompt, system texts, model text, tool inputs, results and error texts, permission resources, the
+pattern of a saved approval) is recorded only with ``TETHER_OTEL_CONTENT=1``. What is always recorded is metadata:
+ids, names, models, token counts, finish reasons, outcomes, error kinds, and the permission decision with the rule
+that decided (a configured rule's pattern comes from the config, not from the call; a saved approval's pattern is
+the text of an earlier call, so it is content).
+
+Every text from outside is made exportable here (law 12): a lone surrogate is escaped (an exporter cannot encode it),
+and a value is cut to a length limit with a marker (a collector refuses a request over its size limit, and the
+exporter then drops the whole batch: one huge write must not cost the trace of every call beside it). The store
+holds the full record.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
 from .. import __version__
-from ..content import Content, Text, text_of
+from ..content import Content, File, Text, text_of
 from ..errors import ProviderError
 from ..llm import Model, ModelRequest, Usage
 from ..session import AssistantInfo, PartUpdated, SessionInfo, TextPart, ToolPart
@@ -52,6 +58,23 @@ __all__ = ["ChatTrace", "TurnTrace"]
 _PROVIDERS = {"mistral": "mistral_ai", "xai": "x_ai", "bedrock": "aws.bedrock", "gemini": "gcp.gemini"}
 """tether provider ids whose GenAI convention name differs; any other id is its own ``gen_ai.provider.name``."""
 
+CONTENT_LIMIT = 16_384
+"""The most characters one content value (a text, a tool's arguments, a result, an error) keeps in a span."""
+
+NAME_LIMIT = 256
+"""The most characters a tool name or a call id (both written by the model) keeps in a span."""
+
+_FINISH_REASONS = {"tool-calls": "tool_call", "content-filter": "content_filter"}
+"""tether finish reasons whose GenAI convention value differs (the conventions': stop, length, content_filter,
+tool_call, error); any other is its own."""
+
+_CONFIG_SOURCES = frozenset({"agent", "config", "agent-config", "project", "session", "unresolved"})
+"""The rulesets whose patterns come from configuration (recorded always); any other source's patterns (``saved``:
+an "always" reply saves the call's own command or path) are content."""
+
+_RESOURCES = 100
+"""The most resources of one permission decision a span records (an apply_patch may touch thousands of files)."""
+
 _CALLS: dict[tuple[str, str], Span] = {}
 """The ``execute_tool`` span of each call running now, by session and call id: a child session's turn (the ``task``
 tool's) finds its parent call's span here by its ``parent_id`` and ``parent_call_id``."""
@@ -68,11 +91,40 @@ _REQUEST_OPTIONS = {
 }
 
 
+def _clip(text: str, limit: int = CONTENT_LIMIT) -> str:
+    """``text`` made exportable: lone surrogates escaped, and cut after ``limit`` characters with a marker."""
+    text = visible(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters]"
+
+
 def _json(value: Any) -> str:
     # Text from outside (a model's arguments, a file name) may hold a lone surrogate, which no exporter can encode: a
     # span that carries one would lose its whole batch. JSON's ASCII form escapes it (law 12).
     text = json.dumps(value, ensure_ascii=False, default=repr)
     return json.dumps(value, default=repr) if has_surrogates(text) else text
+
+
+def _arguments(value: Any) -> Any:
+    """A call's arguments for a message: the JSON value itself, or its text cut to the limit when it is longer."""
+    if isinstance(value, str):
+        return _clip(value)
+    text = _json(value)
+    return value if len(text) <= CONTENT_LIMIT else _clip(text)
+
+
+def _file(part: File) -> dict[str, Any]:
+    """A file part as the conventions' ``uri`` part, or, for inline data, a part naming its type only (the bytes,
+    often megabytes of base64, are never put in a span)."""
+    modality = next((m for m in ("image", "video", "audio") if part.mime.startswith(f"{m}/")), "document")
+    if part.uri is not None and not part.uri.startswith("data:"):
+        return {"type": "uri", "mime_type": part.mime, "modality": modality, "uri": _clip(part.uri)}
+    return {"type": "file", "mime_type": part.mime, "modality": modality}
+
+
+def _finish_reason(reason: str) -> str:
+    return _FINISH_REASONS.get(reason, reason)
 
 
 def _usage(span: Span, usage: Usage | None) -> None:
@@ -106,7 +158,17 @@ def _failed(span: Span, exc: BaseException, *, content: bool) -> None:
 class TurnTrace:
     """The ``invoke_agent`` span of one turn; its :meth:`chat` gives each step's trace (``None`` when not sampled)."""
 
-    __slots__ = ("_span", "calls", "content", "context", "info", "model", "provider", "tracer")
+    __slots__ = (
+        "_span",
+        "calls",
+        "content",
+        "context",
+        "finish_reason",
+        "info",
+        "model",
+        "provider",
+        "tracer",
+    )
 
     def __init__(self, provider: TracerProvider, info: SessionInfo, model: Model, *, content: bool) -> None:
         self.tracer = provider.get_tracer("tether", __version__)
@@ -118,6 +180,8 @@ class TurnTrace:
         self._span: Span | None = None
         self.calls: set[tuple[str, str]] = set()
         """The keys (in ``_CALLS``) of this turn's calls whose span is open."""
+        self.finish_reason: str | None = None
+        """The last step's finish reason (convention value): the turn's output message's."""
 
     async def run(
         self,
@@ -149,15 +213,12 @@ class TurnTrace:
             attributes["tether.session.parent_call_id"] = info.parent_call_id
         if self.content:
             parts = [
-                {"type": "text", "content": p.text}
-                if isinstance(p, Text)
-                else {"type": "file", "mime": p.mime}
-                for p in user
+                {"type": "text", "content": _clip(p.text)} if isinstance(p, Text) else _file(p) for p in user
             ]
             attributes["gen_ai.input.messages"] = _json([{"role": "user", "parts": parts}])
             if turn.system:
                 attributes["gen_ai.system_instructions"] = _json(
-                    [{"type": "text", "content": text} for text in turn.system]
+                    [{"type": "text", "content": _clip(text)} for text in turn.system]
                 )
         parent = None
         if info.parent_id is not None and info.parent_call_id is not None:
@@ -176,8 +237,12 @@ class TurnTrace:
         else:
             span.set_attribute("tether.turn.stop", progress.stop)
             if self.content and progress.text:
-                output = [{"role": "assistant", "parts": [{"type": "text", "content": progress.text}]}]
-                span.set_attribute("gen_ai.output.messages", _json(output))
+                message: dict[str, Any] = {
+                    "role": "assistant",
+                    "parts": [{"type": "text", "content": _clip(progress.text)}],
+                    "finish_reason": self.finish_reason or "stop",
+                }
+                span.set_attribute("gen_ai.output.messages", _json([message]))
         finally:
             otel_context.detach(token)
             for (
@@ -248,7 +313,8 @@ class ChatTrace:
             finally:
                 _usage(span, processor.usage)
                 if processor.finish_reason is not None:
-                    span.set_attribute("gen_ai.response.finish_reasons", (processor.finish_reason,))
+                    reason = turn.finish_reason = _finish_reason(processor.finish_reason)
+                    span.set_attribute("gen_ai.response.finish_reasons", (reason,))
                 span.end()
             return error
 
@@ -289,14 +355,15 @@ class ChatTrace:
                 return  # its input is still streaming: the call does not exist yet
             turn = self._turn
             turn.calls.add(key)
+            name = _clip(part.tool, NAME_LIMIT)
             span = _CALLS[key] = turn.tracer.start_span(
-                f"execute_tool {visible(part.tool)}",
+                f"execute_tool {name}",
                 context=self.context,
                 kind=SpanKind.INTERNAL,
                 attributes={
                     "gen_ai.operation.name": "execute_tool",
-                    "gen_ai.tool.name": visible(part.tool),
-                    "gen_ai.tool.call.id": part.call_id,
+                    "gen_ai.tool.name": name,
+                    "gen_ai.tool.call.id": _clip(part.call_id, NAME_LIMIT),
                     "gen_ai.tool.type": "function",
                     "gen_ai.conversation.id": part.session_id,
                     "tether.message.id": part.message_id,
@@ -306,7 +373,7 @@ class ChatTrace:
                 arguments = part.raw if part.raw is not None else part.input
                 span.set_attribute(
                     "gen_ai.tool.call.arguments",
-                    visible(arguments) if isinstance(arguments, str) else _json(arguments),
+                    _clip(arguments if isinstance(arguments, str) else _json(arguments)),
                 )
         if part.settled:
             del _CALLS[key]
@@ -338,15 +405,18 @@ def _output(processor: StepProcessor) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     for part in processor.parts.values():
         if isinstance(part, TextPart) and part.text:
-            parts.append({"type": "text", "content": part.text})
+            parts.append({"type": "text", "content": _clip(part.text)})
         elif isinstance(part, ToolPart):
             parts.append(
-                {"type": "tool_call", "id": part.call_id, "name": part.tool, "arguments": part.input}
+                {
+                    "type": "tool_call",
+                    "id": _clip(part.call_id, NAME_LIMIT),
+                    "name": _clip(part.tool, NAME_LIMIT),
+                    "arguments": _arguments(part.raw if part.raw is not None else part.input),
+                }
             )
-    message: dict[str, Any] = {"role": "assistant", "parts": parts}
-    if processor.finish_reason is not None:
-        message["finish_reason"] = processor.finish_reason
-    return message
+    reason = processor.finish_reason
+    return {"role": "assistant", "parts": parts, "finish_reason": _finish_reason(reason or "error")}
 
 
 def _tool_outcome(span: Span, part: Any, *, content: bool) -> None:
@@ -361,13 +431,13 @@ def _tool_outcome(span: Span, part: Any, *, content: bool) -> None:
         span.set_attribute("error.type", part.error_kind)
         span.set_status(Status(StatusCode.ERROR, part.error_kind))
         if content and part.error:
-            span.set_attribute("tether.tool.error", visible(part.error))
+            span.set_attribute("tether.tool.error", _clip(part.error))
     if part.interrupted:
         span.set_attribute("tether.tool.interrupted", True)
     if state == "completed":
         span.set_attribute("tether.tool.bounded", bool(part.output_paths))
         if content:
-            span.set_attribute("gen_ai.tool.call.result", visible(text_of(part.content)))
+            span.set_attribute("gen_ai.tool.call.result", _clip(text_of(part.content)))
     _permissions(span, part.permissions, content=content)
 
 
@@ -396,10 +466,18 @@ def _decision(record: Mapping[str, Any], *, content: bool) -> dict[str, Any]:
         decision: Mapping[str, Any] = record.get("decision") or {}
         out["effect"] = decision.get("effect", "ask")
         verdicts: Sequence[Mapping[str, Any]] = decision.get("verdicts") or ()
-        out["rule"] = tuple(
-            f"{v['rule']['action']} {v['rule']['resource']} {v['rule']['effect']}" for v in verdicts
-        )
+        out["rule"] = tuple(_rule(v, content=content) for v in verdicts)
         out["source"] = tuple(str(v.get("source", "")) for v in verdicts)
     if content:
-        out["resources"] = tuple(visible(str(r)) for r in record.get("resources", ()))
+        resources: Sequence[Any] = record.get("resources", ())
+        out["resources"] = tuple(_clip(str(r), NAME_LIMIT * 4) for r in resources[:_RESOURCES])
     return out
+
+
+def _rule(verdict: Mapping[str, Any], *, content: bool) -> str:
+    """A deciding rule as ``action pattern effect``; a pattern that is not configuration (a saved approval's: the
+    text of the call it approved) is ``<saved>`` unless content is recorded."""
+    rule: Mapping[str, Any] = verdict["rule"]
+    source = str(verdict.get("source", ""))
+    pattern = str(rule["resource"]) if content or source in _CONFIG_SOURCES else f"<{source or 'unknown'}>"
+    return f"{rule['action']} {_clip(pattern, NAME_LIMIT * 4)} {rule['effect']}"
