@@ -110,3 +110,35 @@ def test_without_the_sdk_configure_says_what_to_install(monkeypatch: pytest.Monk
     with pytest.raises(UsageError, match=r"pip install 'tether\[otel\]'"):
         configure(TelemetrySettings(endpoint="http://127.0.0.1:9/v1/traces"))
     assert _provider[0] is None
+
+
+async def test_shutdown_waits_at_most_the_timeout_for_an_export_that_hangs(
+    tmp_path: Path, project: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A collector that takes the request and never answers: the SDK's flush would wait the export timeout for each
+    # queued batch in turn (an exiting `tether run` held for many timeouts). shutdown returns after one timeout.
+    import threading
+    from collections.abc import Sequence
+
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    exporting, release = threading.Event(), threading.Event()
+
+    class Hanging(SpanExporter):
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            exporting.set()
+            release.wait()
+            return SpanExportResult.SUCCESS
+
+    telemetry = configure(TelemetrySettings(timeout_ms=200), exporter=Hanging())
+    try:
+        await one_turn(tmp_path, project)
+        closing = threading.Thread(target=telemetry.shutdown, daemon=True)
+        closing.start()
+        closing.join(20)  # only a guard: without the bound, shutdown never returns while the export hangs
+        assert not closing.is_alive()
+        assert exporting.wait(5) and _provider[0] is None
+        assert any("did not finish within 200 ms" in r.getMessage() for r in caplog.records)
+    finally:
+        release.set()

@@ -10,7 +10,9 @@ collector never holds up a turn: a failed export is logged (``opentelemetry.expo
 from __future__ import annotations
 
 import atexit
+import logging
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +31,8 @@ __all__ = [
 
 DEFAULT_TIMEOUT_MS = 5_000
 """How long one export request may take, and how long shutdown waits for the last spans (milliseconds)."""
+
+_log = logging.getLogger(__name__)
 
 INSTALL_HINT = "OpenTelemetry export needs the SDK: pip install 'tether[otel]'"
 
@@ -82,12 +86,28 @@ class Telemetry:
         self._closed = False
 
     def shutdown(self) -> None:
-        """Export what is still buffered (waiting at most the export timeout), then stop tracing tether's turns."""
+        """Stop tracing tether's turns and export what is still buffered, waiting at most the export timeout.
+
+        The SDK's flush exports batch after batch, each allowed the whole timeout, so a collector that accepts and
+        never answers would hold the caller (a process at exit) for as many timeouts as there are batches queued.
+        The flush runs in a daemon thread instead; what it has not sent when the timeout is over is dropped, and
+        said so in a log record.
+        """
         if self._closed:
             return
         self._closed = True
         if _provider[0] is self.provider:
             _provider[0] = self._previous
+        flush = threading.Thread(target=self._flush, name="tether-telemetry-shutdown", daemon=True)
+        flush.start()
+        flush.join(self._timeout_ms / 1000)
+        if flush.is_alive():
+            _log.warning(
+                "OpenTelemetry export did not finish within %d ms: the spans not yet sent are dropped",
+                self._timeout_ms,
+            )
+
+    def _flush(self) -> None:
         self.provider.force_flush(self._timeout_ms)
         self.provider.shutdown()
 
