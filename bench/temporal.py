@@ -69,9 +69,7 @@ async def _timed(run: Any) -> float:
 
 
 async def main(calls: int, repeats: int) -> None:
-    from temporalio.client import Client
-
-    from tether.temporal import submit_turn, worker
+    from tether.temporal import connect, submit_turn, worker
 
     tmp = Path(tempfile.mkdtemp(prefix="tether-bench-temporal-"))
     port = _free_port()
@@ -86,7 +84,8 @@ async def main(calls: int, repeats: int) -> None:
     try:
         for _ in range(300):
             try:
-                client = await Client.connect(target)
+                # a signing client (docs/temporal.md, Trust boundary): the worker refuses any other
+                client = await connect(target, data_dir=tmp / "data")
                 await client.count_workflows()
                 break
             except Exception:
@@ -95,7 +94,7 @@ async def main(calls: int, repeats: int) -> None:
         async with Runtime(data_dir=tmp / "data", plugins=False) as rt:
             rt.tools.register({"noop": NOOP})
             queue = "bench"
-            async with worker(rt, client, task_queue=queue, models={"plan": model}):
+            async with worker(rt, client, task_queue=queue, models={"plan": model}, roots=[tmp]):
 
                 def turn_in_process(n: int, parallel: bool) -> Any:
                     async def run() -> None:
