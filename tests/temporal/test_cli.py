@@ -184,3 +184,51 @@ def test_ctrl_c_cancels_the_turn_on_the_worker_and_exits_130(
             return (await runner.turn(found.group(1)).result()).stop
 
     assert anyio.run(stop) == "cancelled"
+
+
+def _question_script(tmp_path: Path) -> str:
+    from tests.builtins.test_question import COLOR, EXTRAS  # the runtime's and the in-process CLI's questions
+
+    call = {"name": "question", "arguments": {"questions": [COLOR, EXTRAS]}}
+    return script(tmp_path, [{"text": "Asking.", "tool_calls": [call]}, {"text": "Going on."}])
+
+
+def test_a_question_is_asked_on_the_terminal_and_its_answers_reach_the_worker(
+    temporal_server: str, queue: str, env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    from tests.cli.conftest import Pty
+
+    term = Pty(
+        tether("run", "--temporal", temporal_server, "--task-queue", queue, "--model", _question_script(tmp_path),
+               "--dir", str(project), "ask me"),
+        env=env,
+        cwd=None,
+    )  # fmt: skip
+    term.expect(r"question 1/2: Color", timeout=60)
+    term.expect(r"2\. Red — loud")
+    term.send("2\n")
+    term.expect(r"question 2/2: Extras")
+    term.send("1, 2\n")
+    term.expect("Going on.", timeout=60)
+    assert term.wait() == 0, term.text
+    found = re.search(r"session (ses_\w+)", term.text)
+    assert found is not None, term.text
+    show = subprocess.run(
+        tether("session", "show", found.group(1)), env=env, capture_output=True, text=True, timeout=60
+    )
+    assert show.returncode == 0, show.stderr
+    assert 'User has answered your questions: "Which color should the button be?"="Red"' in show.stdout
+    assert '"Which extras?"="Icon, Tooltip"' in show.stdout
+
+
+def test_without_a_terminal_a_question_is_dismissed_and_the_turn_stops(
+    temporal_server: str, queue: str, env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    done = run(env, "--temporal", temporal_server, "--task-queue", queue, "--model", _question_script(tmp_path),
+               "--format", "json", "--dir", str(project), "ask me")  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    answer = next(e for e in events if e["type"] == "answer")
+    assert answer["reply"] == "reject"
+    assert events[-1] == {"type": "done", "stop": "declined"}
+    assert "Going on." not in done.stdout

@@ -12,13 +12,16 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 import typer
 
 from ._common import CANCELLED, OK, TURN_FAILED, err_console, fail, run_async
+
+if TYPE_CHECKING:
+    from ..session import PendingQuestion
 
 __all__ = ["run_temporal_command", "worker_command"]
 
@@ -196,8 +199,16 @@ def _show(kind: str, data: dict[str, Any], output: str) -> None:
 async def _answer(handle: Any, data: dict[str, Any], approval: str, why_deny: str) -> None:
     ask_id = str(data["id"])
     if data.get("kind") == "question":
-        # questions need a person at a terminal; --yes cannot invent answers
-        await handle.answer(ask_id, "reject")
+        # questions need a person at a terminal (asked as an in-process run asks them); --yes cannot invent answers
+        answers = None
+        if approval == "ask":
+            from ._approve import _ask_questions  # pyright: ignore[reportPrivateUsage]
+
+            answers = await _ask_questions(err_console(), _pending_question(data.get("request") or {}), "")
+        if answers is None:  # dismissed: the call is declined and the turn stops, as in process
+            await handle.answer(ask_id, "reject")
+        else:
+            await handle.answer(ask_id, "once", answers=answers)
         return
     if approval == "yes":
         await handle.answer(ask_id, "once")
@@ -211,3 +222,29 @@ async def _answer(handle: Any, data: dict[str, Any], approval: str, why_deny: st
     )
     answer = "always" if reply.startswith("a") else "once" if reply.startswith("y") else "reject"
     await handle.answer(ask_id, answer)
+
+
+def _pending_question(request: dict[str, Any]) -> PendingQuestion:
+    """The ``PendingQuestion`` an ask event carries (its ``to_json()`` form, signed by the worker)."""
+    from ..session import PendingQuestion, Question, QuestionOption
+
+    questions = tuple(
+        Question(
+            question=str(q.get("question", "")),
+            header=str(q.get("header", "")),
+            options=tuple(
+                QuestionOption(label=str(o.get("label", "")), description=str(o.get("description", "")))
+                for o in q.get("options") or ()
+            ),
+            multiple=bool(q.get("multiple", False)),
+        )
+        for q in request.get("questions") or ()
+    )
+    return PendingQuestion(
+        id=str(request.get("id", "")),
+        session_id=str(request.get("session_id", "")),
+        agent=str(request.get("agent", "")),
+        message_id=str(request.get("message_id", "")),
+        call_id=str(request.get("call_id", "")),
+        questions=questions,
+    )
