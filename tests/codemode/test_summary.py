@@ -47,3 +47,20 @@ def test_search_ranks_name_matches_first_and_gives_the_schema() -> None:
 
 def test_python_names_keep_the_first_of_a_clash() -> None:
     assert python_names(["a-b", "a_b", "c"]) == {"a_b": "a-b", "c": "c"}
+
+
+def test_thousands_of_prefixes_still_fit_the_budget_largest_first() -> None:
+    catalog = [definition(f"srv{i}_op", "x" * 100) for i in range(2000)]
+    catalog += [definition(f"big_tool{i}") for i in range(30)]
+    text = summary(catalog, budget=6000)
+    assert len(text) <= 6000
+    (namespaces,) = [line for line in text.splitlines() if line.startswith("- and ")]
+    hidden = 2030 - (len(text.splitlines()) - 1)
+    assert namespaces.startswith(f"- and {hidden} more, by name prefix: big_* (30), srv")  # the largest first
+    assert namespaces.endswith(" tools). Find them with search('words').")  # the rest counted, not listed
+    assert "srv1999_op" not in text and ", srv100_op, " in namespaces  # a one-tool prefix: its callable name
+
+
+def test_a_catalog_within_the_budget_is_listed_whole() -> None:
+    catalog = [definition(f"t{i}") for i in range(10)]
+    assert summary(catalog, budget=6000).splitlines() == [f"- t{i}(): Does a thing." for i in range(10)]

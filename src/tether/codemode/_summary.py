@@ -2,8 +2,8 @@
 
 A tool is one line: ``name(required, optional?) - first description line`` (cut at 120 characters). Pinned tools are
 always listed; the others in catalog order until the inline budget is spent, then by namespace with counts (the part
-of a name before its first ``_``: an MCP server's tools share its prefix), which ``search(query)`` inside the sandbox
-opens up with full input schemas.
+of a name before its first ``_``: an MCP server's tools share its prefix; the largest first, the line itself within
+its share of the budget), which ``search(query)`` inside the sandbox opens up with full input schemas.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from typing import Any
 
 from ..tools import ToolDefinition
 
-__all__ = ["DESCRIPTION_CHARS", "python_names", "search", "signature", "summary"]
+__all__ = ["DESCRIPTION_CHARS", "NAMESPACE_CHARS", "python_names", "search", "signature", "summary"]
 
 DESCRIPTION_CHARS = 120
+NAMESPACE_CHARS = 240
+"""The least room the namespace line of a catalog past its budget gets (a fifth of the budget when larger)."""
 _SEARCH_LIMIT = 10
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -58,28 +60,55 @@ def _namespace(name: str) -> str:
 
 
 def summary(definitions: Sequence[ToolDefinition], *, budget: int, pinned: Iterable[str] = ()) -> str:
-    """The tool list of ``execute``'s description, at most about ``budget`` characters (pinned lines excepted)."""
+    """The tool list of ``execute``'s description, at most about ``budget`` characters (pinned lines excepted).
+
+    When the whole catalog does not fit, the tools are listed until the budget less the namespace share
+    (``NAMESPACE_CHARS`` or a fifth of the budget, the larger) is spent; the namespace line then names the largest
+    prefixes first within that share and counts the rest, so a catalog of thousands of tools with distinct prefixes
+    still fits."""
     pinned_names = set(pinned)
     lines = [_line(d) for d in definitions if d.name in pinned_names]
-    rest = [d for d in definitions if d.name not in pinned_names]
+    rest = [(d, _line(d)) for d in definitions if d.name not in pinned_names]
+    if sum(len(line) + 1 for _, line in rest) <= budget:
+        return "\n".join([*lines, *(line for _, line in rest)])
+    share = max(NAMESPACE_CHARS, budget // 5)
     spent = 0
     shown = 0
-    for definition in rest:
-        line = _line(definition)
-        if spent + len(line) + 1 > budget:
+    for _, line in rest:
+        if spent + len(line) + 1 > budget - share:
             break
         lines.append(line)
         spent += len(line) + 1
         shown += 1
-    hidden = rest[shown:]
-    if hidden:
-        counts: dict[str, int] = {}
-        for definition in hidden:
-            key = _namespace(definition.name)
-            counts[key] = counts.get(key, 0) + 1
-        groups = ", ".join(f"{key}_* ({n})" if n > 1 else key for key, n in sorted(counts.items()))
-        lines.append(f"- and {len(hidden)} more, by name prefix: {groups}. Find them with search('words').")
+    lines.append(_namespaces([d for d, _ in rest[shown:]], share))
     return "\n".join(lines)
+
+
+def _namespaces(hidden: Sequence[ToolDefinition], share: int) -> str:
+    """The line counting ``hidden`` by prefix, the largest first, within about ``share`` characters."""
+    counts: dict[str, int] = {}
+    single: dict[str, str] = {}  # a prefix of one tool is shown as that tool's name (tools.<it> exists)
+    for definition in hidden:
+        key = _namespace(definition.name)
+        counts[key] = counts.get(key, 0) + 1
+        single[key] = definition.name.replace("-", "_")
+    head = f"- and {len(hidden)} more, by name prefix: "
+    tail = ". Find them with search('words')."
+    groups: list[str] = []
+    size = len(head) + len(tail)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    for index, (key, n) in enumerate(ranked):
+        group = f"{key}_* ({n})" if n > 1 else single[key]
+        left = ranked[index + 1 :]
+        # what is left is counted at the end, so its count must still fit
+        rest = f", {len(left)} other prefixes ({len(hidden)} tools)" if left else ""
+        if size + len(group) + 2 + len(rest) > share:
+            left = ranked[index:]
+            groups.append(f"{len(left)} other prefixes ({sum(n for _, n in left)} tools)")
+            break
+        groups.append(group)
+        size += len(group) + 2
+    return head + ", ".join(groups) + tail
 
 
 def search(definitions: Sequence[ToolDefinition], query: str) -> list[dict[str, Any]]:
