@@ -27,9 +27,12 @@ from tether.tools import Tool
 
 from .support import CONFIG, MODEL, model, tools
 
-__all__ = ["Turns", "postgres", "temporal_server", "turns"]  # postgres: workers on two hosts share its store
+# postgres: the store that workers on two hosts share (test_worker_crash)
+__all__ = ["OFFLINE", "Turns", "postgres", "temporal_server", "turns"]
 
 _BIN = Path(sys.executable).parent / "temporal"
+OFFLINE = ("--dynamic-config-value", "frontend.enableServerVersionCheck=false")
+"""Without it the dev server looks up a version-check host at start (a DNS query off this machine; CI has no network)."""
 
 
 def _free_port() -> int:
@@ -74,6 +77,7 @@ def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             str(db),
             "--log-level",
             "error",
+            *OFFLINE,
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
