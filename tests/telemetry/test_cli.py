@@ -57,11 +57,14 @@ def test_run_otel_exports_the_turn_to_the_standard_endpoint(
 def test_the_users_config_endpoint_exports_without_the_flag(
     cli: Cli, project: Path, collector: Collector
 ) -> None:
-    user_config(cli, {"telemetry": {"otlp_endpoint": collector.endpoint, "service_name": "ci-agent"}})
+    # written as $OTEL_EXPORTER_OTLP_ENDPOINT is, without the traces path: tether adds it
+    base = collector.endpoint.removesuffix("/v1/traces")
+    user_config(cli, {"telemetry": {"otlp_endpoint": base, "service_name": "ci-agent"}})
     done = cli.run("run", "look", "--model", turn(cli), "--dir", str(project))
     assert done.code == 0, done.stderr
     spans = collector.spans()
     assert len(spans) == 4 and {s["service"] for s in spans} == {"ci-agent"}
+    assert set(collector.paths) == {"/v1/traces"}
 
 
 def test_an_untrusted_project_cannot_send_traces_anywhere(

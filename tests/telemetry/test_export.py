@@ -102,6 +102,14 @@ def test_settings_come_from_the_config_or_from_otel(monkeypatch: pytest.MonkeyPa
     assert settings_from_config({"telemetry": section}) == TelemetrySettings(
         endpoint="http://c:4318/v1/traces", headers={"a": "b"}, service_name="s", timeout_ms=9
     )
+    for base in (
+        "http://c:4318",
+        "http://c:4318/",
+    ):  # written as $OTEL_EXPORTER_OTLP_ENDPOINT is: the path is added
+        settings = settings_from_config({"telemetry": {"otlp_endpoint": base}})
+        assert settings is not None and settings.endpoint == "http://c:4318/v1/traces"
+    proxied = settings_from_config({"telemetry": {"otlp_endpoint": "https://c/otlp/traces"}})
+    assert proxied is not None and proxied.endpoint == "https://c/otlp/traces"  # a path is kept as written
 
 
 def test_without_the_sdk_configure_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

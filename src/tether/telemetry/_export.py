@@ -16,6 +16,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import UsageError
 from ._hook import _provider  # pyright: ignore[reportPrivateUsage]
@@ -33,6 +34,8 @@ DEFAULT_TIMEOUT_MS = 5_000
 """How long one export request may take, and how long shutdown waits for the last spans (milliseconds)."""
 
 _log = logging.getLogger(__name__)
+
+TRACES_PATH = "/v1/traces"
 
 INSTALL_HINT = "OpenTelemetry export needs the SDK: pip install 'tether[otel]'"
 
@@ -60,7 +63,9 @@ class TelemetrySettings:
 def settings_from_config(data: Mapping[str, Any], *, force: bool = False) -> TelemetrySettings | None:
     """The export settings of a merged config (``Config.data``), or ``None`` when export is off.
 
-    Export is on when the config sets ``telemetry.otlp_endpoint``, or when ``force`` (``--otel``) asks for it.
+    Export is on when the config sets ``telemetry.otlp_endpoint``, or when ``force`` (``--otel``) asks for it. An
+    endpoint with no path (``http://collector:4318``, as ``$OTEL_EXPORTER_OTLP_ENDPOINT`` is written) gets the
+    traces path ``/v1/traces``: the exporter would otherwise post to ``/``, and every export would fail.
     """
     section: Mapping[str, Any] = data.get("telemetry") or {}
     endpoint = section.get("otlp_endpoint")
@@ -68,6 +73,8 @@ def settings_from_config(data: Mapping[str, Any], *, force: bool = False) -> Tel
         return None
     if endpoint is None and not any(os.environ.get(name) for name in ENDPOINT_VARIABLES):
         raise UsageError(NO_ENDPOINT)
+    if endpoint is not None and urlsplit(endpoint).path in ("", "/"):
+        endpoint = endpoint.rstrip("/") + TRACES_PATH
     return TelemetrySettings(
         endpoint=endpoint,
         headers=dict(section.get("headers") or {}),
