@@ -14,7 +14,12 @@ the hooks and its parent) keeps everything else equal, where a working tree may 
 
 Per mode and workload the best per-call wall time and process CPU time over the rounds is printed, then the ratios
 off/baseline (the issue's bar: at most 1.02) and on/off, and the median over rounds of off's CPU time over
-baseline's in the same round (paired: the steadiest figure on a loaded machine). Run::
+baseline's in the same round (paired: the steadiest figure on a loaded machine).
+
+On a shared machine the paired ratio still swings by more than the 2 % it judges (``on`` at the same tree has come
+out faster than ``off``). The last line is a figure load cannot move: the off-path hooks themselves timed alone
+(the three ``chat is None`` tests of a step, and ``turn_trace`` once per turn) as a share of ``off``'s per-call CPU
+time. Run::
 
     .venv/bin/python bench/telemetry.py --baseline f0ccffe^ --against f0ccffe [--rounds 5] [--only seq1000]
 """
@@ -31,6 +36,7 @@ import tarfile
 import tempfile
 from io import BytesIO
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -73,6 +79,30 @@ def _child(mode: str, workloads: list[str], repeats: int) -> None:
     print(json.dumps(out))
 
 
+STEP_HOOKS = (
+    "chat = None if turn.trace is None else turn.trace.chat(); "
+    "emitter = turn.emitter if chat is None else chat.emitter(); "
+    "work = turn.work if chat is None else chat.wrap()"
+)
+"""What ``session/_step.py`` runs per step when a turn is not traced (its three hook lines, as written there)."""
+
+
+def _hooks() -> None:
+    """In a child process: print the off-path hooks' cost in nanoseconds, per step and per turn, as JSON."""
+    import timeit
+    from types import SimpleNamespace
+
+    from tether.telemetry._hook import turn_trace
+
+    turn = SimpleNamespace(trace=None, emitter=None, work=None)
+    number = 200_000
+    step = min(timeit.repeat(STEP_HOOKS, globals={"turn": turn}, number=number, repeat=7)) / number
+    per_turn = (
+        min(timeit.repeat("f(None, None)", globals={"f": turn_trace}, number=number, repeat=7)) / number
+    )
+    print(json.dumps({"step": step * 1e9, "turn": per_turn * 1e9}))
+
+
 def _extract(rev: str, into: Path) -> Path:
     archive = subprocess.run(["git", "archive", rev, "src"], cwd=ROOT, capture_output=True, check=True).stdout
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
@@ -84,6 +114,8 @@ def _run(mode: str, src: Path, workloads: list[str], repeats: int) -> dict[str, 
     env = {**os.environ, "PYTHONPATH": str(src)}
     child_mode = "off" if mode == "baseline" else mode
     argv = [sys.executable, __file__, "--child", child_mode, "--repeats", str(repeats)]
+    if mode == "hooks":
+        argv = [sys.executable, __file__, "--child", "hooks"]
     for workload in workloads:
         argv += ["--only", workload]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
@@ -103,9 +135,12 @@ def main() -> None:
         "--repeats", type=int, default=3, help="timed runs per workload in one child (default 3)"
     )
     parser.add_argument("--only", choices=sorted(WORKLOADS), action="append", help="run only these workloads")
-    parser.add_argument("--child", choices=("off", "on"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("off", "on", "hooks"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     workloads: list[str] = args.only or ["seq1000", "par100"]
+    if args.child == "hooks":
+        _hooks()
+        return
     if args.child:
         _child(args.child, workloads, args.repeats)
         return
@@ -117,6 +152,7 @@ def main() -> None:
         best: dict[tuple[str, str], dict[str, float]] = {}
         ratios: dict[str, list[float]] = {w: [] for w in workloads}
         """Per round, off's CPU per call over baseline's: the two ran one after the other, under the same load."""
+        hooks: Any = _run("hooks", src, [], 0)
         for round_ in range(args.rounds):
             this: dict[tuple[str, str], dict[str, float]] = {}
             for mode, src in sources.items():
@@ -154,6 +190,13 @@ def main() -> None:
             verdict = "ok" if paired <= BAR else "OVER"
             row += f"   off/base cpu, median of paired rounds: {paired:.3f} {verdict} (bar {BAR})"
         print(row)
+    print(f"hooks when off, timed alone: {hooks['step']:.0f} ns per step, {hooks['turn']:.0f} ns per turn")
+    for workload in workloads:
+        n, parallel = WORKLOADS[workload]
+        steps = 2 if parallel else n + 1  # the parallel calls' step or one step per call, and the final one
+        per_call = (steps * hooks["step"] + hooks["turn"]) / n / 1e6  # ms
+        share = per_call / best[("off", workload)]["cpu"]
+        print(f"{workload:<10}hooks' share of off's CPU per call: {share:.3%} (bar {BAR - 1:.0%})")
 
 
 if __name__ == "__main__":
