@@ -363,7 +363,8 @@ class TelemetrySection(_Strict):
 
     otlp_endpoint: Annotated[str, Field(pattern=r"^https?://")] | None = Field(
         default=None,
-        description="The OTLP/HTTP traces URL (http://localhost:4318/v1/traces): when set, tether run, serve and "
+        description="The OTLP/HTTP traces URL (http://localhost:4318/v1/traces; a URL without a path gets "
+        "/v1/traces): when set, tether run, serve and "
         "mcp serve export a span per turn, step and tool call there (needs tether[otel]). Default: export only with "
         "--otel, to the OTEL_EXPORTER_OTLP_* endpoint (never a localhost:4318 fallback).",
     )
