@@ -72,6 +72,37 @@ async def test_a_silent_call_times_out_alone_while_its_sibling_completes(
     assert cancels and cancels[0]["params"]["requestId"] == calls[0]["id"]  # type: ignore[index]
 
 
+async def test_a_silent_call_after_an_idle_spell_still_times_out(tmp_path: Path, project: Path) -> None:
+    # The idle deadlines are on one timer per connection: once the echo's deadline has passed with nothing in
+    # flight, the watcher sleeps with nothing due, and the silent call that starts then must wake it in time.
+    async with opened(tmp_path, project, {"broken": broken(tmp_path / "b", call_timeout=500)}) as (
+        rt,
+        location,
+    ):
+        (echo,) = await turn(rt, location, [("broken_echo", {"text": "first"})])
+        assert echo.state == "completed"
+        await anyio.sleep(1.0)  # the idle spell itself (past the echo's deadline), not a wait for some state
+        (hung,) = await turn(rt, location, [("broken_hang", {})], timeout=10)
+    assert hung.state == "error" and "sent nothing for 0.5s" in (hung.error or ""), hung.error
+    assert hung.started is not None and hung.ended is not None and hung.ended - hung.started < 5000
+
+
+async def test_a_silent_call_times_out_beside_one_kept_alive_by_progress(
+    tmp_path: Path, project: Path
+) -> None:
+    # Two deadlines on the one timer: the progressing call's keeps moving past the silent one's.
+    async with opened(tmp_path, project, {"broken": broken(tmp_path / "b", call_timeout=1000)}) as (
+        rt,
+        location,
+    ):
+        alive, hung = await turn(
+            rt, location, [("broken_progress", {"steps": 6, "gap": 0.3}), ("broken_hang", {})], timeout=10
+        )
+    assert alive.state == "completed" and text(alive) == "progress done", alive.error
+    assert hung.state == "error" and "sent nothing for 1s" in (hung.error or ""), hung.error
+    assert hung.ended is not None and alive.ended is not None and hung.ended < alive.ended
+
+
 async def test_a_hung_server_is_restarted(tmp_path: Path, project: Path) -> None:
     state = tmp_path / "broken"
     async with opened(tmp_path, project, {"broken": broken(state, call_timeout=500)}) as (rt, location):
