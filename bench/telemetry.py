@@ -1,7 +1,8 @@
 """The cost of tracing: tether's per-call overhead with no SDK (the shipped default), with an SDK recording every
 span, and without the telemetry hooks at all (an older commit), side by side.
 
-Modes, each run in fresh child processes that alternate round by round, so machine noise hits all of them:
+Modes, each run in fresh child processes that alternate round by round (in a rotating order), so machine noise hits
+all of them:
 
 - ``off``: this tree, no tracer provider (the OpenTelemetry API alone: what every user who does not trace pays);
 - ``on``: this tree, an SDK ``TracerProvider`` with a batch processor whose exporter drops the spans (the cost of
@@ -155,7 +156,9 @@ def main() -> None:
         hooks: Any = _run("hooks", src, [], 0)
         for round_ in range(args.rounds):
             this: dict[tuple[str, str], dict[str, float]] = {}
-            for mode, src in sources.items():
+            order = list(sources.items())
+            shift = round_ % len(order)  # each mode takes each place in turn: no mode always runs first
+            for mode, src in order[shift:] + order[:shift]:
                 for workload, figures in _run(mode, src, workloads, args.repeats).items():
                     this[(mode, workload)] = figures
                     old = best.get((mode, workload))
