@@ -20,6 +20,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
+from tests.postgres.fixtures import query
 
 from tether.session import PostgresStore, SQLiteStore, ToolPart
 from tether.temporal import connect, submit_turn
@@ -62,6 +63,11 @@ async def until(check: object) -> None:
     with anyio.fail_after(60):
         while not check():  # type: ignore[operator]
             await anyio.sleep(0.05)
+
+
+def completed(target: str) -> int:
+    """How many tool parts of the store ``target`` (a SQLite file or a PostgreSQL URL) are committed completed."""
+    return int(query(target, "SELECT count(*) FROM parts WHERE type = 'tool' AND state = 'completed'")[0][0])
 
 
 async def parts(store: SQLiteStore | PostgresStore, session_id: str) -> dict[str, ToolPart]:
@@ -126,7 +132,10 @@ async def test_a_killed_worker_s_turn_finishes_on_another_worker(
             task_queue=queue,
             heartbeat_timeout=2.0,
         )
-        await until(lambda: count(marks, f"{tool}-started") == 1 and count(marks, "fast") == 1)
+        target = url or str(data / "tether.db")
+        # the fast call ran and its completed part is committed (else the kill may land between the two, and the
+        # call is rightly reported interrupted), and the other call is running
+        await until(lambda: count(marks, f"{tool}-started") == 1 and completed(target) == 1)
         second = None
         if second_first:
             second = stack.enter_context(worker_process(temporal_server, queue, datas[1], marks, env))
