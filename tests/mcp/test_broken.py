@@ -73,8 +73,8 @@ async def test_a_silent_call_times_out_alone_while_its_sibling_completes(
 
 
 async def test_a_silent_call_after_an_idle_spell_still_times_out(tmp_path: Path, project: Path) -> None:
-    # The idle deadlines are on one timer per connection: once the echo's deadline has passed with nothing in
-    # flight, the watcher sleeps with nothing due, and the silent call that starts then must wake it in time.
+    # A call that starts after a spell with nothing in flight (the last call's deadline long past) still gets its
+    # own idle deadline: a deadline kept anywhere but on the call itself must be re-armed when it starts.
     async with opened(tmp_path, project, {"broken": broken(tmp_path / "b", call_timeout=500)}) as (
         rt,
         location,
@@ -90,7 +90,7 @@ async def test_a_silent_call_after_an_idle_spell_still_times_out(tmp_path: Path,
 async def test_a_silent_call_times_out_beside_one_kept_alive_by_progress(
     tmp_path: Path, project: Path
 ) -> None:
-    # Two deadlines on the one timer: the progressing call's keeps moving past the silent one's.
+    # Two deadlines at once: the progressing call's keeps moving past the silent one's, which still expires.
     async with opened(tmp_path, project, {"broken": broken(tmp_path / "b", call_timeout=1000)}) as (
         rt,
         location,

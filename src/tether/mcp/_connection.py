@@ -14,20 +14,13 @@ connection is lost. The transport's context managers are entered and left in thi
 - ``notifications/tools/list_changed`` makes the supervisor list the tools again; :class:`Connection` then calls
   ``on_tools``, which re-registers what changed (the next step's catalog; the current step keeps what it captured).
 - A server's error output goes to a temporary file, for the messages that explain its failures; past 1 MiB only its
-  end is kept (checked after a call when a second has passed since the last check, and every minute: a size check
-  is a system call, which on the event loop thread also hands the GIL to the store's writer thread).
+  end is kept (checked after each call and every minute).
 - A line on stdout that is not JSON-RPC fails the calls in flight with that line's error (their answer may be the
   line); before the connection is up it is ignored (some servers print a banner).
 
 Requests: :meth:`call_tool` runs one ``tools/call`` with an idle deadline that every progress notification restarts,
 forwarding the notifications to ``ctx.progress``; a call cancelled by tether (the turn, the deadline) abandons the
-request, and the SDK then sends ``notifications/cancelled``. The idle deadlines of a connection's calls are kept on
-one timer, :meth:`Connection._watch` (a task beside the supervisor's wait), not a timer per call: arming and
-cancelling an event-loop timer was most of the cost tether adds to a quick call. A call records when the server
-last showed it life (its start, a progress notification: a clock read, no timer); the watcher sleeps until the
-earliest deadline of the calls in flight and cancels those silent for the whole timeout. A call starting later, or
-one that got progress, is due later than that, so the watcher is never late; only a call starting while nothing is
-due moves its wake-up.
+request, and the SDK then sends ``notifications/cancelled``.
 
 The supervisor is the one place that catches a server's unexpected failure (:func:`~._errors.connect_errors` and any
 other ``Exception``, logged): a server of any quality is reported and skipped, never fatal to the runtime.
@@ -41,7 +34,6 @@ import math
 import os
 import sys
 import tempfile
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -85,7 +77,6 @@ _STDERR_TAIL = 400
 _GUARD = Path(__file__).with_name("_stdio_guard.py")
 _STDERR_KEEP = 1 << 20  # bytes of a server's error output kept; past them only the end is kept
 _TRIM_EVERY = 60.0
-_TRIM_AFTER = 1.0  # seconds since the last check before a call's end checks the error output's size again
 
 
 async def every_page(list_page: Callable[..., Awaitable[Any]], field: str, *, limit: int = 1000) -> list[Any]:
@@ -145,15 +136,13 @@ class _Watched(ObjectReceiveStream[Any]):
 
 
 class _Call:
-    """One request in flight: its cancel scope, when the server last showed it life (``time.monotonic()``: its
-    start, a progress notification), and the failure that cancelled it (a malformed line, a loss)."""
+    """One request in flight: its cancel scope, and the failure that cancelled it (a malformed line, a loss)."""
 
-    __slots__ = ("doing", "failure", "scope", "seen")
+    __slots__ = ("doing", "failure", "scope")
 
-    def __init__(self, scope: anyio.CancelScope, doing: str, seen: float) -> None:
+    def __init__(self, scope: anyio.CancelScope, doing: str) -> None:
         self.scope = scope
         self.doing = doing
-        self.seen = seen
         self.failure: str | None = None
 
     def fail(self, failure: str) -> None:
@@ -210,10 +199,7 @@ class Connection:
         self._suspect = False
         self._calls: set[_Call] = set()
         self._errlog: Any = None
-        self._checked = -math.inf  # when the error output's size was last checked (time.monotonic())
         self._up = False
-        self._due = math.inf  # when the idle watcher wakes next (time.monotonic()); inf: when a call starts
-        self._nap: anyio.CancelScope | None = None  # the watcher's sleep until then
 
     @property
     def name(self) -> str:
@@ -318,10 +304,7 @@ class Connection:
                 deadline.deadline = math.inf
                 self.transport = transport  # SSE, once a remote server refused streamable HTTP
                 self._connected(session, result, tools)
-                async with anyio.create_task_group() as watcher:
-                    watcher.start_soon(self._watch)
-                    await self._serve(session)
-                    watcher.cancel_scope.cancel()
+                await self._serve(session)
                 self.session = None
         self.session = None
         if deadline.cancelled_caught and not self._up:
@@ -369,27 +352,6 @@ class Connection:
                         self._lose(f"did not answer a ping ({describe(exc)})")
                 if scope.cancelled_caught:
                     self._lose(f"hung: a call went silent and a ping got no answer within {_PING_TIMEOUT:g}s")
-
-    async def _watch(self) -> None:
-        """The idle deadline of the calls in flight, on one timer (module docstring): sleep until the earliest one,
-        cancel the calls silent for the whole call timeout, repeat while connected."""
-        idle = self.spec.call_timeout
-        try:
-            while True:
-                now = time.monotonic()
-                due = math.inf
-                for call in list(self._calls):
-                    if call.seen + idle <= now:
-                        call.scope.cancel()  # no failure: call_tool reports the idle deadline
-                    else:
-                        due = min(due, call.seen + idle)
-                self._due = due
-                wake = math.inf if due == math.inf else anyio.current_time() + (due - now)
-                with anyio.CancelScope(deadline=wake) as self._nap:
-                    await anyio.sleep_forever()
-        finally:
-            self._nap = None
-            self._due = math.inf
 
     async def _list_tools(self, session: ClientSession) -> tuple[types.Tool, ...]:
         """Every tool, with their codecs built in a worker thread (:attr:`codecs`) under the caller's deadline."""
@@ -497,7 +459,6 @@ class Connection:
         """Keep a chatty server's error output (a temporary file it writes to directly) from growing without bound:
         past 1 MiB only its end is kept. The server's descriptor shares the file's offset, so it writes on after it."""
         errlog = self._errlog
-        self._checked = time.monotonic()
         if errlog is None or errlog.closed:
             return
         try:
@@ -542,7 +503,7 @@ class Connection:
         idle = self.spec.call_timeout
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
-            call.seen = time.monotonic()
+            call.scope.deadline = anyio.current_time() + idle
             update: dict[str, Any] = {"progress": progress}
             if total is not None:
                 update["total"] = total
@@ -550,12 +511,8 @@ class Connection:
                 update["message"] = message[:500]
             ctx.progress(update)
 
-        call = _Call(anyio.CancelScope(), f'running "{tool}"', time.monotonic())
+        call = _Call(anyio.CancelScope(deadline=anyio.current_time() + idle), f'running "{tool}"')
         self._calls.add(call)
-        if call.seen + idle < self._due:  # nothing was due (no call in flight when the watcher last looked)
-            self._due = call.seen + idle
-            if self._nap is not None:
-                self._nap.deadline = anyio.current_time() + idle
         result: types.CallToolResult | None = None
         try:
             with call.scope:
@@ -566,11 +523,10 @@ class Connection:
                         call.failure = self._request_failure(f'running "{tool}"', exc)
         finally:
             self._calls.discard(call)
-            if time.monotonic() - self._checked >= _TRIM_AFTER:
-                self._trim_stderr()
+            self._trim_stderr()
         if call.failure is not None:
             raise ToolFailure(call.failure)
-        if result is None:  # the watcher found it idle (any other cancellation propagated out of the scope)
+        if result is None:  # the idle deadline passed (any other cancellation propagated out of the scope)
             self._suspect = True
             self._wake.set()
             raise ToolFailure(
