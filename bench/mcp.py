@@ -17,6 +17,11 @@ stdio guard), and every line makes the same calls, ``echo`` with ``{"text": "cal
   assistant messages) is spread over the calls of the step. What this line adds to the settle line is the session's
   per-call cost, the same for every tool (``bench/runner.py`` measures it without a server).
 
+A fourth figure, **tether's own work**, settles the same calls on a connection whose ``mcp`` session is swapped for
+an in-process stand-in that answers at once (no pipe, no server process, no SDK): the CPU tether itself spends per
+call, about 20 µs (the least of its rounds), which the three lines above cannot resolve (two runs of the same path
+differ by more).
+
 Every call's result is checked (the text ``echo: call N``; for the turn, also the tool parts read back from the
 store): a wrong or missing result stops the bench with an error, never a figure. All lines run in one process, in
 rounds whose order rotates (no line always follows the turn's store writes), and the medians of the rounds' per-call
@@ -33,11 +38,13 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 # Run as a script, this file's directory is sys.path[0], where this file would shadow the ``mcp`` package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import anyio  # noqa: E402
+import anyio.lowlevel  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 from mcp import ClientSession, types  # noqa: E402
@@ -94,6 +101,28 @@ async def turn_round(rt: Runtime, location: RuntimeLocation, calls: int) -> tupl
     for n, part in enumerate(stored):
         _expect("session turn (stored)", n, "".join(c.text for c in part.content if isinstance(c, Text)))
     return elapsed / calls, used / calls
+
+
+class _StandIn:
+    """In place of a connection's ``mcp`` session: answers ``echo`` at once, in this process."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], **_: Any) -> types.CallToolResult:
+        await anyio.lowlevel.checkpoint()
+        text = f"echo: {arguments['text']}" if name == "echo" else f"no tool {name}"
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+async def own_work(location: RuntimeLocation, calls: int, rounds: int) -> float:
+    """The least CPU per call of :func:`settle_round` over ``rounds`` rounds with the stand-in in place of the
+    server's session (the least disturbed round: this figure is tether's code alone, steadier than a median)."""
+    assert location.mcp is not None
+    (connection,) = location.mcp.connections
+    real, connection.session = connection.session, _StandIn()  # type: ignore[assignment]
+    try:
+        await settle_round(location, calls)
+        return min([(await settle_round(location, calls))[1] for _ in range(rounds)])
+    finally:
+        connection.session = real
 
 
 async def _allow(ctx: ToolContext, action: str, resources: object, save: object, metadata: object) -> None:
@@ -158,6 +187,7 @@ async def main(calls: int, rounds: int) -> None:
             for r in range(rounds):
                 for name in names[r % 3 :] + names[: r % 3]:
                     figures[name].append(await lines[name](calls))
+            own = await own_work(location, 1000, rounds)
     wall = {name: statistics.median(w for w, _ in f) for name, f in figures.items()}
     cpu = {name: statistics.median(c for _, c in f) for name, f in figures.items()}
     print(f"{calls} calls per round, {rounds} rounds, order rotated (medians per call; cpu: this process)")
@@ -173,6 +203,7 @@ async def main(calls: int, rounds: int) -> None:
             else f"  {wall[name] / wall['bare']:.2f}x wall {cpu[name] / cpu['bare']:.2f}x cpu"
         )
         print(f"  {label + ':':24s} {wall[name] * 1e6:7.0f} µs wall {cpu[name] * 1e6:6.0f} µs cpu{ratio}")
+    print(f"  tether's own work (in-process stand-in for the server): {own * 1e6:.1f} µs cpu per call")
     print(f"  target (issue 16): settle alone <= 1.2x wall; it is {wall['settle'] / wall['bare']:.2f}x")
     print(f"load average after: {_load()}")
 
