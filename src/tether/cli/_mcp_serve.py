@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ._common import err_console, run_async, runtime
+from ._common import err_console, freeze_startup, run_async, runtime
 
 __all__ = ["serve_command"]
 
@@ -46,6 +46,7 @@ def serve_command(
         async with await runtime(data_dir, path) as rt:
             export_from_config(rt.config)  # telemetry: config telemetry.otlp_endpoint
             location = await rt.location(path)
+            freeze_startup()
             chosen = agent or rt.config.get("default_agent") or "build"
             section: dict[str, Any] = rt.config.get("mcp_serve") or {}
             served = ToolServer(rt, location, agent=chosen, ask=section.get("ask", "deny"))

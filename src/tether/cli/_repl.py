@@ -29,7 +29,7 @@ from ..errors import ConfigError, NotFoundError, ProviderAuthError, TetherError,
 from ..llm import Model
 from ..llm._pricing import Price, dollars, find_price, usage_cost
 from ..session import AssistantInfo
-from ._common import CANCELLED, OK, fail, out_console, run_async, stdin_is_terminal
+from ._common import CANCELLED, OK, fail, freeze_startup, out_console, run_async, stdin_is_terminal
 from ._format import shown
 from ._turn import TurnOutcome
 
@@ -242,6 +242,7 @@ def repl_command(
         console = out_console()
         async with Runtime(data_dir=data_dir, config=config) as rt:
             location = await rt.location(path)
+            freeze_startup()
             print_notices(location.notices)  # skipped plugins and project tool files, said once
             name = agent or config.get("default_agent") or "build"
             if name not in rt.agents:

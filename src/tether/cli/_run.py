@@ -14,7 +14,7 @@ import typer
 from ..content import Content, Text
 from ..errors import ProviderAuthError, UsageError
 from ._approve import ApprovalMode
-from ._common import err_console, fail, out_console, run_async, stdin_is_terminal
+from ._common import err_console, fail, freeze_startup, out_console, run_async, stdin_is_terminal
 from ._format import shown
 
 if TYPE_CHECKING:
@@ -187,6 +187,7 @@ def run_command(
             session = await open_session(rt, location, session_id=session_id, continue_=continue_, agent=name)
             instructions, system = await turn_system(rt, location, config, session, chosen)
             print_refused(instructions)
+            freeze_startup()
             outcome = await drive_turn(
                 session=session,
                 bus=rt.bus,

@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ._common import err_console, run_async, runtime
+from ._common import err_console, freeze_startup, run_async, runtime
 
 __all__ = ["serve_command"]
 
@@ -48,6 +48,7 @@ def serve_command(
         async with await runtime(data_dir, path) as rt:
             export_from_config(rt.config)  # telemetry: config telemetry.otlp_endpoint
             location = await rt.location(path)
+            freeze_startup()
             if model is not None:
                 choose_model(model, rt.config)  # a wrong --model fails now, not at the first prompt
 

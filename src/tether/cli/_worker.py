@@ -18,7 +18,7 @@ import anyio
 import anyio.to_thread
 import typer
 
-from ._common import CANCELLED, OK, TURN_FAILED, err_console, fail, run_async
+from ._common import CANCELLED, OK, TURN_FAILED, err_console, fail, freeze_startup, run_async
 
 if TYPE_CHECKING:
     from ..session import PendingQuestion
@@ -77,6 +77,7 @@ def worker_command(
 
         async with Runtime(data_dir=data_dir, config=config) as rt, anyio.create_task_group() as tg:
             tg.start_soon(stop_on_signal)
+            freeze_startup()
             await run_worker(
                 rt,
                 temporal,
