@@ -19,7 +19,7 @@ stdio guard), and every line makes the same calls, ``echo`` with ``{"text": "cal
 
 A fourth figure, **tether's own work**, settles the same calls on a connection whose ``mcp`` session is swapped for
 an in-process stand-in that answers at once (no pipe, no server process, no SDK): the CPU tether itself spends per
-call, about 20 µs (the least of its rounds), which the three lines above cannot resolve (two runs of the same path
+call, 25–35 µs (the least of its rounds), which the three lines above cannot resolve (two runs of the same path
 differ by more).
 
 Every call's result is checked (the text ``echo: call N``; for the turn, also the tool parts read back from the
