@@ -8,10 +8,11 @@ by line: a partial line cannot be printed above a live region without tearing it
 Settled lines are coalesced to a frame rate: they wait in order and are printed together by :meth:`run` every
 ``FRAME`` seconds, or at once before anything else is printed (text, a retry note, a permission prompt), so the order
 on screen is the order of events. One print per frame instead of one per call: printing costs a rich render (and,
-above a live region, a redraw of every running call). Where rich would print them as plain text anyway (not a
-terminal, no colour, soft wrap, not recording: ``tether run`` into a pipe or a log), the frame's lines are written
-to the console's file as their plain text in one write: the same characters, without rich's per-span render, which
-cost ~0.3 ms per line (a 1,000-call step spent more time printing its ✓ lines than running them).
+above a live region, a redraw of every running call). A settled line waits as its styled segments (text, rich
+style), already made printable. Where rich would print them as plain text anyway (not a terminal, no colour, soft
+wrap, not recording: ``tether run`` into a pipe or a log), the frame's lines are written to the console's file as
+the segments' text in one write: the same characters, without building a rich ``Text`` per line or rich's per-span
+render, which cost ~0.3 ms per line (a 1,000-call step spent more time printing its ✓ lines than running them).
 
 The view only renders: it never decides anything and never replies to a permission request (``_approve`` does).
 """
@@ -38,9 +39,12 @@ from ..session._model import StepFinishPart, TextPart, ToolPart
 from ..storable import printable
 from ._format import duration, first_line, shown, subject, summary
 
-__all__ = ["FRAME", "LiveView", "TurnStats"]
+__all__ = ["FRAME", "Line", "LiveView", "TurnStats"]
 
 _TAIL_LINES = 5
+
+Line = tuple[tuple[str, str], ...]
+"""A settled line as its segments: (printable text, rich style)."""
 
 FRAME = 0.05
 """Seconds between two prints of settled lines (20 frames a second)."""
@@ -91,7 +95,7 @@ class LiveView:
         self._lines: dict[str, str] = {}
         self._printed: dict[str, int] = {}
         self._ended: set[str] = set()
-        self._pending: list[Text] = []
+        self._pending: list[Line] = []
         self._live: Live | None = None
         self._interactive = console.is_terminal
         # What rich prints here is the plain text, unwrapped: written as such (see the module docstring).
@@ -149,12 +153,14 @@ class LiveView:
         pending = self._pending
         if pending:
             self._pending = []
-            text = "".join([f"{line.plain}\n" for line in pending]) if self._plain else "\t"
+            text = (
+                "".join(["".join([t for t, _ in line]) + "\n" for line in pending]) if self._plain else "\t"
+            )
             if "\t" not in text:  # rich expands tabs by cell width: a frame with one is left to rich
                 self.console.file.write(text)
                 self.console.file.flush()
             else:
-                self.console.print(pending[0] if len(pending) == 1 else Text("\n").join(pending))
+                self.console.print(Text("\n").join([Text.assemble(*line) for line in pending]))
 
     # -- events ------------------------------------------------------------------------------------------------------
 
@@ -234,7 +240,7 @@ class LiveView:
             self.flush_text()
             self._pending.append(self.settled_line(part))
             for path in part.output_paths:
-                self._pending.append(shown(f"    full output: {path}", "dim"))
+                self._pending.append(((printable(f"    full output: {path}"), "dim"),))
             return
         with self._lock:
             running = self._running.get(part.call_id)
@@ -257,26 +263,25 @@ class LiveView:
     # -- rendering ---------------------------------------------------------------------------------------------------
 
     @staticmethod
-    def settled_line(part: ToolPart) -> Text:
-        """``✓ read pricing/cart.py  12ms  summary`` or ``✗ edit ...  error``."""
-        line = Text()
+    def settled_line(part: ToolPart) -> Line:
+        """``✓ read pricing/cart.py  12ms  summary`` or ``✗ edit ...  error``, as styled segments."""
+        completed = part.state == "completed"
+        line = [
+            ("✓ ", "green bold") if completed else ("✗ ", "red bold"),
+            (printable(part.tool), "bold"),
+            (f" {subject(part.tool, part.input)}", ""),
+        ]
         took = duration(part.started, part.ended)
-        if part.state == "completed":
-            line.append("✓ ", style="green bold")
-        else:
-            line.append("✗ ", style="red bold")
-        line.append(printable(part.tool), style="bold")
-        line.append(f" {subject(part.tool, part.input)}")
         if took:
-            line.append(f"  {took}", style="dim")
-        if part.state == "completed":
+            line.append((f"  {took}", "dim"))
+        if completed:
             text = summary(text_of(part.content, "\n"), part.title)
             if text:
-                line.append(f"  {text}", style="dim")
+                line.append((f"  {text}", "dim"))
         else:
             reason = "interrupted" if part.interrupted else first_line(part.error or "failed")
-            line.append(f"  {reason}", style="red")
-        return line
+            line.append((f"  {reason}", "red"))
+        return tuple(line)
 
     def _render(self) -> RenderableType:
         with self._lock:
