@@ -123,12 +123,13 @@ class QuestionReplied:
 
 
 class _Entry:
-    __slots__ = ("answers", "done", "pending")
+    __slots__ = ("answers", "done", "pending", "unanswerable")
 
     def __init__(self, pending: PendingQuestion) -> None:
         self.pending = pending
         self.done = anyio.Event()
         self.answers: Answers | None = None
+        self.unanswerable = False
 
 
 def _checked_answers(pending: PendingQuestion, answers: Sequence[Sequence[str]]) -> Answers:
@@ -205,7 +206,7 @@ class QuestionService:
         finally:
             self._entries.pop(pending.id, None)
         if entry.answers is None:
-            if self._closed:
+            if self._closed or entry.unanswerable:
                 raise ToolFailure(NO_ANSWERER)
             raise DeclinedError(DISMISSED)
         return entry.answers
@@ -241,6 +242,19 @@ class QuestionService:
         self._bus.publish(
             QuestionReplied(session_id=entry.pending.session_id, request_id=request_id, answers=None)
         )
+
+    async def unanswerable(self, request_id: str) -> None:
+        """Fail pending questions with :data:`NO_ANSWERER`, as if no one had subscribed: the answerer that received
+        them has no person to ask (a durable turn submitted without a terminal). The model goes on.
+
+        Raises:
+            NotFoundError: no pending questions have this id.
+        """
+        entry = self._entries.pop(request_id, None)
+        if entry is None:
+            raise NotFoundError(f"No pending question {request_id}")
+        entry.unanswerable = True
+        entry.done.set()
 
     def pending(self, session_id: str | None = None) -> list[PendingQuestion]:
         """The pending questions, oldest first, of one session or of all sessions."""
