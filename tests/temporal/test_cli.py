@@ -221,14 +221,18 @@ def test_a_question_is_asked_on_the_terminal_and_its_answers_reach_the_worker(
     assert '"Which extras?"="Icon, Tooltip"' in show.stdout
 
 
-def test_without_a_terminal_a_question_is_dismissed_and_the_turn_stops(
+def test_without_a_terminal_a_question_fails_at_once_and_the_model_goes_on(
     temporal_server: str, queue: str, env: dict[str, str], project: Path, tmp_path: Path
 ) -> None:
+    from tether.session._questions import NO_ANSWERER
+
     done = run(env, "--temporal", temporal_server, "--task-queue", queue, "--model", _question_script(tmp_path),
                "--format", "json", "--dir", str(project), "ask me")  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
-    answer = next(e for e in events if e["type"] == "answer")
-    assert answer["reply"] == "reject"
-    assert events[-1] == {"type": "done", "stop": "declined"}
-    assert "Going on." not in done.stdout
+    assert not [e for e in events if e["type"] in ("ask", "answer")]  # nobody was asked, nothing waited
+    call = next(e for e in events if e["type"] == "call")
+    assert call["name"] == "question" and call["outcome"] == "error" and call["error"] == NO_ANSWERER
+    assert call["error_kind"] == "tool"  # as an in-process run writes it (tests/builtins/test_question.py)
+    assert events[-1] == {"type": "done", "stop": "done"}
+    assert "Going on." in done.stdout

@@ -67,6 +67,23 @@ async def test_a_question_waits_in_the_workflow_and_its_answers_reach_the_tool(
         assert result.text == text
 
 
+async def test_a_question_with_no_one_to_answer_fails_at_once_and_the_model_goes_on(turns: Turns) -> None:
+    from tether.session._questions import NO_ANSWERER
+
+    async with turns.worker(extra=ask_colour) as rt:
+        handle = await turns.submit([["colour", {}]], answers_questions=False)
+        with anyio.fail_after(60):
+            result = await handle.result()
+        assert await handle.asks() == []
+        assert result.stop == "done"
+        assert result.text == f"done: colour=error:{NO_ANSWERER}"
+        assert [e.kind for e in [e async for e in handle.events()]].count("ask") == 0
+        messages = await rt.store.load_messages(result.session_id)
+    part = next(p for m in messages for p in m.parts if isinstance(p, ToolPart))
+    # the part an in-process run writes (tests/builtins/test_question.py)
+    assert (part.state, part.error_kind, part.error) == ("error", "tool", NO_ANSWERER)
+
+
 def flaky(fails: list[ProviderError]) -> FunctionModel:
     """Raises each error of ``fails`` in turn at its first requests, then answers."""
 

@@ -137,7 +137,13 @@ def run_temporal_command(
             temporal, task_queue=task_queue, data_dir=data_dir, **connection
         )
         handle = await runner.submit(
-            content, model=chosen, directory=path, session_id=session_id, agent=agent
+            content,
+            model=chosen,
+            directory=path,
+            session_id=session_id,
+            agent=agent,
+            # no person here (no terminal, --yes, --deny-asks): a question fails at once and the model goes on
+            answers_questions=approval == "ask",
         )
         if output != "json":
             err_console().print(f"turn {handle.workflow_id} submitted to {task_queue!r} on {temporal}")

@@ -18,13 +18,14 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from .. import ids
 from ..codemode import CodeMode
 from ..content import text_of
-from ..errors import ProviderError
+from ..errors import ProviderError, UsageError
 from ..llm import AssistantMessage, ModelRequest, TextContent, ToolCallEvent
 from ..permissions import DEFAULT_AGENT
 from ..session import (
@@ -44,8 +45,8 @@ from ..session._session import _model_catalog, _title
 from ..session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT, History
 from ..tools import Failed
 from ._calls import CallActivity, adopt, find_message
-from ._types import BeginRequest, BeginResult, CallSpec, CloseRequest, StepRequest, StepResult
-from ._workflow import BEGIN, CLOSE, STEP
+from ._types import BeginRequest, BeginResult, CallSpec, CloseRequest, HoldRequest, StepRequest, StepResult
+from ._workflow import BEGIN, CLOSE, HOLD, STEP
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -56,6 +57,10 @@ __all__ = ["TurnActivities"]
 _FINAL_TAIL = (AssistantMessage(content=(TextContent(text=MAX_STEPS_PROMPT),)),)
 _TEST_MODEL_NAMES = ("replay", "replay/demo")
 _TEST_MODULES = ("tether.testing", "tether.demo")
+
+
+def _busy(message: str) -> ApplicationError:
+    return ApplicationError(message, type="UsageError", non_retryable=True)
 
 
 def _refused(name: str) -> ApplicationError:
@@ -96,10 +101,59 @@ class TurnActivities:
         self._allow_test_models = allow_test_models
         self._emitter = Emitter(runtime.store, runtime.bus)
         self._calls = CallActivity(runtime, self._emitter, self.model)
+        self._held: dict[str, str] = {}
+        """Session id → the workflow whose turn this worker's store claims it for (the claim's owner is the store,
+        shared by every turn on this worker: this map tells the turns apart)."""
 
     def all(self) -> list[Any]:
         """Every activity, to give ``temporalio.worker.Worker(activities=...)``."""
-        return [self.begin_turn, self.model_step, self._calls.tool_call, self.close_step]
+        return [self.begin_turn, self.model_step, self._calls.tool_call, self.close_step, self.hold_session]
+
+    @activity.defn(name=HOLD)
+    async def hold_session(self, request: HoldRequest) -> None:
+        """Claim the session in the store for this turn and keep the claim until the turn ends (one session, one
+        writer: an in-process ``tether run`` and another turn are refused meanwhile).
+
+        The claim is this worker's store's, so it lasts as long as the worker does: the activity heartbeats, and when
+        the worker dies its claim is gone (SQLite: its process; PostgreSQL: its lease) and the next attempt takes
+        it over on another worker. The workflow's ``hold`` update tells the turn the claim is taken and returns when
+        the turn is over; then the claim is released.
+
+        Raises:
+            ApplicationError: (non-retryable, ``UsageError``) a live owner runs the session: ``session … is busy``.
+        """
+        session_id = request.session_id
+        info = activity.info()
+        workflow_id = info.workflow_id
+        assert workflow_id is not None  # started by the turn workflow
+        holder = self._held.get(session_id)
+        if holder is not None and holder != workflow_id:
+            raise _busy(f"session {session_id} is busy (the Temporal turn {holder} runs it)")
+        # taken before the first await: two turns of this worker on one session race here
+        self._held[session_id] = workflow_id
+        store = self._rt.store
+        try:
+            try:
+                await store.claim(session_id)
+            except UsageError as exc:
+                raise _busy(exc.message) from exc
+            timeout = info.heartbeat_timeout
+            every = timeout.total_seconds() / 3 if timeout is not None else 5.0
+            async with anyio.create_task_group() as tg:
+
+                async def beat() -> None:
+                    while True:
+                        activity.heartbeat()
+                        await anyio.sleep(every)
+
+                tg.start_soon(beat)
+                await activity.client().get_workflow_handle(workflow_id).execute_update("hold")
+                tg.cancel_scope.cancel()
+        finally:
+            if self._held.get(session_id) == workflow_id:
+                del self._held[session_id]
+                with anyio.CancelScope(shield=True):
+                    await store.release(session_id)
 
     def model(self, name: str) -> Model:
         """The model a turn names: one of ``models``, else resolved (once), never a test model unless allowed.

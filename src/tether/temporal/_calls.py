@@ -152,6 +152,10 @@ class CallActivity:
 
         async def answer() -> None:
             async for event in receive:
+                if isinstance(event, QuestionAsked) and not request.answers_questions:
+                    # no person behind the submitter: the question fails as in an in-process run without one
+                    await rt.questions.unanswerable(event.request.id)
+                    continue
                 if not await self._answer(event, answers):
                     needed.append(_ask_info(event, spec.call_id))
                     scope.cancel()  # the tool has not acted (it asks first): stop it and wait for a person

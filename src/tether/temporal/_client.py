@@ -18,8 +18,9 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.converter import DataConverter
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..errors import NotFoundError, ProviderError, TetherError, UsageError
@@ -153,6 +154,10 @@ class TurnHandle:
                 cause = cause.__cause__
             if isinstance(cause, ApplicationError) and cause.type == "ProviderError":
                 raise ProviderError(cause.message) from exc
+            if isinstance(cause, ApplicationError) and cause.type == "UsageError":
+                raise UsageError(
+                    cause.message
+                ) from exc  # refused before it wrote: busy, a directory, a model
             raise TetherError(f"The turn {self.workflow_id} failed: {cause or exc}") from exc
         return _result(out)
 
@@ -191,6 +196,7 @@ async def submit_turn(
     task_queue: str = DEFAULT_TASK_QUEUE,
     workflow_id: str | None = None,
     heartbeat_timeout: float = 30.0,
+    answers_questions: bool = True,
 ) -> TurnHandle:
     """Start one turn as a workflow on ``task_queue`` and return its handle (a worker must serve the queue).
 
@@ -200,10 +206,16 @@ async def submit_turn(
         directory: the working directory, as the workers see it (a new session is created there).
         session_id: continue this session instead of creating one.
         agent: the new session's agent (default: the workers' default).
+        workflow_id: the turn's workflow id (default: ``tether-session-<session_id>`` for a continued session, so
+            Temporal refuses a second turn of it while one runs; ``tether-turn-<random>`` for a new one).
         heartbeat_timeout: seconds without a heartbeat before a call's worker counts as dead.
+        answers_questions: whether someone answers the turn's questions (:meth:`TurnHandle.answer`); ``False``: a
+            question fails at once with "no one can answer" and the model goes on with its best judgement.
 
     Raises:
-        UsageError: ``prompt`` is empty or ``heartbeat_timeout`` is not positive.
+        UsageError: ``prompt`` is empty, ``heartbeat_timeout`` is not positive, or a turn of ``session_id`` runs
+            (``session ses_… is busy``). The workers refuse a session another owner runs the same way: the turn's
+            :meth:`TurnHandle.result` raises it.
     """
     if not prompt:
         raise UsageError("A turn needs a non-empty prompt")
@@ -217,14 +229,24 @@ async def submit_turn(
         agent=agent,
         options=dict(options or {}),
         heartbeat_timeout=heartbeat_timeout,
+        answers_questions=answers_questions,
     )
-    handle = await client.start_workflow(
-        WORKFLOW,
-        turn,
-        id=workflow_id or f"tether-turn-{uuid.uuid4().hex}",
-        task_queue=task_queue,
-        result_type=TurnOutput,
-    )
+    if workflow_id is None:
+        workflow_id = f"tether-session-{session_id}" if session_id else f"tether-turn-{uuid.uuid4().hex}"
+    try:
+        handle = await client.start_workflow(
+            WORKFLOW,
+            turn,
+            id=workflow_id,
+            task_queue=task_queue,
+            result_type=TurnOutput,
+            # one running turn per id; a finished one may be followed by the next turn of the session
+            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+        )
+    except WorkflowAlreadyStartedError as exc:
+        what = f"session {session_id}" if session_id else f"workflow {workflow_id}"
+        raise UsageError(f"{what} is busy (the Temporal turn {workflow_id} runs it)") from exc
     return TurnHandle(handle)
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "CallRequest",
     "CallSpec",
     "CloseRequest",
+    "HoldRequest",
     "StepRequest",
     "StepResult",
     "TurnEvent",
@@ -42,6 +43,16 @@ class TurnInput:
     options: dict[str, Any] = field(default_factory=dict[str, Any])
     heartbeat_timeout: float = 30.0
     """Seconds without a heartbeat after which a call's worker counts as dead and the call moves to another."""
+    answers_questions: bool = True
+    """Whether the submitter answers questions; ``False`` (no terminal): a question fails at once with "no one can
+    answer" and the model goes on, as in an in-process run without a person."""
+
+
+@dataclass
+class HoldRequest:
+    """Hold the store's claim on ``session_id`` for the turn (one session, one writer) until the turn ends."""
+
+    session_id: str
 
 
 @dataclass
@@ -128,6 +139,8 @@ class CallRequest:
     answers: list[Answer] = field(default_factory=list["Answer"])
     rerun: bool = False
     """The call ran before and stopped to ask: run it again even though its part is already ``running``."""
+    answers_questions: bool = True
+    """The turn's ``answers_questions``: ``False`` fails a question with "no one can answer" instead of waiting."""
 
 
 @dataclass

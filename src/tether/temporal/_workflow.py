@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         CallRequest,
         CallSpec,
         CloseRequest,
+        HoldRequest,
         StepRequest,
         StepResult,
         TurnEvent,
@@ -42,13 +43,16 @@ with workflow.unsafe.imports_passed_through():
         TurnOutput,
     )
 
-__all__ = ["BEGIN", "CALL", "CLOSE", "DOOM_LOOP_THRESHOLD", "STEP", "WORKFLOW", "TurnWorkflow"]
+__all__ = ["BEGIN", "CALL", "CLOSE", "DOOM_LOOP_THRESHOLD", "HOLD", "STEP", "WORKFLOW", "TurnWorkflow"]
 
 WORKFLOW = "tether.turn"
 BEGIN = "tether.begin_turn"
 STEP = "tether.model_step"
 CALL = "tether.tool_call"
 CLOSE = "tether.close_step"
+HOLD = "tether.hold_session"
+CLAIM_PATCH = "session-claim"
+"""Turns started before the session claim existed replay without it."""
 
 DOOM_LOOP_THRESHOLD = 3
 """As the in-process runner's (``session/_dispatch.py``): a test pins the two equal."""
@@ -61,6 +65,11 @@ _STEP = timedelta(minutes=30)
 _RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=5)
 _CALL_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=3)
 """A call's second attempt either reports it interrupted or, for an idempotent tool, runs it again."""
+_HOLD_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10)
+)
+"""A dead worker's hold moves to another worker (its claim is taken over there); "busy" is never retried."""
+_HOLD_DEADLINE = timedelta(days=366)
 
 
 @workflow.defn(name=WORKFLOW)
@@ -73,6 +82,9 @@ class TurnWorkflow:
         self._answers: dict[str, Answer] = {}
         self._session_id: str | None = None
         self._repeat: tuple[str, str, int] = ("", "", 0)  # the last call's tool, input and how many in a row
+        self._held = False  # the hold activity has the session's claim
+        self._hold_handle: workflow.ActivityHandle[None] | None = None
+        self._ending = False  # the turn is over: the hold releases the claim
 
     # -- what a client reads and sends -------------------------------------------------------------------------------
 
@@ -107,10 +119,43 @@ class TurnWorkflow:
             if given.answers is None or len(given.answers) != count:
                 raise ValueError(f"Answer {ask.id} with one list of answers per question ({count} lists)")
 
+    @workflow.update(name="hold")
+    async def hold(self) -> None:
+        """Sent by the hold activity once it has the session's claim; returns when the turn is over."""
+        self._held = True
+        await workflow.wait_condition(lambda: self._ending)
+
     # -- the turn ----------------------------------------------------------------------------------------------------
 
     @workflow.run
     async def run(self, turn: TurnInput) -> TurnOutput:
+        claim = workflow.patched(CLAIM_PATCH)
+        try:
+            if claim and turn.session_id is not None:  # claimed before anything is written
+                await self._hold(turn.session_id, turn)
+            return await self._turn(turn, claim and turn.session_id is None)
+        finally:
+            self._ending = True
+            if self._hold_handle is not None:  # its own failure (a lost claim) does not change the turn's end
+                await asyncio.wait([self._hold_handle])
+
+    async def _hold(self, session_id: str, turn: TurnInput) -> None:
+        """Start the activity that claims the session for the turn, and wait until it has (or was refused)."""
+        handle = workflow.start_activity(
+            HOLD,
+            HoldRequest(session_id=session_id),
+            start_to_close_timeout=_HOLD_DEADLINE,
+            heartbeat_timeout=timedelta(seconds=turn.heartbeat_timeout),
+            retry_policy=_HOLD_RETRY,
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        )
+        self._hold_handle = handle
+        await workflow.wait_condition(lambda: self._held or handle.done())
+        if not self._held:
+            self._hold_handle = None
+            await handle  # raises the refusal: "session ... is busy"
+
+    async def _turn(self, turn: TurnInput, claim_new: bool) -> TurnOutput:
         begin = await workflow.execute_activity(
             BEGIN,
             BeginRequest(turn=turn),
@@ -118,6 +163,8 @@ class TurnWorkflow:
             start_to_close_timeout=_SHORT,
             retry_policy=_RETRY,
         )
+        if claim_new:  # a session this turn created: no one else knew it before begin returned
+            await self._hold(begin.session_id, turn)
         self._session_id = begin.session_id
         self._emit("session", session_id=begin.session_id)
         out = TurnOutput(session_id=begin.session_id, stop="done", steps=0, tool_calls=0, text="")
@@ -224,6 +271,7 @@ class TurnWorkflow:
                     model=turn.model,
                     answers=list(answers),
                     rerun=run > 1,
+                    answers_questions=turn.answers_questions,
                 ),
                 result_type=CallOutcome,
                 activity_id=f"{spec.call_id}.{run}",  # the call id is the activity's idempotency key
