@@ -67,14 +67,16 @@ __all__ = ["Runtime", "RuntimeLocation", "RuntimeSessions"]
 _STORE = "tether.db"
 
 
-def _prepare_data_dir(data_dir: Path) -> tuple[Path, Path]:
-    """Create the data directory (0700) and the store file (0600); return the real data and temp directories."""
+def _prepare_data_dir(data_dir: Path, sqlite: bool = True) -> tuple[Path, Path]:
+    """Create the data directory (0700) and, for the SQLite store, its file (0600); return the real data and temp
+    directories."""
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     real = Path(os.path.realpath(data_dir))
     store = real / _STORE
     try:
         # created here, before SQLite opens it: an empty file is a new database, and its -wal/-shm get its mode
-        os.close(os.open(store, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        if sqlite:
+            os.close(os.open(store, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
     except FileExistsError:
         pass
     for path in (store, real / f"{_STORE}-wal", real / f"{_STORE}-shm"):
@@ -258,11 +260,12 @@ class Runtime:
         from .tools.internal import ModelCatalog
 
         data_dir = self._data_dir or default_data_dir()
+        config = self._config if self._config is not None else Config()
+        url = _store_url(config)
         # resources are canonical paths: the rules about the data and temp directories name their real paths
-        real_data, real_tmp = await anyio.to_thread.run_sync(_prepare_data_dir, data_dir)
+        real_data, real_tmp = await anyio.to_thread.run_sync(_prepare_data_dir, data_dir, url is None)
         self.data_dir: Path = data_dir
         self._real_data_dir = real_data
-        config = self._config if self._config is not None else Config()
         self.config: Config = config
         stack = self._stack = AsyncExitStack()
         try:
@@ -280,7 +283,6 @@ class Runtime:
             # resources are canonical paths: the per-session output rules use the real directory
             self._output_root = await anyio.to_thread.run_sync(os.path.realpath, self.output.directory)
             self.tools: ToolRegistry = ToolRegistry(output=self.output)
-            url = _store_url(config)
             if url is None:
                 self.store: SQLiteStore | PostgresStore = await stack.enter_async_context(
                     SQLiteStore(data_dir / _STORE)
