@@ -152,8 +152,8 @@ async def test_a_killed_worker_s_turn_finishes_on_another_worker(
     assert count(marks, "fast") == 1  # a completed call never runs again
     store = PostgresStore(url, recover=False) if url else SQLiteStore(data / "tether.db", recover=False)
     found = await parts(store, result.session_id)
-    if url:  # nothing went to a host's own SQLite file (the runtime makes it, empty, before it picks a store)
-        assert [(d / "tether.db").stat().st_size for d in datas] == [0, 0]
+    if url:  # no host made a SQLite file of its own: the runtime on PostgreSQL creates none
+        assert not [d for d in datas if (d / "tether.db").exists()]
     assert found["fast"].state == "completed"
     if tool == "slow":  # not idempotent: reported interrupted, never run again
         assert count(marks, "slow-started") == 1
