@@ -1,21 +1,31 @@
 """``tether serve`` as a user starts it: the URL and the token printed once, the token file 0600, a warning for a
-non-loopback host, a wildcard origin refused, a prompt that runs, and the token never written again."""
+non-loopback host, a wildcard origin refused, a prompt that runs, the token never written again, and a service
+manager's SIGTERM stopping it in order (a second one at once)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import signal
+import socket
+import sqlite3
 import stat
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tether.client import ApiError, Client
 
+from ..telemetry import conftest as telemetry
+from ..telemetry.conftest import Collector
+
+collector = telemetry.collector  # tests/telemetry's OTLP/HTTP receiver on 127.0.0.1, as a fixture here
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scripted_model.json"
 
 
@@ -120,3 +130,82 @@ def test_serve_refuses_a_wildcard_origin_before_listening(tmp_path: Path) -> Non
     )  # fmt: skip
     assert done.returncode != 0 and "wildcard" in done.stderr
     assert not (tmp_path / "data" / "server.token").exists()
+
+
+def stored_tool_parts(data_dir: Path) -> list[dict[str, Any]]:
+    """The tool parts as the store holds them, read without opening a runtime (which would recover them), once the
+    process that wrote them has released the store (no owner row left)."""
+    with contextlib.closing(sqlite3.connect(f"file:{data_dir / 'tether.db'}?mode=ro", uri=True)) as db:
+        rows = db.execute("SELECT data FROM parts WHERE type = 'tool'").fetchall()
+        owners = db.execute("SELECT count(*) FROM owners").fetchone()[0]
+    assert owners == 0, "the store's owner row was not released"
+    return [json.loads(row[0]) for row in rows]
+
+
+def _start_a_sleeping_call(tmp: Path, telemetry: dict[str, Any]) -> tuple[Served, str]:
+    """``tether serve`` with a turn whose bash call is running (a 60 s sleep); the session id."""
+    script = tmp / "sleep.json"
+    command = {"command": "sleep 60", "description": "wait"}
+    script.write_text(
+        json.dumps([{"tool_calls": [{"name": "bash", "arguments": command}]}, {"text": "slept"}])
+    )
+    (tmp / "config").mkdir(exist_ok=True)
+    config = {"permission": {"bash": "allow"}, "telemetry": telemetry}
+    (tmp / "config" / "tether.json").write_text(json.dumps(config))
+    server = Served(tmp, "--model", f"scripted:{script}")
+    with Client(server.url, server.token) as api:
+        session = api.create_session()["id"]
+        with api.events(session=session, read_timeout=30) as events:
+            api.prompt(session, "wait a minute")
+            for event in events:
+                part = event.data.get("part") or {}
+                if part.get("tool") == "bash" and part.get("state") == "running":
+                    break
+    return server, session
+
+
+def test_sigterm_stops_in_order_the_running_call_is_recorded_aborted_and_its_spans_are_exported(
+    tmp_path: Path,
+    collector: Collector,
+) -> None:
+    server, session = _start_a_sleeping_call(tmp_path, {"otlp_endpoint": collector.endpoint})
+    try:
+        server.process.send_signal(signal.SIGTERM)
+        _, rest = server.process.communicate(timeout=30)  # the bound: STOP_GRACE is 10 s, the sleep 60 s
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+    assert server.process.returncode == 0, rest
+    assert "SIGTERM, stopping" in rest and "tether serve: stopped" in rest
+    [part] = stored_tool_parts(tmp_path / "data")
+    assert part["state"] == "error" and part["error_kind"] == "aborted" and part["interrupted"]
+    spans = {str(s["name"]): s for s in collector.spans()}
+    assert {"invoke_agent build", "execute_tool bash"} <= set(spans)
+    call = spans["execute_tool bash"]["attributes"]
+    assert isinstance(call, dict) and call["tether.tool.error_kind"] == "aborted"
+    assert spans["invoke_agent build"]["attributes"]["gen_ai.conversation.id"] == session  # type: ignore[index]
+
+
+def test_a_second_sigterm_while_stopping_exits_at_once(tmp_path: Path) -> None:
+    # a collector that takes the connection and never answers holds the last flush for its minute-long timeout
+    with socket.socket() as hanging:
+        hanging.bind(("127.0.0.1", 0))
+        hanging.listen(8)
+        endpoint = f"http://127.0.0.1:{hanging.getsockname()[1]}/v1/traces"
+        server, _ = _start_a_sleeping_call(tmp_path, {"otlp_endpoint": endpoint, "timeout": 60_000})
+        try:
+            assert server.process.stderr is not None
+            server.process.send_signal(signal.SIGTERM)
+            seen = ""
+            # without the second signal the stop would take a minute (the flush's timeout): communicate would time out
+            for line in server.process.stderr:
+                seen += line
+                if "stopping" in line:
+                    break
+            server.process.send_signal(signal.SIGTERM)
+            _, rest = server.process.communicate(timeout=30)
+        finally:
+            if server.process.poll() is None:
+                server.process.kill()
+    assert server.process.returncode == 130, seen + rest
+    assert "SIGTERM again, exiting at once" in rest

@@ -3,8 +3,10 @@
 Over stdio (the default) the client starts ``tether mcp serve`` itself and speaks MCP on its stdin/stdout; stdout
 carries nothing else (the SDK points fd 1 at stderr while serving). Over ``--http`` the server listens on
 ``--host``:``--port`` (loopback and a free port by default), prints its URL and, when it made one, its bearer token
-on stderr, and serves until interrupted. What guards the HTTP transport is in :mod:`tether.mcp._serve_http`; how a
-call runs and is recorded, in :mod:`tether.mcp._serve`.
+on stderr, and serves until stopped. Either way SIGTERM or SIGINT stops it in order (:mod:`._stop`: running calls
+cancelled and recorded as aborted, the runtime closed, the last spans exported; exit 0), as does the client closing
+stdin over stdio. What guards the HTTP transport is in :mod:`tether.mcp._serve_http`; how a call runs and is
+recorded, in :mod:`tether.mcp._serve`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import typer
 from rich.text import Text
 
-from ._common import err_console, freeze_startup, run_async, runtime
+from ._common import OK, err_console, freeze_startup, run_async, runtime
 
 __all__ = ["serve_command"]
 
@@ -40,11 +43,11 @@ def serve_command(
         from ..mcp._serve_http import bind, is_loopback, serve_http, server_token
         from ..permissions import PermissionAsked
         from ..session import SessionUpdated, ToolProgress
-        from ..telemetry import export_from_config
+        from ._stop import stop_on_signals
 
         console = err_console()
-        async with await runtime(data_dir, path) as rt:
-            export_from_config(rt.config)  # telemetry: config telemetry.otlp_endpoint
+        async with stop_on_signals("tether mcp serve") as stop, await runtime(data_dir, path) as rt:
+            stop.export_telemetry(rt.config)  # telemetry: config telemetry.otlp_endpoint
             location = await rt.location(path)
             freeze_startup()
             chosen = agent or rt.config.get("default_agent") or "build"
@@ -56,10 +59,10 @@ def serve_command(
                 rt.bus.subscribe(SessionUpdated, served.on_session),
             ):
                 if not http:
-                    from mcp.server.stdio import stdio_server
+                    from ..mcp._serve_stdio import serve_stdio
 
-                    async with served.running(), stdio_server() as (read, write):
-                        await served.server.run(read, write, served.server.create_initialization_options())
+                    async with served.running():
+                        await serve_stdio(served, stop=stop.event)
                     return
                 sock = bind(host, port)
                 token, made = await anyio.to_thread.run_sync(
@@ -89,6 +92,11 @@ def serve_command(
                         host=host,
                         token=token,
                         extra_hosts=section.get("allowed_hosts") or (),
+                        stop=stop.event,
+                        on_stop=served.stop_calls,
                     )
 
-    run_async(main)
+    try:
+        run_async(main)
+    except KeyboardInterrupt:  # ^C before the signal handlers were installed: nothing was serving yet
+        raise typer.Exit(OK) from None

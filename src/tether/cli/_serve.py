@@ -2,7 +2,8 @@
 
 Listens on ``--host``:``--port`` (loopback and 4096 by default, as OpenCode's ``serve``; ``--port 0`` takes a free
 one), prints the URL and, once, the bearer token on stderr (also stored 0600 in the data directory), and serves until
-interrupted. A non-loopback ``--host`` is served with a warning. What guards the server is in
+SIGTERM or SIGINT stops it in order (:mod:`._stop`: running turns cancelled and recorded, the runtime closed, the
+last spans exported; exit 0). A non-loopback ``--host`` is served with a warning. What guards the server is in
 :mod:`tether.server._security`.
 """
 
@@ -12,9 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import typer
 from rich.text import Text
 
-from ._common import err_console, freeze_startup, run_async, runtime
+from ._common import OK, err_console, freeze_startup, run_async, runtime
 
 __all__ = ["serve_command"]
 
@@ -40,13 +42,13 @@ def serve_command(
         from ..errors import UsageError
         from ..server import bind, is_loopback, serve, server_token
         from ..server._security import check_origins
-        from ..telemetry import export_from_config
         from ._models import choose_model
+        from ._stop import stop_on_signals
 
         console = err_console()
         check_origins(cors_origins)  # refused before anything listens
-        async with await runtime(data_dir, path) as rt:
-            export_from_config(rt.config)  # telemetry: config telemetry.otlp_endpoint
+        async with stop_on_signals("tether serve") as stop, await runtime(data_dir, path) as rt:
+            stop.export_telemetry(rt.config)  # telemetry: config telemetry.otlp_endpoint
             location = await rt.location(path)
             freeze_startup()
             if model is not None:
@@ -91,6 +93,10 @@ def serve_command(
                 choose_model=chosen,
                 cors_origins=cors_origins,
                 extra_hosts=allow_hosts,
+                stop=stop.event,
             )
 
-    run_async(main)
+    try:
+        run_async(main)
+    except KeyboardInterrupt:  # ^C before the signal handlers were installed: nothing was serving yet
+        raise typer.Exit(OK) from None

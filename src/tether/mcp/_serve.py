@@ -69,6 +69,10 @@ SESSION_PREFIX = "mcp: "
 _PROGRESS_BUFFER = 64
 _NAME_CHARS = 100
 _INPUT_KEY = "permission"
+STOPPING_ERROR = (
+    "The server is stopping: the call was cancelled and is recorded as aborted in its session. Call it again once "
+    "the server is back."
+)
 NOT_RECORDED_ERROR = (
     "The call ended before its result was recorded (the session's store refused a write, or the call was "
     "cancelled). Nothing more is known; check `tether session show` on the server."
@@ -196,6 +200,7 @@ class ToolServer:
         self._jobs: TaskGroup | None = None
         self._results: dict[str, MemoryObjectReceiveStream[_Needs | types.CallToolResult]] = {}
         self._waiting: dict[str, _LiveCall] = {}  # request_state -> a call waiting for its client's answer
+        self._stopping = False
         self.server: Server[Any] = self._build()
 
     def _build(self) -> Server[Any]:
@@ -248,6 +253,13 @@ class ToolServer:
                     results.close()
                 self._results.clear()
 
+    def stop_calls(self) -> None:
+        """Cancel the calls running now and refuse new ones (the server is stopping): each call's part is recorded as
+        aborted, as any cancellation records it, and its request answers with an error that says so."""
+        self._stopping = True
+        for live in tuple(self._calls.values()):
+            live.handle.cancel()
+
     async def _call_tool(
         self, context: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
@@ -280,6 +292,8 @@ class ToolServer:
         jobs = self._jobs
         if jobs is None:
             raise UsageError("ToolServer.running() must be entered to serve calls")
+        if self._stopping:
+            raise UsageError("The server is stopping: no new call starts")
         name, arguments = params.name, params.arguments if params.arguments is not None else {}
         declared = next((d for d in self._catalog().definitions if d.name == name), None)
         handle = (await self._session(context)).beside()
@@ -325,6 +339,8 @@ class ToolServer:
                         self._family.forget(call_id)
                         self._waiting.pop(live.token, None)
                         tasks.cancel_scope.cancel()
+                if model.result is None and self._stopping:
+                    failure = failure or STOPPING_ERROR
                 structured = declared is not None and _object_schema(declared.output_schema) is not None
                 result = _result(model.result, outputs[0] if outputs and structured else None, failure)
                 with suppress(anyio.BrokenResourceError):  # its request is gone (cancelled): nobody to tell

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hmac
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from .._local_http import allowed_hosts, bind, is_loopback, write_token  # share
 from ..errors import UsageError
 
 if TYPE_CHECKING:
+    import anyio
     from mcp.server.lowlevel import Server
     from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -97,11 +98,24 @@ class BearerGuard:
 
 
 async def serve_http(
-    server: Server[Any], *, sock: socket.socket, host: str, token: str, extra_hosts: Sequence[str] = ()
+    server: Server[Any],
+    *,
+    sock: socket.socket,
+    host: str,
+    token: str,
+    extra_hosts: Sequence[str] = (),
+    stop: anyio.Event | None = None,
+    on_stop: Callable[[], None] | None = None,
 ) -> None:
-    """Serve ``server`` over streamable HTTP at ``/mcp`` on the bound ``sock`` until cancelled."""
+    """Serve ``server`` over streamable HTTP at ``/mcp`` on the bound ``sock`` until ``stop`` is set, or cancelled.
+
+    A stop closes the listening socket, runs ``on_stop`` (cancel the running calls, so their requests answer), gives
+    open connections a second, and returns. It never installs signal handlers: the caller decides what one does.
+    """
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
+
+    from .. import _uvicorn
 
     port = sock.getsockname()[1]
     hosts = allowed_hosts(host, port, extra_hosts)
@@ -119,6 +133,7 @@ async def serve_http(
         lifespan="on",
         access_log=False,
         server_header=False,
+        timeout_graceful_shutdown=1,  # a client's open event stream does not hold a stopping server
         h11_max_incomplete_event_size=64 * 1024,
     )
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await _uvicorn.serve(_uvicorn.Server(config), sock, stop=stop, on_stop=on_stop)

@@ -1,5 +1,6 @@
 """``tether serve``'s app and its life: the routes behind the :class:`~._security.Guard`, the inspector's files, the
-event hub's tail task and the background turns, all in one task group for as long as uvicorn serves.
+event hub's tail task and the background turns, all in one task group for as long as uvicorn serves. When serving
+ends, the running turns are cancelled and waited for (their calls recorded as aborted) before :func:`serve` returns.
 """
 
 from __future__ import annotations
@@ -78,8 +79,13 @@ async def serve(
     queue_size: int = 1024,
     max_body: int = MAX_BODY_BYTES,
     started: Callable[[uvicorn.Server], Any] | None = None,
+    stop: anyio.Event | None = None,
 ) -> None:
-    """Serve the API on the bound ``sock`` until cancelled (or until uvicorn is told to exit).
+    """Serve the API on the bound ``sock`` until ``stop`` is set, or uvicorn is told to exit, or until cancelled.
+
+    A stop (``stop`` or uvicorn's exit) closes the listening socket, cancels the running turns at once, gives open
+    connections a second, and returns once the cancelled turns have recorded their end. It never installs signal
+    handlers: the caller decides what a signal does (``tether serve``: SIGTERM and SIGINT set ``stop``).
 
     Args:
         rt: the open runtime.
@@ -94,8 +100,11 @@ async def serve(
         queue_size: frames a slow event-stream client may have waiting before it is dropped.
         max_body: the request body limit in bytes.
         started: called with the uvicorn server once it is set up (tests and benchmarks stop it through it).
+        stop: set it to stop serving in order.
     """
     import uvicorn
+
+    from .. import _uvicorn
 
     port = sock.getsockname()[1]
     hub = EventHub(rt.store, lambda s: state.pending(s), queue_size=queue_size)
@@ -106,7 +115,6 @@ async def serve(
             hub=hub,
             choose_model=choose_model,
             heartbeat=heartbeat,
-            task_group=group,
         )
         guard = Guard(
             build_app(state),
@@ -124,12 +132,15 @@ async def serve(
             timeout_graceful_shutdown=1,
             h11_max_incomplete_event_size=64 * 1024,
         )
-        server = uvicorn.Server(config)
+        server = _uvicorn.Server(config)
         if started is not None:
             started(server)
         from ..session import QuestionAsked
 
         with rt.bus.subscribe("*", hub.on_event), rt.bus.subscribe(QuestionAsked, hub.on_question):
             group.start_soon(hub.run)
-            await server.serve(sockets=[sock])
+            async with anyio.create_task_group() as turns:
+                state.task_group = turns
+                await _uvicorn.serve(server, sock, stop=stop, on_stop=state.stop_turns)
+                state.stop_turns()  # the server was told to exit another way: its turns end with it
             group.cancel_scope.cancel()

@@ -2,7 +2,9 @@
 
 Prompts are asynchronous: :meth:`ServerState.start_turn` starts the turn in the server's task group and returns at
 once; its progress is on the event stream, and a failure becomes an ``error`` frame there (the turn's record is in
-the store as always). One turn per session at a time (a second prompt is refused with 409 until it is idle).
+the store as always). One turn per session at a time (a second prompt is refused with 409 until it is idle). When
+the server stops, :meth:`ServerState.stop_turns` cancels the running turns (their calls are recorded as aborted, as
+``session.cancel()`` records them) and refuses new ones.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from ..errors import ConfigError, ProviderError, StoreError, UsageError
 
@@ -53,6 +57,8 @@ class ServerState:
     heartbeat: float = 15.0
     task_group: TaskGroup | None = None
     running: set[str] = field(default_factory=set[str])
+    stopping: bool = False
+    scopes: set[anyio.CancelScope] = field(default_factory=set[anyio.CancelScope])
 
     def directory(self, given: str | None) -> Path:
         """The real directory a new session works in: ``given`` (relative to the served root) or the served one.
@@ -74,30 +80,44 @@ class ServerState:
         """Run one turn of ``session`` in the background.
 
         Raises:
-            Conflict: the session is running a turn already.
+            Conflict: the session is running a turn already, or the server is stopping.
         """
+        if self.stopping:
+            raise Conflict("the server is stopping: no new turn starts")
         if session.id in self.running or session.busy:
             raise Conflict(f"session {session.id} is busy: wait for its status to be idle, or cancel it")
         assert self.task_group is not None
         self.running.add(session.id)
         self.task_group.start_soon(self._turn, session, text, model)
 
+    def stop_turns(self) -> None:
+        """Cancel every running turn and refuse new ones (the server is stopping)."""
+        self.stopping = True
+        for scope in self.scopes:
+            scope.cancel()
+
     async def _turn(self, session: Session, text: str, model: Model) -> None:
         kind: str | None = None
         message = ""
-        try:
-            await session.prompt(text, model=model)
-        except ProviderError as exc:
-            kind, message = "provider", str(exc)
-        except StoreError as exc:
-            kind, message = "store", str(exc)
-        except (UsageError, ConfigError) as exc:
-            kind, message = "usage", str(exc)
-        except Exception as exc:  # a defect: said on the stream and logged, the server goes on
-            log.exception("turn of %s failed", session.id)
-            kind, message = "defect", f"{type(exc).__name__}: {exc}"
-        finally:
-            self.running.discard(session.id)
+        # its own scope, so that stopping cancels the turns and not the server around them
+        with anyio.CancelScope() as scope:
+            self.scopes.add(scope)
+            if self.stopping:  # stopped between start_turn and this task's start
+                scope.cancel()
+            try:
+                await session.prompt(text, model=model)
+            except ProviderError as exc:
+                kind, message = "provider", str(exc)
+            except StoreError as exc:
+                kind, message = "store", str(exc)
+            except (UsageError, ConfigError) as exc:
+                kind, message = "usage", str(exc)
+            except Exception as exc:  # a defect: said on the stream and logged, the server goes on
+                log.exception("turn of %s failed", session.id)
+                kind, message = "defect", f"{type(exc).__name__}: {exc}"
+            finally:
+                self.scopes.discard(scope)
+                self.running.discard(session.id)
         if kind is not None:
             first = message.splitlines()[0] if message else kind
             self.hub.publish({"v": 1, "type": "error", "session": session.id, "kind": kind, "message": first})
