@@ -211,6 +211,10 @@ class Children:
                 f"The task {task_id} is still running (another call resumed it). Wait for that call's result, then "
                 "resume it again if needed."
             )
+        if (
+            child.deps is None
+        ):  # reopened from the store (nobody held it since its last turn): the parent's again
+            child.deps = parent.deps
         return child
 
     async def run(self, request: ChildRequest) -> ChildResult:

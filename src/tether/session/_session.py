@@ -3,7 +3,13 @@
 A :class:`Session` runs one turn at a time (``prompt`` while busy is a usage error). ``cancel()`` cancels the running
 turn: the turn ends with ``stop == "cancelled"``; an outer cancel scope cancels it too, and then the cancellation
 propagates. A live session keeps its model-facing history in memory and only appends to it; reopening a stored
-session replays it once.
+session replays it once, when the reopened handle's first turn starts.
+
+A handle lives as long as someone holds it (the application, a server, a running turn): :class:`Sessions` keeps only
+a weak reference, so a process that prompts many sessions holds the ones in use, not every one it ever touched (law
+10). While a handle is alive, :meth:`Sessions.get` returns that same object, which is what keeps "one turn at a time"
+per session in this process; once nobody holds it, it is released, with what lived only in memory (``deps``, the
+``tools`` placement, the doom-loop count), and the next ``get`` reopens it from the store.
 
 Permission decisions do not pass through here: each call's context carries its step's recorder (``_dispatch``), and
 the permission service reports to it directly.
@@ -11,6 +17,7 @@ the permission service reports to it directly.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -66,7 +73,8 @@ class Session:
 
     ``tools`` is the session's own placement, above its Location's: what is registered there is in this session's
     catalog only (and wins over the Location's and the application's tools of the same name), never in another
-    session's on the same Location. ``Runtime.run(tools=...)`` registers there.
+    session's on the same Location. ``Runtime.run(tools=...)`` registers there. Like ``deps``, it lives with this
+    handle: hold the handle for as long as they should last (a reopened session starts without them).
     """
 
     def __init__(
@@ -74,7 +82,7 @@ class Session:
         service: Sessions,
         info: SessionInfo,
         location: SessionLocation,
-        history: History,
+        history: History | None,
         deps: Any = None,
     ) -> None:
         self._service = service
@@ -82,7 +90,7 @@ class Session:
         self._info = info
         self.location = location
         self.tools = ToolRegistry(parent=location.tools)
-        self._history = history
+        self._history = history  # None: reopened, replayed from the store when its first turn starts
         self._doom = DoomLoopDetector()
         self._scope: anyio.CancelScope | None = None
         self._model: Model | None = None
@@ -156,6 +164,9 @@ class Session:
         scope = self._scope = anyio.CancelScope()
         try:
             with scope:
+                history = self._history
+                if history is None:
+                    history = self._history = History.from_stored(await service.store.load_messages(self.id))
                 if system is None:
                     system = await service.system_prompt(
                         self.location,
@@ -169,7 +180,7 @@ class Session:
                         tools=self.tools,
                         agents=service.agents,
                         emitter=service.emitter,
-                        history=self._history,
+                        history=history,
                         doom=self._doom,
                         permissions=service.permissions,
                         retry=service.retry,
@@ -269,7 +280,8 @@ class Sessions:
         self.catalog = catalog
         self.codemode: Callable[[str, Any, ToolRegistry], Any] | None = None
         """Code Mode's catalog transform for every turn (the runtime sets it when an agent has ``codemode``)."""
-        self._live: dict[str, Session] = {}
+        # Weak: a handle nobody holds is released (its history with it); while one is alive, ``get`` returns it.
+        self._live: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
 
     async def system_prompt(
         self,
@@ -332,8 +344,10 @@ class Sessions:
         Args:
             rules: extra rules for this session only, after the agent's: :class:`~tether.permissions.Rule` values
                 or ``(action, resource, effect)`` triples (effect ``allow``, ``ask`` or ``deny``).
-            deps: application dependencies every tool call of this session reads as ``ctx.deps`` (kept in memory,
-                never stored: a session reopened from the store has ``deps=None``).
+            deps: application dependencies every tool call of this session reads as ``ctx.deps``: kept in memory
+                on the returned handle, never stored. They last as long as someone holds the handle; once nobody
+                does, the session is released and :meth:`get` reopens it from the store with ``deps=None`` (set
+                ``session.deps`` again, or keep the handle). A ``task`` child inherits its parent's.
 
         Raises:
             UsageError: no such agent, or a rule is not a valid ``(action, resource, effect)`` triple.
@@ -358,7 +372,8 @@ class Sessions:
         return session
 
     async def get(self, session_id: str) -> Session:
-        """The session ``session_id`` (live, or reopened from the store with its history replayed once).
+        """The session ``session_id``: the live handle while anyone holds one, else reopened from the store (its
+        history is replayed once, when the reopened handle's first turn starts; ``deps`` is ``None``).
 
         Raises:
             NotFoundError: no such session.
@@ -371,11 +386,12 @@ class Sessions:
         if self._locate is None:
             raise UsageError("Sessions(locate=...) is needed to reopen a stored session")
         location = await self._locate(info.directory, info.project)
-        history = History.from_stored(await self.store.load_messages(session_id))
+        # A concurrent get may have reopened it while this one awaited: one handle per session, the first one.
+        # No await between this check and the insert, so no third get can slip in between.
         live = self._live.get(session_id)
         if live is not None:
             return live
-        session = self._live[session_id] = Session(self, info, location, history)
+        session = self._live[session_id] = Session(self, info, location, None)
         return session
 
     async def list(self, *, project: str | None = None, limit: int = 100) -> Sequence[SessionInfo]:
@@ -383,6 +399,7 @@ class Sessions:
         return await self.store.list_sessions(project=project, limit=limit)
 
     def info(self, session_id: str) -> SessionInfo | None:
-        """The session's record if it is open in this process (sync; used to resolve permission rules)."""
+        """The session's record if a handle on it is alive in this process, else ``None`` (sync; used to resolve
+        permission rules: a session running a turn is always alive, and a caller that finds none reads the store)."""
         live = self._live.get(session_id)
         return live.info if live is not None else None
