@@ -589,8 +589,8 @@ class Runtime:
         while parent_id is not None and len(ancestors) < 32 and parent_id not in seen:
             seen.add(parent_id)
             parent = service.info(parent_id)
-            if parent is None:  # not open in this process (a child prompted on its own): read the store
-                return self._resolve_stored(per_session, info, rulesets, outputs)
+            if parent is None:  # no handle on it is alive here (a child prompted on its own): read the store
+                return self._resolve_stored(per_session, info, found)
             ancestors.append(parent)
             parent_id = parent.parent_id
         callers = self._callers(ancestors, outputs)
@@ -598,14 +598,10 @@ class Runtime:
         return self._keep(per_session, resolved)
 
     async def _resolve_stored(
-        self,
-        per_session: tuple[str, int],
-        info: SessionInfo,
-        rulesets: tuple[Ruleset, ...],
-        outputs: tuple[Ruleset, ...],
+        self, per_session: tuple[str, int], info: SessionInfo, found: Agent
     ) -> ResolvedRules:
         """``_resolve_rules`` for a child whose ancestors are not all open here: their records come from the store (a
-        missing one is a caller that denies everything)."""
+        missing one is a caller that denies everything), and so does the retained-output chain."""
         from .errors import NotFoundError
         from .permissions import ResolvedRules
 
@@ -623,6 +619,9 @@ class Runtime:
                     break
             ancestors.append(parent)
             parent_id = parent.parent_id
+        chain = [info.id, *(a.id for a in ancestors if not isinstance(a, str))]
+        outputs = self._outputs_of(chain, found)
+        rulesets = (*found.rulesets, *outputs, *self._session_layer(info.rules))
         callers = self._callers(ancestors, outputs)
         resolved = ResolvedRules(project=info.project, rulesets=rulesets, callers=callers)
         return self._keep(per_session, resolved)
@@ -667,13 +666,17 @@ class Runtime:
 
     def _session_outputs(self, session_id: str, parent_id: str | None, agent: Agent) -> tuple[Ruleset, ...]:
         """The allow for reading this session's (and its ancestors') retained outputs, and nothing else there."""
-        from .permissions import retained_output_rules
-
         chain = [session_id]
         while parent_id is not None and parent_id not in chain and len(chain) < 32:
             chain.append(parent_id)
             parent = self.sessions.service.info(parent_id)
             parent_id = parent.parent_id if parent is not None else None
+        return self._outputs_of(chain, agent)
+
+    def _outputs_of(self, chain: Sequence[str], agent: Agent) -> tuple[Ruleset, ...]:
+        """The allow for reading the retained outputs of the sessions of ``chain`` (a session, then its ancestors)."""
+        from .permissions import retained_output_rules
+
         root = Path(self._output_root)
         directories = [(root / self.output.session_directory(s).name).as_posix() for s in chain]
         found = retained_output_rules(agent, directories, root=root.as_posix())
