@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +187,33 @@ async def test_a_resumed_task_child_takes_its_parents_deps_again(tmp_path: Path)
             with anyio.fail_after(20):
                 await parent.prompt("resume", model=model)
     assert seen == [deps, deps]
+
+
+async def test_a_child_whose_ancestors_were_released_still_reads_their_retained_outputs(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    async with Runtime(
+        data_dir=tmp_path / "data", config=parse_config({}, file=str(project / "t.json"))
+    ) as rt:
+        grandparent = await rt.sessions.create(project)
+        parent = await rt.sessions.create(project, parent_id=grandparent.id)
+        child = await rt.sessions.create(project, parent_id=parent.id)
+        chain = [child.id, parent.id, grandparent.id]
+        del grandparent, parent
+        gc.collect()
+        assert [rt.sessions.service.info(i) is None for i in chain] == [False, True, True]
+        resolved = rt._resolve_rules(child.id, None)  # pyright: ignore[reportPrivateUsage]
+        if inspect.isawaitable(resolved):  # an ancestor is not open here: read from the store
+            resolved = await resolved
+        assert resolved is not None
+        allowed = {
+            r.resource
+            for ruleset in resolved.rulesets
+            for r in ruleset.rules
+            if r.action == "external_directory" and r.effect == "allow"
+        }
+        for session_id in chain:
+            assert f"{rt.output.session_directory(session_id).as_posix()}/*" in allowed
+        assert [c.session_id for c in resolved.callers] == chain[1:]
