@@ -179,7 +179,8 @@ class RuntimeSessions:
     ) -> Session:
         """Create a session in ``location`` (a Location scope or a directory) for ``agent`` (default ``build``).
 
-        ``deps`` are the application dependencies its tool calls read as ``ctx.deps`` (kept in memory, never stored).
+        ``deps`` are the application dependencies its tool calls read as ``ctx.deps``: kept in memory on the returned
+        handle, never stored, for as long as someone holds it (a released session reopens with ``deps=None``).
         ``parent_id`` / ``parent_call_id``: a child session's parent and the parent's tool call (``task`` sets them).
 
         Raises:
@@ -202,7 +203,7 @@ class RuntimeSessions:
         return self._runtime._own_task(session)  # pyright: ignore[reportPrivateUsage]
 
     async def get(self, session_id: str) -> Session:
-        """The session ``session_id`` (reopened from the store if it is not live).
+        """The session ``session_id``: the same handle while anyone holds one, else reopened from the store.
 
         Raises:
             NotFoundError: no such session.
