@@ -209,3 +209,23 @@ def test_a_second_sigterm_while_stopping_exits_at_once(tmp_path: Path) -> None:
                 server.process.kill()
     assert server.process.returncode == 130, seen + rest
     assert "SIGTERM again, exiting at once" in rest
+
+
+def test_a_stop_that_does_not_end_is_cut_by_the_grace_deadline(tmp_path: Path) -> None:
+    # the helper serve and mcp serve stop through, with a short grace and a stop that never ends
+    probe = (
+        "import anyio, os, signal\n"
+        "from tether.cli._stop import stop_on_signals\n"
+        "async def main():\n"
+        "    async with stop_on_signals('probe', grace=0.5) as stop:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        await stop.event.wait()\n"
+        "        await anyio.sleep_forever()\n"
+        "anyio.run(main)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=_env(tmp_path), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 130, done.stderr
+    assert "probe: SIGTERM, stopping" in done.stderr
+    assert "probe: not stopped within 0.5 s, exiting at once" in done.stderr

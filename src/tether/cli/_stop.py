@@ -28,6 +28,8 @@ import anyio.to_thread
 from ._common import CANCELLED, err_console
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskStatus
+
     from ..telemetry import Telemetry
 
 __all__ = ["STOP_GRACE", "Stop", "stop_on_signals"]
@@ -77,7 +79,7 @@ async def stop_on_signals(command: str, *, grace: float = STOP_GRACE) -> AsyncGe
     """
     stop = Stop(command=command, event=anyio.Event(), grace=grace)
     async with anyio.create_task_group() as group:
-        group.start_soon(_watch, stop, group)
+        await group.start(_watch, stop, group)  # listening before the block runs
         yield stop
         if stop.telemetry is not None:
             await anyio.to_thread.run_sync(stop.telemetry.shutdown)
@@ -86,8 +88,11 @@ async def stop_on_signals(command: str, *, grace: float = STOP_GRACE) -> AsyncGe
         err_console().print(f"{command}: stopped", markup=False, highlight=False)
 
 
-async def _watch(stop: Stop, group: Any) -> None:
+async def _watch(
+    stop: Stop, group: Any, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        task_status.started()
         async for signum in signals:
             name = signal.Signals(signum).name
             if stop.event.is_set():
