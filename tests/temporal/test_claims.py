@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from tether import Runtime
-from tether.errors import UsageError
+from tether.errors import NotFoundError, UsageError
 
 from .conftest import Turns
 from .support import count
@@ -136,3 +136,16 @@ async def test_an_in_process_run_and_a_temporal_turn_of_one_session_exclude_each
             await other.store.release(session_id)
         assert await _user_messages(rt, session_id) == 2
         assert count(turns.marks, "fast") == 1
+
+
+async def test_a_turn_of_a_session_that_does_not_exist_is_not_found_at_once_and_claims_nothing(
+    turns: Turns,
+) -> None:
+    async with turns.worker() as rt:
+        handle = await turns.submit([["fast", {"n": 1}]], session_id="ses_nope")
+        with anyio.fail_after(30), pytest.raises(NotFoundError, match="ses_nope"):
+            await handle.result()  # not retried: the hold refuses it before anything is claimed or written
+        async with Runtime(data_dir=turns.data, plugins=False) as other:
+            await other.store.claim("ses_nope")  # no claim was left behind
+        assert list(await rt.store.list_sessions()) == []
+    assert count(turns.marks, "fast") == 0

@@ -25,7 +25,7 @@ from temporalio.exceptions import ApplicationError
 from .. import ids
 from ..codemode import CodeMode
 from ..content import text_of
-from ..errors import ProviderError, UsageError
+from ..errors import NotFoundError, ProviderError, UsageError
 from ..llm import AssistantMessage, ModelRequest, TextContent, ToolCallEvent
 from ..permissions import DEFAULT_AGENT
 from ..session import (
@@ -120,12 +120,18 @@ class TurnActivities:
         the turn is over; then the claim is released.
 
         Raises:
-            ApplicationError: (non-retryable, ``UsageError``) a live owner runs the session: ``session … is busy``.
+            ApplicationError: (non-retryable) ``UsageError``: a live owner runs the session (``session … is busy``)
+                or it is in a directory this worker does not serve; ``NotFoundError``: no such session.
         """
         session_id = request.session_id
         info = activity.info()
         workflow_id = info.workflow_id
         assert workflow_id is not None  # started by the turn workflow
+        try:
+            found = await self._rt.store.get_session(session_id)
+        except NotFoundError as exc:
+            raise ApplicationError(exc.message, type="NotFoundError", non_retryable=True) from exc
+        self._check_directory(found.directory)  # nothing claimed for a turn this worker refuses
         holder = self._held.get(session_id)
         if holder is not None and holder != workflow_id:
             raise _busy(f"session {session_id} is busy (the Temporal turn {holder} runs it)")

@@ -144,6 +144,9 @@ class TurnHandle:
 
         Raises:
             ProviderError: the model failed and retrying did not help.
+            UsageError: a worker refused the turn before it wrote anything (``session … is busy``, a directory it
+                does not serve, a test model, Code Mode).
+            NotFoundError: the session the turn continues does not exist.
             TetherError: the turn failed for another reason (its message says why).
         """
         try:
@@ -154,10 +157,11 @@ class TurnHandle:
                 cause = cause.__cause__
             if isinstance(cause, ApplicationError) and cause.type == "ProviderError":
                 raise ProviderError(cause.message) from exc
+            # refused before anything was written: busy, a directory, a model; or no such session to continue
             if isinstance(cause, ApplicationError) and cause.type == "UsageError":
-                raise UsageError(
-                    cause.message
-                ) from exc  # refused before it wrote: busy, a directory, a model
+                raise UsageError(cause.message) from exc
+            if isinstance(cause, ApplicationError) and cause.type == "NotFoundError":
+                raise NotFoundError(cause.message) from exc
             raise TetherError(f"The turn {self.workflow_id} failed: {cause or exc}") from exc
         return _result(out)
 
