@@ -127,6 +127,7 @@ async def create_session(request: Request) -> Response:
         raise UsageError(f"no agent {body.agent!r}; agents: {', '.join(sorted(state.rt.agents))}")
     location = await state.rt.location(directory, root=state.location.root)
     session = await state.rt.sessions.create(location, agent=body.agent, title=body.title)
+    state.keep(session)
     return _json(session_json(session.info), 201)
 
 
@@ -167,6 +168,7 @@ async def prompt_session(request: Request) -> Response:
         raise Conflict(str(exc)) from exc
     session = await state.rt.sessions.get(info.id)
     state.start_turn(session, body.text, model)
+    state.keep(session)
     return _json({"session": info.id, "status": "busy"}, 202)
 
 
@@ -188,6 +190,8 @@ async def delete_session(request: Request) -> Response:
     try:
         await state.rt.store.release(info.id)  # this server's own claim (from a prompt) does not keep it
         deleted = await state.rt.store.delete_session(info.id)
+        for gone in deleted.sessions:
+            state.recent.pop(gone.id, None)
     finally:
         state.running.discard(info.id)
     if deleted.live:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,9 @@ __all__ = ["Conflict", "ServerState"]
 
 log = logging.getLogger("tether.server")
 
+RECENT_SESSIONS = 1024
+"""Session handles the server keeps between turns, the most recently used (see :meth:`ServerState.keep`)."""
+
 
 class Conflict(UsageError):
     """The request is valid but the state refuses it now (a busy session): HTTP 409."""
@@ -48,6 +52,7 @@ class ServerState:
         choose_model: ``provider/model`` (or ``None``: the default) -> a model; raises ``UsageError`` or
             ``ConfigError`` for a name it cannot resolve.
         heartbeat: seconds between SSE heartbeats.
+        recent: the handles of the sessions most recently created or prompted, at most :data:`RECENT_SESSIONS`.
     """
 
     rt: Runtime
@@ -59,6 +64,7 @@ class ServerState:
     running: set[str] = field(default_factory=set[str])
     stopping: bool = False
     scopes: set[anyio.CancelScope] = field(default_factory=set[anyio.CancelScope])
+    recent: OrderedDict[str, Session] = field(default_factory=OrderedDict[str, "Session"])
 
     def directory(self, given: str | None) -> Path:
         """The real directory a new session works in: ``given`` (relative to the served root) or the served one.
@@ -75,6 +81,19 @@ class ServerState:
         if not path.is_dir():
             raise UsageError(f"directory {given!r} is not a directory of the served project")
         return path
+
+    def keep(self, session: Session) -> None:
+        """Hold ``session``'s handle between its turns, dropping the least recently used past the cap.
+
+        ``Sessions`` holds no handle itself (a released one is reopened from the store, its history replayed at its
+        next turn), so a server that held none would reopen and replay a conversation at every prompt. The cap bounds
+        the memory a long-running server keeps (about 10-20 KiB per idle session); a session past it is reopened
+        when it is prompted again, losing nothing.
+        """
+        self.recent[session.id] = session
+        self.recent.move_to_end(session.id)
+        while len(self.recent) > RECENT_SESSIONS:
+            self.recent.popitem(last=False)
 
     def start_turn(self, session: Session, text: str, model: Model) -> None:
         """Run one turn of ``session`` in the background.
