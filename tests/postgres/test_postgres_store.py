@@ -483,7 +483,8 @@ async def test_workers_writing_the_same_rows_in_opposite_orders_never_deadlock(
         assert one.error is None and two.error is None
         events = await one.events_after(0, limit=10_000)
     seqs = [seq for seq, *_ in events]
-    assert seqs == sorted(seqs) and len(seqs) == 2 * 15 * 60 * 2
+    # Each store logs each record once per transaction (its last version), so at least once and at most 15 times.
+    assert seqs == sorted(seqs) and 2 * 60 * 2 <= len(seqs) <= 2 * 15 * 60 * 2
 
 
 @pytest.mark.anyio

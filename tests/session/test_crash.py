@@ -154,7 +154,8 @@ async def test_opening_the_store_beside_a_live_process_leaves_its_running_call_a
         states = [
             data.get("state") for _, _, data in await store.events(session_id) if data.get("call_id") == "c2"
         ]
-        assert states == ["pending", "running", "completed"]  # never "error": nothing interrupted it
+        # never "error": nothing interrupted it (pending and running may share one transaction, so one log entry)
+        assert states[-1] == "completed" and "error" not in states and "running" in states
 
 
 @pytest.mark.anyio

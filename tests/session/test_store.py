@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.postgres.fixtures import OpenStore
@@ -50,41 +52,46 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await SQLiteStore(tmp_path / "db.sqlite").open()
 
 
+def _tool(state: str, **fields: Any) -> ToolPart:
+    return ToolPart(
+        id="prt_1", session_id="ses_1", message_id="msg_1", call_id="c", tool="t", state=state, **fields
+    )  # pyright: ignore[reportArgumentType]
+
+
 @pytest.mark.anyio
 async def test_events_are_logged_and_projected_last_version_wins(open_store: OpenStore) -> None:
-    async with open_store() as store:
+    # A window no burst outlasts: what is appended before a flush is one transaction (the flush cuts it short).
+    async with open_store(window=60.0) as store:
         store.append(SessionUpdated(session("ses_1")))
         store.append(MessageUpdated(UserInfo(id="msg_1", session_id="ses_1", agent="build", created=1)))
-        running = ToolPart(
-            id="prt_1",
-            session_id="ses_1",
-            message_id="msg_1",
-            call_id="c",
-            tool="t",
-            state="running",
-            input={"a": 1},
-        )
-        store.append(PartUpdated(running))
-        done = ToolPart(
-            id="prt_1",
-            session_id="ses_1",
-            message_id="msg_1",
-            call_id="c",
-            tool="t",
-            state="completed",
-            input={"a": 1},
-            content=(Text("ok"), File(mime="image/png", data="aGk=")),
-            permissions=({"event": "permission.asked", "action": "t"},),
+        store.append(PartUpdated(_tool("pending")))
+        store.append(PartUpdated(_tool("running", input={"a": 1}, started=5)))
+        await store.flush()
+        asked = _tool("running", input={"a": 1}, started=5, permissions=({"event": "permission.asked"},))
+        store.append(PartUpdated(asked))
+        store.append(MessageUpdated(UserInfo(id="msg_2", session_id="ses_1", agent="build", created=2)))
+        done = replace(
+            asked, state="completed", content=(Text("ok"), File(mime="image/png", data="aGk=")), ended=6
         )
         store.append(PartUpdated(done))
-        (message,) = await store.load_messages("ses_1")
+        (message, _) = await store.load_messages("ses_1")
         assert message.parts == (done,)
-        kinds = [kind for _, kind, _ in await store.events("ses_1")]
-        assert kinds == ["session.updated", "message.updated", "message.part.updated", "message.part.updated"]
-        assert [data["state"] for _, kind, data in await store.events("ses_1", after=2)] == [
-            "running",
-            "completed",
+        logged = await store.events("ses_1")
+        # One entry per record per transaction: its last version, where that version was appended. pending was
+        # superseded by running in the first transaction; the permission record by completed in the second,
+        # which keeps it (nothing a superseded version held is lost).
+        assert [(kind, data.get("state")) for _, kind, data in logged] == [
+            ("session.updated", None),
+            ("message.updated", None),
+            ("message.part.updated", "running"),
+            ("message.updated", None),
+            ("message.part.updated", "completed"),
         ]
+        assert logged[-1][2]["permissions"] == [{"event": "permission.asked"}]
+        assert logged[2][2]["started"] == 5
+        after = await store.events("ses_1", after=logged[2][0])
+        assert [kind for _, kind, _ in after] == ["message.updated", "message.part.updated"]
+        assert after[-1][2]["state"] == "completed"
 
 
 @pytest.mark.anyio

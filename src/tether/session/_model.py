@@ -245,7 +245,7 @@ class StepFinishPart:
     type: Literal["step-finish"] = "step-finish"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True)  # no __slots__: session/_processor._evolve copies its __dict__
 class ToolPart:
     """The durable record of one tool call (law 7).
 

@@ -7,8 +7,8 @@ hold is stored as is, any other one as ``\\x01`` + its ASCII JSON string, and so
 ``\\x01``. The mapping is injective (a lookup maps its argument the same way and finds what was stored) and
 :func:`py_text` reverses it exactly: nothing is lost, and the writer never fails on a text.
 
-:class:`PgWrites` reuses the SQLite store's batching (``_sqlite._Writes``: the event log in append order, the last
-version of each record) and runs it as PostgreSQL statements (``executemany``, which psycopg pipelines).
+:class:`PgWrites` reuses the SQLite store's batching (``_sqlite._Writes``: one log entry per record per transaction, the
+last version of each record) and runs it as PostgreSQL statements (``executemany``, which psycopg pipelines).
 """
 
 from __future__ import annotations
@@ -90,6 +90,7 @@ class PgWrites(_Writes):
     __slots__ = ()
 
     def execute(self, conn: Any) -> None:
+        self.encode()
         cursor = conn.cursor()
         if self.inputs:
             cursor.executemany(_INSERT_INPUT, [_cells(row) for row in self.inputs.values()])
