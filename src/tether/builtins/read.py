@@ -101,20 +101,93 @@ def _is_binary(path: Path, head: bytes) -> bool:
     return control / len(head) > 0.3
 
 
+_WHOLE_FILE_BYTES = 256 * 1024
+"""A text file up to this size is read and decoded at once (one ``decode``, one ``split``), not line by line."""
+
+
 def _read_text_page(
     handle: io.BufferedReader[io.FileIO], offset: int | None, limit: int | None, label: str
 ) -> _Page:
-    """Stream the file's lines, keeping one page; counts lines to the end unless the byte cap stopped the page."""
+    """One page of the file's lines; counts lines to the end unless the byte cap stopped the page.
+
+    A file up to ``_WHOLE_FILE_BYTES`` that is valid UTF-8 is decoded whole (most reads: a per-line loop over a
+    200-line file costs more than everything else the read does); a larger file, or one with bytes that are not
+    UTF-8, is streamed line by line, where only the page's lines are decoded. Both give the same page.
+    """
     start = offset or 1
     max_lines = min(limit or MAX_READ_LINES, MAX_READ_LINES)
-    kept: list[str] = []
-    size = 0
+    if handle.peek(3)[:3] == b"\xef\xbb\xbf":
+        handle.read(3)
+    begin = handle.tell()
+    data = handle.read(_WHOLE_FILE_BYTES + 1)
+    if len(data) <= _WHOLE_FILE_BYTES:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # the streamed path decodes only the page's lines, and names the file if one of them is bad
+        else:
+            return _whole_page(text, start, max_lines, label)
+    handle.seek(begin)
+    return _streamed_page(handle, start, max_lines, label)
+
+
+def _whole_page(text: str, start: int, max_lines: int, label: str) -> _Page:
+    lines = text.split("\n")  # as iterating the binary file: lines end at b"\n" only
+    if lines[-1] == "":
+        lines.pop()  # the last line's newline (or an empty file)
+    total = len(lines)
+    if total < start and not (total == 0 and start == 1):
+        raise ToolFailure(f"Offset {start} is out of range for this file ({total} lines)")
+    page = lines[start - 1 : start - 1 + max_lines]
+    if "\r" in text:
+        page = [line[:-1] if line[-1:] == "\r" else line for line in page]
+    joined = "\n".join(page)
+    size = (len(joined) if joined.isascii() else len(joined.encode("utf-8", "surrogatepass"))) + 1
+    if page and size <= MAX_READ_BYTES and max(map(len, page)) <= MAX_LINE_CHARS:
+        more = start - 1 + len(page) < total  # only the line cap can have stopped this page
+        return _Page(
+            lines=page, start=start, total=total, truncated=more, next=start + len(page) if more else None
+        )
+    page_lines = _Lines()
+    for number, line in enumerate(page, start):
+        if not page_lines.add(line):
+            return _Page(lines=page_lines.kept, start=start, total=total, truncated=True, next=number)
+    more = start - 1 + len(page) < total
+    return _Page(
+        lines=page_lines.kept,
+        start=start,
+        total=total,
+        truncated=more,
+        next=start + len(page) if more else None,
+    )
+
+
+class _Lines:
+    """The lines of one page, each cut to ``MAX_LINE_CHARS``, until ``MAX_READ_BYTES`` (at least one line)."""
+
+    __slots__ = ("kept", "size")
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.size = 0
+
+    def add(self, line: str) -> bool:
+        """Keep ``line`` (no newline); ``False`` if the byte cap stops the page before it."""
+        text = cut_line(line) if len(line) > MAX_LINE_CHARS else line
+        cost = (len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))) + 1
+        if self.size + cost > MAX_READ_BYTES and self.kept:
+            return False
+        self.kept.append(text)
+        self.size += cost
+        return True
+
+
+def _streamed_page(handle: io.BufferedReader[io.FileIO], start: int, max_lines: int, label: str) -> _Page:
+    page = _Lines()
     total = 0
     truncated = False
     next_line: int | None = None
     stopped = False
-    if handle.peek(3)[:3] == b"\xef\xbb\xbf":
-        handle.read(3)
     for raw in handle:
         total += 1
         if stopped or total < start:
@@ -123,22 +196,16 @@ def _read_text_page(
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise ToolFailure(f"File is not valid UTF-8: {label}") from None
-        if len(kept) >= max_lines:
+        if len(page.kept) >= max_lines:
             truncated, next_line, stopped = True, total, True
             continue
-        # Per line of every read: kept cheap (an ASCII line's UTF-8 size is its length, known without encoding it).
         line = line[:-1] if line[-1:] == "\n" else line
         line = line[:-1] if line[-1:] == "\r" else line
-        text = cut_line(line) if len(line) > MAX_LINE_CHARS else line
-        cost = (len(text) if text.isascii() else len(text.encode("utf-8"))) + 1
-        if size + cost > MAX_READ_BYTES and kept:
+        if not page.add(line):
             truncated, next_line, stopped = True, total, True
-            continue
-        kept.append(text)
-        size += cost
     if total < start and not (total == 0 and start == 1):
         raise ToolFailure(f"Offset {start} is out of range for this file ({total} lines)")
-    return _Page(lines=kept, start=start, total=total, truncated=truncated, next=next_line)
+    return _Page(lines=page.kept, start=start, total=total, truncated=truncated, next=next_line)
 
 
 def _suggestions(path: Path, location: Location) -> tuple[Path | None, list[str]]:
