@@ -568,8 +568,6 @@ class Runtime:
         """The permission service's view of a session: its agent's rulesets, its own retained outputs, its rules; for
         a child session also its callers' (parent, grandparent, ...) whole rules, which only tighten (``CallerRules``).
         """
-        from .permissions import ResolvedRules
-
         service = self.sessions.service
         info = service.info(session_id)
         if info is None:
@@ -580,7 +578,9 @@ class Runtime:
         per_session = (session_id, id(found))
         resolved = self._session_rules.get(per_session)
         if resolved is not None:
-            return resolved
+            return resolved  # before any import: this runs twice per tool call
+        from .permissions import ResolvedRules
+
         outputs = self._session_outputs(session_id, info.parent_id, found)
         # after the agent's layers (and the config's), before the session's own rules
         rulesets = (*found.rulesets, *outputs, *self._session_layer(info.rules))

@@ -429,3 +429,38 @@ async def test_a_request_built_from_a_context_reports_to_that_contexts_recorder(
     recording = replace(ctx, record_permission=records.append)
     await service.assert_(PermissionRequest.from_context(recording, action="read", resources=("b.py",)))
     assert [r.resources for r in records] == [("b.py",)]
+
+
+async def test_a_repeated_request_is_decided_once_and_a_rule_change_is_seen_at_once(
+    bus: Bus, saved: SavedApprovals, make_request: MakeRequest
+) -> None:
+    rules = {
+        "now": ResolvedRules(
+            project="prj_1", rulesets=(Ruleset(source="agent", rules=(Rule("bash", "*", "ask"),)),)
+        )
+    }
+    resolved: list[str] = []
+
+    def resolve(session_id: str, agent: str | None) -> ResolvedRules:
+        resolved.append(session_id)
+        return rules["now"]
+
+    service = PermissionService(bus=bus, saved=saved, resolve=resolve)
+    first = (await service.ask(make_request(resources=("ls",)))).decision
+    again = (await service.ask(make_request(resources=("ls",)))).decision
+    assert first.effect == "ask" and again is first  # the same rules objects: decided once
+    assert (await service.ask(make_request(resources=("pwd",)))).effect == "ask"
+    assert len(resolved) == 3  # the rules are still resolved for every request: only the evaluation is kept
+
+    # New rules are new objects: the next request is decided by them, not by what was kept.
+    rules["now"] = ResolvedRules(
+        project="prj_1", rulesets=(Ruleset(source="agent", rules=(Rule("bash", "ls", "deny"),)),)
+    )
+    assert (await service.ask(make_request(resources=("ls",)))).effect == "deny"
+    # A saved approval changes the saved ruleset: seen by the next request too.
+    rules["now"] = ResolvedRules(
+        project="prj_1", rulesets=(Ruleset(source="agent", rules=(Rule("bash", "*", "ask"),)),)
+    )
+    assert (await service.ask(make_request(resources=("ls",)))).effect == "ask"
+    await saved.add("prj_1", "bash", ["ls"])
+    assert (await service.ask(make_request(resources=("ls",)))).effect == "allow"

@@ -38,6 +38,8 @@ __all__ = ["DECLINED_MESSAGE", "PermissionService"]
 
 DECLINED_MESSAGE = "The user rejected permission to use this specific tool call."
 _REPLIES: tuple[Reply, ...] = ("once", "always", "reject")
+_DECISIONS_KEPT = 1024
+"""Distinct requests whose decision is remembered (all are forgotten at once when the memo is full)."""
 
 
 class _Entry:
@@ -114,6 +116,9 @@ class PermissionService:
         self._saved = saved
         self._resolve = resolve
         self._entries: dict[str, _Entry] = {}
+        self._decisions: dict[
+            tuple[str, tuple[str, ...], str | None], tuple[ResolvedRules, Ruleset, Decision]
+        ] = {}
         self._closed = False
 
     async def _resolved(self, request: PermissionRequest) -> ResolvedRules | None:
@@ -127,6 +132,20 @@ class PermissionService:
         if resolved is None:
             return evaluate_request(request.action, request.resources, (UNRESOLVED,)), None
         saved = await self._saved.rules(resolved.project)
+        # A decision is a pure function of immutable values: the same rules (the same objects: a change to a
+        # session's rules or to the saved approvals makes new ones) and the same request decide alike. Kept per
+        # rules object, so a doom-loop check, asked before every call with the same resource, is decided once.
+        key = (request.action, tuple(request.resources), request.protected)
+        memo = self._decisions.get(key)
+        if memo is not None and memo[0] is resolved and memo[1] is saved:
+            return memo[2], resolved
+        decision = self._decide(request, resolved, saved)
+        if len(self._decisions) >= _DECISIONS_KEPT:
+            self._decisions.clear()
+        self._decisions[key] = (resolved, saved, decision)
+        return decision, resolved
+
+    def _decide(self, request: PermissionRequest, resolved: ResolvedRules, saved: Ruleset) -> Decision:
         decision = evaluate_request(
             request.action, request.resources, resolved.rulesets, saved, protected=request.protected
         )
@@ -137,7 +156,7 @@ class PermissionService:
                 request.action, request.resources, caller.rulesets, saved, protected=request.protected
             )
             decision = tightened(decision, theirs, f"calling agent {caller.agent}")
-        return decision, resolved
+        return decision
 
     def _closed_decision(self, request: PermissionRequest) -> Decision:
         rule = Rule("*", "*", "deny")
