@@ -10,9 +10,10 @@ the timeline.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
+from ._record import record
 from ._wire import session_json
 from .content import content_to_json
 from .session import SessionInfo, StoredMessage
@@ -56,7 +57,7 @@ class ExportStore(Protocol):
     async def child_sessions(self, session_id: str) -> Sequence[SessionInfo]: ...
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class SubSession:
     """A child session (a subagent's, run by a ``task`` call) with its messages and its own children, by call id."""
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
 
 import httpx2
+
+from ._record import record
 
 __all__ = ["ApiError", "Client", "Event", "EventStream"]
 
@@ -39,7 +40,7 @@ class ApiError(Exception):
         self.detail = detail
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Event:
     """One server-sent event: its ``type``, its JSON ``data`` and, for a durable event, its ``id`` (the store's seq)."""
 

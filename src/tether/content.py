@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from ._record import record
 
 __all__ = ["Content", "File", "Text", "content_from_json", "content_to_json", "text_of"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Text:
     """A text part."""
 
@@ -22,7 +23,7 @@ class Text:
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class File:
     """A file part (an image, a PDF, ...): base64 ``data`` or a ``uri``, with its ``mime`` type."""
 

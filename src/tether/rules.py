@@ -15,9 +15,9 @@ paths (``tether.permissions``), and parsing rules out of untrusted text (each bo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal, TypeGuard
 
+from ._record import record
 from ._wildcard import match
 
 __all__ = ["EFFECTS", "Effect", "Rule", "is_effect", "last_match"]
@@ -28,7 +28,7 @@ EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
 """Every :data:`Effect`, in the order messages list them."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Rule:
     """``(action, resource, effect)``; ``action`` and ``resource`` are wildcard patterns. Last matching rule wins."""
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .._record import record
 
 if TYPE_CHECKING:
     from ..bus import Bus
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["BuiltinDeps"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class BuiltinDeps:
     """Location (path resolution), the permission service (asked at the point of action), the output store.
 

@@ -12,7 +12,8 @@ classes, ``{a,b}`` alternates (nestable), ``\\`` escapes. With ``literal_separat
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from .._record import record
 
 __all__ = ["GlobError", "GlobOptions", "compile_glob", "glob_regex", "path_matcher", "required_literal"]
 
@@ -21,7 +22,7 @@ class GlobError(ValueError):
     """The glob pattern is malformed (unclosed class or alternates, dangling escape, inverted range)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class GlobOptions:
     literal_separator: bool = False
     case_insensitive: bool = False

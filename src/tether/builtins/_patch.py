@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
+
+from .._record import record
 
 __all__ = ["Chunk", "Hunk", "PatchError", "apply_chunks", "parse_patch"]
 
@@ -42,7 +44,7 @@ class PatchError(Exception):
     """The patch text is malformed, or a chunk does not apply to the file it names."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Chunk:
     """One ``@@`` section: optional context line, the old and new lines, and whether it is anchored at EOF."""
 
@@ -52,7 +54,7 @@ class Chunk:
     end_of_file: bool = False
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Hunk:
     """One file operation of a patch."""
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
+
+from .._record import record
 
 __all__ = [
     "STRATEGIES",
@@ -65,7 +66,7 @@ class SpanTooLarge(Exception):
     """A fuzzy candidate spans far more than ``old_string`` (refused rather than risk a large wrong edit)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Match:
     """A place to replace: ``content[start:end]``; ``replacement`` is ``None`` when the indentation cannot be mapped."""
 

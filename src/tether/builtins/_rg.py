@@ -15,13 +15,13 @@ import sys
 import sysconfig
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import anyio
 from anyio.abc import Process
 
+from .._record import record
 from ..errors import ToolFailure
 
 __all__ = ["RG_MISSING_MESSAGE", "RgProcess", "RgResult", "find_rg", "rg_lines", "run_rg"]
@@ -58,7 +58,7 @@ def find_rg() -> str:
     return found
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class RgResult:
     """A finished ripgrep run: exit ``code`` (0 match, 1 none, 2 error), ``stdout`` and ``stderr``."""
 

@@ -8,8 +8,9 @@ module that only names these types does not load tree-sitter.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal
+
+from .._record import record
 
 __all__ = [
     "ARITY",
@@ -79,7 +80,7 @@ UNCERTAIN_PREFIX = "(uncertain) "
 """Starts the ``bash`` resource of text whose effect cannot be known statically: no narrow pattern matches it."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class SimpleCommand:
     """One simple command: its source ``text`` and its normalized ``forms``, each a ``bash`` resource.
 
@@ -104,7 +105,7 @@ class SimpleCommand:
         return () if self.changes_directory else (self.text, *self.forms)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PathArg:
     """An absolute, lexically normalised path a file command or redirection touches.
 
@@ -121,7 +122,7 @@ class PathArg:
     """``path`` is a written glob pattern (unexpanded): it may match any name, a protected one included."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Analysis:
     """The permission-relevant facts of one command string."""
 

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Literal
+
+from .._record import record
 
 __all__ = ["PATH_COMMANDS", "Operand", "OptionEffect", "option_effects", "path_operands"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Operand:
     """A value naming a path, relative to the working directory (before brace expansion and glob cutting)."""
 
@@ -41,7 +42,7 @@ class Operand:
     shell matches the whole word, which names no file unless one starts with ``--include=``."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class _Spec:
     write: bool = False
     attached: str = ""
@@ -559,7 +560,7 @@ _SPECIAL: dict[str, Callable[[list[_Word]], Iterator[Operand]]] = {
 # --- options that run programs or follow symbolic links ------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class OptionEffect:
     """What an option of a read-only-looking command does besides reading its operands.
 
@@ -574,7 +575,7 @@ class OptionEffect:
     program: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class _OptionTable:
     short_values: str
     """Short options that take a value: the rest of a cluster after one of them is that value."""

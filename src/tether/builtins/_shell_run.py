@@ -45,6 +45,7 @@ from typing import IO, Any
 import anyio
 import anyio.to_thread
 
+from .._record import record
 from ..errors import OutputStoreError
 
 __all__ = ["CAPTURE_LIMIT", "KILL_GRACE", "ShellRun", "default_shell", "live_groups", "run_shell"]
@@ -68,7 +69,7 @@ Progress = Callable[[Mapping[str, Any]], None]
 Spill = Callable[[], tuple[Path, IO[bytes]]]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ShellRun:
     """What one run produced.
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .._record import record
 from ._shell_analysis import PathArg, PathRole, SimpleCommand
 from ._shell_command import run
 from ._shell_inner import SHELLS, echoed
@@ -61,7 +62,7 @@ _MAX_NESTED_TEXTS = 200
 Cwds = frozenset[str | None]
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Flow:
     ok: Cwds
     fail: Cwds

@@ -10,8 +10,8 @@ import itertools
 import posixpath
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from .._record import record
 from ._shell_tree import Node, named, node_text
 
 __all__ = [
@@ -32,7 +32,7 @@ GLOB = "*?["
 _MAX_BRACE = 1024
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Word:
     """One word of a simple command: source text, static value (quotes removed), path value (``~`` expanded)."""
 

@@ -8,12 +8,12 @@ never wrong.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .._record import record
 
 __all__ = ["WRAPPERS", "Wrapper", "unwrap"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Wrapper:
     """The option syntax of a command that runs another command (``sudo -u root rm x``).
 

@@ -34,10 +34,10 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from .._record import record
 from ..config._discover import foreign
 from ..errors import PathError
 from ..location import Location
@@ -77,7 +77,7 @@ class FrontMatterError(ValueError):
     """A ``SKILL.md`` whose front matter is missing or malformed (the message says what and where)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Skill:
     """A skill found on disk: ``directory`` and ``file`` are canonical paths (symlinks followed)."""
 
@@ -88,7 +88,7 @@ class Skill:
     origin: Origin
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Skills:
     """The skills found (first of each name, in search order) and one line per ``SKILL.md`` refused."""
 

@@ -10,12 +10,12 @@ matching the upstream scenario suite). Adds and moves overwrite an existing dest
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
+from .._record import record
 from ..errors import ToolFailure
 from ..location import (
     ResolvedPath,
@@ -60,14 +60,14 @@ class ApplyPatchInput(BaseModel):
     patch_text: str = Field(description="The full patch text, from *** Begin Patch to *** End Patch")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class _Planned:
     hunk: Hunk
     target: ResolvedPath
     move_to: ResolvedPath | None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class _Applied:
     kind: Literal["add", "update", "delete"]
     resource: str
@@ -83,7 +83,7 @@ class _HunkError(Exception):
     pass
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class _Outcome:
     """What :func:`_apply_all` did: the hunks applied, and the hunk that failed with its reason (if one did)."""
 

@@ -29,13 +29,13 @@ from __future__ import annotations
 import dataclasses
 import glob
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
+from .._record import record
 from ..errors import PathError, ToolFailure
 from ..location import Location, ResolvedPath, authorize_protected, protected_anchor, require_external
 from ..permissions import PermissionRequest
@@ -177,7 +177,7 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
     )
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class CommandPlan:
     """What the bash tool asks before running a command (``tether permissions --explain bash`` shows the same).
 

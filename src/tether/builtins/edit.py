@@ -9,13 +9,13 @@ Read → match → write holds the file's lock, so parallel edits of one file ap
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
+from .._record import record
 from ..errors import ToolFailure
 from ..location import (
     authorize_edit,
@@ -78,7 +78,7 @@ def _ambiguous_message(exc: AmbiguousMatch) -> str:
     )
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class _Edited:
     count: int
     diff: dict[str, Any]

@@ -17,13 +17,13 @@ import io
 import os
 import stat
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from .._blocking import run_batched
+from .._record import record
 from ..errors import ToolFailure
 from ..location import Location, ResolvedPath, authorize, open_for_reading_sync
 from ..storable import raw_name
@@ -67,7 +67,7 @@ class ReadInput(BaseModel):
     )
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class _Page:
     lines: list[str]
     start: int

@@ -34,13 +34,13 @@ import codecs
 import time
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
+from .._record import record
 from ..content import File, Text
 from ..errors import ToolFailure
 from ..permissions import PermissionRequest
@@ -123,7 +123,7 @@ class WebFetchInput(BaseModel):
     )
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class _Fetched:
     url: httpx2.URL
     status: int

@@ -14,13 +14,13 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from rich.console import Console
 from rich.text import Text
 
+from .._record import record
 from ..content import Content
 from ..errors import ProviderError, TetherError
 from ..llm import Model, Usage
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["OutputFormat", "TurnOutcome", "drive_turn", "kill_live_shells", "write_done"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TurnOutcome:
     """How a turn ended, for the summary and the exit code."""
 

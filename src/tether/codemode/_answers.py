@@ -11,10 +11,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .._record import record
+
 __all__ = ["Answer", "CallHandler", "Raise", "RunResult", "Stop", "jsonable"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Raise:
     """An inner call's answer: raise this Python exception in the code (the model can catch it)."""
 
@@ -24,7 +26,7 @@ class Raise:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Stop:
     """An inner call's answer: stop the whole run and raise ``error`` from :func:`run_code` (a declined call)."""
 

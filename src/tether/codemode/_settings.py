@@ -7,13 +7,14 @@ have already checked the values, so anything else here is a programming error of
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from .._record import record
 
 __all__ = ["CodeModeSettings"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class CodeModeSettings:
     """What one ``execute`` call may do.
 

@@ -35,9 +35,9 @@ import itertools
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
+from .._record import record
 from ..errors import PathError
 from ..location import Location
 from ..paths import default_config_dir
@@ -76,7 +76,7 @@ def _env_readable(resource: str) -> bool:
     return not (name.endswith(".env") or ".env." in name)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Instructions:
     """The system texts to send, and one warning line per instruction file that was refused."""
 

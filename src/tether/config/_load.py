@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn, cast
 
+from .._record import record
 from ..errors import ConfigError
 from ..paths import default_config_dir
 from ..rules import Rule
@@ -61,7 +62,7 @@ PERMISSION_ENV = "TETHER_PERMISSION"
 AgentMode = Literal["primary", "subagent", "all"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class AgentConfig:
     """The ``agent.<name>`` section. ``None`` means "not set": the built-in agent's own value stays."""
 
@@ -78,7 +79,7 @@ class AgentConfig:
     data: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Instruction:
     """One ``instructions`` entry (a path or glob) and where it came from.
 
@@ -97,7 +98,7 @@ class Instruction:
     project: bool = False
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Config:
     """The merged configuration.
 

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from .._record import record
 from ..output._store import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from ._json import KeyPath, format_path
 
@@ -65,7 +65,7 @@ _DEFAULT_LIMITS = {"max_lines": DEFAULT_MAX_LINES, "max_bytes": DEFAULT_MAX_BYTE
 BUILTIN_AGENT_NAMES = frozenset({"build", "plan", "general", "explore", "compaction", "title", "summary"})
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Ignored:
     """A key of an untrusted project's config that was not applied.
 

@@ -16,10 +16,10 @@ import os
 import tempfile
 from collections.abc import Generator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from .._record import record
 from ..errors import ConfigError
 from ._json import read_json
 
@@ -33,7 +33,7 @@ def project_root(directory: Path | str) -> Path:
     return Path(os.path.realpath(os.path.abspath(os.fspath(directory))))
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class _Entries:
     trusted: tuple[str, ...] = ()
     declined: tuple[str, ...] = ()

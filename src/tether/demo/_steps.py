@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from .._record import record
 from ..content import text_of
 from ..llm import (
     AssistantMessage,
@@ -38,13 +39,13 @@ __all__ = ["PlannedCall", "PlannedStep", "Result", "last_results", "stream_step"
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PlannedCall:
     name: str
     input: Mapping[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PlannedStep:
     """What one step says: optional text, then tool calls (none means the turn ends)."""
 
@@ -53,7 +54,7 @@ class PlannedStep:
     echo: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Result:
     """One tool result the model received: its text and whether it was an error."""
 

@@ -8,8 +8,10 @@ provider on the next step (Anthropic thinking signatures, OpenAI encrypted reaso
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, Literal
+
+from .._record import record
 
 __all__ = [
     "Event",
@@ -37,7 +39,7 @@ ProviderMetadata = Mapping[str, Mapping[str, Any]]
 FinishReason = Literal["stop", "length", "tool-calls", "content-filter", "error", "unknown"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Usage:
     """Token usage of one step. ``input_tokens`` includes cache reads/writes; ``output_tokens`` includes reasoning."""
 
@@ -64,47 +66,47 @@ class Usage:
         )
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class StepStart:
     type: ClassVar[str] = "step-start"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TextStart:
     type: ClassVar[str] = "text-start"
     id: str
     provider_metadata: ProviderMetadata | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TextDelta:
     type: ClassVar[str] = "text-delta"
     id: str
     text: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TextEnd:
     type: ClassVar[str] = "text-end"
     id: str
     provider_metadata: ProviderMetadata | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ReasoningStart:
     type: ClassVar[str] = "reasoning-start"
     id: str
     provider_metadata: ProviderMetadata | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ReasoningDelta:
     type: ClassVar[str] = "reasoning-delta"
     id: str
     text: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ReasoningEnd:
     """End of a reasoning block; ``provider_metadata`` carries signatures / encrypted content to send back."""
 
@@ -113,14 +115,14 @@ class ReasoningEnd:
     provider_metadata: ProviderMetadata | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolInputStart:
     type: ClassVar[str] = "tool-input-start"
     id: str
     name: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolInputDelta:
     type: ClassVar[str] = "tool-input-delta"
     id: str
@@ -128,14 +130,14 @@ class ToolInputDelta:
     text: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolInputEnd:
     type: ClassVar[str] = "tool-input-end"
     id: str
     name: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolCallEvent:
     """A complete tool call.
 
@@ -156,7 +158,7 @@ class ToolCallEvent:
     provider_metadata: ProviderMetadata | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolResultEvent:
     """The result of a provider-executed tool call (web search run by the provider, ...)."""
 
@@ -167,7 +169,7 @@ class ToolResultEvent:
     provider_metadata: ProviderMetadata | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolErrorEvent:
     """A provider-executed tool call failed."""
 
@@ -178,7 +180,7 @@ class ToolErrorEvent:
     provider_metadata: ProviderMetadata | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class StepFinish:
     type: ClassVar[str] = "step-finish"
     reason: FinishReason
@@ -186,7 +188,7 @@ class StepFinish:
     provider_metadata: ProviderMetadata | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ProviderErrorEvent:
     """A provider failure reported inside the stream (the stream ends after it).
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, cast
 
+from .._record import record
 from ..errors import ConfigError
 from ._events import Usage
 
@@ -35,7 +36,7 @@ PRICES_DATE = "2025-11-25"
 _FIELDS = ("input", "output", "cache_read", "cache_write")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Price:
     """USD per million tokens. A cache price of ``None`` means those tokens are billed as uncached input."""
 

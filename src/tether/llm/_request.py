@@ -8,12 +8,13 @@ into their wire format; nothing here knows a provider.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
 
+from .._record import record
 from ..errors import UsageError
 from ..tools import Content, ToolDefinition
 from ._events import ProviderMetadata
@@ -38,27 +39,27 @@ ToolChoice = Literal["auto", "none", "required"] | str
 """``auto``, ``none``, ``required``, or the name of one tool the model must call."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class UserMessage:
     content: tuple[Content, ...]
     role: Literal["user"] = "user"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TextContent:
     text: str
     provider_metadata: ProviderMetadata | None = None
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ReasoningContent:
     text: str
     provider_metadata: ProviderMetadata | None = None
     type: Literal["reasoning"] = "reasoning"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolCallContent:
     call_id: str
     name: str
@@ -70,13 +71,13 @@ class ToolCallContent:
 AssistantContent = TextContent | ReasoningContent | ToolCallContent
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class AssistantMessage:
     content: tuple[AssistantContent, ...]
     role: Literal["assistant"] = "assistant"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolResultContent:
     """The result of one call: content parts (text, images) or an error message (``is_error``)."""
 
@@ -86,7 +87,7 @@ class ToolResultContent:
     is_error: bool = False
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolMessage:
     results: tuple[ToolResultContent, ...]
     role: Literal["tool"] = "tool"
@@ -151,7 +152,7 @@ def request_options(options: Mapping[str, Any]) -> RequestOptions:
         ) from None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ModelRequest:
     """One step's request. ``options`` holds provider-neutral knobs (:class:`RequestOptions`), checked here.
 

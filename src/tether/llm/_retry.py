@@ -10,14 +10,14 @@ either way never longer than ``max_retry_after`` seconds, so ``Retry-After: 9999
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
+from .._record import record
 from ..errors import ProviderError
 
 __all__ = ["RetryPolicy"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class RetryPolicy:
     """Retries of retryable provider errors.
 

@@ -20,11 +20,11 @@ canonical (:attr:`ResolvedPath.path`): a path through a symlink is refused like 
 from __future__ import annotations
 
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio.to_thread
 
+from .._record import record
 from ..errors import ToolFailure
 from ._dirfd import open_target
 from ._locks import lock_files
@@ -51,7 +51,7 @@ BOM = b"\xef\xbb\xbf"
 FILE_CHANGED_MESSAGE = "File changed after permission approval. Read it again before editing."
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TextFile:
     """Decoded text: ``text`` without the BOM, line endings untouched; ``bom`` says whether one was present."""
 

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from .._blocking import run_batched
+from .._record import record
 from ..errors import PathError, UsageError
 from ._protected import extra_protected, protected_anchor
 
@@ -39,7 +39,7 @@ __all__ = ["ExternalDirectory", "Location", "PathKind", "ResolvedPath", "sanitiz
 PathKind = Literal["file", "directory"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ExternalDirectory:
     """The parts of an ``external_directory`` request: the approved ``directory``, ``<dir>/*`` and the save pattern."""
 
@@ -48,7 +48,7 @@ class ExternalDirectory:
     save: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ResolvedPath:
     """A path resolved against a Location.
 

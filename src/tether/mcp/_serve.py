@@ -41,6 +41,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import ids
+from .._record import record
 from ..content import File, Text
 from ..errors import UsageError
 from ..permissions import PendingRequest, PermissionAsked
@@ -79,7 +80,7 @@ NOT_RECORDED_ERROR = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class _Needs:
     """The call waits for its client's answer to this permission ask (a 2026-07-28 round trip)."""
 

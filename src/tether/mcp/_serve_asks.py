@@ -20,9 +20,9 @@ the client, so one rejected call would fail the client's unrelated calls beside 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from .._record import record
 from ..errors import NotFoundError
 from ..permissions import PendingRequest, PermissionService, Reply
 from ..storable import printable
@@ -85,7 +85,7 @@ TIMED_OUT_FEEDBACK = (
 )
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ElicitChannel:
     """How to ask the client's user about one call: the request context of its ``tools/call``.
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .._record import record
 from ._names import tool_names
 from ._spec import ServerSpec
 
@@ -40,7 +40,7 @@ _CLOSE_TIMEOUT = 15.0
 _MAX_INSTRUCTIONS = 8192
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ServerStatus:
     """One server as ``tether mcp list`` shows it.
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, cast
+
+from .._record import record
 
 __all__ = ["CALL_TIMEOUT", "CONNECT_TIMEOUT", "ServerSpec", "specs_from_config", "substitute_env"]
 
@@ -28,7 +30,7 @@ Transport = Literal["stdio", "http", "sse"]
 _ENV = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ServerSpec:
     """One server to connect: its name, how to reach it, and its deadlines (seconds)."""
 

@@ -29,7 +29,7 @@ import re
 import stat
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,6 +37,7 @@ import anyio
 import anyio.to_thread
 
 from .. import ids
+from .._record import record
 from ..content import Content, File, Text
 from ..errors import OutputStoreError
 from ._preview import bounded_preview, utf8_len
@@ -89,7 +90,7 @@ def marker_for(path: Path | str) -> str:
     return f"... output truncated; full content saved to {path} ..."
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Bounded:
     """The result of bounding: content within limits, the (possibly replaced) output, and retained file paths."""
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._record import record
 from ..errors import UsageError
 from ..paths import default_config_dir
 from ._ruleset import Ruleset
@@ -36,7 +37,7 @@ DEFAULT_AGENT = "build"
 AgentMode = Literal["primary", "subagent", "all"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Agent:
     """A named agent: its mode, its configured rules, and optional step limit, prompt and model.
 

@@ -7,10 +7,10 @@ approvals and calls :func:`evaluate_request`; leaves never call these directly, 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
 
+from .._record import record
 from .._wildcard import match as wildcard_match
 from ..errors import UsageError
 from ..rules import Effect, Rule, last_match
@@ -55,7 +55,7 @@ def names_protected_path(pattern: str, anchor: str) -> bool:
     return pattern[:cut].startswith(anchor)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Decision:
     """The outcome of evaluating a request, with one :class:`Verdict` per resource, in request order.
 

@@ -7,9 +7,9 @@ request's own recorder (:func:`permission_record`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from .._record import record
 from ..tools.internal import PermissionRecord
 from ._evaluate import Decision
 from ._types import Effect, PermissionRequest, Reply
@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PendingRequest:
     """A request waiting for a person's reply: its ``per_`` id, the request, its project and the ``ask`` decision."""
 
@@ -58,7 +58,7 @@ class PendingRequest:
         return out
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class AskResult:
     """What :meth:`PermissionService.ask` returns: the effect, the pending id when it is ``ask``, and the decision."""
 
@@ -67,7 +67,7 @@ class AskResult:
     decision: Decision
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PermissionAsked:
     """A request is waiting for a reply (``permission.asked``)."""
 
@@ -75,7 +75,7 @@ class PermissionAsked:
     request: PendingRequest
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PermissionReplied:
     """A pending request was answered (``permission.replied``); also published for automatic and closing replies."""
 
@@ -85,7 +85,7 @@ class PermissionReplied:
     reply: Reply
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PermissionDecided:
     """A request was allowed or denied by the rules alone, without asking (``permission.decided``).
 

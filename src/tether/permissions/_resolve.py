@@ -10,8 +10,9 @@ everything. :class:`StaticRules` is a ready-made resolver for embedding and test
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .._record import record
 from ._agents import DEFAULT_AGENT, Agent
 from ._ruleset import Ruleset
 from ._types import Rule
@@ -22,7 +23,7 @@ UNRESOLVED = Ruleset(source="unresolved", rules=(Rule("*", "*", "deny"),))
 """The configured rules used when the resolver returns ``None``: everything is denied."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class CallerRules:
     """The whole resolved rules of an agent that called a subagent: a child session's parent (and grandparent, ...).
 
@@ -37,7 +38,7 @@ class CallerRules:
     rulesets: tuple[Ruleset, ...]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ResolvedRules:
     """The configured rules for one request.
 
@@ -60,7 +61,7 @@ RulesResolver = Callable[[str, str | None], ResolvedRules | Awaitable[ResolvedRu
 """``(session_id, agent) -> ResolvedRules | None`` (or an awaitable of it). ``None`` denies everything."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class StaticRules:
     """A fixed resolver: one project, and either one ``agent`` for every request or ``agents`` looked up by name.
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import overload
 
+from .._record import record
 from .._wildcard import _compile as _compile_wildcard  # pyright: ignore[reportPrivateUsage]
 from .._wildcard import match as wildcard_match
 from ..rules import Rule
@@ -146,7 +147,7 @@ def _build(rules: tuple[Rule, ...], action: str) -> _Finder:
     return find
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Ruleset(Sequence[Rule]):
     """An immutable, ordered, labelled list of rules; it is a ``Sequence[Rule]`` wherever one is accepted.
 

@@ -15,12 +15,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 import anyio.to_thread
 
+from .._record import record
 from ..errors import NotFoundError, StoreError
 from ..ids import ascending
 from ._ruleset import Ruleset
@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS permission_saved (
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class SavedApproval:
     """One saved approval: ``action`` on ``resource`` (a wildcard pattern) is allowed in ``project``."""
 

@@ -6,9 +6,10 @@ The rule itself (:class:`~tether.rules.Rule`, :data:`~tether.rules.Effect`) live
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
+from .._record import record
 from ..rules import Effect, Rule
 from ..tools import ToolContext
 from ..tools.internal import PermissionRecorder, Reply
@@ -18,7 +19,7 @@ from ..tools.internal import PermissionRecorder, Reply
 __all__ = ["Effect", "PermissionRequest", "PermissionSource", "Reply", "Rule"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PermissionSource:
     """Where a request comes from: always a tool call, identified by its assistant message and call id."""
 
@@ -27,7 +28,7 @@ class PermissionSource:
     type: Literal["tool"] = "tool"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PermissionRequest:
     """What a leaf asks for at the point of action (law 4).
 

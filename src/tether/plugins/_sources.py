@@ -21,12 +21,12 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from importlib.metadata import EntryPoint, distributions
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .._record import record
 from ..config._discover import foreign
 from ..tools import Tool
 from ._api import Plugin
@@ -51,7 +51,7 @@ TOOLS_DIR = Path(".tether") / "tools"
 """Where a project's tool files live, relative to its root."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Problem:
     """A plugin or tool file that was skipped: ``source`` names it (entry point or path), ``message`` says why."""
 
@@ -62,7 +62,7 @@ class Problem:
         return f"{self.source}: {self.message}"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class LoadedPlugin:
     """An entry point whose object loaded: ``name`` (the entry point's), ``value`` (``module:attr``), ``plugin``."""
 
@@ -75,7 +75,7 @@ class LoadedPlugin:
         return f"plugin:{self.name}"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolFile:
     """The tools one tool file defines; ``origin`` is ``project:<path from the root>`` or ``user:<path>``."""
 

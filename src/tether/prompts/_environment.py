@@ -33,12 +33,12 @@ import signal
 import stat
 import subprocess
 import sys
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import anyio.to_thread
 
+from .._record import record
 from ..storable import printable
 
 __all__ = [
@@ -59,7 +59,7 @@ _MAX_VALUE = 200
 _EXTRA = re.compile("[\t<>\u2028\u2029]")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class GitState:
     """What ``git status`` says about the working directory.
 
@@ -71,7 +71,7 @@ class GitState:
     status: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Environment:
     """The facts of the environment block.
 
@@ -91,11 +91,11 @@ class Environment:
 def _counts(records: list[bytes]) -> str:
     modified = untracked = conflicted = 0
     skip = False
-    for record in records:
+    for entry in records:
         if skip:  # the original path of a rename or copy
             skip = False
             continue
-        kind = record[:2]
+        kind = entry[:2]
         if kind in (b"1 ", b"2 "):
             modified += 1
             skip = kind == b"2 "
@@ -132,12 +132,12 @@ def parse_status(output: bytes) -> GitState:
     """The :class:`GitState` of ``git status --porcelain=v2 --branch -z`` output."""
     headers: dict[str, str] = {}
     records: list[bytes] = []
-    for record in output.split(b"\0"):
-        if record.startswith(b"# "):
-            key, _, value = record[2:].decode("utf-8", "surrogateescape").partition(" ")
+    for entry in output.split(b"\0"):
+        if entry.startswith(b"# "):
+            key, _, value = entry[2:].decode("utf-8", "surrogateescape").partition(" ")
             headers[key] = value
-        elif record:
-            records.append(record)
+        elif entry:
+            records.append(entry)
     return GitState(branch=_branch(headers), status=_counts(records))
 
 

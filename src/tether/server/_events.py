@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from .._record import record
 from .._wire import decided_json, permission_asked_json, question_asked_json, usage_json
 from ..permissions import PendingRequest, PermissionAsked, PermissionDecided, PermissionReplied
 from ..session import (
@@ -59,7 +59,7 @@ DURABLE_TYPES = {
 _PAGE = 500
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Frame:
     """One encoded event: its ``seq`` (durable) or ``None`` (live), its session, and the SSE bytes."""
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -18,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from .._export import export_document, messages_json
+from .._record import record
 from .._wire import session_json
 from ..errors import ConfigError, NotFoundError, UsageError
 from ..session import SessionInfo
@@ -30,7 +30,7 @@ B = TypeVar("B", bound=BaseModel)
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Route:
     """One operation: method, path, handler, and what the OpenAPI document says about it."""
 

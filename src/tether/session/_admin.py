@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+from .._record import record
 from ..errors import NotFoundError, UsageError
 from ._model import SessionInfo
 from ._owners import Owner, OwnerRow, owner_alive
@@ -53,7 +53,7 @@ AMBIGUOUS_SHOWN = 5
 FromRow = Callable[[sqlite3.Row], SessionInfo]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class LiveSession:
     """A session that a live store is running (refused by delete and prune)."""
 
@@ -69,7 +69,7 @@ class LiveSession:
         )
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Deleted:
     """What one delete or prune removed (``sessions``: every session deleted, children included) or skipped."""
 

@@ -24,9 +24,9 @@ call, so cancelling the parent's turn (or the call) cancels the child's turn, wh
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .._record import record
 from ..errors import NotFoundError, ProviderError, ToolFailure
 from ..llm import Model
 from ..permissions import Agent, evaluate_request
@@ -45,7 +45,7 @@ MAX_DEPTH = 4
 _DEFAULT_DENIED = ("task", "todowrite")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Subagent:
     """An agent the ``task`` tool may run, as its description lists it."""
 
@@ -53,7 +53,7 @@ class Subagent:
     description: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ChildRequest:
     """One ``task`` call: who calls (session, agent, tool call), which subagent, the prompt, and ``task_id`` to resume."""
 
@@ -67,7 +67,7 @@ class ChildRequest:
     """Told the child's session id, agent and model once the child exists (the task call's progress)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ChildResult:
     """What the child's turn did: its session (the ``task_id``), agent, model, why it stopped and its final text."""
 

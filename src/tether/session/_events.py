@@ -9,9 +9,9 @@ coalesced into ``message.part.updated`` events, so no write waits per token.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from .._record import record
 from ._model import MessageInfo, Part, SessionInfo
 
 __all__ = [
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class SessionUpdated:
     """A session was created or changed (title, agent, rules)."""
 
@@ -33,7 +33,7 @@ class SessionUpdated:
     session: SessionInfo
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class MessageUpdated:
     """A message was created or changed (an assistant's finish, usage, error, completion time)."""
 
@@ -41,7 +41,7 @@ class MessageUpdated:
     message: MessageInfo
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class PartUpdated:
     """A part was created or changed: the whole new part (tool state transitions, finished text)."""
 
@@ -49,7 +49,7 @@ class PartUpdated:
     part: Part
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PartDelta:
     """Live text appended to a text or reasoning part (bus only; the store receives coalesced updates)."""
 
@@ -61,7 +61,7 @@ class PartDelta:
     delta: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolProgress:
     """A running tool reported progress (``ctx.progress``). Bus only; published on the event loop (also for a tool reporting from a worker thread)."""
 
@@ -72,7 +72,7 @@ class ToolProgress:
     update: Mapping[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class SessionStatus:
     """``busy`` while a turn runs, ``retry`` while waiting to retry a provider error, ``idle`` after the turn."""
 

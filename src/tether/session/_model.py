@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, PlainSerializer, PlainValidator, TypeAdapter
 
+from .._record import record
 from ..errors import UsageError
 from ..llm import Usage
 from ..rules import EFFECTS, Rule, is_effect
@@ -126,7 +127,7 @@ StoredUsage = Annotated[Usage | None, PlainSerializer(usage_to_json), PlainValid
 StoredContent = Annotated[Content, Field(discriminator="type")]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class SessionInfo:
     """One session: where it runs (``project`` root, ``directory``), its agent, and extra session ``rules``.
 
@@ -148,7 +149,7 @@ class SessionInfo:
     updated: int = 0
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class MessageError:
     """Why an assistant message failed (:data:`MessageErrorKind`)."""
 
@@ -157,7 +158,7 @@ class MessageError:
     retryable: bool = False
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class UserInfo:
     id: str
     session_id: Column
@@ -166,7 +167,7 @@ class UserInfo:
     role: Literal["user"] = "user"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class AssistantInfo:
     """One step's assistant message: the model, agent, usage, finish reason and error (if the step failed)."""
 
@@ -189,7 +190,7 @@ MESSAGES: TypeAdapter[MessageInfo] = TypeAdapter(Annotated[MessageInfo, Field(di
 """The codec of stored messages, like :data:`PARTS` (``session_id`` comes from the row)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TextPart:
     id: str
     session_id: Column
@@ -202,7 +203,7 @@ class TextPart:
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ReasoningPart:
     id: str
     session_id: Column
@@ -214,7 +215,7 @@ class ReasoningPart:
     type: Literal["reasoning"] = "reasoning"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class FilePart:
     """A file attached to a user message (an image, a PDF): one content part."""
 
@@ -225,7 +226,7 @@ class FilePart:
     type: Literal["file"] = "file"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class StepStartPart:
     id: str
     session_id: Column
@@ -235,7 +236,7 @@ class StepStartPart:
     type: Literal["step-start"] = "step-start"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class StepFinishPart:
     id: str
     session_id: Column
@@ -245,7 +246,7 @@ class StepFinishPart:
     type: Literal["step-finish"] = "step-finish"
 
 
-@dataclass(frozen=True, kw_only=True)  # no __slots__: session/_processor._evolve copies its __dict__
+@record(slots=False)  # session/_processor._evolve copies its __dict__
 class ToolPart:
     """The durable record of one tool call (law 7).
 

@@ -21,7 +21,8 @@ import os
 import secrets
 import socket
 import sys
-from dataclasses import dataclass
+
+from .._record import record
 
 __all__ = [
     "HEARTBEAT_SECONDS",
@@ -40,7 +41,7 @@ STALE_SECONDS = 60.0
 """An owner whose pid cannot be checked is gone after this long without a heartbeat."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class OwnerRow:
     """One row of the ``owners`` table."""
 
@@ -51,7 +52,7 @@ class OwnerRow:
     heartbeat: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Owner:
     """This store's owner record (one per open store)."""
 

@@ -18,12 +18,12 @@ This module knows nothing about the tool's input schema (``builtins/question.py`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import anyio
 
 from .. import ids
+from .._record import record
 from ..bus import Bus
 from ..errors import DeclinedError, NotFoundError, ToolFailure, UsageError
 
@@ -48,7 +48,7 @@ MAX_ANSWER_CHARS = 10_000
 """The longest answer text kept (a person's free text, or an application's reply)."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class QuestionOption:
     """One choice: its ``label`` (what the answer holds) and a ``description`` of what it means."""
 
@@ -56,7 +56,7 @@ class QuestionOption:
     description: str = ""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Question:
     """One question: the full ``question`` text, a short ``header``, its ``options`` and whether several may be chosen.
 
@@ -81,7 +81,7 @@ Answers = tuple[tuple[str, ...], ...]
 """One tuple of answers per question, in order (labels of options, or free text); empty: unanswered."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PendingQuestion:
     """Questions waiting for a person: the ``que_`` id, who asks (session, agent, tool call) and the questions."""
 
@@ -104,7 +104,7 @@ class PendingQuestion:
         }
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class QuestionAsked:
     """Questions wait for an answer (``question.asked``): answer with ``QuestionService.reply`` or ``reject``."""
 
@@ -112,7 +112,7 @@ class QuestionAsked:
     request: PendingQuestion
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class QuestionReplied:
     """Pending questions were answered (``answers``) or dismissed (``answers is None``): ``question.replied``."""
 

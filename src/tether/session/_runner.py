@@ -19,6 +19,7 @@ from typing import Any, Literal
 import anyio
 
 from .. import ids
+from .._record import record
 from ..content import text_of
 from ..errors import UsageError
 from ..llm import RetryPolicy, Usage
@@ -49,7 +50,7 @@ DEFAULT_MAX_STEPS = 100
 """Steps per turn when the agent sets no ``steps``: the last one runs without tools and the turn stops "max_steps"."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TurnCall:
     """One tool call of a turn, as its tool part recorded it when its step ended.
 
@@ -92,7 +93,7 @@ def _turn_calls(parts: Iterable[Part]) -> list[TurnCall]:
     ]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TurnResult:
     """What a turn did: why it stopped, how many steps and tool calls, the final text, total usage.
 

@@ -9,9 +9,9 @@ always observe every event appended before them. ``recover`` is the crash cleanu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
+from .._record import record
 from ._events import DurableEvent
 from ._model import MessageInfo, Part, SessionInfo
 
@@ -21,7 +21,7 @@ INTERRUPTED_ERROR = "Tool execution interrupted"
 """The error of a tool part found unfinished when a store is opened after a crash."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class StoredMessage:
     """A message with its parts, in creation order."""
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeVar, get_args
 
+from .._record import record
 from ..storable import visible
 
 __all__ = [
@@ -36,7 +36,7 @@ TODO_PRIORITIES: tuple[TodoPriority, ...] = get_args(TodoPriority)
 _T = TypeVar("_T", bound=str)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Todo:
     """One item of a session's todo list (``id`` is unique within the list)."""
 
@@ -46,7 +46,7 @@ class Todo:
     priority: TodoPriority
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TodoUpdated:
     """A session's todo list was replaced (bus only: the store's ``todos`` table is the durable list)."""
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from .._record import record
 from ..llm import Model, RetryPolicy
 from ..rules import Rule
 from ..tools import ToolRegistry
@@ -39,7 +39,7 @@ class AgentLike(Protocol):
     def options(self) -> Mapping[str, Any]: ...
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TurnContext:
     """Everything one turn needs, fixed for the turn (the agent is resolved again at every step, by name).
 

@@ -14,10 +14,11 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._record import record
 from ..errors import UsageError
 from ._hook import _provider  # pyright: ignore[reportPrivateUsage]
 
@@ -40,7 +41,7 @@ TRACES_PATH = "/v1/traces"
 INSTALL_HINT = "OpenTelemetry export needs the SDK: pip install 'tether[otel]'"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class TelemetrySettings:
     """Where and how spans are exported (the config's ``telemetry`` section).
 

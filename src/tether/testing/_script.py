@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from .._record import record
 from ..llm import (
     Event,
     ReasoningDelta,
@@ -32,7 +33,7 @@ __all__ = ["Reasoning", "Step", "StepItem", "incomplete_call", "invalid_call", "
 _ids = itertools.count(1)
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Reasoning:
     """A reasoning block."""
 
@@ -42,7 +43,7 @@ class Reasoning:
 StepItem = str | Reasoning | ToolCallEvent | BaseException | Event
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Step:
     """One scripted step: its items in stream order, the finish reason (default: ``tool-calls`` when it calls a tool,
     else ``stop``) and usage."""

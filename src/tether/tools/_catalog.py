@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from .._record import record
 from .._wildcard import match
 from ._hooks import DefinitionEvent, DefinitionHook
 from ._tool import ToolDefinition
@@ -23,7 +24,7 @@ from ._tool import ToolDefinition
 __all__ = ["DEFAULT_MODEL_RULES", "CatalogRule", "ModelCatalog", "apply_definition_hooks"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class CatalogRule:
     """For models whose ``provider/model`` name matches ``model``: show (``True``) or hide (``False``) each tool
     whose effective name matches a key of ``tools`` (wildcards both)."""

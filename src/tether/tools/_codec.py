@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import jsonschema_rs
 from pydantic import TypeAdapter, ValidationError
 
+from .._record import record
 from ._schema_normalize import normalize_schema
 
 __all__ = [
@@ -58,7 +58,7 @@ def _raw_size(schema: Mapping[str, Any]) -> int:
         raise ValueError(f"invalid JSON Schema: not JSON ({type(exc).__name__})") from None
 
 
-@dataclass(frozen=True, slots=True)
+@record(kw_only=False)
 class Issue:
     """One validation problem: where (a dotted path, ``""`` for the root) and what."""
 

@@ -8,9 +8,9 @@ recorder and ``tools`` never imports ``permissions``. Nothing here evaluates: it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+from .._record import record
 from ..rules import Effect, Rule
 
 __all__ = ["PermissionRecord", "Reply", "Verdict"]
@@ -45,7 +45,7 @@ class Verdict(NamedTuple):
         }
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class PermissionRecord:
     """One permission decision taken for a call.
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from .._record import record
 from ..content import Content
 
 __all__ = ["Completed", "Failed", "FailureKind", "Outcome"]
@@ -26,7 +26,7 @@ FailureKind = Literal[
 ]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Completed:
     """A successful call: the encoded ``output`` (or ``None``), bounded ``content``, ``metadata``, retained paths."""
 
@@ -38,7 +38,7 @@ class Completed:
     status: Literal["completed"] = "completed"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Failed:
     """A failed call: the model-visible ``error``, why (``kind``), and content produced before the failure."""
 

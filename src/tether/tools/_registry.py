@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .._record import record
 from ..errors import NotFoundError, RegistrationError
 from ..output import OutputStore
 from ..paths import default_data_dir
@@ -35,7 +35,7 @@ __all__ = ["Entry", "Registration", "ToolRegistry"]
 _tokens = itertools.count(1)
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@record(kw_only=False, eq=False)
 class Entry:
     """One registered tool under its effective name. Identity (``is``) is what stale detection compares."""
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from typing_extensions import TypeVar as DefaultTypeVar
 
+from .._record import record
 from ..content import Content
 from ..errors import BlockedError, UsageError
 from ._codec import Codec, make_codec
@@ -80,7 +81,7 @@ def _no_record(record: PermissionRecord) -> None:
 _NO_DEPS: Any = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(slots=False)
 class ToolContext(Generic[DepsT]):
     """The invocation context every tool receives: the call's durable identity, its scope and what it reports back.
 
@@ -97,7 +98,7 @@ class ToolContext(Generic[DepsT]):
     Annotate ``ctx: ToolContext[MyDeps]`` to type them. ``location_root`` is the Location's root (read it as
     :attr:`root`); ``asker`` carries :meth:`ask` to the permission service.
 
-    Not slotted: ``ToolContext[MyDeps](...)`` sets ``__orig_class__``, which a slotted frozen dataclass refuses.
+    Not slotted: ``ToolContext[MyDeps](...)`` sets ``__orig_class__``, which a slotted dataclass refuses.
     """
 
     session_id: str
@@ -165,7 +166,7 @@ class ToolContext(Generic[DepsT]):
         await self.asker(self, action, found, found if save is None else tuple(save), metadata)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolResponse(Generic[OutT]):
     """What ``execute`` may return: a typed ``output``, model-facing ``content`` and optional UI ``metadata``."""
 
@@ -175,7 +176,7 @@ class ToolResponse(Generic[OutT]):
     title: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolDefinition:
     """What a provider is told about a tool: its effective name, description and JSON Schemas."""
 
@@ -185,7 +186,7 @@ class ToolDefinition:
     output_schema: Mapping[str, Any] | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ToolCall:
     """One call from the model: its id, the tool name it asked for, and the raw (parsed JSON) input."""
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import os
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 import anyio
 import anyio.to_thread
 
+from ..._record import record
 from ...errors import (
     ProviderConnectionError,
     ProviderError,
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Timeouts:
     """Deadlines of one request, in seconds (a provider's ``timeouts`` config).
 
@@ -64,7 +65,7 @@ class Timeouts:
     idle: float = 120.0
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ClientSettings:
     """How to reach a provider: everything the SDK client is built from, its deadlines and its retry policy."""
 
@@ -75,7 +76,7 @@ class ClientSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ModelLimits:
     """A model's context window and output limit in tokens (``None`` when unknown)."""
 

@@ -7,9 +7,9 @@ client loads the CA bundle, so :func:`load_openai` / :func:`load_anthropic` are 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ..._record import record
 from ._base import ClientSettings
 
 __all__ = ["Loaded", "load_anthropic", "load_openai"]
@@ -18,7 +18,7 @@ __all__ = ["Loaded", "load_anthropic", "load_openai"]
 NO_KEY = "tether-no-key"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class Loaded:
     """What an adapter needs from its SDK: the client, the exceptions to map, and the stream class to parse with.
 

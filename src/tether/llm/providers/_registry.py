@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal, cast, get_args
 
+from ..._record import record
 from ...errors import ConfigError, ProviderAuthError
 from .._model import Model
 from .._retry import RetryPolicy
@@ -39,7 +40,7 @@ _RETRY_KEYS = {"max_attempts": "count", "max_retry_after": "seconds0"}
 _TIMEOUT_KEYS = {"connect": "seconds", "first_event": "seconds", "idle": "seconds"}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@record
 class ProviderConfig:
     """One provider entry: which API it speaks, where, with which key and headers, and per-model limits.
 
