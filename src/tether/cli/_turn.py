@@ -26,7 +26,7 @@ from ..errors import ProviderError, TetherError
 from ..llm import Model, Usage
 from ..llm._pricing import Price, dollars, usage_cost
 from ..permissions import PermissionService
-from ..session import AssistantInfo, ToolPart, UserInfo
+from ..session import AssistantInfo, ToolPart, TurnResult, UserInfo
 from ._approve import ApprovalMode, Approver
 from ._common import CANCELLED, OK, TURN_FAILED, err_console
 from ._format import shown
@@ -183,7 +183,7 @@ async def drive_turn(
     )
     flags: dict[str, bool] = {}
     started = time.monotonic()
-    result: Any = None
+    result: TurnResult | None = None
     error: ProviderError | None = None
     watcher = view if view is not None else events
     # the watcher first: it sees a request before the approver prompts about it
@@ -209,8 +209,12 @@ async def drive_turn(
         events.write(
             {"v": 1, "type": "error", "session": session.id, "kind": "provider", "message": error.message}
         )
-    # The summary comes from the store: a cancelled step is there even when prompt() could not count it.
-    stats = await _stored_stats(session) or (view.stats if view is not None else TurnStats())
+    # A turn that ran to its end is summarized from its own record, which holds what the store has for it; one cut
+    # short (cancelled, failed) from the store: a cancelled step is there even when prompt() could not count it.
+    if result is not None and error is None and result.stop != "cancelled" and not flags.get("interrupted"):
+        stats = result_stats(result)
+    else:
+        stats = await _stored_stats(session) or (view.stats if view is not None else TurnStats())
     usage = stats.usage
     stop = "failed" if error is not None else str(result.stop) if result is not None else "done"
     if stop == "cancelled" or flags.get("interrupted"):
@@ -231,6 +235,22 @@ async def drive_turn(
         seconds=time.monotonic() - started,
         error=error.message if error is not None else None,
         cost=usage_cost(usage, price),
+    )
+
+
+def result_stats(result: TurnResult) -> TurnStats:
+    """Steps, tool calls and usage of a turn that ran to its end, from its :class:`~tether.session.TurnResult`.
+
+    The same figures :func:`_stored_stats` reads from the store (every assistant message the turn wrote is in
+    ``message_ids``, a retried step's too; every tool part in ``calls``; ``usage`` sums the steps'), without reading
+    the whole session back: a 1,000-call step's outputs were decoded again only to be counted (~75 µs per call).
+    """
+    calls = [call for call in result.calls if not call.provider_executed]
+    return TurnStats(
+        steps=len(result.message_ids),
+        calls=len(calls),
+        failed_calls=sum(not call.ok for call in calls),
+        usage=result.usage,
     )
 
 

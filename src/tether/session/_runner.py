@@ -62,6 +62,7 @@ class TurnCall:
         content: the text the model read (on error: the text of the partial content kept, if any).
         error: the error the model read, on error.
         error_kind: why it failed (``tool``, ``blocked``, ``declined``, ``invalid_input``, ``timeout``, ...).
+        provider_executed: the provider ran the call (a server-side tool such as web search), not tether.
     """
 
     call_id: str
@@ -71,6 +72,7 @@ class TurnCall:
     content: str = ""
     error: str | None = None
     error_kind: ToolErrorKind | None = None
+    provider_executed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -87,6 +89,7 @@ def _turn_calls(parts: Iterable[Part]) -> list[TurnCall]:
             content=text_of(p.content),
             error=p.error,
             error_kind=p.error_kind,
+            provider_executed=p.provider_executed,
         )
         for p in parts
         if isinstance(p, ToolPart)
