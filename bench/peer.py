@@ -33,6 +33,9 @@ tether): at 94852f4, load 0.2-1.9: seq100 12.16 / 9.15 ms (17.2x / 28.5x), par10
 After the adapters read stream events as JSON (no SDK model per event) and encode bodies with pydantic-core, plus
 the other issue 14 work committed meanwhile, load 0.2-1.3: seq100 7.82 / 6.04 ms (24.1x / 39.3x), par1000 1.08 /
 1.10 ms (16.6x / 21.3x): par1000 wall is the one target still missed.
+2026-12-03 (OpenCode 1.18.33, medians of 5 / 3, load 0.3-1.6): par1000 0.620 / 0.630 ms (29.3x / 37.3x) after
+``tether run`` stopped reading the whole session back for its summary (0.842 ms, 19.3x wall, the same day before);
+seq100 6.45 / 4.65 ms (25.7x / 45.0x). Both targets met.
 """
 
 from __future__ import annotations

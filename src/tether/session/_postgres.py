@@ -40,13 +40,16 @@ from ._postgres_conn import connect, describe, redact
 from ._postgres_owners import DEFAULT_LEASE, claim, new_lock_key, recover, register, renew
 from ._postgres_rows import EVENTS_LOCK, PgWrites, pg_text
 from ._postgres_schema import migrate
-from ._sqlite import _MAX_BATCH, _STOP, _Call, _Stop
+from ._sqlite import _STOP, _Call, _Stop
 from ._store import StoredMessage
 from ._todos import Todo
 
 __all__ = ["PostgresStore"]
 
 log = logging.getLogger("tether.session")
+
+_MAX_BATCH = 4096
+"""Events (and reads) one transaction takes from the queue at most (``executemany`` pipelines each statement)."""
 
 T = TypeVar("T")
 
