@@ -72,8 +72,12 @@ def _replay(turns: list[list[Any]], cap: int, calls: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--calls", type=int, default=10_000, help="parallel calls in the step (default 10,000)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--calls", type=int, default=10_000, help="parallel calls in the step (default 10,000)"
+    )
     parser.add_argument("--repeat", type=int, default=5, help="interleaved replays of each cap (default 5)")
     args = parser.parse_args()
     turns = anyio.run(_record, args.calls, 2)
