@@ -244,6 +244,8 @@ class Runtime:
         self._mcp: dict[Path, McpServers] = {}  # per project root
         self._rules_cache: dict[tuple[Rule, ...], tuple[Ruleset, ...]] = {}
         self._session_rules: dict[tuple[str, int], ResolvedRules] = {}
+        self._models: dict[str, Model] = {}
+        """The models this runtime resolved from ``provider/model`` specs, one per spec, closed with the runtime."""
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
 
@@ -270,6 +272,7 @@ class Runtime:
         self.config: Config = config
         stack = self._stack = AsyncExitStack()
         try:
+            stack.push_async_callback(self._close_models)  # last: after every session and task has ended
             self.bus: Bus = Bus()
             limits: Mapping[str, Any] = config.get("tool_output") or {}
             output_options: dict[str, Any] = {}
@@ -478,10 +481,26 @@ class Runtime:
         return found if isinstance(found, str) else "build"
 
     def _resolve_model(self, spec: str) -> Model:
-        """A ``provider/model`` spec (a subagent's configured ``model``) resolved with this runtime's config."""
-        from .llm.providers import resolve_model
+        """A ``provider/model`` spec (``rt.run``'s ``model``, a subagent's configured one) resolved with this runtime's
+        config, once per spec while the runtime is open: every turn given the same spec shares one model, so one SDK
+        client and its connections (building a client loads the CA bundle: ~45 ms of CPU), closed with the runtime.
 
-        return resolve_model(spec, self.config.data)
+        Raises:
+            ConfigError: the spec names an unknown provider.
+            ProviderAuthError: the provider needs an API key and none is set.
+        """
+        model = self._models.get(spec)
+        if model is None:
+            from .llm.providers import resolve_model
+
+            model = self._models[spec] = resolve_model(spec, self.config.data)
+        return model
+
+    async def _close_models(self) -> None:
+        from .llm._model import close_models
+
+        models, self._models = self._models, {}
+        await close_models(models.values())
 
     async def _ask_questions(
         self, ctx: ToolContext, questions: Sequence[Question]
@@ -706,7 +725,8 @@ class Runtime:
 
         ``tools`` (name → tool) are registered in the new session's own placement (``session.tools``), so they win
         over built-ins of the same name for this turn only: a concurrent turn on the same Location never sees them. ``model`` is a :class:`~tether.llm.Model` or a ``provider/model``
-        spec resolved with this runtime's config.
+        spec resolved with this runtime's config, once: the turns naming one spec share its model (one SDK client,
+        its connections kept alive), which the runtime closes when it closes; a ``Model`` given is the caller's.
 
         Raises:
             UsageError: the runtime is not open, no such agent, or ``directory`` is not a directory.
@@ -720,9 +740,7 @@ class Runtime:
             )
         _check_tools(tools)
         if isinstance(model, str):
-            from .llm.providers import resolve_model
-
-            model = resolve_model(model, self.config.data)
+            model = self._resolve_model(model)
         location = await self.location(directory)
         session = await self.sessions.create(location, agent=agent, deps=deps)
         with session.tools.register(tools or {}):

@@ -31,6 +31,7 @@ from ..llm._pricing import Price, dollars, find_price, usage_cost
 from ..session import AssistantInfo
 from ._common import CANCELLED, OK, fail, freeze_startup, out_console, run_async, stdin_is_terminal
 from ._format import shown
+from ._models import Models
 from ._turn import TurnOutcome
 
 __all__ = ["Repl", "repl_command", "session_cost"]
@@ -61,6 +62,8 @@ class Repl:
         self.console = console
         self.agent = agent
         self.model: Model | None = None
+        self.models = Models(config.data)
+        """The models ``/model`` chose, one per name (switching back reuses its client), closed when the REPL ends."""
         self.price: Price | None = None
         self.session: Any = None
         self.spent: float | None = 0.0
@@ -75,9 +78,7 @@ class Repl:
         Raises:
             UsageError, ConfigError, ProviderAuthError: the model cannot be used (the current one is kept).
         """
-        from ._models import choose_model
-
-        model = choose_model(name, self.config.data)
+        model = self.models.choose(name)
         price = find_price(model.provider, model.model_id, self.config.data)
         self.model, self.price = model, price
 
@@ -269,7 +270,10 @@ def repl_command(
                     repl.note(f"history off: {history.broken}", "yellow")
                 return line
 
-            return await _loop(repl, read)
+            try:
+                return await _loop(repl, read)
+            finally:
+                await repl.models.aclose()
 
     try:
         code = run_async(main)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -180,7 +181,8 @@ def run_command(
             fail(exc.message)
         console = out_console()
         export_from_config(config.data, force=otel)  # telemetry: --otel or config telemetry.otlp_endpoint
-        async with Runtime(data_dir=data_dir, config=config) as rt:
+        # the model's SDK client is closed after the runtime (its connections: a caller's loop may go on)
+        async with aclosing(chosen), Runtime(data_dir=data_dir, config=config) as rt:
             location = await rt.location(path)
             print_notices(location.notices)  # skipped plugins and project tool files, said once
             name = agent or config.get("default_agent") or "build"

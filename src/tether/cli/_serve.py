@@ -42,17 +42,22 @@ def serve_command(
         from ..errors import UsageError
         from ..server import bind, is_loopback, serve, server_token
         from ..server._security import check_origins
-        from ._models import choose_model
+        from ._models import Models
         from ._stop import stop_on_signals
 
         console = err_console()
         check_origins(cors_origins)  # refused before anything listens
-        async with stop_on_signals("tether serve") as stop, await runtime(data_dir, path) as rt:
+        # one model per name for the server's life (a prompt builds no SDK client), closed before the runtime
+        async with (
+            stop_on_signals("tether serve") as stop,
+            await runtime(data_dir, path) as rt,
+            Models(rt.config) as models,
+        ):
             stop.export_telemetry(rt.config)  # telemetry: config telemetry.otlp_endpoint
             location = await rt.location(path)
             freeze_startup()
             if model is not None:
-                choose_model(model, rt.config)  # a wrong --model fails now, not at the first prompt
+                models.choose(model)  # a wrong --model fails now, not at the first prompt
 
             def chosen(name: str | None) -> Any:
                 if name is not None and name.startswith("scripted:"):
@@ -60,7 +65,7 @@ def serve_command(
                     raise UsageError(
                         "a prompt's model is provider/model; scripted models are for --model only"
                     )
-                return choose_model(name or model, rt.config)
+                return models.choose(name or model)
 
             sock = bind(host, port)
             token, made = await anyio.to_thread.run_sync(lambda: server_token(rt.data_dir))

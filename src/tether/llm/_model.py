@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
+
+import anyio
 
 from ._events import Event
 from ._request import ModelRequest
 from ._retry import RetryPolicy
 
-__all__ = ["Model"]
+__all__ = ["Model", "close_models"]
+
+log = logging.getLogger("tether.llm")
 
 
 class Model(ABC):
@@ -29,6 +34,9 @@ class Model(ABC):
         """``provider/model`` as users write it."""
         return f"{self.provider}/{self.model_id}"
 
+    async def aclose(self) -> None:  # noqa: B027 (a hook with a default, not an abstract method)
+        """Release what the model holds (an SDK client's connections). The default holds nothing."""
+
     @abstractmethod
     def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
         """Stream the events of one step.
@@ -37,3 +45,13 @@ class Model(ABC):
             ProviderError: the provider failed before or during the stream (mapped at the adapter boundary).
         """
         raise NotImplementedError
+
+
+async def close_models(models: Iterable[Model]) -> None:
+    """Close each of ``models`` (shielded from cancellation); one that fails to close is logged and the rest close."""
+    with anyio.CancelScope(shield=True):
+        for model in models:
+            try:
+                await model.aclose()
+            except Exception as exc:  # closing is best effort: the caller's own outcome stands
+                log.warning("closing model %s failed: %s", model.name, exc)
