@@ -15,10 +15,19 @@ last event (``+commit``: the stricter figure); CPU is the process's CPU time (ev
 included), steadier than wall time on a loaded machine. Flatness: the per-call figure at 1,000 and 10,000 calls
 next to the one at 100.
 
-Targets (issue 14): a 100-call parallel step ≥ 3x cheaper per call than pydantic-ai, ≥ 10x for sequential calls, flat
-to 10,000 calls. Needs the ``bench`` extra (``.venv/bin/pip install -e '.[bench]'``).
+Targets (issue 14): "a 100-call parallel step ≥ 3x cheaper per call than pydantic-ai with every call durably
+recorded, ≥ 10x for sequential calls, flat to 10,000 calls". The 3x and 10x are checked on par100 and on the
+sequential workloads; "flat" on par1000 and par10000: tether's wall per call at most ``FLAT`` (1.5) times its
+par100 figure of the same run (no growth with the step's size; the ratio to pydantic-ai is printed beside it, and
+moves with pydantic-ai's own per-call cost, which falls from 100 to 1,000 calls). Needs the ``bench`` extra
+(``.venv/bin/pip install -e '.[bench]'``).
 
 Run: ``.venv/bin/python bench/vs_pydantic_ai.py [--repeat N] [--only par100 ...]``
+
+Issue 14, 2026-12-03, three runs of ``--repeat 5`` (load 0.1-1.0), wall per call, tether / pydantic-ai: par100
+77-99 / 214-294 us (2.2-3.5x), par1000 68-70 / 158-197 (2.3-2.8x), par10000 82-102 / 235-296 (2.6-2.9x), seq100
+21-26x, seq1000 136-143x. tether's own figure is flat (par10000 at 0.83-1.3x its par100); the ratio moves mostly with
+pydantic-ai's run-to-run swing, and par100's 3x was met in two of the three runs.
 """
 
 from __future__ import annotations
@@ -52,6 +61,9 @@ WORKLOADS: dict[str, tuple[int, bool]] = {
 DEFAULT = ("par100", "seq100", "par1000", "seq1000", "par10000")
 """seq10000 is opt-in (``--only seq10000``): pydantic-ai's run grows with its history, which takes minutes here."""
 TARGETS = {True: 3.0, False: 10.0}
+"""The ratio to pydantic-ai a workload must reach (parallel, sequential); parallel steps past 100 calls are FLAT."""
+FLAT = 1.5
+"""A parallel step of 1,000 or 10,000 calls is flat when its wall per call is at most this times par100's."""
 
 Measurer = Callable[[int, bool], Awaitable[Measure]]
 NAMES = ("tether", "pydantic-ai")
@@ -86,6 +98,17 @@ def _per_call(values: list[float], n: int) -> float:
     return statistics.median(values) / n * 1e6
 
 
+def _verdict(n: int, parallel: bool, x_wall: float, wall: float, par100: float | None) -> str:
+    """The target a workload is held to, and whether this run met it."""
+    if parallel and n > 100:
+        if par100 is None:
+            return "flat: run with par100 to check"
+        growth = wall / par100
+        return f"flat ≤ {FLAT:g}x par100: {growth:.2f}x {'ok' if growth <= FLAT else 'MISSED'}"
+    target = TARGETS[parallel]
+    return f"≥ {target:g}x {'ok' if x_wall >= target else 'MISSED'}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -102,6 +125,7 @@ def main() -> None:
         f"{'workload':<10}{'tether wall':>12}{'(returned)':>11}{'tether cpu':>11}{'new store':>10}"
         f"{'p-ai wall':>11}{'p-ai cpu':>10}{'x wall':>8}{'x cpu':>7}  target"
     )
+    walls: dict[str, float] = {}
     for workload in args.only or DEFAULT:
         n, parallel = WORKLOADS[workload]
         runs, first = anyio.run(_measure, workload, _repeats(n, args.repeat))
@@ -112,12 +136,11 @@ def main() -> None:
         cpu = _per_call([m.cpu for m in ours], n)
         their_wall = _per_call([m.returned for m in theirs], n)
         their_cpu = _per_call([m.cpu for m in theirs], n)
-        target = TARGETS[parallel]
+        walls[workload] = wall
         x_wall, x_cpu = their_wall / wall, their_cpu / cpu
-        verdict = "ok" if x_wall >= target else "MISSED"
         print(
             f"{workload:<10}{wall:>12.1f}{returned:>11.1f}{cpu:>11.1f}{new_store:>10.1f}{their_wall:>11.1f}{their_cpu:>10.1f}"
-            f"{x_wall:>7.1f}x{x_cpu:>6.1f}x  ≥ {target:g}x {verdict}"
+            f"{x_wall:>7.1f}x{x_cpu:>6.1f}x  {_verdict(n, parallel, x_wall, wall, walls.get('par100'))}"
         )
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
