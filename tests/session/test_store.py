@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,27 @@ async def test_events_are_logged_and_projected_last_version_wins(open_store: Ope
         after = await store.events("ses_1", after=logged[2][0])
         assert [kind for _, kind, _ in after] == ["message.updated", "message.part.updated"]
         assert after[-1][2]["state"] == "completed"
+
+
+@pytest.mark.anyio
+async def test_a_burst_after_a_read_still_waits_its_window(open_store: OpenStore) -> None:
+    # A read with nothing queued is the writer's first item: it used to leave the wake flag set, so the next burst's
+    # first event was committed alone at once (one more transaction, and no fold with what follows it).
+    async with open_store(window=60.0) as store:
+        store.append(SessionUpdated(session("ses_1")))
+        store.append(MessageUpdated(UserInfo(id="msg_1", session_id="ses_1", agent="build", created=1)))
+        await store.flush()
+        await store.flush()  # nothing queued: the read goes first
+        store.append(PartUpdated(_tool("pending")))
+        time.sleep(0.05)  # pacing, not waiting for a state: the writer thread is free to take what is queued
+        store.append(PartUpdated(_tool("running", input={"a": 1}, started=5)))
+        await store.flush()
+        logged = await store.events("ses_1")
+        assert [(kind, data.get("state")) for _, kind, data in logged] == [
+            ("session.updated", None),
+            ("message.updated", None),
+            ("message.part.updated", "running"),
+        ]
 
 
 @pytest.mark.anyio

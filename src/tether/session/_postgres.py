@@ -396,7 +396,7 @@ class PostgresStore:
                 batch = [first]
                 if self._window and not isinstance(first, _Call | _Stop):
                     self._wake.wait(self._window)
-                    self._wake.clear()
+                self._wake.clear()  # before the drain, whatever came first (as the SQLite writer: a stale wake)
                 while len(batch) < _MAX_BATCH:
                     try:
                         batch.append(q.get_nowait())

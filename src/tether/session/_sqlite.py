@@ -672,7 +672,10 @@ class SQLiteStore:
                     # Let a burst of events accumulate: one transaction, and fewer GIL hand-offs with the loop.
                     # A read or a flush cuts the wait short.
                     self._wake.wait(window)
-                    self._wake.clear()
+                # Cleared before the queue is drained, whatever came first: every set() follows its put(), so a wake
+                # cleared here is for an item this batch takes. Left set by a read that came first, it would cut
+                # the next burst's window short (its first event committed alone).
+                self._wake.clear()
                 while len(batch) < _MAX_BATCH:
                     try:
                         batch.append(q.get_nowait())
