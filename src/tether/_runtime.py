@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .bus import Bus
     from .config import Config
     from .llm import Model
+    from .llm._model import ModelCache
     from .location import Location
     from .mcp.internal import McpServers
     from .output import OutputStore
@@ -244,7 +245,7 @@ class Runtime:
         self._mcp: dict[Path, McpServers] = {}  # per project root
         self._rules_cache: dict[tuple[Rule, ...], tuple[Ruleset, ...]] = {}
         self._session_rules: dict[tuple[str, int], ResolvedRules] = {}
-        self._models: dict[str, Model] = {}
+        self._models: ModelCache | None = None
         """The models this runtime resolved from ``provider/model`` specs, one per spec, closed with the runtime."""
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
@@ -272,7 +273,10 @@ class Runtime:
         self.config: Config = config
         stack = self._stack = AsyncExitStack()
         try:
-            stack.push_async_callback(self._close_models)  # last: after every session and task has ended
+            from .llm._model import ModelCache
+
+            # closed last: after every session and task has ended
+            self._models = await stack.enter_async_context(ModelCache(self._build_model))
             self.bus: Bus = Bus()
             limits: Mapping[str, Any] = config.get("tool_output") or {}
             output_options: dict[str, Any] = {}
@@ -489,18 +493,14 @@ class Runtime:
             ConfigError: the spec names an unknown provider.
             ProviderAuthError: the provider needs an API key and none is set.
         """
-        model = self._models.get(spec)
-        if model is None:
-            from .llm.providers import resolve_model
+        assert self._models is not None, "the runtime is open"
+        return self._models.get(spec)
 
-            model = self._models[spec] = resolve_model(spec, self.config.data)
-        return model
+    def _build_model(self, spec: str | None) -> Model:
+        from .llm.providers import resolve_model
 
-    async def _close_models(self) -> None:
-        from .llm._model import close_models
-
-        models, self._models = self._models, {}
-        await close_models(models.values())
+        assert spec is not None, "the runtime resolves specs only"
+        return resolve_model(spec, self.config.data)
 
     async def _ask_questions(
         self, ctx: ToolContext, questions: Sequence[Question]

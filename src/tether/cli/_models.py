@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from ..errors import ConfigError, UsageError
 from ..llm import Model
+from ..llm._model import ModelCache
 
 __all__ = ["NO_MODEL", "Models", "ask_servers", "choose_model", "models_command", "prewarm", "provider_rows"]
 
@@ -62,49 +63,20 @@ def choose_model(name: str | None, config: Any) -> Model:
     return model
 
 
-class Models:
-    """The provider models one command uses, each built once per name and closed when the command ends.
+class Models(ModelCache):
+    """The models one command uses (``tether serve``'s prompts, the interactive session's ``/model``): one per
+    provider name, so prompts naming the same model share its SDK client, all closed when the command ends.
 
-    A provider model holds an SDK client: its connection pool, and a CA bundle loaded when it is built (about 45 ms
-    of CPU). ``tether serve`` resolves a model for every prompt and the interactive session at every ``/model``;
-    through this, prompts naming the same model share one client (and its kept-alive connections) instead of
-    building one each and leaving it open. The offline names (``scripted:``, ``replay``) are built anew each time:
-    a script plays from its first step for every turn that names it, as before.
+    The offline names (``scripted:``, ``replay``) are built anew each time: a script plays from its first step for
+    every turn that names it, as before.
     """
 
     def __init__(self, config: Any) -> None:
-        self._config = config
-        self._built: dict[str | None, Model] = {}
-
-    def choose(self, name: str | None) -> Model:
-        """:func:`choose_model` for ``name``, the same model for the same provider name.
-
-        Raises:
-            UsageError, ConfigError, ProviderAuthError: as :func:`choose_model`.
-        """
-        found = self._built.get(name)
-        if found is None:
-            found = choose_model(name, self._config)
-            if not _offline(found):
-                self._built[name] = found
-        return found
-
-    async def __aenter__(self) -> Models:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close every model built (their connections); a model that fails to close does not stop the others."""
-        from ..llm._model import close_models
-
-        built, self._built = self._built, {}
-        await close_models(built.values())
+        super().__init__(lambda name: choose_model(name, config), keep=_online)
 
 
-def _offline(model: Model) -> bool:
-    return type(model).__module__.startswith("tether.demo")
+def _online(model: Model) -> bool:
+    return not type(model).__module__.startswith("tether.demo")
 
 
 _warming: set[str] = set()

@@ -78,7 +78,7 @@ class Repl:
         Raises:
             UsageError, ConfigError, ProviderAuthError: the model cannot be used (the current one is kept).
         """
-        model = self.models.choose(name)
+        model = self.models.get(name)
         price = find_price(model.provider, model.model_id, self.config.data)
         self.model, self.price = model, price
 

@@ -57,7 +57,7 @@ def serve_command(
             location = await rt.location(path)
             freeze_startup()
             if model is not None:
-                models.choose(model)  # a wrong --model fails now, not at the first prompt
+                models.get(model)  # a wrong --model fails now, not at the first prompt
 
             def chosen(name: str | None) -> Any:
                 if name is not None and name.startswith("scripted:"):
@@ -65,7 +65,7 @@ def serve_command(
                     raise UsageError(
                         "a prompt's model is provider/model; scripted models are for --model only"
                     )
-                return models.choose(name or model)
+                return models.get(name or model)
 
             sock = bind(host, port)
             token, made = await anyio.to_thread.run_sync(lambda: server_token(rt.data_dir))

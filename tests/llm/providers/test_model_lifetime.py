@@ -19,7 +19,7 @@ from tether import Runtime
 from tether.cli._models import Models
 from tether.config import parse_config
 from tether.llm import Event, Model, ModelRequest
-from tether.llm._model import close_models
+from tether.llm._model import MAX_KEPT, ModelCache
 from tether.testing import ScriptedModel
 
 from ._replay import Reply, replay_server
@@ -98,7 +98,9 @@ async def test_a_model_that_fails_to_close_is_logged_and_the_others_still_close(
 ) -> None:
     broken, fine = _Closing("broken", fails=True), _Closing("fine")
     with caplog.at_level(logging.WARNING, logger="tether.llm"):
-        await close_models([broken, fine])
+        cache = ModelCache({"broken": broken, "fine": fine}.__getitem__)
+        assert (cache.get("broken"), cache.get("fine")) == (broken, fine)
+        await cache.aclose()
     assert fine.closed
     assert "closing model unknown/broken failed: the socket is gone" in caplog.text
 
@@ -114,9 +116,22 @@ async def test_a_command_builds_one_model_per_provider_name_and_a_script_anew_ea
     script.write_text(json.dumps([{"text": "hi"}]))
     with replay_server() as server:
         async with Models(_config(server.url).data) as models:
-            model = models.choose("loc/m")
+            model = models.get("loc/m")
             client = model.client  # type: ignore[attr-defined]
-            assert models.choose("loc/m") is model
-            assert models.choose("loc/other") is not model
-            assert models.choose(f"scripted:{script}") is not models.choose(f"scripted:{script}")
+            assert models.get("loc/m") is model
+            assert models.get("loc/other") is not model
+            assert models.get(f"scripted:{script}") is not models.get(f"scripted:{script}")
         assert client.is_closed()
+
+
+async def test_a_client_cycling_model_names_cannot_grow_what_the_server_keeps() -> None:
+    # tether serve resolves each prompt's model name: a client naming a new model every prompt gets each built for its
+    # turn once MAX_KEPT are kept (left to the collector, as every model was before), never an unbounded cache.
+    with replay_server() as server:
+        async with Models(_config(server.url).data) as models:
+            first = models.get("loc/m0")
+            for i in range(1, MAX_KEPT + 10):
+                models.get(f"loc/m{i}")
+            assert models.get("loc/m0") is first
+            late = f"loc/m{MAX_KEPT + 5}"
+            assert models.get(late) is not models.get(late)
