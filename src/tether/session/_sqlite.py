@@ -46,6 +46,7 @@ from ..errors import NotFoundError, StoreError, UsageError
 from ..storable import visible
 from . import _admin
 from ._admin import Deleted, SessionKind
+from ._checkpoint import Checkpointer
 from ._events import DurableEvent, MessageUpdated, PartUpdated, SessionUpdated
 from ._migrations import MIGRATIONS, statements
 from ._model import (
@@ -258,6 +259,8 @@ class SQLiteStore:
         self._error: StoreError | None = None
         self._owner: Owner | None = None
         self._inputs: dict[str, tuple[Any, Any]] = {}
+        self.checkpointer: Checkpointer | None = None
+        """Copies the write-ahead log into the file on its own thread while the store is open (``_checkpoint``)."""
         """Writer thread only: the ``(input, raw)`` objects last written per unsettled tool part (written once)."""
         self.recovered = 0
         """How many tool parts the last :meth:`recover` marked interrupted."""
@@ -612,6 +615,9 @@ class SQLiteStore:
             _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA temp_store=MEMORY")
+            conn.execute(
+                "PRAGMA wal_autocheckpoint=0"
+            )  # the checkpointer's thread copies the log (``_checkpoint``)
             owner = self._owner = current_owner()
             _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
@@ -652,6 +658,8 @@ class SQLiteStore:
             self._error = error
             started.set_exception(error)
             return
+        checkpointer = self.checkpointer = Checkpointer(self.path, busy_ms=_BUSY_TIMEOUT_MS)
+        checkpointer.start()
         started.set_result(None)
         q = self._queue
         window = self._window
@@ -685,6 +693,7 @@ class SQLiteStore:
                     return
         finally:
             self._release(conn)
+            checkpointer.close()  # first: the writer's connection, closed last, checkpoints what is left
             conn.close()
             # Nothing waits forever on a store whose thread has ended (a read queued behind the stop).
             while True:
@@ -723,7 +732,8 @@ class SQLiteStore:
         """
         keep_going = not any(isinstance(item, _Stop) for item in batch)
         if self._error is None:
-            assert self._owner is not None
+            assert self._owner is not None and self.checkpointer is not None
+            checkpointer = self.checkpointer
             inputs = dict(self._inputs)
             writes = _Writes(self._owner.id, self._inputs)
             done: list[tuple[_Call, Any, Exception | None]] = []
@@ -741,6 +751,7 @@ class SQLiteStore:
                         writes.add(item, now)
                 writes.execute(conn)
                 conn.execute("COMMIT")
+                checkpointer.committed(len(batch))
             except Exception:  # becomes the store's failure (every caller gets it), never the thread's death
                 _rollback(conn)
                 self._inputs = inputs

@@ -73,6 +73,9 @@ class ReplayServer(LocalServer):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # TCP_NODELAY, as real API servers set it: each chunk is its own small write, and with Nagle's algorithm
+            # on, every write after the first waited for the client's delayed ACK (about 40 ms a response).
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
