@@ -132,3 +132,31 @@ def test_closing_an_idle_checkpointer_ends_its_thread(tmp_path: Path) -> None:
     assert checkpointer.passes == 0
     assert not (tmp_path / "never.sqlite").exists()  # it never opened the file
     checkpointer.close()  # idempotent
+
+
+def test_a_reader_on_an_older_snapshot_delays_emptying_the_log_and_never_blocks_the_writer_for_long(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "wal.sqlite"
+    writer = _wal_db(db)
+    writer.execute("INSERT INTO t VALUES ('before')")
+    reader = sqlite3.connect(db, isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM t").fetchone()[0] == 1  # holds this snapshot
+    writer.execute("INSERT INTO t VALUES (?)", ("x" * 100_000,))
+    checkpointer = Checkpointer(db, commits=1, wal_limit=0)
+    checkpointer.start()
+    try:
+        checkpointer.committed(1)
+        assert checkpointer.wait_pass(0, timeout=5)  # gave up waiting for the reader: the pass ended
+        assert Path(f"{db}-wal").stat().st_size > 100_000
+        writer.execute("INSERT INTO t VALUES ('after')")  # the writer was never left waiting
+        reader.execute("COMMIT")
+        checkpointer.committed(1)
+        assert checkpointer.wait_pass(1, timeout=5)
+        assert Path(f"{db}-wal").stat().st_size == 0
+        assert writer.execute("SELECT count(*) FROM t").fetchone()[0] == 3
+    finally:
+        checkpointer.close()
+        reader.close()
+        writer.close()

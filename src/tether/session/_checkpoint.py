@@ -14,8 +14,10 @@ beside both the loop and the writer. A passive checkpoint never blocks the write
 
 Bounded: under a writer that never pauses, passive passes may never find the log wholly copied, and SQLite restarts
 the log from its start only after such a pass; once the ``-wal`` file is larger than :data:`WAL_LIMIT` bytes, the
-checkpointer runs a ``TRUNCATE`` checkpoint, which waits for the writer's current transaction (``busy_timeout``),
-copies everything and empties the file. A failed checkpoint is logged and tried again at the next wake: it costs
+checkpointer runs a ``TRUNCATE`` checkpoint, which copies everything and empties the file. It must wait until no
+transaction is under way and no reader (another process) is on an older snapshot, and new write transactions wait
+for it meanwhile: it waits at most :data:`TRUNCATE_WAIT_MS` (the writer's next commit waits no longer than that),
+then gives up until the next pass. A failed checkpoint is logged and tried again at the next wake: it costs
 disk space, never data (every commit is in the log until it is copied).
 """
 
@@ -27,7 +29,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-__all__ = ["COMMITS", "EVENTS", "WAL_LIMIT", "Checkpointer"]
+__all__ = ["COMMITS", "EVENTS", "TRUNCATE_WAIT_MS", "WAL_LIMIT", "Checkpointer"]
 
 log = logging.getLogger("tether.session")
 
@@ -37,6 +39,9 @@ EVENTS = 4_096
 """Events committed between two passes, whatever the number of commits (a 10,000-call step commits few, large)."""
 WAL_LIMIT = 64 * 1024 * 1024
 """Bytes of ``-wal`` file past which a pass also empties it (``TRUNCATE``)."""
+TRUNCATE_WAIT_MS = 200
+"""How long a ``TRUNCATE`` checkpoint waits for the writer and for readers on older snapshots (a passive one never
+waits)."""
 
 
 class Checkpointer:
@@ -47,7 +52,6 @@ class Checkpointer:
     """
 
     __slots__ = (
-        "_busy_ms",
         "_commits",
         "_done",
         "_events",
@@ -68,13 +72,11 @@ class Checkpointer:
         commits: int = COMMITS,
         events: int = EVENTS,
         wal_limit: int = WAL_LIMIT,
-        busy_ms: int = 30_000,
     ) -> None:
         self._path = path
         self.commits = commits
         self.events = events
         self.wal_limit = wal_limit
-        self._busy_ms = busy_ms
         self._commits = 0
         self._events = 0
         self._wake = threading.Event()
@@ -118,7 +120,7 @@ class Checkpointer:
                 try:
                     if conn is None:
                         conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-                        conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+                        conn.execute(f"PRAGMA busy_timeout={TRUNCATE_WAIT_MS}")
                     self._pass(conn)
                 except (sqlite3.Error, OSError) as exc:  # space, not data: the log keeps every commit
                     log.warning("session store checkpoint of %s failed: %s", self._path, exc)

@@ -4,7 +4,8 @@ Every operation goes through one queue served by one worker thread that owns the
 events are not awaited: the writer drains whatever is queued and commits it as one transaction, so a burst of tool
 state changes costs one commit, and ``synchronous=NORMAL`` in WAL mode means a commit never waits on fsync (a
 process crash loses nothing committed; a power loss may lose the last transactions). Reads are queued behind the
-writes, so they see every event appended before them.
+writes, so they see every event appended before them. The writer's connection never checkpoints the log: a
+:class:`~tether.session._checkpoint.Checkpointer` does, on its own thread and connection.
 
 Why a thread of its own and not ``anyio.to_thread``: ``append`` is synchronous (a state change is recorded the moment
 it happens), and anyio runs nothing in the background outside a task group, which ``open()`` / ``aclose()`` (separate
@@ -658,7 +659,7 @@ class SQLiteStore:
             self._error = error
             started.set_exception(error)
             return
-        checkpointer = self.checkpointer = Checkpointer(self.path, busy_ms=_BUSY_TIMEOUT_MS)
+        checkpointer = self.checkpointer = Checkpointer(self.path)
         checkpointer.start()
         started.set_result(None)
         q = self._queue
