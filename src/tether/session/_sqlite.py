@@ -4,8 +4,7 @@ Every operation goes through one queue served by one worker thread that owns the
 events are not awaited: the writer drains whatever is queued and commits it as one transaction, so a burst of tool
 state changes costs one commit, and ``synchronous=NORMAL`` in WAL mode means a commit never waits on fsync (a
 process crash loses nothing committed; a power loss may lose the last transactions). Reads are queued behind the
-writes, so they see every event appended before them. The writer's connection never checkpoints the log: a
-:class:`~tether.session._checkpoint.Checkpointer` does, on its own thread and connection.
+writes, so they see every event appended before them.
 
 Why a thread of its own and not ``anyio.to_thread``: ``append`` is synchronous (a state change is recorded the moment
 it happens), and anyio runs nothing in the background outside a task group, which ``open()`` / ``aclose()`` (separate
@@ -47,7 +46,6 @@ from ..errors import NotFoundError, StoreError, UsageError
 from ..storable import visible
 from . import _admin
 from ._admin import Deleted, SessionKind
-from ._checkpoint import Checkpointer
 from ._events import DurableEvent, MessageUpdated, PartUpdated, SessionUpdated
 from ._migrations import MIGRATIONS, statements
 from ._model import (
@@ -260,8 +258,6 @@ class SQLiteStore:
         self._error: StoreError | None = None
         self._owner: Owner | None = None
         self._inputs: dict[str, tuple[Any, Any]] = {}
-        self.checkpointer: Checkpointer | None = None
-        """Copies the write-ahead log into the file on its own thread while the store is open (``_checkpoint``)."""
         """Writer thread only: the ``(input, raw)`` objects last written per unsettled tool part (written once)."""
         self.recovered = 0
         """How many tool parts the last :meth:`recover` marked interrupted."""
@@ -616,9 +612,6 @@ class SQLiteStore:
             _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA temp_store=MEMORY")
-            conn.execute(
-                "PRAGMA wal_autocheckpoint=0"
-            )  # the checkpointer's thread copies the log (``_checkpoint``)
             owner = self._owner = current_owner()
             _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
@@ -659,8 +652,6 @@ class SQLiteStore:
             self._error = error
             started.set_exception(error)
             return
-        checkpointer = self.checkpointer = Checkpointer(self.path)
-        checkpointer.start()
         started.set_result(None)
         q = self._queue
         window = self._window
@@ -694,7 +685,6 @@ class SQLiteStore:
                     return
         finally:
             self._release(conn)
-            checkpointer.close()  # first: the writer's connection, closed last, checkpoints what is left
             conn.close()
             # Nothing waits forever on a store whose thread has ended (a read queued behind the stop).
             while True:
@@ -733,8 +723,7 @@ class SQLiteStore:
         """
         keep_going = not any(isinstance(item, _Stop) for item in batch)
         if self._error is None:
-            assert self._owner is not None and self.checkpointer is not None
-            checkpointer = self.checkpointer
+            assert self._owner is not None
             inputs = dict(self._inputs)
             writes = _Writes(self._owner.id, self._inputs)
             done: list[tuple[_Call, Any, Exception | None]] = []
@@ -752,7 +741,6 @@ class SQLiteStore:
                         writes.add(item, now)
                 writes.execute(conn)
                 conn.execute("COMMIT")
-                checkpointer.committed(len(batch))
             except Exception:  # becomes the store's failure (every caller gets it), never the thread's death
                 _rollback(conn)
                 self._inputs = inputs
