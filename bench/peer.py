@@ -36,6 +36,8 @@ the other issue 14 work committed meanwhile, load 0.2-1.3: seq100 7.82 / 6.04 ms
 2026-12-03 (OpenCode 1.18.33, medians of 5 / 3, load 0.3-1.6): par1000 0.620 / 0.630 ms (29.3x / 37.3x) after
 ``tether run`` stopped reading the whole session back for its summary (0.842 ms, 19.3x wall, the same day before);
 seq100 6.45 / 4.65 ms (25.7x / 45.0x). Both targets met.
+2026-12-04 (medians of 3, load 0.5-1.6): seq100 5.16 / 3.74 ms (24.6x / 43.4x), par1000 0.411 / 0.411 ms
+(32.0x / 41.3x): both met.
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ Issue 14, 2026-12-03, three runs of ``--repeat 5`` (load 0.1-1.0), wall per call
 77-99 / 214-294 us (2.2-3.5x), par1000 68-70 / 158-197 (2.3-2.8x), par10000 82-102 / 235-296 (2.6-2.9x), seq100
 21-26x, seq1000 136-143x. tether's own figure is flat (par10000 at 0.83-1.3x its par100); the ratio moves mostly with
 pydantic-ai's run-to-run swing, and par100's 3x was met in two of the three runs.
+2026-12-04, three full runs and one of par100 alone (load 0.0-1.0), same order: par100 53.1-54.3 / 170-177 us
+(3.2-3.3x in all four), par1000 38.2-39.6 / 120-123 (3.1x), par10000 41-49 / 153-172 (3.5-3.7x), seq100 19-20x,
+seq1000 106-111x.
 """
 
 from __future__ import annotations
