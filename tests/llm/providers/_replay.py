@@ -73,8 +73,8 @@ class ReplayServer(LocalServer):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-            # TCP_NODELAY, as real API servers set it: each chunk is its own small write, and with Nagle's algorithm
-            # on, every write after the first waited for the client's delayed ACK (about 40 ms a response).
+            # TCP_NODELAY, as real API servers set it: each chunk is its own small write, which Nagle's algorithm would
+            # hold back until the client's (delayed) ACK of the one before.
             disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:

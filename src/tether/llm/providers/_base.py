@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
@@ -117,28 +117,33 @@ def _unreadable(exc: BaseException) -> str:
     return f"an event does not have the API's shape ({type(exc).__name__}: {exc})"
 
 
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and the exceptions under it (cause, else context), at most 8."""
+    for _ in range(8):
+        if exc is None:
+            return
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
 def _root_cause(exc: BaseException) -> str:
     """What the innermost cause says: an ``OSError``'s errno text (``Connection refused``), else the last message."""
     text = ""
-    current: BaseException | None = exc.__cause__
-    for _ in range(8):
-        if current is None:
-            break
+    for current in _chain(exc.__cause__):
         if isinstance(current, OSError) and current.errno:
             return os.strerror(current.errno)
         text = str(current) or text
-        current = current.__cause__ or current.__context__
     return text
 
 
-def _is_connect_timeout(exc: BaseException | None) -> bool:
-    seen = 0
-    while exc is not None and seen < 8:
-        if type(exc).__name__ == "ConnectTimeout":
-            return True
-        exc = exc.__cause__ or exc.__context__
-        seen += 1
-    return False
+def _is_connect_timeout(exc: BaseException) -> bool:
+    return any(type(e).__name__ == "ConnectTimeout" for e in _chain(exc))
+
+
+def _own_error(exc: BaseException) -> ProviderError | None:
+    """A ProviderError of the watched stream (a deadline), raised as is or wrapped by the SDK (anthropic 2.17 turns
+    a failed body read into ``APIConnectionError`` with the original as its cause)."""
+    return next((e for e in _chain(exc) if isinstance(e, ProviderError)), None)
 
 
 class SDKModel(Model):
@@ -268,8 +273,9 @@ class SDKModel(Model):
 
     def _mapped(self, exc: BaseException) -> ProviderError:
         """The ProviderError for an SDK (or transport) exception, before it is located."""
-        if isinstance(exc, ProviderError):  # a deadline of the watched stream
-            return exc
+        own = _own_error(exc)
+        if own is not None:  # a deadline of the watched stream
+            return own
         error = self._map_error(exc)
         if isinstance(error, ProviderConnectionError) and error.status is None:
             if _is_connect_timeout(exc):
