@@ -2,11 +2,14 @@ import tether.config as config
 
 EXPECTED = {
     "AGENTS_FILE",
+    "BUILTIN_ACTIONS",
     "CLAUDE_FILE",
     "CONFIG_FILE",
     "PERMISSION_ENV",
     "PROJECT_CONFIG",
     "PROJECT_FILES",
+    "RESERVED_ACTIONS",
+    "TOOL_ACTIONS",
     "TRUST_FILE",
     "AgentConfig",
     "AgentMode",
@@ -20,8 +23,10 @@ EXPECTED = {
     "find_project",
     "load_config",
     "load_instructions",
+    "misspelled_permission",
     "parse_config",
     "parse_permission",
+    "permission_action",
     "project_root",
     "user_config_path",
 }

@@ -2,7 +2,9 @@
 
 Saved approvals are what an "always" reply persists; they never override a configured deny. ``--explain`` evaluates
 ``ACTION RESOURCE`` exactly as the permission service would for the agent (its rules, the config's, then the saved
-approvals) and prints the deciding rule and where it came from.
+approvals) and prints the deciding rule and where it came from, and what asks that action: a tool's name is explained
+as the action that tool asks (``write`` -> ``edit``, as the config reads it), a name no built-in tool asks says so,
+and a misspelled built-in action is refused as the config refuses it.
 """
 
 from __future__ import annotations
@@ -15,10 +17,61 @@ from rich.table import Table
 from rich.text import Text
 
 from ..storable import printable
-from ._common import out_console, run_async, runtime
+from ._common import fail, out_console, run_async, runtime
 from ._format import shown
 
-__all__ = ["add_command", "explain_command", "list_command", "remove_command"]
+__all__ = ["ASKED_BY", "add_command", "explain_command", "list_command", "remove_command"]
+
+ASKED_BY = {
+    "bash": "the bash tool, with each command's text and forms (--explain bash COMMAND shows them)",
+    "doom_loop": "the session, before a third identical call in a row (the resource is the tool's name)",
+    "edit": "the write, edit and apply_patch tools (the files they change) and bash (the files a command writes), "
+    "each path relative to the project",
+    "execute": "nothing: it only shows or hides Code Mode's execute tool; the calls its code makes ask their own actions",
+    "external_directory": "every file tool and bash, for a path outside the project (<directory>/*), and bash for "
+    "the text of a command whose paths are not known statically",
+    "glob": "the glob tool, with its pattern",
+    "grep": "the grep tool, with its pattern",
+    "list": "the list tool, with the directory",
+    "question": "the question tool",
+    "read": "the read tool and grep (a file, relative to the project) and the MCP resource tools (mcp:<server>:<uri>)",
+    "skill": "the skill tool, with the skill's name",
+    "task": "the task tool, with the subagent's name",
+    "todoread": "the todoread tool",
+    "todowrite": "the todowrite tool",
+    "webfetch": "the webfetch tool, with the URL and each address it reaches",
+    "webfetch_private": "the webfetch tool, for a URL on this machine or a private network",
+}
+"""What asks each built-in action (docs/permissions.md, *Permission keys*; a test keeps it equal to the config's list)."""
+
+
+def _action(key: str) -> tuple[str, str]:
+    """The action ``key`` stands for and a line saying what asks it; a misspelled built-in action is refused.
+
+    Raises:
+        UsageError: ``key`` misspells a built-in action (the message names the right one).
+    """
+    from ..config import BUILTIN_ACTIONS, RESERVED_ACTIONS, misspelled_permission, permission_action
+    from ..errors import UsageError
+
+    problem = misspelled_permission(key)
+    if problem is not None:
+        raise UsageError(problem)
+    action = permission_action(key)
+    if action in BUILTIN_ACTIONS:
+        said = f"{action} is asked by {ASKED_BY[action]}."
+        if action != key:
+            said = f'"{key}" is read as "{action}" (in tether.json too). {said}'
+        return action, said
+    if action in RESERVED_ACTIONS:
+        return (
+            action,
+            f"No tether tool asks {action} (an OpenCode permission key; accepted so a shared config loads).",
+        )
+    return action, (
+        f"No built-in tool asks {action}: only an MCP tool of that name (<server>_<tool>) or a plugin or project tool "
+        "that asks it (ctx.ask) reads these rules."
+    )
 
 
 async def _project(rt: Any, directory: Path | None) -> str:
@@ -54,7 +107,7 @@ def list_command(*, data_dir: Path, directory: Path | None) -> None:
 
 
 def add_command(*, data_dir: Path, action: str, pattern: str, directory: Path | None) -> None:
-    """Save ``action`` on ``pattern`` for the project."""
+    """Save ``action`` on ``pattern`` for the project (a tool's name saves the action that tool asks)."""
 
     async def main() -> tuple[str, list[Any]]:
 
@@ -62,8 +115,16 @@ def add_command(*, data_dir: Path, action: str, pattern: str, directory: Path | 
             project = await _project(rt, directory)
             return project, await rt.saved.add(project, action, [pattern])
 
+    from ..config import misspelled_permission, permission_action
+
+    problem = misspelled_permission(action)
+    if problem is not None:
+        fail(problem)
+    spelled, action = action, permission_action(action)
     project, added = run_async(main)
     console = out_console()
+    if spelled != action:
+        console.print(shown(f'"{spelled}" is read as "{action}", as tether.json reads it.'))
     if added:
         console.print(shown(f'saved {added[0].id}: {action} "{pattern}" -> allow for {project}'))
     else:
@@ -85,7 +146,13 @@ def remove_command(*, data_dir: Path, approval_id: str, directory: Path | None) 
 def explain_command(
     *, data_dir: Path, action: str, resource: str, agent: str | None, directory: Path | None
 ) -> None:
-    """Print which rule decides ``action`` on ``resource`` for the agent in the project."""
+    """Print which rule decides ``action`` on ``resource`` for the agent in the project, and what asks it."""
+    from ..errors import UsageError
+
+    try:
+        action, asked = _action(action)
+    except UsageError as exc:
+        fail(exc.message)
     if action == "bash":
         _explain_bash(data_dir=data_dir, command=resource, agent=agent, directory=directory)
         return
@@ -122,6 +189,7 @@ def explain_command(
     console.print(
         Text(f"agent {printable(agent_name)}: ", style="bold") + shown(explain(decision), style, lines=True)
     )
+    console.print(shown(asked))
     console.print(
         Text(
             "Sources, in evaluation order: agent (built-in defaults), config (tether.json permission), "

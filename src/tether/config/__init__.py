@@ -24,17 +24,27 @@ from ._load import (
     user_config_path,
 )
 from ._models import TetherConfig
+from ._permission import (
+    BUILTIN_ACTIONS,
+    RESERVED_ACTIONS,
+    TOOL_ACTIONS,
+    misspelled_permission,
+    permission_action,
+)
 from ._restrict import Ignored
 from ._schema import config_schema
 from ._trust import TRUST_FILE, TrustStore, project_root
 
 __all__ = [
     "AGENTS_FILE",
+    "BUILTIN_ACTIONS",
     "CLAUDE_FILE",
     "CONFIG_FILE",
     "PERMISSION_ENV",
     "PROJECT_CONFIG",
     "PROJECT_FILES",
+    "RESERVED_ACTIONS",
+    "TOOL_ACTIONS",
     "TRUST_FILE",
     "AgentConfig",
     "AgentMode",
@@ -48,8 +58,10 @@ __all__ = [
     "find_project",
     "load_config",
     "load_instructions",
+    "misspelled_permission",
     "parse_config",
     "parse_permission",
+    "permission_action",
     "project_root",
     "user_config_path",
 ]
