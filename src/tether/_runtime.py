@@ -304,7 +304,15 @@ class Runtime:
 
                 self.store = await stack.enter_async_context(PostgresStore(url))
                 self.saved = await stack.enter_async_context(PgSavedApprovals(url))
-            self.agents: dict[str, Agent] = builtin_agents(real_data, real_tmp, config)
+            from .sandbox import Sandbox, SandboxSettings, detect
+
+            settings = SandboxSettings.from_config(config.get("sandbox"))
+            detection = await anyio.to_thread.run_sync(detect, settings.mode)  # cached per process
+            # the user's own rules only (an untrusted project's are tighten-only and never widen the sandbox)
+            self.sandbox: Sandbox = Sandbox.make(settings, detection, real_tmp, config.permission)
+            self.agents: dict[str, Agent] = builtin_agents(
+                real_data, real_tmp, config, sandboxed=detection.mechanism == "bwrap"
+            )
             self.permissions: PermissionService = await stack.enter_async_context(
                 PermissionService(bus=self.bus, saved=self.saved, resolve=self._resolve_rules)
             )
@@ -416,6 +424,7 @@ class Runtime:
                 questions=self._ask_questions,
                 children=self._children.run,
                 subagents=self._children.subagents(self._default_agent),
+                sandbox=self.sandbox,
             )
         )
         scope = RuntimeLocation(location, registry)
@@ -424,10 +433,11 @@ class Runtime:
         await self._start_mcp(scope)
         if self._plugins_enabled:
             await self._activate_plugins(scope)
-        scope.notices = (
-            *scope.notices,
-            *skills.refused,
-        )  # skill files refused (foreign, leading out, malformed)
+        from .sandbox import notice
+
+        # skill files refused (foreign, leading out, malformed); the sandbox's one line when it is not bubblewrap
+        sandboxing = notice(self.sandbox.detection, required=self.sandbox.settings.required)
+        scope.notices = (*scope.notices, *skills.refused, *([sandboxing] if sandboxing else []))
         return self._locations.setdefault(key, scope)
 
     async def _start_mcp(self, scope: RuntimeLocation) -> None:

@@ -45,7 +45,9 @@ def _models(model: type[Any], seen: set[type[Any]]) -> None:
 def test_every_key_and_section_is_described() -> None:
     seen: set[type[Any]] = set()
     _models(TetherConfig, seen)
-    assert len(seen) == 16  # + CodeModeSection (agent.<name>.codemode), TelemetrySection (telemetry)
+    assert (
+        len(seen) == 17
+    )  # + CodeModeSection (agent.<name>.codemode), TelemetrySection (telemetry), SandboxSection
     for model in seen:
         assert model.__doc__, model
         for name, field in model.model_fields.items():

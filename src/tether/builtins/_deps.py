@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .._record import record
 
@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from ..location import Location
     from ..output import OutputStore
     from ..permissions import PermissionService
+    from ..sandbox import Sandbox
     from ..session._children import Subagent
     from ..session.internal import TodoStore
     from ._skills import Skills
@@ -32,6 +33,10 @@ class BuiltinDeps:
     a subagent's turn in a child session): without them ``question`` and ``task`` are not built. ``subagents`` are
     the agents ``task``'s description lists (the Location's tool lists those of the default agent; each session gets
     a ``task`` listing its own agent's).
+
+    ``sandbox`` holds every process the bash tool starts (``tether.sandbox``): ``"auto"`` (the default) is the best
+    mechanism this machine offers with the default settings, found once per process; ``None`` runs them unconfined.
+    The runtime passes its own (the user's ``sandbox`` settings and rules).
     """
 
     location: Location
@@ -44,3 +49,4 @@ class BuiltinDeps:
     questions: AskQuestions | None = None
     children: RunChild | None = None
     subagents: tuple[Subagent, ...] = ()
+    sandbox: Sandbox | Literal["auto"] | None = "auto"

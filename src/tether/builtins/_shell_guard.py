@@ -5,7 +5,10 @@ imported by tether), once per tether process: the **server**. It waits for reque
 **guard** per bash call (a fork of this small single-threaded process costs about a millisecond; starting Python
 costs ~15 ms). It ends when tether closes the socket or dies. It reaps the guards it forked.
 
-A request is an 8-byte length, then a JSON object ``{"argv", "cwd", "env", "grace"}``, with three descriptors
+A request is an 8-byte length, then a JSON object ``{"argv", "cwd", "env", "grace"}`` (and ``"landlock"`` when the
+sandbox falls back to Landlock: ``{"module", "writable", "network"}``; the guard loads that stdlib-only module by path,
+once, and confines the shell with it just before ``execve``, so a failure is reported like a failed ``execve``), with
+three descriptors
 attached (``SCM_RIGHTS``): the output pipe's write end, the control pipe's read end (tether alone holds the write
 end), and the report pipe's write end. The guard
 
@@ -82,6 +85,12 @@ def main(argv: list[str]) -> int:
             for fd in fds:
                 os.close(fd)
             continue
+        landlock = request.get("landlock")
+        if landlock is not None:
+            try:
+                _landlock(landlock["module"])  # loaded once here, so each guard's fork has it
+            except Exception:  # the shell's child reports the same failure as a failed execve
+                pass
         # SIGCHLD is blocked until the new guard is in _GUARDS, so the handler never takes it for an orphan.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         pid = os.fork()
@@ -180,6 +189,11 @@ def guard(request: dict[str, Any], fds: list[int], prctl: Prctl | None) -> int:
             for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ"):
                 if hasattr(signal, name):
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
+            landlock = request.get("landlock")
+            if landlock is not None:
+                _landlock(landlock["module"]).restrict(
+                    list(landlock["writable"]), network=bool(landlock["network"])
+                )
             os.execve(command[0], command, env)
         except OSError as exc:
             os.write(errors_w, str(exc.errno or 0).encode())
@@ -203,6 +217,28 @@ def guard(request: dict[str, Any], fds: list[int], prctl: Prctl | None) -> int:
         code = os.WEXITSTATUS(status)
     _say(report, f"X{code}")
     return code
+
+
+_LANDLOCK: dict[str, Any] = {}
+
+
+def _landlock(path: str) -> Any:
+    """The Landlock module at ``path`` (tether's ``sandbox/_landlock.py``), loaded once per server.
+
+    Raises:
+        OSError: it cannot be loaded.
+    """
+    module = _LANDLOCK.get(path)
+    if module is None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("_tether_landlock", path)
+        if spec is None or spec.loader is None:
+            raise OSError(2, "cannot load the Landlock module", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _LANDLOCK[path] = module
+    return module
 
 
 def _say(report: int, line: str) -> None:

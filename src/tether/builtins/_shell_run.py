@@ -40,13 +40,16 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 
 from .._record import record
 from ..errors import OutputStoreError
+
+if TYPE_CHECKING:
+    from ..sandbox import Sandbox, SandboxPolicy
 
 __all__ = ["CAPTURE_LIMIT", "KILL_GRACE", "ShellRun", "default_shell", "live_groups", "run_shell"]
 
@@ -114,8 +117,14 @@ async def run_shell(
     progress: Progress | None = None,
     capture_limit: int = CAPTURE_LIMIT,
     kill_grace: float = KILL_GRACE,
+    sandbox: Sandbox | None = None,
+    policy: SandboxPolicy | None = None,
 ) -> ShellRun:
     """Run ``command`` through the shell in ``cwd`` until it exits or ``time_limit`` seconds pass.
+
+    With ``sandbox`` and ``policy``, the shell starts inside the sandbox (``Sandbox.wrap``: under bubblewrap, or with
+    Landlock applied by the guard before ``execve``); the guard's guarantees hold the same way (bubblewrap is the
+    guard's child, ``--die-with-parent``, and every process inside is one of the guard's descendants).
 
     Cancellation ends every process of the call and propagates; the spill file is removed then.
 
@@ -126,7 +135,13 @@ async def run_shell(
     environment = dict(os.environ if env is None else env)
     environment["TETHER"] = "1"
     environment["PWD"] = str(cwd)
-    request = _request(default_shell(shell), command, cwd, environment, kill_grace)
+    argv = [default_shell(shell), "-c", command]
+    landlock: Mapping[str, Any] | None = None
+    if sandbox is not None and policy is not None:
+        launch = sandbox.wrap(policy, argv, str(cwd))
+        argv, landlock = launch.argv, launch.landlock
+        environment.update(launch.env)
+    request = _request(argv, cwd, environment, kill_grace, landlock)
     started = time.monotonic()
     # Shielded: a process started by a worker thread whose result is lost would be an orphan.
     call: _Call | None = None
@@ -315,9 +330,17 @@ def _stop_server() -> None:
         server.close()
 
 
-def _request(shell: str, command: str, cwd: Path, env: Mapping[str, str], grace: float) -> bytes:
+def _request(
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    grace: float,
+    landlock: Mapping[str, Any] | None = None,
+) -> bytes:
     # ensure_ascii: a name or value that is not valid UTF-8 (a surrogate escape) travels as \udcXX and comes back.
-    data = {"argv": [shell, "-c", command], "cwd": str(cwd), "env": dict(env), "grace": grace}
+    data: dict[str, Any] = {"argv": argv, "cwd": str(cwd), "env": dict(env), "grace": grace}
+    if landlock is not None:
+        data["landlock"] = dict(landlock)
     return json.dumps(data, ensure_ascii=True).encode("ascii")
 
 

@@ -1,7 +1,9 @@
-"""The ``bash`` tool: run a shell command in the project, behind the permission gate, bounded and cancellable.
+"""The ``bash`` tool: run a shell command in the project, behind the permission gate, in the sandbox, bounded and
+cancellable.
 
-bash is not sandboxed: the shell runs with the host user's authority. Its safety is the permission gate and honest
-parsing (:mod:`._shell_parse`). Order of one call:
+Two lines of defence: the permission gate with honest parsing (:mod:`._shell_parse`), the first and clearer one, and
+the sandbox (:mod:`tether.sandbox`: bubblewrap, else Landlock), where the kernel holds what the command may write
+and reach whatever its text says. Order of one call:
 
 1. resolve ``workdir`` (default: the Location's working directory) as a directory;
 2. analyse the command (tree-sitter-bash) and resolve the path arguments of file commands and redirections;
@@ -16,7 +18,14 @@ parsing (:mod:`._shell_parse`). Order of one call:
    each redirection, and ``(uncertain) <text>`` when what runs cannot be known statically. The service allows a
    request only when every resource is allowed, so a ``deny`` or ``ask`` matching any form applies and an ``allow``
    needs every form; "always" saves the certain commands' prefix patterns, never a pattern for the uncertain text;
-6. re-check that the workdir is still a directory (approval may take a while), then run (:mod:`._shell_run`).
+6. with ``escalate``, ask ``escalate`` (the command as resource, the model's ``justification`` in the metadata): the
+   command then runs outside the sandbox; without it, refuse when the sandbox is required but unavailable;
+7. build the sandbox policy (the protected paths this call was allowed to write stay writable), re-check that the
+   workdir is still a directory (approval may take a while), then run (:mod:`._shell_run`).
+
+The sandbox that held the call (mechanism, writable roots, network) and any escalation go in the call's metadata
+(``sandbox``, ``escalated``), so the session record shows them. A command that failed on what the sandbox refuses
+(``Read-only file system``, ``Permission denied``, ...) gets one line naming the sandbox and how to ask for more.
 
 The model reads the output (stdout and stderr interleaved), then ``Command exited with code N.`` or ``Command timed
 out after N ms.``. Bounding the content for the model is settle's job (law 6); this tool only reports the loss of its
@@ -27,13 +36,14 @@ call (:mod:`._shell_guard`) and propagates (law 3).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import glob
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from .._record import record
 from ..errors import PathError, ToolFailure
@@ -46,6 +56,7 @@ from ._shell_run import CAPTURE_LIMIT, ShellRun, default_shell, run_shell
 
 # The analysis (tree-sitter-bash and its tables, ~30 ms) is imported at the first plan, not at start-up.
 if TYPE_CHECKING:
+    from ..sandbox import Sandbox, SandboxPolicy
     from ._shell_analysis import Analysis, PathArg
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS", "BashInput", "CommandPlan", "make", "plan_command"]
@@ -69,6 +80,13 @@ DESCRIPTION = f"""Run a shell command in the working directory and return its ou
 - Commands and paths outside the project may need the user's approval. Use the dedicated tools to read, search and
   edit files rather than `cat`, `grep`, `sed` or `echo >`."""
 
+SANDBOX_TEXT = """
+- Commands run in a sandbox ({mechanism}): they may write only in the project and `/tmp` (this session's private temp
+  directory; other tools see it at `{tmp}/<session id>/`){network}. Git's and tether's config, hooks and instruction
+  files are read-only. When a command fails only because the sandbox refused it (`Read-only file system`, `Permission
+  denied`{net_errors}) and it really needs more, call bash again with `escalate: true` and a one-sentence
+  `justification`: the user is asked, and the command then runs outside the sandbox."""
+
 
 class BashInput(BaseModel):
     """Input of the bash tool."""
@@ -87,6 +105,21 @@ class BashInput(BaseModel):
     description: str | None = Field(
         default=None, description="What the command does in a few words, e.g. 'Run the unit tests'"
     )
+    escalate: bool = Field(
+        default=False,
+        description="Run this one command outside the sandbox (the user is asked); only after the sandbox refused it",
+    )
+    justification: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Why the command needs to run outside the sandbox, shown to the user (required with escalate)",
+    )
+
+    @model_validator(mode="after")
+    def _justified(self) -> BashInput:
+        if self.escalate and not (self.justification or "").strip():
+            raise ValueError("escalate: true needs a justification: one sentence telling the user why")
+        return self
 
 
 def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
@@ -95,6 +128,7 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
     permissions = deps.permissions
     output = deps.output
     shell = default_shell(deps.shell)
+    sandbox = default_sandbox() if deps.sandbox == "auto" else deps.sandbox
 
     async def execute(input: BashInput, ctx: ToolContext) -> ToolResponse[Any]:
         command = input.command
@@ -146,6 +180,42 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
                 )
             )
 
+        if input.escalate:
+            await permissions.assert_(
+                PermissionRequest.from_context(
+                    ctx,
+                    action="escalate",
+                    resources=analysis.resources or (command.strip(),),
+                    save=analysis.save,
+                    metadata={"command": command, "justification": input.justification or ""},
+                )
+            )
+        policy: SandboxPolicy | None = None
+        if sandbox is not None and not input.escalate:
+            refused = sandbox.refused
+            if refused is not None:
+                raise ToolFailure(refused)
+            if sandbox.active:
+                allowed = [_anchor(item) or item.resource for item in plan.protected_writes]
+                visible = [
+                    item.external.directory for item in (workdir, *plan.outside) if item.external is not None
+                ]
+                # an outside path the command writes, approved by external_directory and edit for this call
+                approved = [item.external.directory for item in plan.written if item.external is not None]
+                build = functools.partial(
+                    sandbox.policy,
+                    str(location.root),
+                    ctx.session_id,
+                    extra_protected=location.protected,
+                    allowed=allowed,
+                    visible=visible,
+                    writable=approved,
+                )
+                try:
+                    policy = await anyio.to_thread.run_sync(build)
+                except OSError as exc:
+                    raise ToolFailure(f"Unable to prepare the sandbox: {exc}") from exc
+
         # The workdir may have gone while approval was pending: starting the shell there then fails (checked below).
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
         try:
@@ -156,6 +226,8 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
                 spill=lambda: output.open_managed(ctx.session_id),  # the session reads its own outputs
                 shell=shell,
                 progress=ctx.progress,
+                sandbox=sandbox,
+                policy=policy,
             )
         except (FileNotFoundError, NotADirectoryError) as exc:
             if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
@@ -163,14 +235,19 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
             raise ToolFailure(f"Unable to execute command: {exc.strerror or exc}") from exc
         except OSError as exc:
             raise ToolFailure(f"Unable to execute command: {exc.strerror or exc}") from exc
+        metadata = _metadata(run, input.description)
+        if policy is not None:
+            metadata["sandbox"] = policy.describe()
+        elif input.escalate:
+            metadata["escalated"] = {"justification": input.justification or ""}
         return ToolResponse(
-            content=_model_text(run, timeout_ms),
-            metadata=_metadata(run, input.description),
+            content=_model_text(run, timeout_ms, policy),
+            metadata=metadata,
             title=input.description or _title(command),
         )
 
     return Tool(
-        description=DESCRIPTION.replace("{shell}", os.path.basename(shell)),
+        description=_description(shell, sandbox),
         input=BashInput,
         execute=execute,
         timeout=None,
@@ -277,9 +354,68 @@ def _title(command: str) -> str:
     return lines[0][:200] if lines else command
 
 
-def _model_text(run: ShellRun, timeout_ms: int) -> str:
+def default_sandbox() -> Sandbox:
+    """The sandbox with the default settings on this machine (its mechanism is found once per process)."""
+    import tempfile
+
+    from ..sandbox import Sandbox, SandboxSettings, detect
+
+    settings = SandboxSettings()
+    return Sandbox.make(settings, detect(settings.mode), Path(os.path.realpath(tempfile.gettempdir())), ())
+
+
+def _description(shell: str, sandbox: Sandbox | None) -> str:
+    text = DESCRIPTION.replace("{shell}", os.path.basename(shell))
+    if sandbox is None or not sandbox.active:
+        return text
+    mechanism = "bubblewrap" if sandbox.detection.mechanism == "bwrap" else "Landlock"
+    offline = sandbox.settings.network == "none"
+    network = "; it has no network: connections and name lookups fail" if offline else ""
+    net_errors = ", `Network is unreachable`, `Could not resolve host`" if offline else ""
+    extra = SANDBOX_TEXT.format(
+        mechanism=mechanism,
+        tmp=f"{sandbox.tmp_base}/tether-sandbox-{os.getuid()}",
+        network=network,
+        net_errors=net_errors,
+    )
+    return text + extra
+
+
+_REFUSALS = (
+    "Read-only file system",
+    "Permission denied",
+    "Operation not permitted",
+    "Device or resource busy",
+    "Invalid cross-device link",
+    "Network is unreachable",
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+)
+"""What a program prints when the sandbox refused it (the OS errors of EROFS, EACCES, EPERM, EBUSY, EXDEV, ENETUNREACH
+and failed name lookups)."""
+
+
+def _sandbox_line(run: ShellRun, policy: SandboxPolicy | None) -> str | None:
+    """One line naming the sandbox when a failed command's output shows an error the sandbox causes."""
+    if policy is None or run.exit_code in (0, None) or not any(word in run.output for word in _REFUSALS):
+        return None
+    mechanism = "bubblewrap" if policy.mechanism == "bwrap" else "Landlock"
+    writable = ", ".join([*policy.writable, "/tmp" if policy.mechanism == "bwrap" else (policy.tmp or "")])
+    network = "no network" if policy.network == "none" else f"network: {policy.network}"
+    return (
+        f"[The sandbox ({mechanism}) may have refused this: writable: {writable.rstrip(', ')}; protected paths are "
+        f"read-only; {network}. If the command needs more, call bash again with escalate: true and a justification "
+        "(the user is asked).]"
+    )
+
+
+def _model_text(run: ShellRun, timeout_ms: int, policy: SandboxPolicy | None = None) -> str:
     body = run.output or "(no output)"
     lines: list[str] = []
+    refused = _sandbox_line(run, policy)
+    if refused is not None:
+        lines.append(refused)
     if run.truncated:
         lines.append(
             f"[Output capture truncated at the in-memory limit of {CAPTURE_LIMIT} bytes: kept {run.captured_bytes} of "

@@ -43,6 +43,7 @@ __all__ = [
     "ProviderRetry",
     "ProviderSection",
     "ProviderTimeouts",
+    "SandboxSection",
     "TelemetrySection",
     "TetherConfig",
     "ToolOutput",
@@ -448,6 +449,31 @@ class McpServer(_Strict):
         return self
 
 
+class SandboxSection(_Strict):
+    """Where the bash tool's commands run: a sandbox the kernel enforces (docs/sandbox.md)."""
+
+    mode: Literal["auto", "bwrap", "landlock", "off"] = Field(
+        default="auto",
+        description="auto: bubblewrap, else Landlock (writes only), else none; bwrap or landlock: that one or none; "
+        "off: commands run unconfined. tether doctor shows what this machine offers.",
+    )
+    required: bool = Field(
+        default=False,
+        description="true refuses to run commands when no sandbox can hold them (bash's escalate still asks the "
+        "user to run one outside).",
+    )
+    network: Literal["none", "host"] = Field(
+        default="none",
+        description="none: commands have no network (their own network namespace; with Landlock, no TCP); host: "
+        "the machine's network.",
+    )
+    writable: list[Text] = Field(
+        default_factory=list[str],
+        description="Further directories commands may write (absolute or ~/...), e.g. a build cache. An "
+        'external_directory allow rule naming a directory ("/cache/*": "allow") makes it writable too.',
+    )
+
+
 class TetherConfig(_Strict):
     """A `tether.json` (or `tether.jsonc`) file: the user's, or a project's."""
 
@@ -466,6 +492,10 @@ class TetherConfig(_Strict):
     shell: Text | None = Field(
         default=None,
         description="The shell the bash tool runs commands with (default: /bin/bash, else /bin/sh).",
+    )
+    sandbox: SandboxSection = Field(
+        default_factory=SandboxSection,
+        description="The sandbox that holds every bash command (docs/sandbox.md); a project's file cannot change it.",
     )
     permission: Permission | None = Field(
         default=None,

@@ -160,6 +160,11 @@ class Location:
         return Path(self._lexical_root)
 
     @property
+    def protected(self) -> frozenset[str]:
+        """The extra protected resources (``extra_protected``): the sandbox holds those inside the project read-only."""
+        return self._protected
+
+    @property
     def directory(self) -> Path:
         """The real working directory (the root or inside it): relative paths and the shell start here."""
         return self._directory

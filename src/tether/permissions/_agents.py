@@ -31,7 +31,15 @@ from ._types import Effect, Rule
 if TYPE_CHECKING:  # types only: config never imports permissions (rules live in tether.rules)
     from ..config import AgentConfig, Config
 
-__all__ = ["BASH_READ_ONLY", "BASH_WRITING_OPTIONS", "DEFAULT_AGENT", "Agent", "AgentMode", "builtin_agents"]
+__all__ = [
+    "BASH_DESTRUCTIVE",
+    "BASH_READ_ONLY",
+    "BASH_WRITING_OPTIONS",
+    "DEFAULT_AGENT",
+    "Agent",
+    "AgentMode",
+    "builtin_agents",
+]
 
 DEFAULT_AGENT = "build"
 AgentMode = Literal["primary", "subagent", "all"]
@@ -113,7 +121,28 @@ BASH_WRITING_OPTIONS = (
 """Options that make a :data:`BASH_READ_ONLY` command write a file or run another program: they ask."""
 
 
-def _bash_defaults() -> list[Rule]:
+BASH_DESTRUCTIVE = (
+    *("rm *", "rmdir *", "unlink *", "shred *", "truncate *", "mv *", "dd *", "> *", "find *-delete*"),
+    *("git reset *--hard*", "git reset --hard*", "git clean*", "git checkout *", "git restore *"),
+    *("git stash drop*", "git stash clear*", "git branch -D *", "git worktree remove*", "git push *"),
+)
+"""What still asks when the sandbox holds commands: deleting, moving over, truncating or resetting the project's
+files (no sandbox protects work from a command allowed to write the project), and ``git push`` (it leaves the
+machine through git's own credentials, when the network is on). ``> *`` is a truncating redirection (``>> f``
+appends and ``2>&1`` duplicates: both are allowed); ``> /dev/null`` is allowed after it."""
+
+
+def _bash_defaults(sandboxed: bool) -> list[Rule]:
+    if sandboxed:
+        # The kernel holds writes to the project and temp (protected paths read-only) and the network: commands run
+        # without asking, except what destroys work. Parse-level asks (protected paths, outside directories,
+        # uncertain text) still ask before this rule is reached.
+        return [
+            Rule("bash", "*", "allow"),
+            *_rules("bash", [(pattern, "ask") for pattern in BASH_DESTRUCTIVE]),
+            Rule("bash", "> /dev/null", "allow"),
+            Rule("bash", "git checkout -b *", "allow"),
+        ]
     return [
         Rule("bash", "*", "ask"),
         *_rules("bash", [(pattern, "allow") for pattern in BASH_READ_ONLY]),
@@ -121,10 +150,12 @@ def _bash_defaults() -> list[Rule]:
     ]
 
 
-def _defaults(data: str, tmp: str, skills: str) -> list[Rule]:
+def _defaults(data: str, tmp: str, skills: str, sandboxed: bool = False) -> list[Rule]:
     return [
         Rule("*", "*", "allow"),
-        *_bash_defaults(),
+        *_bash_defaults(sandboxed),
+        # running one command outside the sandbox (bash's escalate) always asks by default
+        Rule("escalate", "*", "ask"),
         Rule("doom_loop", "*", "ask"),
         *_external_readonly(data, tmp, skills),
         # webfetch of loopback and private-network addresses (SSRF: a model reaching the machine's own services or
@@ -138,8 +169,8 @@ def _defaults(data: str, tmp: str, skills: str) -> list[Rule]:
     ]
 
 
-def _builtin(data: str, tmp: str, skills: str) -> list[Agent]:
-    defaults = _defaults(data, tmp, skills)
+def _builtin(data: str, tmp: str, skills: str, sandboxed: bool) -> list[Agent]:
+    defaults = _defaults(data, tmp, skills, sandboxed)
     deny_all = [*defaults, Rule("*", "*", "deny")]
     return [
         Agent(
@@ -234,7 +265,12 @@ def _request_options(section: AgentConfig) -> dict[str, Any]:
 
 
 def builtin_agents(
-    data_dir: Path, tmp_dir: Path, config: Config | None = None, *, skills_dir: Path | None = None
+    data_dir: Path,
+    tmp_dir: Path,
+    config: Config | None = None,
+    *,
+    skills_dir: Path | None = None,
+    sandboxed: bool = False,
 ) -> dict[str, Agent]:
     """Return the built-in agents by name (``build`` is the default), with ``config`` layered on.
 
@@ -247,18 +283,20 @@ def builtin_agents(
         config: adds the top-level ``permission`` rules after each agent's defaults, then ``agent.<name>`` settings
             and rules; an ``agent.<name>`` that is not built in defines a custom agent (mode ``all`` by default) on the
             base defaults; ``disable: true`` removes an agent.
+        sandboxed: bubblewrap holds bash's commands (``tether.sandbox``): ``bash`` allows what stays inside it, except
+            :data:`BASH_DESTRUCTIVE`; without it, only :data:`BASH_READ_ONLY` commands run without asking.
     """
     data = data_dir.as_posix().rstrip("/")
     tmp = tmp_dir.as_posix().rstrip("/")
     if skills_dir is None:
         skills_dir = Path(os.path.realpath(default_config_dir() / "skills"))
     skills = skills_dir.as_posix().rstrip("/")
-    agents = {agent.name: agent for agent in _builtin(data, tmp, skills)}
+    agents = {agent.name: agent for agent in _builtin(data, tmp, skills, sandboxed)}
     if config is None:
         return agents
     for name, section in config.agents.items():
         if name not in agents:
-            agents[name] = Agent(name=name, mode="all", rules=tuple(_defaults(data, tmp, skills)))
+            agents[name] = Agent(name=name, mode="all", rules=tuple(_defaults(data, tmp, skills, sandboxed)))
         if section.disable:
             del agents[name]
     return {name: _layered(agent, config, config.agents.get(name)) for name, agent in agents.items()}

@@ -1,0 +1,158 @@
+"""One runtime's sandbox: its settings, the detected mechanism, and the policy of each command.
+
+:class:`Sandbox` is made once per runtime (after detection, off the event loop) and captured by the bash tool and
+the MCP stdio servers marked ``"sandbox": true``. Per call, :meth:`Sandbox.policy` builds the
+:class:`~tether.sandbox.SandboxPolicy` for a Location and a session, and :meth:`Sandbox.wrap` turns a command's argv
+into what actually starts (the bubblewrap argv, or the Landlock rules the guard applies before ``execve``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._record import record
+from ..rules import Rule
+from ._bwrap import bwrap_argv
+from ._detect import Detection
+from ._policy import SandboxPolicy, build_policy
+from ._settings import SandboxSettings, session_tmp
+
+__all__ = ["LANDLOCK_MODULE", "Launch", "Sandbox", "protected_allows", "writable_from_rules"]
+
+LANDLOCK_MODULE = str(Path(__file__).with_name("_landlock.py"))
+"""The stdlib-only module the guard loads by path to apply Landlock in the shell it forks."""
+
+_WILD = ("*", "?")
+
+
+def writable_from_rules(rules: Iterable[Rule]) -> tuple[str, ...]:
+    """The directories the user's ``external_directory`` allow rules name (``/cache/*`` → ``/cache``), real paths.
+
+    Only literal directory patterns count (``/a/b/*``, ``/a/b/**``, ``/a/b``, ``~/x/*``): ``*`` or ``/*/x`` name no
+    one directory, and a directory becomes writable only when a rule names it.
+    """
+    found: list[str] = []
+    for rule in rules:
+        if rule.action != "external_directory" or rule.effect != "allow":
+            continue
+        pattern = (
+            rule.resource.rstrip("*").rstrip("/")
+            if rule.resource.endswith("/*") or rule.resource.endswith("/**")
+            else rule.resource
+        )
+        pattern = os.path.expanduser(pattern)
+        if not pattern.startswith("/") or any(w in pattern for w in _WILD) or pattern == "/":
+            continue
+        found.append(os.path.realpath(pattern))
+    return tuple(dict.fromkeys(found))
+
+
+def protected_allows(rules: Iterable[Rule]) -> tuple[str, ...]:
+    """The ``edit`` allow patterns of the user's rules: one that names a protected anchor makes it writable."""
+    return tuple(rule.resource for rule in rules if rule.action == "edit" and rule.effect == "allow")
+
+
+@record
+class Launch:
+    """How one command starts: its argv, the variables it gets, and the Landlock rules the guard applies."""
+
+    argv: list[str]
+    env: Mapping[str, str]
+    landlock: Mapping[str, Any] | None = None
+
+
+@record
+class Sandbox:
+    """The runtime's sandbox.
+
+    Attributes:
+        settings: the user's ``sandbox`` settings.
+        detection: what holds commands on this machine.
+        tmp_base: the directory session temp directories are made in (the real system temp directory).
+        writable: further writable directories (settings' ``writable`` and the user's ``external_directory`` allows).
+        allowed_protected: the user's ``edit`` allow patterns (naming a protected anchor makes it writable).
+    """
+
+    settings: SandboxSettings
+    detection: Detection
+    tmp_base: Path
+    writable: tuple[str, ...] = ()
+    allowed_protected: tuple[str, ...] = ()
+
+    @classmethod
+    def make(
+        cls, settings: SandboxSettings, detection: Detection, tmp_base: Path, rules: Sequence[Rule]
+    ) -> Sandbox:
+        """The sandbox of a runtime whose user rules (the config's own, never a project's) are ``rules``."""
+        return cls(
+            settings=settings,
+            detection=detection,
+            tmp_base=tmp_base,
+            writable=tuple(dict.fromkeys((*settings.writable, *writable_from_rules(rules)))),
+            allowed_protected=protected_allows(rules),
+        )
+
+    @property
+    def active(self) -> bool:
+        """Whether commands run in a sandbox at all."""
+        return self.detection.mechanism != "none"
+
+    @property
+    def refused(self) -> str | None:
+        """Why commands are refused (``sandbox.required`` without a mechanism), else ``None``."""
+        if self.settings.required and not self.active:
+            reasons = "; ".join(self.detection.reasons) or "no mechanism"
+            return (
+                f"The sandbox is required (sandbox.required in tether.json) but unavailable here: {reasons}. "
+                "Run `tether doctor`; the user may run this command outside the sandbox if you call bash again with "
+                "escalate: true and a justification."
+            )
+        return None
+
+    def policy(
+        self,
+        root: str,
+        session_id: str,
+        *,
+        extra_protected: Iterable[str] = (),
+        allowed: Iterable[str] = (),
+        visible: Iterable[str] = (),
+        writable: Iterable[str] = (),
+    ) -> SandboxPolicy:
+        """The policy of a command in the project at real ``root`` for ``session_id``. Blocking (reads the file system).
+
+        ``allowed`` adds protected anchors this call was allowed to write (the parse-level asks approved them);
+        ``visible`` are the outside directories it was approved to use (read-only inside), ``writable`` those of the
+        outside paths it was approved to write (the parse-level ``external_directory`` and ``edit`` asks).
+
+        Raises:
+            OSError: the session temp directory cannot be made safely.
+        """
+        tmp = str(session_tmp(self.tmp_base, session_id)) if self.active else None
+        return build_policy(
+            mechanism=self.detection.mechanism,
+            root=root,
+            tmp=tmp,
+            writable=(*self.writable, *writable),
+            allowed_protected=(*self.allowed_protected, *allowed),
+            extra_protected=frozenset(extra_protected),
+            network=self.settings.network,
+            visible=visible,
+        )
+
+    def wrap(self, policy: SandboxPolicy, argv: list[str], cwd: str) -> Launch:
+        """How ``argv`` starts under ``policy`` in ``cwd`` (its environment additions included)."""
+        match policy.mechanism:
+            case "bwrap":
+                assert self.detection.bwrap is not None
+                env = {"TMPDIR": "/tmp"} if policy.tmp else {}
+                return Launch(argv=[*bwrap_argv(self.detection.bwrap, policy, cwd=cwd), *argv], env=env)
+            case "landlock":
+                writable = [*policy.writable, *([policy.tmp] if policy.tmp else []), "/dev"]
+                spec = {"module": LANDLOCK_MODULE, "writable": writable, "network": policy.network != "none"}
+                return Launch(argv=argv, env={"TMPDIR": policy.tmp} if policy.tmp else {}, landlock=spec)
+            case "none":
+                return Launch(argv=argv, env={})
