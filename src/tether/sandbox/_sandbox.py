@@ -136,12 +136,20 @@ class Sandbox:
             mechanism=self.detection.mechanism,
             root=root,
             tmp=tmp,
-            writable=(*self.writable, *writable),
+            writable=(*self.writable, *self._approved(writable)),
             allowed_protected=(*self.allowed_protected, *allowed),
             extra_protected=frozenset(extra_protected),
             network=self.settings.network,
-            visible=visible,
+            visible=self._approved(visible),
         )
+
+    def _approved(self, directories: Iterable[str]) -> list[str]:
+        # The temp directory itself (or one above it) stays out: /tmp inside is the session's own, and other
+        # sessions' files there stay out of reach; a directory below it, named by the command, may be written.
+        base = str(self.tmp_base)
+        return [
+            d for d in directories if d != "/" and not (base == d or base.startswith(d.rstrip("/") + "/"))
+        ]
 
     def wrap(self, policy: SandboxPolicy, argv: list[str], cwd: str) -> Launch:
         """How ``argv`` starts under ``policy`` in ``cwd`` (its environment additions included)."""
