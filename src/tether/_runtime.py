@@ -454,12 +454,41 @@ class Runtime:
             # An untrusted project is never a stdio server's working directory: `python -m pkg`, `npx pkg` and a
             # relative command would run the repository's own files (docs/security.md). A neutral private one is.
             workdir = None if self._trusted(scope) else await anyio.to_thread.run_sync(self._mcp_workdir)
+            if any(spec.sandbox for spec in specs):
+                specs = await anyio.to_thread.run_sync(self._sandboxed_servers, specs, scope, workdir)
             servers = McpServers(specs, scope.root, taken=scope.builtins, workdir=workdir)
             self._mcp[scope.root] = servers
             self._stack.push_async_callback(servers.aclose)
         await servers.start(self._task_group)
         self._stack.callback(servers.attach(scope.tools).close)
         scope.mcp = servers
+
+    def _sandboxed_servers(
+        self, specs: Sequence[Any], scope: RuntimeLocation, workdir: Path | None
+    ) -> list[Any]:
+        """The stdio servers marked ``"sandbox": true`` wrapped in the sandbox (docs/sandbox.md); without bubblewrap
+        they start unconfined, or are left out (with a notice) when ``sandbox.required`` is set. Blocking."""
+        import dataclasses
+
+        out: list[Any] = []
+        for spec in specs:
+            if not spec.sandbox or spec.transport != "stdio" or not spec.command:
+                out.append(spec)
+                continue
+            cwd = workdir if workdir is not None and not spec.run_in_project else scope.root
+            launch = self.sandbox.wrap_server(spec.name, list(spec.command), str(scope.root), str(cwd))
+            if launch is None:
+                if self.sandbox.settings.required:
+                    scope.notices = (
+                        *scope.notices,
+                        f"MCP server {spec.name}: not started, the sandbox is required and only bubblewrap holds "
+                        "MCP servers (tether doctor)",
+                    )
+                    continue
+                out.append(spec)
+                continue
+            out.append(dataclasses.replace(spec, command=tuple(launch.argv), env={**spec.env, **launch.env}))
+        return out
 
     def _mcp_workdir(self) -> Path:
         """``<data>/mcp-cwd``: the empty private directory stdio MCP servers of untrusted projects start in."""

@@ -202,7 +202,7 @@ def explain_command(
 def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory: Path | None) -> None:
     """``--explain bash COMMAND``: the bash tool's own analysis and the requests it would make, each decided."""
 
-    async def main() -> tuple[Any, list[tuple[str, Any]], str]:
+    async def main() -> tuple[Any, list[tuple[str, Any]], str, Any]:
         import anyio.to_thread
 
         from ..builtins.bash import plan_command
@@ -233,11 +233,15 @@ def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory:
                 asks.append(("writes a protected path", decide("edit", [item.resource], item.protected)))
             if analysis.resources:
                 asks.append(("the command", decide("bash", list(analysis.resources))))
-            return plan, asks, chosen.name
+            # the sandbox that would hold it (what the bash tool builds per call, nothing created here)
+            held = await anyio.to_thread.run_sync(
+                lambda: rt.sandbox.preview(str(location.root), extra_protected=location.protected)
+            )
+            return plan, asks, chosen.name, held
 
     from ..permissions import explain
 
-    plan, asks, agent_name = run_async(main)
+    plan, asks, agent_name, held = run_async(main)
     analysis = plan.analysis
     console = out_console()
     console.print(Text(f"agent {printable(agent_name)}: bash ", style="bold") + shown(command, lines=True))
@@ -269,6 +273,20 @@ def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory:
     if analysis.resources:
         saves = ", ".join(f'bash "{pattern}"' for pattern in analysis.save) or "nothing (acts as once)"
         console.print(Text('an "always" reply to the bash request saves: ', style="dim") + shown(saves))
+    if held is None:
+        console.print(
+            Text("sandbox: none, the command would run unconfined (see tether doctor)", style="bold yellow")
+        )
+    else:
+        held_json = held.describe()
+        console.print(
+            Text("sandbox: ", style="bold")
+            + shown(
+                f"{held_json['mechanism']}; network {held_json['network']}; writable: {', '.join(held_json['writable'])}"
+            )
+        )
+        if held.read_only:
+            console.print(Text("  read-only: ", style="bold") + shown(", ".join(held.read_only)))
     verdict = {"allow": "runs without asking", "ask": "asks first", "deny": "is blocked"}[effect]
     console.print(Text(f"The bash tool {verdict} (requests in the order the tool makes them).", style="bold"))
     console.print(

@@ -431,6 +431,13 @@ class McpServer(_Strict):
         "it finds in its working directory (docs/mcp.md).",
     )
 
+    sandbox: bool = Field(
+        default=False,
+        description="true starts this stdio server inside the bash tool's sandbox (bubblewrap: the project and a "
+        "private temp directory writable, sandbox.network's network; docs/sandbox.md). Without bubblewrap the "
+        "server starts unconfined, or not at all when sandbox.required is set.",
+    )
+
     @model_validator(mode="after")
     def _one_transport(self) -> McpServer:
         local = self.type in ("local", "stdio")

@@ -46,6 +46,9 @@ class ServerSpec:
     run_in_project: bool = False
     """A stdio server whose working directory is the project root even in an untrusted project (the user's choice,
     ``run_in_project``; an untrusted project's own servers never start)."""
+    sandbox: bool = False
+    """A stdio server started inside the sandbox (``"sandbox": true``; the runtime wraps ``command``, see
+    ``tether.sandbox.Sandbox.wrap_server``)."""
     fallback_sse: bool = False
     """A remote server given as ``remote``/``http`` (or by ``url`` alone): an old server that does not speak
     streamable HTTP is tried once more over SSE."""
@@ -103,7 +106,12 @@ def _spec(name: str, entry: Mapping[str, Any], environ: Mapping[str, str] | None
         env = {**_strings(entry.get("env"), environ), **_strings(entry.get("environment"), environ)}
         run_in_project = entry.get("run_in_project") is True
         return ServerSpec(
-            transport="stdio", command=tuple(argv), env=env, run_in_project=run_in_project, **common
+            transport="stdio",
+            command=tuple(argv),
+            env=env,
+            run_in_project=run_in_project,
+            sandbox=entry.get("sandbox") is True,
+            **common,
         )
     return ServerSpec(
         transport="sse" if kind == "sse" else "http",

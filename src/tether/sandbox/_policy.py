@@ -186,6 +186,7 @@ def build_policy(
     network: Network = "none",
     proxy: ProxySeam | None = None,
     visible: Iterable[str] = (),
+    create: bool = True,
 ) -> SandboxPolicy:
     """The policy of one command run in the Location whose real root is ``root``. Reads the file system.
 
@@ -200,12 +201,13 @@ def build_policy(
         network: see :data:`Network`.
         proxy: the proxy seam for ``network == "proxy"``.
         visible: outside directories approved for this call (real paths), read-only inside.
+        create: make the missing directories of tether's and git's layout first (``False``: only look).
     """
     roots = [root, *(path for path in dict.fromkeys(writable) if path != root)]
     carve: list[str] = []
     git_dirs: list[str] = []
     if mechanism == "bwrap":
-        found, git_dirs = protected_entries(root, extra_protected, create=True)
+        found, git_dirs = protected_entries(root, extra_protected, create=create)
         allowed = tuple(allowed_protected)
         for path in found:
             resource = os.path.relpath(path, root).replace(os.sep, "/")

@@ -143,6 +143,42 @@ class Sandbox:
             visible=self._approved(visible),
         )
 
+    def preview(self, root: str, *, extra_protected: Iterable[str] = ()) -> SandboxPolicy | None:
+        """The policy a command in ``root`` would get, changing nothing (``tether doctor``, ``--explain``). Blocking."""
+        if not self.active:
+            return None
+        return build_policy(
+            mechanism=self.detection.mechanism,
+            root=root,
+            tmp=str(self.tmp_base / f"tether-sandbox-{os.getuid()}" / "<session id>"),
+            writable=self.writable,
+            allowed_protected=self.allowed_protected,
+            extra_protected=frozenset(extra_protected),
+            network=self.settings.network,
+            create=False,
+        )
+
+    def wrap_server(self, name: str, argv: list[str], root: str, cwd: str) -> Launch | None:
+        """How an MCP stdio server marked ``"sandbox": true`` starts: under bubblewrap with the project ``root`` and a
+        private temp directory of its own writable; ``None`` when it cannot be held (no bubblewrap: the guard that
+        applies Landlock is the bash tool's, not the MCP one). Blocking.
+
+        Raises:
+            OSError: the server's temp directory cannot be made safely.
+        """
+        if self.detection.mechanism != "bwrap":
+            return None
+        tmp = str(session_tmp(self.tmp_base, f"mcp-{name}"))
+        policy = build_policy(
+            mechanism="bwrap",
+            root=root,
+            tmp=tmp,
+            writable=self.writable,
+            allowed_protected=self.allowed_protected,
+            network=self.settings.network,
+        )
+        return self.wrap(policy, argv, cwd)
+
     def _approved(self, directories: Iterable[str]) -> list[str]:
         # The temp directory itself (or one above it) stays out: /tmp inside is the session's own, and other
         # sessions' files there stay out of reach; a directory below it, named by the command, may be written.
