@@ -13,6 +13,9 @@ connection is lost. The transport's context managers are entered and left in thi
   is down. Nothing here ever fails a session.
 - ``notifications/tools/list_changed`` makes the supervisor list the tools again; :class:`Connection` then calls
   ``on_tools``, which re-registers what changed (the next step's catalog; the current step keeps what it captured).
+  The announcement is counted as the read stream yields it (``_Watched``), in the order the server sent it, so a
+  change announced before a call's result is known when the call returns: the next step waits (``McpServers.
+  caught_up``, bounded) until a listing made after it is registered (:attr:`Connection.owes_listing`).
 - A server's error output goes to a temporary file, for the messages that explain its failures; past 1 MiB only its
   end is kept (checked after each call and every minute).
 - A line on stdout that is not JSON-RPC fails the calls in flight with that line's error (their answer may be the
@@ -77,6 +80,7 @@ _STDERR_TAIL = 400
 _GUARD = Path(__file__).with_name("_stdio_guard.py")
 _STDERR_KEEP = 1 << 20  # bytes of a server's error output kept; past them only the end is kept
 _TRIM_EVERY = 60.0
+_LIST_CHANGED = "notifications/tools/list_changed"
 
 
 async def every_page(list_page: Callable[..., Awaitable[Any]], field: str, *, limit: int = 1000) -> list[Any]:
@@ -117,8 +121,11 @@ class _Watched(ObjectReceiveStream[Any]):
     connection it is lost."""
 
     def __init__(self, inner: ObjectReceiveStream[Any], connection: Connection) -> None:
+        from mcp_types import JSONRPCNotification
+
         self._inner = inner
         self._connection = connection
+        self._notification = JSONRPCNotification
 
     async def receive(self) -> Any:
         while True:
@@ -127,9 +134,14 @@ class _Watched(ObjectReceiveStream[Any]):
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 self._connection._ended()  # pyright: ignore[reportPrivateUsage]
                 raise anyio.EndOfStream from None
-            if not isinstance(item, Exception):
-                return item
-            self._connection._malformed(item)  # pyright: ignore[reportPrivateUsage]
+            if isinstance(item, Exception):
+                self._connection._malformed(item)  # pyright: ignore[reportPrivateUsage]
+                continue
+            message = item.message  # a SessionMessage (the transport's other items are its exceptions)
+            if isinstance(message, self._notification) and message.method == _LIST_CHANGED:
+                # counted here, in receive order: before the session reads the result that may follow it
+                self._connection._announce()  # pyright: ignore[reportPrivateUsage]
+            return item
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -187,6 +199,8 @@ class Connection:
         self.server: str | None = None  # the server's own name and version, once connected
         self.restarts = 0
         self.listings = 0  # successful tools/list rounds (the first, each re-listing, each reconnection)
+        self.announced = 0  # list_changed notifications received
+        self.listed = 0  # the announcements the latest successful listing covers (it started after them)
         self.resources = False  # the server offers resources
         self.transport = spec.transport
         self.session: ClientSession | None = None
@@ -300,10 +314,11 @@ class Connection:
                 ) as session,
             ):
                 result = await session.initialize()
+                announced = self.announced
                 tools = await self._list_tools(session)
                 deadline.deadline = math.inf
                 self.transport = transport  # SSE, once a remote server refused streamable HTTP
-                self._connected(session, result, tools)
+                self._connected(session, result, tools, announced)
                 await self._serve(session)
                 self.session = None
         self.session = None
@@ -315,7 +330,11 @@ class Connection:
             self.error = self._lost
 
     def _connected(
-        self, session: ClientSession, result: types.InitializeResult, tools: tuple[types.Tool, ...]
+        self,
+        session: ClientSession,
+        result: types.InitializeResult,
+        tools: tuple[types.Tool, ...],
+        announced: int,
     ) -> None:
         self.session = session
         self._up = True
@@ -326,6 +345,7 @@ class Connection:
         self.resources = result.capabilities.resources is not None
         self.tools = tools
         self.listings += 1
+        self.listed = announced
         self.on_tools(self)
         self.settled.set()
 
@@ -337,9 +357,11 @@ class Connection:
             self._trim_stderr()
             if self._relist and self._lost is None and not self._stopping:
                 self._relist = False
+                announced = self.announced
                 with anyio.move_on_after(self.spec.connect_timeout) as scope:
                     self.tools = await self._list_tools(session)
                     self.listings += 1
+                    self.listed = announced
                     self.on_tools(self)
                 if scope.cancelled_caught:
                     self._lose("did not answer tools/list after announcing a change of its tools")
@@ -352,6 +374,23 @@ class Connection:
                         self._lose(f"did not answer a ping ({describe(exc)})")
                 if scope.cancelled_caught:
                     self._lose(f"hung: a call went silent and a ping got no answer within {_PING_TIMEOUT:g}s")
+
+    @property
+    def owes_listing(self) -> bool:
+        """Whether the server announced a change of its tools that no registered listing covers yet, while it is
+        connected (a lost or stopping server lists nothing more on this connection)."""
+        return (
+            self.announced > self.listed
+            and self._state == "connected"
+            and self._lost is None
+            and not self._stopping
+        )
+
+    def _announce(self) -> None:
+        """The server sent ``notifications/tools/list_changed``: list its tools again."""
+        self.announced += 1
+        self._relist = True
+        self._wake.set()
 
     async def _list_tools(self, session: ClientSession) -> tuple[types.Tool, ...]:
         """Every tool, with their codecs built in a worker thread (:attr:`codecs`) under the caller's deadline."""
@@ -367,6 +406,7 @@ class Connection:
             self._lost = reason
             for call in list(self._calls):
                 call.fail(self._failure(reason))
+            self.on_state()  # a step waiting for this server's re-listing (owes_listing) goes on at once
         self._wake.set()
 
     def _ended(self) -> None:
@@ -392,12 +432,9 @@ class Connection:
         return types.ListRootsResult(roots=[root])
 
     async def _on_message(self, message: Any) -> None:
-        from mcp import types
-
-        if isinstance(message, types.ToolListChangedNotification):
-            self._relist = True
-            self._wake.set()
-        elif isinstance(message, Exception):
+        # list_changed is counted earlier, as it is read (_Watched), not here: the SDK runs this in a task of its
+        # own, which may start after the session has handed the call's result back
+        if isinstance(message, Exception):
             self._malformed(message)
 
     @asynccontextmanager

@@ -7,6 +7,11 @@ placement: one registration per tool, so closing it reveals what was there befor
 servers list their tools again; :meth:`aclose` stops the supervisors, which close their sessions and end their
 processes. A failed server is a status (:meth:`statuses`, what ``tether mcp list`` shows), never an error.
 
+A server's ``list_changed`` reaches the next step: :meth:`attach` also registers :meth:`caught_up` as the registry's
+``pending`` source, which every step awaits before it materializes. It waits, bounded by the server's connect
+timeout (the re-listing's own deadline), until a listing made after the announcements received so far is
+registered; with nothing announced it returns at once.
+
 A tool whose name, description and schemas did not change keeps its registration across re-listings and restarts,
 so a step that captured it still calls it (law 5: only a changed or removed tool makes a captured call stale).
 Imports of the ``mcp`` SDK happen only when a server is configured.
@@ -66,13 +71,16 @@ class ServerStatus:
 class _Attached:
     """One Location registry's registrations of the servers' tools: name -> (fingerprint, registration)."""
 
-    __slots__ = ("entries", "registry")
+    __slots__ = ("entries", "pending", "registry")
 
     def __init__(self, registry: ToolRegistry) -> None:
         self.registry = registry
         self.entries: dict[str, tuple[str, Registration]] = {}
+        self.pending: Registration | None = None
 
     def close(self) -> None:
+        if self.pending is not None:
+            self.pending.close()
         for _, registration in self.entries.values():
             registration.close()
         self.entries.clear()
@@ -155,7 +163,20 @@ class McpServers:
         attached = _Attached(registry)
         self._attached.append(attached)
         self._sync(attached)
+        attached.pending = registry.pending(self.caught_up)
         return attached
+
+    async def caught_up(self) -> None:
+        """Return once each server that announced a change of its tools has registered a listing made after the
+        announcements received so far (or is no longer connected); each wait is bounded by that server's connect
+        timeout, after which the step goes on with the tools registered then. Returns at once when none owes one."""
+        owed = [(c, c.announced) for c in self.connections if c.owes_listing]
+        if not owed:
+            return
+        # a hang guard: the re-listing has this deadline of its own, and a server that misses it is lost (which
+        # ends this wait), but the supervisor may first finish a ping
+        with anyio.move_on_after(max(c.spec.connect_timeout for c, _ in owed)):
+            await self.wait(lambda: all(c.listed >= n or not c.owes_listing for c, n in owed))
 
     def statuses(self) -> tuple[ServerStatus, ...]:
         """Every configured server, in config order."""

@@ -209,6 +209,8 @@ async def _run_steps(turn: TurnContext, progress: TurnProgress, user_id: str) ->
             rules = (*agent.rules, *info.rules) if info.rules else agent.rules
         step += 1
         final = step >= (agent.steps if agent.steps is not None else DEFAULT_MAX_STEPS)
+        # what a source announced before this step (an MCP server's list_changed) is in its catalog
+        await turn.tools.caught_up()
         materialization = turn.tools.materialize(rules, final_step=final, visible=turn.visible)
         if turn.codemode is not None:  # Code Mode (tether.codemode): execute and pinned tools
             materialization = turn.codemode(agent.name, materialization, turn.tools)

@@ -250,6 +250,7 @@ class TurnActivities:
         agent = resolve_agent(rt.agents, info.agent)
         model = self.model(request.model)
         rules = (*agent.rules, *info.rules) if info.rules else agent.rules
+        await session.tools.caught_up()  # an MCP server's announced tools are in this step (as in the runner)
         materialization = session.tools.materialize(
             rules, final_step=request.final, visible=_model_catalog(rt.sessions.service.catalog, model)
         )

@@ -3,7 +3,9 @@
 A :class:`ToolRegistry` holds a stack of registrations per effective name; the latest active one wins and closing a
 :class:`Registration` removes exactly its entries, revealing the previous one. A Location registry has the
 application registry as its ``parent``: Location registrations win over application ones of the same name. Hooks are
-scoped registrations too. ``materialize`` snapshots the effective tools for one step (law 5).
+scoped registrations too. ``materialize`` snapshots the effective tools for one step (law 5); a step first awaits
+:meth:`ToolRegistry.caught_up`, so a source that announced a change of its tools (an MCP server's
+``list_changed``) has registered it (``pending``).
 
 Each registration carries its ``origin`` (``builtin``, ``application``, ``plugin:<entry point>``,
 ``user:<file>``, ``project:<file>``, ``mcp:<server>``): whoever registers says where the tools come from (``register(origin=)``, or
@@ -14,7 +16,7 @@ permission: nothing decides on it.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +119,7 @@ class ToolRegistry:
         self._before: list[tuple[int, BeforeHook]] = []
         self._after: list[tuple[int, AfterHook]] = []
         self._definition: list[tuple[int, DefinitionHook]] = []
+        self._pending: list[tuple[int, Callable[[], Awaitable[None]]]] = []
         self._version = 0
         # Materializations are snapshots; the same placement state and rules give an equal one, so reuse it.
         self._materialized: dict[tuple[Any, ...], Materialization] = {}
@@ -182,6 +185,23 @@ class ToolRegistry:
         self._version += 1
         return Registration(self, token)
 
+    def pending(self, catch_up: Callable[[], Awaitable[None]]) -> Registration:
+        """Register ``catch_up``: a source of this placement's registrations whose announced changes may still be on
+        their way (an MCP server re-listing its tools). :meth:`caught_up` awaits it; it returns at once when nothing
+        is owed and bounds its own wait."""
+        token = next(_tokens)
+        self._pending.append((token, catch_up))
+        return Registration(self, token)
+
+    async def caught_up(self) -> None:
+        """Wait until every source of this placement and its parents has registered the changes it announced (each
+        bounded by the source). A step awaits this before it materializes, so it advertises what was announced."""
+        registry: ToolRegistry | None = self
+        while registry is not None:
+            for _, catch_up in registry._pending:
+                await catch_up()
+            registry = registry.parent
+
     def _remove(self, token: int) -> None:
         for name in list(self._stacks):
             stack = [e for e in self._stacks[name] if e.token != token]
@@ -192,6 +212,7 @@ class ToolRegistry:
         self._before = [(t, h) for t, h in self._before if t != token]
         self._after = [(t, h) for t, h in self._after if t != token]
         self._definition = [(t, h) for t, h in self._definition if t != token]
+        self._pending = [(t, w) for t, w in self._pending if t != token]
         self._version += 1
 
     # -- lookup ------------------------------------------------------------------------------------------------------
