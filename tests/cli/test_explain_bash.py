@@ -37,7 +37,7 @@ def test_the_prompt_shows_an_uncertain_command_as_such(cli: Any, project: Path) 
     call = {"name": "bash", "arguments": {"command": "echo $((x)) > out.txt"}}
     model = cli.script([{"tool_calls": [call]}, {"text": "Finished."}])
     term = cli.pty("run", "go", "--model", model, "--dir", str(project))
-    term.expect(r"choice \[o/a/r/f\]")
+    term.expect(r"choice \[o/(?:a|always)/r/f\]")
     text = term.text
     assert "(uncertain) echo $((x)) > out.txt" in text
     assert "uncertain: arithmetic on a variable evaluates its value" in text

@@ -7,19 +7,22 @@ fixture returns, so a request queues until uvicorn serves it: nothing waits on a
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from tests.postgres.fixtures import open_store, postgres, store_kind, store_target
 
 from tether import Runtime
 from tether.client import Client
 from tether.errors import UsageError
 from tether.server import bind, serve
 from tether.testing import ScriptedModel, Step
+
+__all__ = ["open_store", "postgres", "store_kind", "store_target"]  # the store factory, over both stores
 
 TOKEN = "test-token-" + "x" * 32
 
@@ -57,11 +60,20 @@ def _model_factory(live: Live) -> Callable[[str | None], Any]:
     return choose
 
 
-def start(tmp: Path, **options: Any) -> Iterator[Live]:
-    project = tmp / "project"
+def start(
+    tmp: Path,
+    *,
+    project: Path | None = None,
+    data_dir: Path | None = None,
+    beside: Callable[[Runtime], Coroutine[Any, Any, None]] | None = None,
+    **options: Any,
+) -> Generator[Live]:
+    """Serve ``project`` (default ``tmp/project``) from ``data_dir`` (default ``tmp/data``; two servers may share
+    one); ``beside(rt)`` runs in the server's runtime while it serves (cancelled when it stops)."""
+    project = project or tmp / "project"
     project.mkdir(exist_ok=True)
     (project / "notes.txt").write_text("alpha\nbeta\n")
-    data_dir = tmp / "data"
+    data_dir = data_dir or tmp / "data"
     sock = bind("127.0.0.1", 0)
     live = Live(
         url=f"http://127.0.0.1:{sock.getsockname()[1]}", token=TOKEN, project=project, data_dir=data_dir
@@ -76,16 +88,20 @@ def start(tmp: Path, **options: Any) -> Iterator[Live]:
     async def main() -> None:
         async with Runtime(data_dir=data_dir, plugins=False) as rt:
             location = await rt.location(project)
-            await serve(
-                rt,
-                location,
-                sock=sock,
-                host="127.0.0.1",
-                token=TOKEN,
-                choose_model=_model_factory(live),
-                started=started,
-                **options,
-            )
+            async with anyio.create_task_group() as group:
+                if beside is not None:
+                    group.start_soon(beside, rt)
+                await serve(
+                    rt,
+                    location,
+                    sock=sock,
+                    host="127.0.0.1",
+                    token=TOKEN,
+                    choose_model=_model_factory(live),
+                    started=started,
+                    **options,
+                )
+                group.cancel_scope.cancel()
 
     def run() -> None:
         try:

@@ -21,7 +21,11 @@ class _Handle:
 
 def _state() -> ServerState:
     return ServerState(
-        rt=cast(Any, None), location=cast(Any, None), hub=cast(Any, None), choose_model=lambda _: None
+        rt=cast(Any, None),
+        location=cast(Any, None),
+        project=cast(Any, None),
+        hub=cast(Any, None),
+        choose_model=lambda _: None,
     )
 
 

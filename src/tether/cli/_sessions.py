@@ -216,18 +216,16 @@ def delete_command(*, data_dir: Path, session_id: str, yes: bool) -> None:
 
     async def main() -> tuple[Any, list[str]] | None:
         from .. import Runtime
-        from ._approve import read_line
+        from ._choice import ask_choice, yes_no
 
         async with Runtime(data_dir=data_dir) as rt:
             info = await rt.store.resolve_session(session_id)
             if not yes:
                 console = out_console()
                 console.print(shown(f"delete {_described(info)}"))
-                console.print(
-                    "with its messages, tool calls, child sessions and retained outputs? \\[y/N] ", end=""
-                )
-                answer = await read_line()
-                if (answer or "").strip().lower() not in ("y", "yes"):
+                # a whole answer (``_choice``): "yes please" is asked again, an empty line or Ctrl-D keeps it
+                question = "with its messages, tool calls, child sessions and retained outputs? \\[y/N] "
+                if not await ask_choice(console, question, yes_no(), again="delete it? \\[y/N] "):
                     return None
             deleted = await rt.store.delete_session(info.id)
             if deleted.live:

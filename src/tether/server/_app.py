@@ -14,7 +14,7 @@ import anyio
 
 from ._events import EventHub
 from ._security import MAX_BODY_BYTES, Guard, allowed_hosts
-from ._state import ServerState
+from ._state import ServedProject, ServerState
 
 if TYPE_CHECKING:
     import uvicorn
@@ -107,11 +107,13 @@ async def serve(
     from .. import _uvicorn
 
     port = sock.getsockname()[1]
-    hub = EventHub(rt.store, lambda s: state.pending(s), queue_size=queue_size)
+    project = ServedProject(rt, str(location.root))
+    hub = EventHub(rt.store, project, queue_size=queue_size)
     async with anyio.create_task_group() as group:
         state = ServerState(
             rt=rt,
             location=location,
+            project=project,
             hub=hub,
             choose_model=choose_model,
             heartbeat=heartbeat,

@@ -13,6 +13,11 @@ the concept is the same: ``text``, ``reasoning``, ``permission_asked``, ``permis
   What is still pending when a client connects (permission requests, questions) is sent to it first, so a
   reconnect loses no open ask either.
 
+Only the served project's events go out (:class:`~._state.ServedProject`), though the store is shared with every
+project of the data directory: the log is read joined to each event's session (the store's
+``project_events_after``, indexed by key), and a live frame goes out only when its session runs in this process for
+the served project. A ``session`` filter naming another project's session streams nothing, as for a missing one.
+
 One task (:meth:`EventHub.run`) tails the log, woken by the bus's durable events, and encodes each frame once for
 every client. Each client has a bounded queue: a publisher never waits for a client; a client whose queue is full
 (it reads slower than events come) is dropped with a last ``dropped`` frame, and reconnects with its
@@ -22,19 +27,18 @@ every client. Each client has a bounded queue: a publisher never waits for a cli
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from .._record import record
 from .._wire import decided_json, permission_asked_json, question_asked_json, usage_json
-from ..permissions import PendingRequest, PermissionAsked, PermissionDecided, PermissionReplied
+from ..permissions import PermissionAsked, PermissionDecided, PermissionReplied
 from ..session import (
     MessageUpdated,
     PartDelta,
     PartUpdated,
-    PendingQuestion,
     QuestionAsked,
     QuestionReplied,
     ReasoningPart,
@@ -47,6 +51,7 @@ if TYPE_CHECKING:
     from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
     from ..session import PostgresStore, SQLiteStore
+    from ._state import ServedProject
 
 __all__ = ["DURABLE_TYPES", "Client", "EventHub", "Frame", "encode"]
 
@@ -154,19 +159,19 @@ class EventHub:
 
     Args:
         store: the runtime's store (its ``events`` log).
-        pending: the pending permission requests and questions (what a new client is sent first).
+        project: what is shown: the served project's events and pending asks (what a new client is sent first).
         queue_size: the most frames a client may have waiting before it is dropped.
     """
 
     def __init__(
         self,
         store: SQLiteStore | PostgresStore,
-        pending: Callable[[str | None], tuple[list[PendingRequest], list[PendingQuestion]]],
+        project: ServedProject,
         *,
         queue_size: int = 1024,
     ) -> None:
         self._store = store
-        self._pending = pending
+        self._project = project
         self._queue_size = queue_size
         self._clients: set[Client] = set()
         self._wake = anyio.Event()
@@ -189,12 +194,13 @@ class EventHub:
             client.offer(frame)
 
     def publish(self, payload: dict[str, Any]) -> None:
-        """Send a live frame (a server-made event such as a background turn's ``error``) to every client.
+        """Send a live frame (a server-made event such as a background turn's ``error``) to every client, if its
+        session is one of the served project's (every live frame passes here).
 
         In order: while durable events published before it are not yet read from the log, the frame waits for them
         (a client sees a call's completed part before the ``idle`` status that follows it).
         """
-        if not self._clients:
+        if not self._clients or not self._project.owns(payload["session"]):
             return
         frame = _live(payload)
         if self._dirty or self._reading or self._deferred:
@@ -318,10 +324,12 @@ class EventHub:
             self._reading = True
             try:
                 while True:
-                    # the read is queued behind every append made so far: it sees each durable event published
-                    rows = await self._store.events_after(self._seq, limit=_PAGE)
+                    # the read is queued behind every append made so far: it sees each durable event published;
+                    # the tail moves past the events it covered, other projects' included, never reading them again
+                    rows, self._seq = await self._store.project_events_after(
+                        self._seq, project=self._project.root, limit=_PAGE
+                    )
                     for seq, session_id, kind, data, message_id in rows:
-                        self._seq = seq
                         frame = durable_frame(seq, session_id, kind, data, message_id)
                         if frame is not None:
                             self._fanout(frame)
@@ -352,16 +360,16 @@ class EventHub:
         try:
             yield b"retry: 1000\n\n"
             while replay:
-                rows = await self._store.events_after(
-                    client.sent_seq, session_id=client.session_id, limit=_PAGE
+                rows, covered = await self._store.project_events_after(
+                    client.sent_seq, project=self._project.root, session_id=client.session_id, limit=_PAGE
                 )
                 for seq, sid, kind, data, message_id in rows:
-                    client.sent_seq = seq
                     frame = durable_frame(seq, sid, kind, data, message_id)
                     if frame is not None:
                         yield frame.data
+                client.sent_seq = covered
                 replay = len(rows) == _PAGE
-            requests, questions = self._pending(client.session_id)
+            requests, questions = self._project.pending(client.session_id)
             for request in requests:
                 yield _live(permission_asked_json(request)).data
             for question in questions:

@@ -2,6 +2,8 @@
 
 Each handler reads its body through a pydantic model (:mod:`._schemas`) and answers JSON; the errors map in one place
 (:func:`_errors`): ``NotFoundError`` 404, a busy session 409, ``UsageError``/``ConfigError`` 400, an invalid body 422.
+A session or pending request is reached only through ``ServerState.project`` (:class:`~._state.ServedProject`): another
+project's reads as a missing one (404), and lists leave it out.
 The table :data:`ROUTES` is what both the app and the OpenAPI document are built from, so they cannot drift apart.
 """
 
@@ -115,7 +117,7 @@ async def health(request: Request) -> Response:
 
 async def list_sessions(request: Request) -> Response:
     state = _state(request)
-    found = await state.rt.sessions.list(project=str(state.location.root), limit=_limit(request))
+    found = await state.rt.sessions.list(project=state.project.root, limit=_limit(request))
     return _json({"sessions": [{**session_json(i), "busy": i.id in state.running} for i in found]})
 
 
@@ -132,11 +134,7 @@ async def create_session(request: Request) -> Response:
 
 
 async def _stored(request: Request) -> SessionInfo:
-    state = _state(request)
-    info = await state.rt.store.get_session(request.path_params["session_id"])
-    if info.project != str(state.location.root):
-        raise NotFoundError(f"no session {info.id} in the served project")
-    return info
+    return await _state(request).project.session(request.path_params["session_id"])
 
 
 async def get_session(request: Request) -> Response:
@@ -209,7 +207,7 @@ def _session_filter(request: Request) -> str | None:
 
 
 async def list_permissions(request: Request) -> Response:
-    pending = _state(request).rt.permissions.pending(_session_filter(request))
+    pending, _ = _state(request).project.pending(_session_filter(request))
     return _json({"requests": [p.to_json() for p in pending]})
 
 
@@ -218,24 +216,27 @@ async def reply_permission(request: Request) -> Response:
     if body.message is not None and body.reply != "reject":
         raise UsageError("a message goes with reply reject only (it is the feedback the model reads)")
     request_id = request.path_params["request_id"]
+    _state(request).project.permission(request_id)
     await _state(request).rt.permissions.reply(request_id, body.reply, body.message)
     return _json({"request": request_id, "reply": body.reply})
 
 
 async def list_questions(request: Request) -> Response:
-    pending = _state(request).rt.questions.pending(_session_filter(request))
+    _, pending = _state(request).project.pending(_session_filter(request))
     return _json({"questions": [p.to_json() for p in pending]})
 
 
 async def answer_question(request: Request) -> Response:
     body = await _body(request, AnswerBody)
     request_id = request.path_params["request_id"]
+    _state(request).project.question(request_id)
     await _state(request).rt.questions.reply(request_id, body.answers)
     return _json({"request": request_id, "answered": True})
 
 
 async def reject_question(request: Request) -> Response:
     request_id = request.path_params["request_id"]
+    _state(request).project.question(request_id)
     await _state(request).rt.questions.reject(request_id)
     return _json({"request": request_id, "answered": False})
 

@@ -236,6 +236,15 @@ class PostgresStore:
         numbers are assigned in commit order across workers, so resuming after ``N`` misses nothing."""
         return await self._run(lambda conn: admin.events_after(conn, after, session_id, limit), read=True)
 
+    async def project_events_after(
+        self, after: int, *, project: str, session_id: str | None = None, limit: int = 1000
+    ) -> tuple[Sequence[tuple[int, str, str, str, str | None]], int]:
+        """The events of project root ``project``'s sessions after ``after``, and the sequence number the read
+        covered (see ``SQLiteStore.project_events_after``)."""
+        return await self._run(
+            lambda conn: admin.project_events_after(conn, after, project, session_id, limit), read=True
+        )
+
     async def last_seq(self) -> int:
         """The sequence number of the newest event in the log (``0``: none)."""
         return await self._run(

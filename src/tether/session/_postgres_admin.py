@@ -34,6 +34,7 @@ __all__ = [
     "latest",
     "list_sessions",
     "load_messages",
+    "project_events_after",
     "prune",
     "read_todos",
     "resolve",
@@ -129,6 +130,30 @@ def events_after(
         (seq, py_text(sid), kind, data, None if message is None else py_text(message))
         for seq, sid, kind, data, message in rows
     ]
+
+
+def project_events_after(
+    conn: Any, after: int, project: str, session_id: str | None, limit: int
+) -> tuple[list[tuple[int, str, str, str, str | None]], int]:
+    end = int(conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
+    select = (
+        "SELECT e.seq, e.session_id, e.type, e.data, p.message_id FROM events AS e JOIN sessions AS s "
+        "ON s.id = e.session_id LEFT JOIN parts AS p "
+        "ON e.type = 'message.part.updated' AND p.session_id = e.session_id AND p.id = e.ref "
+        "WHERE s.project = %s AND e.seq > %s AND e.seq <= %s "
+    )
+    if session_id is None:
+        rows = conn.execute(f"{select}ORDER BY e.seq LIMIT %s", (pg_text(project), after, end, limit))
+    else:
+        rows = conn.execute(
+            f"{select}AND e.session_id = %s ORDER BY e.seq LIMIT %s",
+            (pg_text(project), after, end, pg_text(session_id), limit),
+        )
+    found = [
+        (seq, py_text(sid), kind, data, None if message is None else py_text(message))
+        for seq, sid, kind, data, message in rows
+    ]
+    return found, found[-1][0] if len(found) == limit else max(end, after)
 
 
 def write_todos(conn: Any, session_id: str, todos: Sequence[Todo]) -> None:

@@ -151,6 +151,18 @@ def _dump_part(part: Part, exclude: set[str] | None = None) -> str:
         return _encode(PARTS.dump_python(part, exclude=exclude, exclude_none=True))
 
 
+_PROJECT_EVENTS = (
+    "SELECT e.seq, e.session_id, e.type, e.data, p.message_id FROM events e CROSS JOIN sessions s "
+    "ON s.id = e.session_id LEFT JOIN parts p "
+    "ON e.type = 'message.part.updated' AND p.session_id = e.session_id AND p.id = e.ref "
+    "WHERE s.project = ? AND e.seq > ? AND e.seq <= ? {session}ORDER BY e.seq LIMIT ?"
+)
+"""The events of one project's sessions in a range of the log (:meth:`SQLiteStore.project_events_after`): the log
+walked by its key range (or ``events_session``'s), each event's session looked up by its key. ``CROSS JOIN`` keeps
+that order: left free, SQLite walks every session of the project and sorts their events, a cost that grows with the
+project's history instead of the new events."""
+
+
 def _text(value: str) -> str | bytes:
     """A plain text column (ids, paths, a title), stored exactly.
 
@@ -450,6 +462,26 @@ class SQLiteStore:
                 query = f"{select}WHERE e.session_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?"
                 args = (session_id, after, limit)
             return list(conn.execute(query, args))
+
+        return await self._run(read)
+
+    async def project_events_after(
+        self, after: int, *, project: str, session_id: str | None = None, limit: int = 1000
+    ) -> tuple[Sequence[tuple[int, str, str, str, str | None]], int]:
+        """:meth:`events_after`, of the sessions of project root ``project`` only (its sessions' children too: they
+        record the same root), and the sequence number the read covered: continue after it, not after the last row
+        returned, so the events of other projects are passed over once (law 10). See :data:`_PROJECT_EVENTS`."""
+
+        def read(conn: sqlite3.Connection) -> tuple[list[tuple[int, str, str, str, str | None]], int]:
+            end: int = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
+            if session_id is None:
+                query = _PROJECT_EVENTS.format(session="")
+                args: tuple[Any, ...] = (_text(project), after, end, limit)
+            else:
+                query = _PROJECT_EVENTS.format(session="AND e.session_id = ? ")
+                args = (_text(project), after, end, session_id, limit)
+            rows: list[tuple[int, str, str, str, str | None]] = list(conn.execute(query, args))
+            return rows, rows[-1][0] if len(rows) == limit else max(end, after)
 
         return await self._run(read)
 
