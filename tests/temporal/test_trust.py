@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.failure.v1 import Failure
 from temporalio.client import Client, WorkflowHandle
 
 from tether import Runtime
@@ -32,15 +33,23 @@ pytestmark = pytest.mark.anyio
 
 
 async def _refusal(handle: WorkflowHandle[Any, Any]) -> str:
-    """Why the worker refused the workflow: its failed workflow task, or the workflow's failure."""
+    """Why the worker refused the workflow: its failed workflow task, or the workflow's failure (with causes)."""
     with anyio.fail_after(30):
         while True:
             async for event in handle.fetch_history_events():
                 if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:
-                    return event.workflow_task_failed_event_attributes.failure.message
+                    return _messages(event.workflow_task_failed_event_attributes.failure)
                 if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
-                    return event.workflow_execution_failed_event_attributes.failure.message
+                    return _messages(event.workflow_execution_failed_event_attributes.failure)
             await anyio.sleep(0.1)
+
+
+def _messages(failure: Failure) -> str:
+    found = [failure.message]
+    while failure.HasField("cause"):
+        failure = failure.cause
+        found.append(failure.message)
+    return "\n".join(found)
 
 
 async def _asks(handle: TurnHandle) -> list[AskInfo]:
@@ -82,7 +91,7 @@ async def test_review3_an_answer_without_the_key_does_not_answer_the_ask(turns: 
         with pytest.raises(Exception, match=r"signature|failed|Query"):
             await forged.query("asks")  # reading the asks needs the key too
         assert count(turns.marks, "guarded") == 0
-        # the refused update failed a workflow task; the next task (retried by the server) has no trace of it
+        # the refused update was rejected before any handler ran: the turn has no trace of it
         assert [a.id for a in await _asks(handle)] == [ask["id"]]  # still waiting for whoever holds the key
         await handle.answer(ask["id"], "reject")
         with anyio.fail_after(60):

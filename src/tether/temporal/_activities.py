@@ -45,7 +45,16 @@ from ..session._session import _model_catalog, _title
 from ..session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT, History
 from ..tools import Failed
 from ._calls import CallActivity, adopt, find_message
-from ._types import BeginRequest, BeginResult, CallSpec, CloseRequest, HoldRequest, StepRequest, StepResult
+from ._types import (
+    BeginRequest,
+    BeginResult,
+    CallSpec,
+    CloseRequest,
+    HoldInput,
+    HoldRequest,
+    StepRequest,
+    StepResult,
+)
 from ._workflow import BEGIN, CLOSE, HOLD, STEP
 
 if TYPE_CHECKING:
@@ -116,8 +125,9 @@ class TurnActivities:
 
         The claim is this worker's store's, so it lasts as long as the worker does: the activity heartbeats, and when
         the worker dies its claim is gone (SQLite: its process; PostgreSQL: its lease) and the next attempt takes
-        it over on another worker. The workflow's ``hold`` update tells the turn the claim is taken and returns when
-        the turn is over; then the claim is released.
+        it over on another worker. The workflow's ``hold`` update (signed, naming the session and the run, so a
+        claim copied from another turn is refused) tells the turn the claim is taken and returns when the turn is
+        over; then the claim is released.
 
         Raises:
             ApplicationError: (non-retryable) ``UsageError``: a live owner runs the session (``session … is busy``)
@@ -125,8 +135,8 @@ class TurnActivities:
         """
         session_id = request.session_id
         info = activity.info()
-        workflow_id = info.workflow_id
-        assert workflow_id is not None  # started by the turn workflow
+        workflow_id, run_id = info.workflow_id, info.workflow_run_id
+        assert workflow_id is not None and run_id is not None  # started by the turn workflow
         try:
             found = await self._rt.store.get_session(session_id)
         except NotFoundError as exc:
@@ -153,7 +163,8 @@ class TurnActivities:
                         await anyio.sleep(every)
 
                 tg.start_soon(beat)
-                await activity.client().get_workflow_handle(workflow_id).execute_update("hold")
+                turn = activity.client().get_workflow_handle(workflow_id, run_id=run_id)
+                await turn.execute_update("hold", HoldInput(session_id=session_id, run_id=run_id))
                 tg.cancel_scope.cancel()
         finally:
             if self._held.get(session_id) == workflow_id:

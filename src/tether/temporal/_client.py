@@ -2,13 +2,13 @@
 
 A client needs only the Temporal server: the session store is written by the workers. Events are read with the
 workflow's ``events`` query (what the turn did, step by step and call by call; text deltas are not streamed), asks
-with ``asks``, and answered with the ``answer`` update, from this process or any other that knows the workflow id.
+with ``asks``, and answered with the ``answer`` update, from this process or any other that knows the workflow id
+and holds the key: each carries a signed payload (``asks`` an empty ``AsksQuery``), and a worker refuses one without.
 Temporal's exceptions are mapped here, in one place.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -19,15 +19,14 @@ import anyio
 import anyio.to_thread
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..errors import NotFoundError, ProviderError, TetherError, UsageError
 from ..llm import Usage
 from ..session import TurnCall, TurnResult
-from ._codec import SigningCodec, load_key
-from ._types import AnswerInput, AskInfo, TurnEvent, TurnInput, TurnOutput
+from ._codec import data_converter, load_key
+from ._types import AnswerInput, AskInfo, AsksQuery, TurnEvent, TurnInput, TurnOutput
 from ._workflow import WORKFLOW
 
 __all__ = ["DEFAULT_TASK_QUEUE", "TemporalRunner", "TurnHandle", "connect", "submit_turn"]
@@ -68,10 +67,9 @@ async def connect(
     if key is None:
         where = Path(data_dir) if data_dir is not None else None
         key = await anyio.to_thread.run_sync(lambda: load_key(where))
-    converter = dataclasses.replace(DataConverter.default, payload_codec=SigningCodec(key))
     try:
         return await Client.connect(
-            target, namespace=namespace, tls=tls, api_key=api_key, data_converter=converter
+            target, namespace=namespace, tls=tls, api_key=api_key, data_converter=data_converter(key)
         )
     except RuntimeError as exc:  # the SDK's bridge reports a failed connection as RuntimeError
         raise UsageError(f"Cannot reach the Temporal server at {target}: {exc}") from exc
@@ -102,7 +100,7 @@ class TurnHandle:
 
     async def asks(self) -> list[AskInfo]:
         """The asks waiting for an answer (permission requests and questions), oldest first."""
-        return await self._query("asks", result_type=list[AskInfo])
+        return await self._query("asks", AsksQuery(), result_type=list[AskInfo])
 
     async def answer(
         self,

@@ -1,10 +1,18 @@
 """Signing what tether's clients and workers exchange through Temporal: an HMAC-SHA256 payload codec and its key.
 
-A Temporal server does not authenticate who starts a workflow, answers an update or reads a history (a dev server on
-localhost answers every local user). Every payload a tether client or worker writes (a turn's input, an answer, an
-activity's request and result) is signed with a key only they hold, and every payload they read must carry a valid
-signature: a turn started, or an ask answered, by someone without the key fails to decode on the worker and never
-runs. The codec signs, it does not encrypt: the server (and whoever can read its database) still reads the payloads.
+A Temporal server does not authenticate who starts a workflow, sends an update, signal or query, or reads a history (a
+dev server on localhost answers every local user). Every payload a tether client or worker writes (a turn's input,
+each update's and query's input, an activity's request and result) is signed with a key only they hold, and every
+payload they read must carry a valid signature: a turn started, an update sent or a query asked by someone without the
+key never reaches tether's code. The codec signs, it does not encrypt: the server (and whoever can read its database)
+still reads the payloads.
+
+A payload without a valid signature is not an error of the codec (an error there would fail the whole workflow task,
+and Temporal would retry it with the stranger's update in it): it decodes into a *refused* payload, which
+:class:`PayloadConverter` never turns into a value. So an update carrying one is rejected before its validator, a
+query raises, a signal is dropped, a turn's input or an activity's request fails to convert (its task is retried,
+nothing runs), each with one ``WARNING`` line on the ``tether.temporal`` logger. The workflow's handlers also refuse
+an update or query that carries no payload at all (``_workflow.py``).
 
 The key is ``$TETHER_TEMPORAL_KEY`` if set, else the file ``<data dir>/temporal/key`` (created 0600 in a 0700
 directory on first use). Client and worker on one machine share the data directory and so the key; another host
@@ -13,36 +21,62 @@ gets a copy of the file, or the variable (docs/temporal.md, "Trust boundary").
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
+import logging
 import os
 import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from temporalio import workflow
 from temporalio.api.common.v1 import Payload
-from temporalio.converter import PayloadCodec
+from temporalio.converter import (
+    CompositePayloadConverter,
+    DataConverter,
+    DefaultPayloadConverter,
+    EncodingPayloadConverter,
+    PayloadCodec,
+)
 
 from ..errors import TetherError, UsageError
 from ..paths import default_data_dir
 
-__all__ = ["ENCODING", "KEY_ENV", "SigningCodec", "key_path", "load_key"]
+__all__ = [
+    "ENCODING",
+    "KEY_ENV",
+    "REFUSED_ENCODING",
+    "PayloadConverter",
+    "SigningCodec",
+    "data_converter",
+    "key_path",
+    "load_key",
+]
 
 ENCODING = b"binary/tether-hmac-sha256"
+REFUSED_ENCODING = b"binary/tether-refused"
+"""What :class:`SigningCodec` decodes a payload without a valid signature into (``data``: why it was refused)."""
 KEY_ENV = "TETHER_TEMPORAL_KEY"
 _MIN_KEY = 32
 _MAC = hashlib.sha256().digest_size
 REFUSED = (
-    "A Temporal payload without a valid tether signature was refused: whoever sent it does not hold this worker's "
-    "key (docs/temporal.md, Trust boundary)"
+    "A Temporal payload without a valid tether signature was refused ({why}): whoever sent it does not hold this "
+    "worker's key (docs/temporal.md, Trust boundary)"
 )
-"""Raised as a plain ``TetherError``: a workflow task that fails to decode is retried and the workflow lives on (a
-non-retryable ``ApplicationError`` would end the workflow: anyone could then end a turn by sending it junk)."""
+"""Raised as a plain ``TetherError``: a workflow task that fails to convert its input is retried and the workflow
+lives on (a non-retryable ``ApplicationError`` would end the workflow: anyone could then end a turn by sending it
+junk)."""
+UNSIGNED = "unsigned"
+WRONG_KEY = "signed with another key"
+_log = logging.getLogger("tether.temporal")
 
 
 class SigningCodec(PayloadCodec):
-    """Signs every payload on the way out and refuses, on the way in, any payload it did not sign (same key)."""
+    """Signs every payload on the way out; on the way in, any payload it did not sign (same key) becomes a refused
+    payload, which :class:`PayloadConverter` never turns into a value."""
 
     def __init__(self, key: bytes) -> None:
         if len(key) < _MIN_KEY:
@@ -63,13 +97,64 @@ class SigningCodec(PayloadCodec):
     def _verify(self, payload: Payload) -> Payload:
         data = payload.data
         if payload.metadata.get("encoding") != ENCODING or len(data) < _MAC:
-            raise TetherError(REFUSED)
+            return _refused(UNSIGNED)
         mac, inner = data[:_MAC], data[_MAC:]
         if not hmac.compare_digest(mac, hmac.new(self._key, inner, hashlib.sha256).digest()):
-            raise TetherError(REFUSED)
+            return _refused(WRONG_KEY)
         found = Payload()
         found.ParseFromString(inner)
         return found
+
+
+def _refused(why: str) -> Payload:
+    return Payload(metadata={"encoding": REFUSED_ENCODING}, data=why.encode())
+
+
+class _RefusedConverter(EncodingPayloadConverter):
+    """Turns no value into a refused payload, and a refused payload into no value: it logs and raises."""
+
+    @property
+    def encoding(self) -> str:
+        return REFUSED_ENCODING.decode()
+
+    def to_payload(self, value: Any) -> Payload | None:
+        return None
+
+    def from_payload(self, payload: Payload, type_hint: type | None = None) -> Any:
+        why = payload.data.decode(errors="replace")
+        where = ""
+        if workflow.in_workflow():  # an update's, query's or signal's input, or the turn's own
+            update = workflow.current_update_info()
+            where = f" sent to the turn {workflow.info().workflow_id}"
+            where += f" (its {update.name!r} update)" if update is not None else ""
+        _log.warning(
+            "Refused a Temporal payload%s (%s): only a holder of this worker's key can send one (docs/temporal.md, "
+            "Trust boundary)",
+            where,
+            why,
+        )
+        raise TetherError(REFUSED.format(why=why))
+
+
+class PayloadConverter(CompositePayloadConverter):
+    """Temporal's default converters, and one that refuses what :class:`SigningCodec` could not verify.
+
+    A class with a nullary constructor, as Temporal builds one inside the workflow sandbox.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(_RefusedConverter(), *DefaultPayloadConverter.default_encoding_payload_converters)
+
+
+def data_converter(key: bytes) -> DataConverter:
+    """The data converter of tether's clients and workers: payloads signed with ``key`` and checked on the way in.
+
+    Raises:
+        UsageError: ``key`` is shorter than 32 bytes.
+    """
+    return dataclasses.replace(
+        DataConverter.default, payload_converter_class=PayloadConverter, payload_codec=SigningCodec(key)
+    )
 
 
 def key_path(data_dir: Path | None = None) -> Path:

@@ -14,12 +14,14 @@ __all__ = [
     "Answer",
     "AnswerInput",
     "AskInfo",
+    "AsksQuery",
     "BeginRequest",
     "BeginResult",
     "CallOutcome",
     "CallRequest",
     "CallSpec",
     "CloseRequest",
+    "HoldInput",
     "HoldRequest",
     "StepRequest",
     "StepResult",
@@ -53,6 +55,23 @@ class HoldRequest:
     """Hold the store's claim on ``session_id`` for the turn (one session, one writer) until the turn ends."""
 
     session_id: str
+
+
+@dataclass
+class HoldInput:
+    """The ``hold`` update: the hold activity has the claim on ``session_id`` for the run ``run_id`` of the turn.
+
+    Signed like every payload; naming the session and the run keeps a signed claim copied from another turn's
+    history (a session's turns share one workflow id) from being sent to this one.
+    """
+
+    session_id: str
+    run_id: str
+
+
+@dataclass
+class AsksQuery:
+    """The ``asks`` query's input: nothing to say but its signature (a query without one is refused)."""
 
 
 @dataclass

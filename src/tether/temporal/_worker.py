@@ -20,14 +20,14 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from ..errors import UsageError
 from ._activities import TurnActivities
 from ._client import DEFAULT_TASK_QUEUE
-from ._codec import SigningCodec
+from ._codec import PayloadConverter, SigningCodec
 from ._workflow import TurnWorkflow
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
     from ..llm import Model
 
-__all__ = ["run_worker", "worker"]
+__all__ = ["run_worker", "worker", "workflow_runner"]
 
 
 def worker(
@@ -59,7 +59,11 @@ def worker(
     Raises:
         UsageError: ``client`` does not sign its payloads (make it with :func:`tether.temporal.connect`).
     """
-    if not isinstance(client.data_converter.payload_codec, SigningCodec):
+    converter = client.data_converter
+    if (
+        not isinstance(converter.payload_codec, SigningCodec)
+        or converter.payload_converter_class is not PayloadConverter
+    ):
         raise UsageError(
             "A tether worker needs a client that signs its payloads: connect with tether.temporal.connect "
             "(docs/temporal.md, Trust boundary)"
@@ -76,10 +80,15 @@ def worker(
         task_queue=task_queue,
         workflows=[TurnWorkflow],
         activities=activities.all(),
-        workflow_runner=SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_modules("tether")
-        ),
+        workflow_runner=workflow_runner(),
         graceful_shutdown_timeout=timedelta(seconds=graceful_shutdown),
+    )
+
+
+def workflow_runner() -> SandboxedWorkflowRunner:
+    """The sandbox the turn workflow runs in, ``tether`` passed through (a worker's, and a replayer's)."""
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules("tether")
     )
 
 

@@ -9,18 +9,24 @@ A call that must ask a person comes back from its activity as ``ask``: the workf
 query), waits on :meth:`TurnWorkflow.answer` (an update; no worker is held while it waits, for as long as it takes),
 and runs the call again with every answer so far. Cancelling the workflow cancels the running call activities (they
 mark their parts aborted), then one last activity closes the step, and the turn ends ``cancelled``.
+
+Every update and query carries a payload signed with the workers' key (``_codec.py``, docs/temporal.md "Trust
+boundary"): one unsigned or signed with another key never converts, so the SDK rejects the update or fails the query
+before a handler runs; one that carries no payload at all is refused by the query itself or the update's validator.
+The turn takes no signals: each is dropped. Every refusal is one ``WARNING`` line on the ``tether.temporal`` logger.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import ApplicationError, is_cancelled_exception
 from temporalio.workflow import ActivityCancellationType
 
@@ -29,12 +35,14 @@ with workflow.unsafe.imports_passed_through():
         Answer,
         AnswerInput,
         AskInfo,
+        AsksQuery,
         BeginRequest,
         BeginResult,
         CallOutcome,
         CallRequest,
         CallSpec,
         CloseRequest,
+        HoldInput,
         HoldRequest,
         StepRequest,
         StepResult,
@@ -70,6 +78,8 @@ _HOLD_RETRY = RetryPolicy(
 )
 """A dead worker's hold moves to another worker (its claim is taken over there); "busy" is never retried."""
 _HOLD_DEADLINE = timedelta(days=366)
+_T = TypeVar("_T")
+_log = logging.getLogger("tether.temporal")
 
 
 @workflow.defn(name=WORKFLOW)
@@ -84,23 +94,29 @@ class TurnWorkflow:
         self._repeat: tuple[str, str, int] = ("", "", 0)  # the last call's tool, input and how many in a row
         self._held = False  # the hold activity has the session's claim
         self._hold_handle: workflow.ActivityHandle[None] | None = None
+        self._claiming: str | None = None  # the session the hold activity claims (its ``hold`` must name it)
         self._ending = False  # the turn is over: the hold releases the claim
 
     # -- what a client reads and sends -------------------------------------------------------------------------------
+    # The checks of a signed payload live in the queries and the update validators only: neither runs on replay, so a
+    # history recorded before updates carried one (``hold`` had no payload) replays through the same handler bodies,
+    # and no ``workflow.patched`` is needed (tests/temporal/test_strangers.py replays such histories).
 
     @workflow.query(name="events")
-    def events(self, after: int) -> list[TurnEvent]:
+    def events(self, after: int | None = None) -> list[TurnEvent]:
         """The turn's events from index ``after`` on."""
-        return self._events[after:]
+        return self._events[_signed("events query", after, int) :]
 
     @workflow.query(name="asks")
-    def asks(self) -> list[AskInfo]:
-        """The asks waiting for an answer, oldest first."""
+    def asks(self, request: AsksQuery | None = None) -> list[AskInfo]:
+        """The asks waiting for an answer, oldest first (``request`` says nothing but its signature)."""
+        _signed("asks query", request, AsksQuery)
         return list(self._asks.values())
 
     @workflow.update(name="answer")
-    def answer(self, given: AnswerInput) -> None:
+    def answer(self, given: AnswerInput | None = None) -> None:
         """Answer a waiting ask; its call runs again with the answer."""
+        assert given is not None  # the validator refused an answer without a payload
         ask = self._asks.pop(given.ask_id)
         self._answers[ask.id] = Answer(
             key=ask.key, kind=ask.kind, reply=given.reply, message=given.message, answers=given.answers
@@ -108,7 +124,8 @@ class TurnWorkflow:
         self._emit("answer", id=ask.id, reply=given.reply)
 
     @answer.validator
-    def _check_answer(self, given: AnswerInput) -> None:
+    def _check_answer(self, given: AnswerInput | None = None) -> None:
+        given = _signed("answer update", given, AnswerInput)
         ask = self._asks.get(given.ask_id)
         if ask is None:
             raise ValueError(f"No waiting ask {given.ask_id} in this turn (answered already, or never asked)")
@@ -120,23 +137,50 @@ class TurnWorkflow:
                 raise ValueError(f"Answer {ask.id} with one list of answers per question ({count} lists)")
 
     @workflow.update(name="hold")
-    async def hold(self) -> None:
-        """Sent by the hold activity once it has the session's claim; returns when the turn is over."""
+    async def hold(self, claim: HoldInput | None = None) -> None:
+        """Sent by the hold activity once it has the session's claim; returns when the turn is over. (``None`` only
+        in histories recorded before the claim was signed: the validator refuses it now.)"""
         self._held = True
         await workflow.wait_condition(lambda: self._ending)
+
+    @hold.validator
+    def _check_hold(self, claim: HoldInput | None = None) -> None:
+        claim = _signed("hold update", claim, HoldInput)
+        if claim.run_id != workflow.info().run_id or claim.session_id != self._claiming:
+            raise _refusal(
+                "hold update",
+                f"it claims session {claim.session_id} for the run {claim.run_id}, not what this run claims "
+                f"({self._claiming or 'nothing yet'} for {workflow.info().run_id}): a claim copied from another turn",
+            )
+
+    @workflow.signal(dynamic=True)
+    def dropped(self, name: str, args: Sequence[RawValue]) -> None:
+        """The turn takes no signals: each one, signed or not, is dropped with a line in the log."""
+        if not workflow.unsafe.is_replaying():
+            _log.warning(
+                "Dropped the signal %r sent to the turn %s: a turn takes no signals (docs/temporal.md, Trust boundary)",
+                name,
+                workflow.info().workflow_id,
+            )
 
     # -- the turn ----------------------------------------------------------------------------------------------------
 
     @workflow.run
     async def run(self, turn: TurnInput) -> TurnOutput:
         claim = workflow.patched(CLAIM_PATCH)
+        closed = False
         try:
             if claim and turn.session_id is not None:  # claimed before anything is written
                 await self._hold(turn.session_id, turn)
             return await self._turn(turn, claim and turn.session_id is None)
+        except GeneratorExit:
+            # a worker dropped this run from its cache without cancelling it (its shutdown): the coroutine is closed
+            # outside any event loop, where awaiting fails; the run goes on wherever its history is replayed
+            closed = True
+            raise
         finally:
             self._ending = True
-            if self._hold_handle is not None:  # its own failure (a lost claim) does not change the turn's end
+            if self._hold_handle is not None and not closed:  # a lost claim does not change the turn's end
                 await asyncio.wait([self._hold_handle])
 
     async def _hold(self, session_id: str, turn: TurnInput) -> None:
@@ -150,6 +194,7 @@ class TurnWorkflow:
             cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
         self._hold_handle = handle
+        self._claiming = session_id
         await workflow.wait_condition(lambda: self._held or handle.done())
         if not self._held:
             self._hold_handle = None
@@ -299,6 +344,21 @@ class TurnWorkflow:
 
     def _emit(self, event: Any, /, **data: Any) -> None:
         self._events.append(TurnEvent(kind=event, data=data))
+
+
+def _signed(what: str, value: object, kind: type[_T]) -> _T:
+    """``value``, the payload of ``what`` that the codec verified; a missing one is refused and logged (one the codec
+    could not verify never converts, and one of another type fails to convert)."""
+    if not isinstance(value, kind):
+        raise _refusal(what, "it carries no payload with a valid tether signature (the sender lacks the key)")
+    return value
+
+
+def _refusal(what: str, why: str) -> ValueError:
+    """The error refusing ``what`` (a validator's rejects the update, a query's fails it), logged once."""
+    message = f"Refused the {what} of the turn {workflow.info().workflow_id}: {why} (docs/temporal.md, Trust boundary)"
+    _log.warning("%s", message)
+    return ValueError(message)
 
 
 def _answered(answers: dict[str, Answer], ask_id: str) -> Callable[[], bool]:
