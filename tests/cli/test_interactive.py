@@ -14,7 +14,7 @@ def _edit_session(cli: Any, project: Path) -> Any:
     model = cli.script([{"text": "Editing.", "tool_calls": [EDIT]}, {"text": "Finished."}])
     term = cli.pty("run", "edit the notes", "--model", model, "--dir", str(project))
     term.expect(r"permission asked: edit")
-    term.expect(r"choice \[o/a/r/f\]")
+    term.expect(r"choice \[o/(?:a|always)/r/f\]")
     return term
 
 
@@ -33,7 +33,7 @@ def test_prompt_shows_tool_resources_diff_and_the_asking_rule(cli: Any, project:
 
 def test_always_saves_the_shown_pattern(cli: Any, project: Path) -> None:
     term = _edit_session(cli, project)
-    term.send("a\n")
+    term.send("always\n")  # edit "*" is broad: the word, not its first letter
     term.expect(r'saved approval: edit "\*"')
     assert term.wait() == 0, term.text
     listed = cli.run("permissions", "--dir", str(project))

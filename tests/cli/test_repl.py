@@ -167,7 +167,7 @@ def test_an_approval_is_asked_inline_and_the_session_goes_on(repl: Any, project:
     )
     screen.type("edit the notes")
     screen.expect(r"permission asked: edit")
-    screen.expect(r"choice \[o/a/r/f\]")
+    screen.expect(r"choice \[o/(?:a|always)/r/f\]")
     screen.term.send("o\n")
     screen.expect(r"✓ edit notes\.txt")
     screen.expect("Finished.")

@@ -58,7 +58,7 @@ def test_an_escape_sequence_in_a_command_cannot_redraw_the_approval_prompt(cli: 
         [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "done"}]
     )
     term = cli.pty("run", "go", "--model", model, "--dir", str(project))
-    term.expect(r"choice \[o/a/r/f\]")
+    term.expect(r"choice \[o/(?:a|always)/r/f\]")
     shown = term.text
     # the person reads the real command, its escapes spelled out
     assert f"command: touch {canary} '\\x1b[1A\\x1b[2K" in shown, shown
@@ -79,7 +79,7 @@ def test_a_plain_command_is_shown_as_written(cli: Any, project: Path) -> None:
         [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "done"}]
     )
     term = cli.pty("run", "go", "--model", model, "--dir", str(project))
-    term.expect(r"choice \[o/a/r/f\]")
+    term.expect(r"choice \[o/(?:a|always)/r/f\]")
     assert f"command: touch {target}" in term.text
     assert "\\x" not in term.text
     term.send("o\n")
@@ -93,7 +93,7 @@ def test_rich_markup_in_a_command_is_shown_literally(cli: Any, project: Path) ->
         [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "done"}]
     )
     term = cli.pty("run", "go", "--model", model, "--dir", str(project))
-    term.expect(r"choice \[o/a/r/f\]")
+    term.expect(r"choice \[o/(?:a|always)/r/f\]")
     text = term.text
     assert "command: echo '[bold red]hi[/] [link=http://x]y[/link]' > out.txt" in text, text
     term.send("r\n")

@@ -156,7 +156,7 @@ def test_a_session_a_live_run_holds_is_not_deleted_or_pruned(cli: Any, project: 
     )
     live = cli.pty("run", "edit", "--model", model, "--dir", str(project))
     try:
-        live.expect(r"choice \\\[o/a/r/f\]|choice \[o/a/r/f\]")
+        live.expect(r"choice \[o/(?:a|always)/r/f\]")
         (session,) = _ids(cli, project)
         before = _rows(cli)
         refused = cli.run("session", "delete", session, "--yes")

@@ -122,7 +122,7 @@ def test_a_childs_ask_reaches_the_terminal_labelled_with_the_child(cli: Any, pro
     term = cli.pty("run", "what do the notes say", "--model", _script(cli), "--dir", str(project))
     term.expect(r"permission asked: read")
     term.expect(r"asked by: subagent explore \(session ses_\w+\)")
-    term.expect(r"choice \[o/a/r/f\]")
+    term.expect(r"choice \[o/(?:a|always)/r/f\]")
     term.send("o\n")
     term.expect("The notes say alpha.")
     assert term.wait() == 0, term.text

@@ -4,7 +4,9 @@ The permission service publishes ``permission.asked`` while a tool leaf waits (l
 those requests one at a time, in order, and replies:
 
 * ``ask`` (a terminal): show the tool, the resources, the diff of an edit or the command of bash, and which rule
-  asked; offer once / always (naming the exact patterns that will be saved) / reject / reject with feedback;
+  asked; offer once / always (naming the exact patterns that will be saved) / reject / reject with feedback, read as
+  whole answers by ``_choice`` (an empty line or Ctrl-D rejects; when "always" would save a broad pattern, only the
+  word ``always`` saves it);
 * ``yes`` (``--yes``): approve once, and say so (a protected path is rejected with feedback instead);
 * ``deny`` (``--deny-asks``, or no terminal): reject with feedback that tells the model no one can approve now, and
   tell the person how to allow it next time.
@@ -19,9 +21,7 @@ subscribes to ``question.asked`` only when a person can answer (:meth:`Approver.
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, cast
 
 import anyio
@@ -33,13 +33,22 @@ from rich.text import Text
 
 from ..bus import Bus, Subscription
 from ..errors import NotFoundError
-from ..permissions import PendingRequest, PermissionAsked, PermissionService, Reply
+from ..permissions import (
+    PendingRequest,
+    PermissionAsked,
+    PermissionRequest,
+    PermissionService,
+    Reply,
+    always_saves,
+    is_broad,
+)
 from ..session import PendingQuestion, QuestionAsked, QuestionService, SessionUpdated
 from ..session.internal import Descendants
 from ..storable import printable
+from ._choice import Choices, ask_choice, read_line
 from ._format import shown, subject
 
-__all__ = ["NO_TERMINAL_FEEDBACK", "ApprovalMode", "Approver", "read_line"]
+__all__ = ["NO_TERMINAL_FEEDBACK", "ApprovalMode", "Approver"]
 
 ApprovalMode = Literal["ask", "yes", "deny"]
 
@@ -51,19 +60,6 @@ NO_TERMINAL_FEEDBACK = (
     "This action needs the user's approval and no one can approve it in this run (tether runs without a terminal "
     "or with --deny-asks). Do not retry it; finish what you can without it and tell the user what needs approval."
 )
-
-
-async def read_line(fd: int | None = None) -> str | None:
-    """Read one line from a terminal without blocking the event loop (cancellable); ``None`` at end of input."""
-    source = sys.stdin.fileno() if fd is None else fd
-    data = b""
-    while not data.endswith(b"\n"):
-        await anyio.wait_readable(source)
-        chunk = os.read(source, 1024)
-        if not chunk:
-            return data.decode(errors="replace") if data else None
-        data += chunk
-    return data.decode(errors="replace").rstrip("\r\n")
 
 
 def _input_diff(tool: str | None, tool_input: Any) -> str | None:
@@ -125,12 +121,49 @@ def _describe(console: Console, pending: PendingRequest, tool: str | None, tool_
             break
 
 
-def _always_label(save: Sequence[str], action: str) -> str:
-    if not save:
-        return "always (nothing to save for this request: acts as once)"
-    patterns = ", ".join(f'{action} "{p}"' for p in save)
+Answer = Literal["once", "always", "reject", "feedback"]
+_ANSWERS: dict[str, Answer] = {
+    "o": "once",
+    "once": "once",
+    "a": "always",
+    "always": "always",
+    "r": "reject",
+    "reject": "reject",
+    "f": "feedback",
+    "feedback": "feedback",
+}
+
+
+def _saves(request: PermissionRequest) -> str:
+    return ", ".join(f'{request.action} "{p}"' for p in always_saves(request))
+
+
+def _options(request: PermissionRequest) -> tuple[str, Choices[Answer]]:
+    """The two option lines of a permission prompt (our markup, the request's text escaped) and the answers it takes.
+
+    "always" names exactly what it saves. When a saved pattern is broad (``permissions.is_broad``: ``*``, ``rm *``)
+    the one-letter ``a`` is refused with the reason: a typo, or a habit, must not save it.
+    """
+    save = always_saves(request)
     # printed inside the prompt's markup: a pattern is the model's text, never markup
-    return escape(printable(f"always: saves {patterns} for this project"))
+    saves = escape(printable(_saves(request)))
+    broad = [p for p in save if is_broad(p)]
+    if not save:
+        always = "[bold]a[/] always (nothing to save for this request: acts as once)"
+    elif broad:
+        always = f"[bold]always[/]: saves {saves} for this project (broad: type the word always)"
+    else:
+        always = f"[bold]a[/] always: saves {saves} for this project"
+    lines = (
+        f"  [bold]o[/] once   {always}\n  [bold]r[/] reject   [bold]f[/] reject with feedback for the model"
+    )
+    if not broad:
+        accepted = "o (once), a (always), r (reject) or f (feedback); an empty line rejects"
+        return lines, Choices[Answer](words=_ANSWERS, accepted=accepted, empty="reject")
+    words: dict[str, Answer] = {word: answer for word, answer in _ANSWERS.items() if word != "a"}
+    why = f"always saves {_saves(request)}, which is broad: type the word always to save it (or o, r, f)"
+    accepted = "o (once), always, r (reject) or f (feedback); an empty line rejects"
+    return lines, Choices[Answer](words=words, accepted=accepted, empty="reject", refused={"a": why})
 
 
 class Approver:
@@ -267,28 +300,17 @@ class Approver:
         label = self._label(request.session_id, request.agent)
         if label:
             console.print(shown(f"  asked by: {label}", "bold yellow"))
-        console.print(
-            f"  [bold]o[/] once   [bold]a[/] {_always_label(request.save, request.action)}\n"
-            "  [bold]r[/] reject   [bold]f[/] reject with feedback for the model"
-        )
-        while True:
-            console.print("  choice \\[o/a/r/f]: ", end="")
-            line = await read_line()
-            if line is None:
-                return "reject", None
-            choice = line.strip().lower()[:1]
-            if choice == "o":
-                return "once", None
-            if choice == "a":
-                return "always", None
-            if choice == "r":
-                return "reject", None
-            if choice == "f":
-                console.print("  feedback for the model: ", end="")
-                feedback = await read_line()
-                if feedback and feedback.strip():
-                    return "reject", feedback.strip()
-                return "reject", None
+        lines, choices = _options(request)
+        console.print(lines)
+        short = "o/a/r/f" if "a" in choices.words else "o/always/r/f"
+        answer = await ask_choice(console, f"  choice \\[{short}]: ", choices)
+        if answer != "feedback":
+            return answer, None
+        console.print("  feedback for the model: ", end="")
+        feedback = await read_line()
+        if feedback and feedback.strip():
+            return "reject", feedback.strip()
+        return "reject", None
 
     async def _reply(self, pending: PendingRequest, reply: Reply, message: str | None) -> None:
         self.decisions.append((pending, reply, message))
@@ -296,9 +318,8 @@ class Approver:
             await self._service.reply(pending.id, reply, message)
         except NotFoundError:  # the request vanished meanwhile (its waiter was cancelled): nothing to answer
             return
-        if reply == "always" and pending.request.save:
-            saved = ", ".join(f'{pending.request.action} "{p}"' for p in pending.request.save)
-            self._console.print(shown(f"  saved approval: {saved}", "green"))
+        if reply == "always" and always_saves(pending.request):
+            self._console.print(shown(f"  saved approval: {_saves(pending.request)}", "green"))
 
     async def _ask(self, service: QuestionService, pending: PendingQuestion) -> None:
         """Ask the person ``pending``'s questions on the terminal, one after the other, and reply with the answers."""
@@ -324,13 +345,15 @@ class Approver:
 DISMISS = "/dismiss"
 
 
-def _choices(line: str, count: int) -> list[int] | None:
-    """The option numbers of ``line`` (``2`` or ``1, 3``), or ``None`` when it is not only numbers in range."""
-    parts = [p.strip() for p in line.replace(",", " ").split()]
-    if not parts or not all(p.isdigit() for p in parts):
+def _numbers(line: str) -> list[int] | None:
+    """The numbers of ``line`` (``2`` or ``1, 3``), or ``None`` when it is not only ASCII numbers (own text).
+
+    A number too long to be any option's counts as 0, out of range like it (never an ``int`` of thousands of digits).
+    """
+    parts = line.replace(",", " ").split()
+    if not parts or not all(p.isascii() and p.isdigit() for p in parts):
         return None
-    numbers = [int(p) for p in parts]
-    return numbers if all(1 <= n <= count for n in numbers) else None
+    return [int(p) if len(p) <= 9 else 0 for p in parts]
 
 
 async def _ask_questions(console: Console, pending: PendingQuestion, label: str) -> list[list[str]] | None:
@@ -360,16 +383,27 @@ async def _ask_questions(console: Console, pending: PendingQuestion, label: str)
         while True:
             console.print(f"  answer ({hint}; empty: skip; {DISMISS}: dismiss): ", end="", markup=False)
             line = await read_line()
-            if line is None or line.strip() == DISMISS:
+            if line is None or line.strip().lower() == DISMISS:
                 return None
             text = line.strip()
             if not text:
                 answers.append([])
                 break
-            picked = _choices(text, len(options)) if options else None
-            if picked is not None and len(picked) > 1 and not question.multiple:
+            picked = _numbers(text) if options else None
+            if picked is not None and not all(1 <= i <= len(options) for i in picked):
+                # a mistyped option number is not the person's own answer: say so and ask again
+                console.print(
+                    Text(
+                        f"  the options are 1 to {len(options)}; to answer with your own text that is a number, "
+                        "add a word to it",
+                        style="red",
+                    )
+                )
+                continue
+            if picked is not None and len(set(picked)) > 1 and not question.multiple:
                 console.print(Text("  this question takes one answer", style="red"))
                 continue
-            answers.append([options[i - 1].label for i in picked] if picked is not None else [text])
+            labels = [options[i - 1].label for i in dict.fromkeys(picked)] if picked is not None else [text]
+            answers.append(labels)
             break
     return answers

@@ -2,10 +2,11 @@
 
 Every command finds its project the same way: :func:`tether.config.find_project` walks up from the directory it runs
 in (``--dir`` or the current one) to the nearest ``.tether/``, ``tether.json`` or ``tether.jsonc``, else the git root;
-trust is kept for that root. A project's config file is applied in full only when the project is trusted: saved with ``tether trust``
-(or by answering "y" to the question ``tether run`` asks once in a terminal), or for one command with ``--trust`` or
-``TETHER_TRUST=1``. Otherwise the config package keeps only what tightens, and each key it left out is printed once
-on stderr, in one line naming the file, the key and the ``tether trust`` command that applies it.
+trust is kept for that root. A project's config file is applied in full only when the project is trusted: saved with
+``tether trust`` (or by answering ``y``/``yes`` to the question ``tether run`` asks once in a terminal; ``n``/``no``,
+an empty line or Ctrl-D declines, any other answer is refused and asked again), or for one command with ``--trust``
+or ``TETHER_TRUST=1``. Otherwise the config package keeps only what tightens, and each key it left out is printed
+once on stderr, in one line naming the file, the key and the ``tether trust`` command that applies it.
 
 The question ``tether run`` asks names everything trusting grants: the config keys, each MCP server the file would
 start (its command line) or reach (its URL), and the project's tool files (``.tether/tools/*.py``: count and paths,
@@ -21,6 +22,7 @@ from rich.text import Text
 
 from ..config import Config, Ignored, Instructions, TrustStore, find_project, load_config, project_root
 from ..config._restrict import describe, servers
+from ._choice import ask_choice_blocking, yes_no
 from ._common import err_console, fail, out_console, stdin_is_terminal
 from ._format import shown
 
@@ -101,11 +103,10 @@ def _ask(root: Path, ignored: tuple[Ignored, ...], tools: list[Path]) -> bool:
     console = err_console()
     # the names are the repository's: each line shown with its escapes visible, the lines joined by us
     question = Text("\n").join(shown(line, "yellow bold") for line in trust_question(root, ignored, tools))
-    try:
-        answer = console.input(question)
-    except EOFError:
-        return False
-    return answer.strip().lower() in ("y", "yes")
+    # read as a whole answer (``_choice``): "yep" or "yes please" is asked again, never saved as a decline
+    return ask_choice_blocking(
+        console, question, yes_no(), again=Text("Trust it? [y/N] ", style="yellow bold")
+    )
 
 
 def _print_ignored(ignored: tuple[Ignored, ...]) -> None:

@@ -3,8 +3,9 @@
 A call served over MCP asks permission at the point of action like any call (law 4); the person who can answer is
 the client's user. When the client declared the ``elicitation`` capability, the ask becomes an
 ``elicitation/create`` request tied to the ``tools/call`` it belongs to: the message shows the tool, the action, the
-resources (and the command or diff when there is one), and the form offers once / always / reject with optional
-feedback. Otherwise the configured ``mcp_serve.ask`` answers: ``deny`` (the default) rejects with feedback the
+resources (and the command or diff when there is one), and the form offers once / always (its label names exactly
+the approvals it saves, and says when one is broad) / reject with optional feedback. Only the exact values ``once``
+and ``always`` approve; anything else, a missing choice included, rejects. Otherwise the configured ``mcp_serve.ask`` answers: ``deny`` (the default) rejects with feedback the
 client's model reads; ``allow`` approves once, except a protected path, which only the user's own rule may allow.
 
 On the handshake protocol versions (up to 2025-11-25) the server sends ``elicitation/create`` while the call waits.
@@ -24,7 +25,7 @@ from typing import Any, Literal, cast
 
 from .._record import record
 from ..errors import NotFoundError
-from ..permissions import PendingRequest, PermissionService, Reply
+from ..permissions import PendingRequest, PermissionService, Reply, always_saves, is_broad
 from ..storable import printable
 
 __all__ = [
@@ -146,9 +147,19 @@ def ask_message(pending: PendingRequest, tool: str, tool_input: Any) -> str:
                 else f'asked by: rule {printable(rule.action)} "{printable(rule.resource)}" -> ask ({verdict.source})'
             )
             break
-    if request.save:
-        lines.append(f"always saves: {printable(', '.join(request.save))}")
+    lines.append(_always_label(pending))
     return "\n".join(lines)
+
+
+def _always_label(pending: PendingRequest) -> str:
+    """What "always" does for ``pending``: the exact approvals it saves, and whether one is broad."""
+    request = pending.request
+    save = always_saves(request)
+    if not save:
+        return "Always allow (nothing to save for this request: acts as once)"
+    patterns = printable(", ".join(f'{request.action} "{p}"' for p in save))
+    broad = " (broad: it allows much more than this request)" if any(is_broad(p) for p in save) else ""
+    return f"Always allow: saves {patterns} for this project{broad}"
 
 
 async def answer_ask(
@@ -185,8 +196,14 @@ async def answer_ask(
 
 
 def elicit_form(pending: PendingRequest, tool: str, tool_input: Any) -> tuple[str, dict[str, Any]]:
-    """The form that asks about ``pending``: its message and requested schema."""
-    return ask_message(pending, tool, tool_input), _SCHEMA
+    """The form that asks about ``pending``: its message and requested schema, whose "always" choice names exactly
+    what it saves."""
+    decision = {
+        **_SCHEMA["properties"]["decision"],
+        "enumNames": ["Allow once", _always_label(pending), "Reject"],
+    }
+    schema = {**_SCHEMA, "properties": {**_SCHEMA["properties"], "decision": decision}}
+    return ask_message(pending, tool, tool_input), schema
 
 
 async def _elicit(

@@ -6,6 +6,7 @@ calls :meth:`PermissionService.assert_`. Nothing here knows about the registry o
 
 from .._wildcard import match as wildcard_match
 from ._agents import DEFAULT_AGENT, Agent, AgentMode, builtin_agents
+from ._always import always_saves, is_broad
 from ._evaluate import Decision, Verdict, evaluate, evaluate_request, explain, names_protected_path
 from ._events import AskResult, PendingRequest, PermissionAsked, PermissionDecided, PermissionReplied
 from ._outputs import retained_output_rules
@@ -41,10 +42,12 @@ __all__ = [
     "SavedApprovals",
     "StaticRules",
     "Verdict",
+    "always_saves",
     "builtin_agents",
     "evaluate",
     "evaluate_request",
     "explain",
+    "is_broad",
     "names_protected_path",
     "retained_output_rules",
     "wildcard_match",

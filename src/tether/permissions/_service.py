@@ -20,6 +20,7 @@ import anyio
 from ..bus import Bus
 from ..errors import BlockedError, CorrectedError, DeclinedError, NotFoundError, PermissionOutcome, UsageError
 from ..ids import ascending
+from ._always import always_saves
 from ._evaluate import Decision, Verdict, evaluate_request, rules_for_action, tightened
 from ._events import (
     AskResult,
@@ -89,17 +90,6 @@ def _blocked(request: PermissionRequest, decision: Decision, configured: tuple[R
         rules=rules_for_action(request.action, configured),
         decision=decision,
     )
-
-
-def _save_patterns(request: PermissionRequest) -> tuple[str, ...]:
-    """What an "always" reply saves: the request's ``save`` patterns, or for a protected path its exact resources.
-
-    A protected resource spelled with a wildcard character would save a pattern wider than the file asked about, so
-    it is not saved (the reply then acts as ``once``).
-    """
-    if request.protected is None or not request.save:
-        return tuple(request.save)
-    return tuple(r for r in request.resources if not any(w in r for w in "*?"))
 
 
 class PermissionService:
@@ -294,7 +284,7 @@ class PermissionService:
             raise NotFoundError(f"No pending permission request {request_id}")
         pending = entry.pending
         with anyio.CancelScope(shield=True):
-            save = _save_patterns(pending.request) if reply == "always" else ()
+            save = always_saves(pending.request) if reply == "always" else ()
             if save:
                 try:
                     await self._saved.add(pending.project, pending.request.action, save)

@@ -166,7 +166,17 @@ function refreshSoon() {
 
 function permissionAsk(request) {
   const feedback = el("input", { type: "text", placeholder: "feedback with reject (optional)", "aria-label": "feedback" });
+  // "Always" names what it saves (`request.save`, as the terminal prompt does) and is confirmed in a dialog that
+  // repeats it: one click saves a project-wide approval, so a misclick must not. The server takes only the exact
+  // replies once, always and reject.
+  const saves = (request.save || []).map((p) => `${request.action} "${p}"`).join(", ");
+  const always = saves ? `Always: saves ${saves}` : "Always (nothing to save: acts as once)";
   const reply = (kind) => async () => {
+    if (kind === "always" && saves && !window.confirm(`Save the approval ${saves} for this project? ` +
+        "From now on it allows every request it matches without asking.")) {
+      say("nothing saved");
+      return;
+    }
     const body = { reply: kind };
     if (kind === "reject" && feedback.value) body.message = feedback.value;
     try {
@@ -182,7 +192,7 @@ function permissionAsk(request) {
     el("div", { class: "meta" }, `session ${request.session_id}`),
     el("div", {},
       el("button", { type: "button", onclick: reply("once") }, "Allow once"), " ",
-      el("button", { type: "button", onclick: reply("always") }, "Always"), " ",
+      el("button", { type: "button", class: "always", onclick: reply("always") }, always), " ",
       el("button", { type: "button", onclick: reply("reject") }, "Reject"), " ", feedback));
 }
 

@@ -1,0 +1,46 @@
+"""What an "always" reply saves, and whether a saved pattern is broad.
+
+One definition for the service that saves the patterns and for every place that asks a person (the terminal prompt,
+the MCP elicitation form, the inspector): what they show is exactly what is saved, and each treats a broad pattern
+with the same care (the terminal refuses the one-letter ``a`` for it, the forms name it as broad).
+
+A pattern is **broad** when it holds a wildcard (``*`` or ``?``) and its literal text before the first wildcard names
+at most one thing: split on whitespace and ``/`` (``\\`` counts as ``/``), leaving out flags (words starting with
+``-``), at most one word is left. So ``*``, ``*.py``, ``rm *``, ``git -C *``, ``python3 -c *``, ``/*``, ``~/*`` and
+``https://*`` are broad: each approves every command of a program or everything under a root. ``git push *``,
+``npm run *``, ``/home/me/other-project/*``, ``https://docs.python.org/*`` and exact texts (``.gitmodules``,
+``rm -rf build``) are not.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._types import PermissionRequest
+
+__all__ = ["always_saves", "is_broad"]
+
+_WILDCARD = re.compile(r"[*?]")
+_SEPARATORS = re.compile(r"[\s/]+")
+
+
+def always_saves(request: PermissionRequest) -> tuple[str, ...]:
+    """The patterns an "always" reply to ``request`` saves: its ``save`` patterns, or for a protected path its exact
+    resources (empty: the reply acts as "once").
+
+    A protected resource spelled with a wildcard character would save a pattern wider than the file asked about, so
+    it is not saved.
+    """
+    if request.protected is None or not request.save:
+        return tuple(request.save)
+    return tuple(r for r in request.resources if _WILDCARD.search(r) is None)
+
+
+def is_broad(pattern: str) -> bool:
+    """Whether the saved ``pattern`` is broad: a wildcard after at most one word (flags aside); see the module."""
+    found = _WILDCARD.search(pattern)
+    if found is None:
+        return False
+    literal = pattern[: found.start()].replace("\\", "/")
+    words = [word for word in _SEPARATORS.split(literal) if word and not word.startswith("-")]
+    return len(words) <= 1
