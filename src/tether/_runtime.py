@@ -311,7 +311,7 @@ class Runtime:
             # the user's own rules only (an untrusted project's are tighten-only and never widen the sandbox)
             self.sandbox: Sandbox = Sandbox.make(settings, detection, real_tmp, config.permission)
             self.agents: dict[str, Agent] = builtin_agents(
-                real_data, real_tmp, config, sandboxed=detection.mechanism == "bwrap"
+                real_data, real_tmp, config, sandboxed=settings.auto_allow and detection.mechanism == "bwrap"
             )
             self.permissions: PermissionService = await stack.enter_async_context(
                 PermissionService(bus=self.bus, saved=self.saved, resolve=self._resolve_rules)

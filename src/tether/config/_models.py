@@ -474,6 +474,13 @@ class SandboxSection(_Strict):
         description="none: commands have no network (their own network namespace; with Landlock, no TCP); host: "
         "the machine's network.",
     )
+    auto_allow: bool = Field(
+        default=False,
+        description="true: with bubblewrap holding commands, the built-in agents run bash commands without asking, "
+        "except destructive ones (rm, mv, > truncation, git reset --hard/clean/checkout/restore, find -delete, git "
+        "push) and the parse-level asks (protected paths, outside directories, uncertain text). Your own rules "
+        "still apply after.",
+    )
     writable: list[Text] = Field(
         default_factory=list[str],
         description="Further directories commands may write (absolute or ~/...), e.g. a build cache. An "

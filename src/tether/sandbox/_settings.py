@@ -29,12 +29,14 @@ class SandboxSettings:
         required: refuse to run commands when no mechanism holds them.
         network: ``none`` (default) or ``host``.
         writable: further directories commands may write (``~`` expanded, made real).
+        auto_allow: with bubblewrap, the built-in agents allow bash commands except destructive ones.
     """
 
     mode: Mode = "auto"
     required: bool = False
     network: Network = "none"
     writable: tuple[str, ...] = ()
+    auto_allow: bool = False
 
     @classmethod
     def from_config(cls, value: object) -> SandboxSettings:
@@ -55,6 +57,7 @@ class SandboxSettings:
             required=data.get("required") is True,
             network=network if network in ("none", "host") else "none",
             writable=paths,
+            auto_allow=data.get("auto_allow") is True,
         )
 
 
