@@ -107,23 +107,16 @@ def _output_root(config: Config, data_dir: Path) -> Path:
 
 
 def _store_url(config: Config) -> str | None:
-    """The shared store's URL: ``$TETHER_STORE_URL``, else the config's ``store``; ``None``: the SQLite file.
+    """The shared store's URL: ``$TETHER_STORE_URL``, else the config's ``store``; ``None``: the SQLite file. The
+    one resolution (``tether.config._store``) every command's store comes from.
 
     Raises:
         UsageError: ``$TETHER_STORE_URL`` is set but is not a ``postgresql://`` URL (the value is not echoed: it
             may hold a password).
     """
-    from .session._postgres_conn import is_postgres_url
+    from .config._store import store_choice
 
-    env = os.environ.get("TETHER_STORE_URL", "").strip()
-    if env:
-        if not is_postgres_url(env):
-            raise UsageError(
-                "TETHER_STORE_URL must be a postgresql:// URL (unset it for the default SQLite file)"
-            )
-        return env
-    value = config.get("store")
-    return value if isinstance(value, str) else None
+    return store_choice(config).url
 
 
 class RuntimeLocation:

@@ -1,7 +1,12 @@
 """What every command shares: exit codes, error reporting, consoles, and the async entry point.
 
-Errors a person can fix (a broken config file, an unknown session id, a bad flag) are printed as one precise line on
-stderr and exit with code 2; they are never tracebacks. Anything else is a defect and keeps its traceback.
+Errors a person can fix (a broken config file, an unknown session id, a bad flag, a store that cannot be opened) are
+printed as one precise line on stderr and exit with code 2; they are never tracebacks. Anything else is a defect and
+keeps its traceback.
+
+Every command opens the runtime, and with it the session store, through :func:`opened` (or :func:`runtime`, which
+loads the project's config first): the store is the one the resolved config names (``tether.config._store``), so
+every command sees the same sessions, and none creates a SQLite file when the config names PostgreSQL.
 """
 
 from __future__ import annotations
@@ -10,14 +15,19 @@ import gc
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from types import TracebackType
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from ..errors import ConfigError, NotFoundError, TetherError, UsageError
+from ..errors import ConfigError, NotFoundError, StoreError, TetherError, UsageError
 from ._format import shown
+
+if TYPE_CHECKING:
+    from .. import Runtime
+    from ..config import Config
 
 __all__ = [
     "CANCELLED",
@@ -26,6 +36,7 @@ __all__ = [
     "USAGE",
     "err_console",
     "fail",
+    "opened",
     "out_console",
     "run_async",
     "runtime",
@@ -93,8 +104,47 @@ def run_async(main: Callable[[], Awaitable[T]]) -> T:
         fail(f"{type(exc).__name__}: {exc.message}", TURN_FAILED)
 
 
-async def runtime(data_dir: Path, directory: Path | None = None) -> Any:
-    """An unopened ``Runtime`` over ``data_dir``, configured with the project's merged ``tether.json``.
+class _Opened:
+    """``async with`` the runtime of a command: :meth:`Runtime.__aenter__`, with a store that cannot be opened turned
+    into a usage error naming where the store was chosen (exit code 2)."""
+
+    __slots__ = ("_config", "_runtime")
+
+    def __init__(self, runtime: Runtime, config: Config) -> None:
+        self._runtime = runtime
+        self._config = config
+
+    async def __aenter__(self) -> Runtime:
+        from ..config._store import store_choice
+
+        try:
+            return await self._runtime.__aenter__()
+        except StoreError as exc:
+            origin = store_choice(self._config).origin
+            raise UsageError(f"{exc.message} (the store is set by {origin})") from None
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._runtime.__aexit__(kind, error, tb)
+
+
+def opened(data_dir: Path, config: Config) -> _Opened:
+    """The one way a command opens its runtime (``async with opened(data_dir, config) as rt``): its session store is
+    the one ``config`` names (``$TETHER_STORE_URL``, else ``store``, else ``<data_dir>/tether.db``).
+
+    Raises:
+        UsageError: on entering, the store cannot be opened (a broken or unreachable URL, a corrupt file); the
+            message names the config file or variable that chose it, never the password.
+    """
+    from .. import Runtime
+
+    return _Opened(Runtime(data_dir=data_dir, config=config), config)
+
+
+async def runtime(data_dir: Path, directory: Path | None = None) -> _Opened:
+    """:func:`opened` with the merged ``tether.json`` of the project ``directory`` (default: the current directory)
+    belongs to: ``async with await runtime(data_dir) as rt``.
 
     The config goes through :func:`tether.cli._trust.project_config`, as every command's does: an untrusted
     project's file only tightens, and what it may not set is printed on stderr.
@@ -104,12 +154,11 @@ async def runtime(data_dir: Path, directory: Path | None = None) -> Any:
     """
     import anyio.to_thread
 
-    from .. import Runtime
     from ._trust import project_config
 
     path = (directory or Path.cwd()).resolve()
     config = await anyio.to_thread.run_sync(lambda: project_config(data_dir, path))
-    return Runtime(data_dir=data_dir, config=config)
+    return opened(data_dir, config)
 
 
 def freeze_startup() -> None:

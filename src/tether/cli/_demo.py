@@ -17,7 +17,7 @@ from rich.constrain import Constrain
 from rich.rule import Rule
 from rich.text import Text
 
-from ._common import out_console, run_async, stdin_is_terminal
+from ._common import opened, out_console, run_async, stdin_is_terminal
 
 __all__ = ["demo_command"]
 
@@ -65,14 +65,13 @@ def demo_command(*, data_dir: Path, yes: bool, keep: bool) -> None:
     console.print()
 
     async def main() -> tuple[int, str, object, object]:
-        from .. import Runtime
         from ..config import load_instructions
         from ._trust import print_refused, project_config
         from ._turn import drive_turn, print_summary
 
         # The demo wrote this project itself: trusted for this run (not saved in the trust store).
         config = await anyio.to_thread.run_sync(lambda: project_config(data_dir, project, trust=True))
-        async with Runtime(data_dir=data_dir, config=config) as rt:
+        async with opened(data_dir, config) as rt:
             location = await rt.location(project)
             session = await rt.sessions.create(location, agent="build")
             instructions = await anyio.to_thread.run_sync(load_instructions, location.location, config)

@@ -29,7 +29,7 @@ from ..errors import ConfigError, NotFoundError, ProviderAuthError, TetherError,
 from ..llm import Model
 from ..llm._pricing import Price, dollars, find_price, usage_cost
 from ..session import AssistantInfo
-from ._common import CANCELLED, OK, fail, freeze_startup, out_console, run_async, stdin_is_terminal
+from ._common import CANCELLED, OK, fail, freeze_startup, opened, out_console, run_async, stdin_is_terminal
 from ._format import shown
 from ._models import Models
 from ._turn import TurnOutcome
@@ -232,7 +232,6 @@ def repl_command(
     path = project_dir(directory)
 
     async def main() -> int:
-        from .. import Runtime
         from ._repl_commands import COMMANDS, banner
         from ._repl_input import HISTORY_FILE, HistoryFile, prompt_session
         from ._run import open_session
@@ -241,7 +240,7 @@ def repl_command(
 
         config = await anyio.to_thread.run_sync(lambda: project_config(data_dir, path, trust=trust, ask=True))
         console = out_console()
-        async with Runtime(data_dir=data_dir, config=config) as rt:
+        async with opened(data_dir, config) as rt:
             location = await rt.location(path)
             freeze_startup()
             print_notices(location.notices)  # skipped plugins and project tool files, said once

@@ -15,7 +15,7 @@ import typer
 from ..content import Content, Text
 from ..errors import ProviderAuthError, UsageError
 from ._approve import ApprovalMode
-from ._common import err_console, fail, freeze_startup, out_console, run_async, stdin_is_terminal
+from ._common import err_console, fail, freeze_startup, opened, out_console, run_async, stdin_is_terminal
 from ._format import shown
 
 if TYPE_CHECKING:
@@ -150,7 +150,6 @@ def run_command(
     content = _user_input(prompt, files) if not show_prompt else ""
 
     async def main() -> int:
-        from .. import Runtime
         from ..llm._pricing import find_price
         from ..telemetry import export_from_config
         from ._models import choose_model
@@ -182,7 +181,7 @@ def run_command(
         console = out_console()
         export_from_config(config.data, force=otel)  # telemetry: --otel or config telemetry.otlp_endpoint
         # the model's SDK client is closed after the runtime (its connections: a caller's loop may go on)
-        async with aclosing(chosen), Runtime(data_dir=data_dir, config=config) as rt:
+        async with aclosing(chosen), opened(data_dir, config) as rt:
             location = await rt.location(path)
             print_notices(location.notices)  # skipped plugins and project tool files, said once
             name = agent or config.get("default_agent") or "build"

@@ -3,7 +3,7 @@
 Every command that takes a session id takes a unique prefix of one too (``SQLiteStore.resolve_session``: an index
 range, never a scan); an ambiguous prefix is a usage error naming the candidates. Deleting removes a session with its
 child sessions, every row of theirs (one transaction) and their retained tool outputs; a session a live process runs
-is refused.
+is refused. Each command opens the store the resolved config names (``_common.runtime``), as ``tether run`` does.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ._common import err_console, fail, out_console, run_async, stdin_is_terminal
+from ._common import err_console, fail, out_console, run_async, runtime, stdin_is_terminal
 from ._format import shown
 
 __all__ = [
@@ -56,9 +56,7 @@ def list_command(
     """The body of ``tether sessions``."""
 
     async def main() -> list[tuple[Any, str, str]]:
-        from .. import Runtime
-
-        async with Runtime(data_dir=data_dir) as rt:
+        async with await runtime(data_dir, directory) as rt:
             project = None
             if not all_:
                 import anyio.to_thread
@@ -100,20 +98,18 @@ def list_command(
 
 
 async def _export(data_dir: Path, session_id: str) -> dict[str, Any]:
-    from .. import Runtime
     from .._export import export_document
 
-    async with Runtime(data_dir=data_dir) as rt:
+    async with await runtime(data_dir) as rt:
         return await export_document(rt.store, await rt.store.resolve_session(session_id))
 
 
 async def _load_shown(data_dir: Path, session_id: str) -> tuple[Any, Any, tuple[Any, ...], Any]:
     """The session, its messages, its current todo list (one key range, never a walk of the history) and its
     child sessions (subagents' sessions, by the parent's call id)."""
-    from .. import Runtime
     from .._export import load_subsessions
 
-    async with Runtime(data_dir=data_dir) as rt:
+    async with await runtime(data_dir) as rt:
         info = await rt.store.resolve_session(session_id)
         messages = await rt.store.load_messages(info.id)
         todos = await rt.store.load_todos(info.id)
@@ -215,10 +211,9 @@ def delete_command(*, data_dir: Path, session_id: str, yes: bool) -> None:
         fail("deleting a session needs a confirmation and there is no terminal to ask: pass --yes")
 
     async def main() -> tuple[Any, list[str]] | None:
-        from .. import Runtime
         from ._choice import ask_choice, yes_no
 
-        async with Runtime(data_dir=data_dir) as rt:
+        async with await runtime(data_dir) as rt:
             info = await rt.store.resolve_session(session_id)
             if not yes:
                 console = out_console()
@@ -257,9 +252,7 @@ def prune_command(*, data_dir: Path, older_than: str, dry_run: bool) -> None:
     before = int((time.time() - age) * 1000)
 
     async def main() -> tuple[Any, list[str]]:
-        from .. import Runtime
-
-        async with Runtime(data_dir=data_dir) as rt:
+        async with await runtime(data_dir) as rt:
             result = await rt.store.prune_sessions(before=before, dry_run=dry_run)
             failures = [] if dry_run else await _delete_outputs(rt, result)
             return result, failures

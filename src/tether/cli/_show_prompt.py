@@ -17,6 +17,7 @@ import anyio
 import anyio.to_thread
 
 from ..errors import ProviderAuthError
+from ._common import opened
 
 __all__ = ["show_prompt"]
 
@@ -58,14 +59,13 @@ async def show_prompt(
         UsageError: no model was chosen, the agent does not exist, or ``--session`` is ambiguous.
         NotFoundError: ``--session`` names no session.
     """
-    from .. import Runtime
     from ..config import load_instructions
     from ..prompts import format_system
     from ..storable import printable
     from ._trust import print_refused
 
     name = _model_name(model, config)
-    async with Runtime(data_dir=data_dir, config=config) as rt:
+    async with opened(data_dir, config) as rt:
         location = await rt.location(path)
         stored = await _stored(rt, location, session_id=session_id, continue_=continue_)
         chosen = stored.agent if stored is not None else agent or config.get("default_agent") or "build"

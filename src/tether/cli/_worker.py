@@ -18,7 +18,7 @@ import anyio
 import anyio.to_thread
 import typer
 
-from ._common import CANCELLED, OK, TURN_FAILED, err_console, fail, freeze_startup, run_async
+from ._common import CANCELLED, OK, TURN_FAILED, err_console, fail, freeze_startup, opened, run_async
 
 if TYPE_CHECKING:
     from ..session import PendingQuestion
@@ -50,7 +50,6 @@ def worker_command(
     directory = roots[0]
 
     async def main() -> int:
-        from .. import Runtime
         from ..temporal import run_worker
         from ._models import choose_model
         from ._trust import project_config
@@ -75,7 +74,7 @@ def worker_command(
                     stop.set()
                     return
 
-        async with Runtime(data_dir=data_dir, config=config) as rt, anyio.create_task_group() as tg:
+        async with opened(data_dir, config) as rt, anyio.create_task_group() as tg:
             tg.start_soon(stop_on_signal)
             freeze_startup()
             await run_worker(
