@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from tether.builtins import _replacers as r
@@ -103,11 +105,21 @@ def test_tabs_map_to_the_files_spaces() -> None:
     assert updated == "class A:\n    def f(self):\n        if x:\n            return 2\n"
 
 
-def test_new_indentation_that_cannot_be_mapped_is_refused() -> None:
+def test_tabs_one_level_deeper_map_to_one_level_of_the_files_spaces() -> None:
+    content = "class A:\n    def f(self):\n        a = 1\n        b = 2\n"
+    updated, _ = replace(content, "\t\ta = 1\n\t\tb = 2", "\t\tif a:\n\t\t\tb = 2")
+    assert updated == "class A:\n    def f(self):\n        if a:\n            b = 2\n"
+
+
+def test_new_string_in_a_third_indentation_is_refused() -> None:
     content = "class A:\n    def f(self):\n        a = 1\n        b = 2\n"
     with pytest.raises(IndentationUnclear) as info:
-        replace(content, "\t\ta = 1\n\t\tb = 2", "\t\tif a:\n\t\t\tb = 2")
+        replace(
+            content, "a = 1\nb = 2", "  a = 1\n  b = 3"
+        )  # old_string at column 0, new_string at 2, the file at 8
     assert info.value.line == 3
+    assert (info.value.old_indent, info.value.file_indent) == ("", "        ")
+    assert info.value.reason == "nothing in it shows which indentation it is written in"
 
 
 def test_an_exact_match_leaves_the_trailing_whitespace_after_it() -> None:
@@ -175,3 +187,262 @@ def test_disproportionate_span_guard() -> None:
     assert r._too_large("x\n" + "y" * 900, "x\ny")
     assert not r._too_large("a\nb", "a\nb")
     assert SpanTooLarge is not None
+
+
+# --- which indentation new_string is written in (issue 34, item 7) ---------------------------------------------------
+#
+# A model that gets old_string's indentation wrong writes new_string either in the file's indentation (only old_string
+# was wrong: keep it as written) or in the same wrong one (shift it like old_string). The file below is the kind of code
+# where the wrong choice moves a method out of its class or a return out of its function.
+
+CLASS = """class Store:
+    def get(self, key):
+        value = self._data.get(key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def put(self, key, value):
+        self._data[key] = value
+"""
+# The intended change, in the file's indentation: get() gains a default, put() is unchanged.
+CHANGED = CLASS.replace(
+    "    def get(self, key):\n        value = self._data.get(key)\n        if value is None:\n            raise KeyError(key)",
+    "    def get(self, key, default=None):\n        value = self._data.get(key)\n        if value is None:\n"
+    "            if default is not None:\n                return default\n            raise KeyError(key)",
+)
+OLD = "    def get(self, key):\n        value = self._data.get(key)\n        if value is None:\n            raise KeyError(key)"
+NEW = (
+    "    def get(self, key, default=None):\n        value = self._data.get(key)\n        if value is None:\n"
+    "            if default is not None:\n                return default\n            raise KeyError(key)"
+)
+
+
+def _dedent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(line.removeprefix(prefix) for line in text.split("\n"))
+
+
+def _tabs(text: str) -> str:
+    return "\n".join(
+        "\t" * ((len(line) - len(line.lstrip(" "))) // 4) + line.lstrip(" ") for line in text.split("\n")
+    )
+
+
+def _first_lost(text: str) -> str:
+    return text.lstrip(" ")
+
+
+MISTAKES = {
+    "dedented": _dedent,
+    "dedented_twice": lambda text: _dedent(_dedent(text)),
+    "reindented_deeper": lambda text: "\n".join("    " + line for line in text.split("\n")),
+    "tabs": _tabs,
+    "first_line_lost": _first_lost,
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(MISTAKES))
+def test_only_old_string_mis_indented_keeps_new_string_as_written(mistake: str) -> None:
+    assert replace(CLASS, MISTAKES[mistake](OLD), NEW) == (CHANGED, 1)
+
+
+@pytest.mark.parametrize("mistake", sorted(MISTAKES))
+def test_both_strings_mis_indented_alike_shifts_new_string_to_the_file(mistake: str) -> None:
+    fix = MISTAKES[mistake]
+    assert replace(CLASS, fix(OLD), fix(NEW)) == (CHANGED, 1)
+
+
+def test_a_method_written_in_the_files_indentation_stays_in_its_class() -> None:
+    # The regression of issue 34: old_string dedented to column 0, new_string copied from the file. Shifting
+    # new_string like old_string put the method 4 columns too deep; the reverse mistake puts one at column 0.
+    old = "def put(self, key, value):\n    self._data[key] = value"
+    new = "    def put(self, key, value):\n        self._data[key] = value\n        self._dirty = True"
+    assert replace(CLASS, old, new) == (
+        CLASS.replace("[key] = value\n", "[key] = value\n        self._dirty = True\n"),
+        1,
+    )
+
+
+def test_a_return_written_in_the_files_indentation_stays_in_its_function() -> None:
+    old = "    raise KeyError(key)\nreturn value"  # the raise one level too shallow, the return at column 0
+    new = "            raise KeyError(key)\n        return value or None"
+    assert replace(CLASS, old, new) == (CLASS.replace("return value\n", "return value or None\n"), 1)
+
+
+def test_wrapping_and_unwrapping_in_either_frame() -> None:
+    # Wrap: old_string one level too shallow; new_string in the same frame, then in the file's.
+    wrapped = CLASS.replace(
+        "        return value\n",
+        "        try:\n            return value\n        finally:\n            self._hits += 1\n",
+    )
+    old = "    return value"
+    assert (
+        replace(CLASS, old, "    try:\n        return value\n    finally:\n        self._hits += 1")[0]
+        == wrapped
+    )
+    assert (
+        replace(
+            CLASS,
+            old,
+            "        try:\n            return value\n        finally:\n            self._hits += 1",
+        )[0]
+        == wrapped
+    )
+    # Unwrap: the if's body takes the if's place, in either frame.
+    unwrapped = CLASS.replace(
+        "        if value is None:\n            raise KeyError(key)\n", "        raise KeyError(key)\n"
+    )
+    old = "if value is None:\n    raise KeyError(key)"
+    assert replace(CLASS, old, "raise KeyError(key)")[0] == unwrapped
+    assert replace(CLASS, old, "        raise KeyError(key)")[0] == unwrapped
+
+
+def test_moving_a_line_out_of_its_block_in_either_frame() -> None:
+    content = "def f(items):\n    for x in items:\n        if x:\n            go(x)\n        done(x)\n"
+    moved = content.replace("        done(x)", "    done(x)")
+    old = "    if x:\n        go(x)\n    done(x)"  # one level too shallow
+    assert replace(content, old, "    if x:\n        go(x)\ndone(x)")[0] == moved
+    assert replace(content, old, "        if x:\n            go(x)\n    done(x)")[0] == moved
+
+
+def test_a_single_line_compares_new_strings_indentation_with_both() -> None:
+    content = "def f():\n    if a:\n        x = 1\n"
+    assert (
+        replace(content, "    x = 1", "        x = 2")[0] == "def f():\n    if a:\n        x = 2\n"
+    )  # the file's
+    assert (
+        replace(content, "    x = 1", "    x = 2")[0] == "def f():\n    if a:\n        x = 2\n"
+    )  # old_string's
+    assert (
+        replace(content, "x = 1", "x = 2\ny = 3")[0] == "def f():\n    if a:\n        x = 2\n        y = 3\n"
+    )
+    assert (
+        replace(content, "x = 1", "if b:\n    x = 2")[0]
+        == "def f():\n    if a:\n        if b:\n            x = 2\n"
+    )
+    with pytest.raises(IndentationUnclear) as info:
+        replace(content, "    x = 1", "  x = 2")  # neither
+    assert info.value.reason == "nothing in it shows which indentation it is written in"
+
+
+def test_an_exact_match_inside_a_lines_indentation_is_an_indentation_mismatch() -> None:
+    # "    x = 1" is found verbatim inside "        x = 1": replacing there would indent new_string twice.
+    content = "def f():\n    if a:\n        x = 1\n        y = 2\n"
+    assert replace(content, "    x = 1\n        y = 2", "        x = 3\n        y = 2")[0] == content.replace(
+        "x = 1", "x = 3"
+    )
+
+
+def test_new_string_half_in_each_frame_is_refused() -> None:
+    with pytest.raises(IndentationUnclear) as info:
+        replace(CLASS, _dedent(OLD), "def get(self, key, default=None):\n        value = self._data.get(key)")
+    assert info.value.reason == "its lines fit neither old_string's indentation nor the file's"
+
+
+# OpenCode's replacer table (reference §2.4): each lenient strategy reached with old_string dedented, and new_string
+# in the file's indentation ("old") or dedented alike ("both"): the same file either way.
+STORE = """class Store:
+    def get(self, key):
+        value  =  self._data.get(key)
+        if value is None:
+            raise KeyError("missing")
+        return value
+"""
+TABLE = [
+    # (strategy, old_string dedented, new_string in the file's indentation, the file after)
+    (
+        "indentation",
+        'value  =  self._data.get(key)\nif value is None:\n    raise KeyError("missing")',
+        "        value  =  self._data.get(key)\n        if value is None:\n            raise LookupError(key)",
+        STORE.replace('KeyError("missing")', "LookupError(key)"),
+    ),
+    (
+        "block_anchor",
+        'value  =  self._data.get(key)\nif value is None:\n    raise KeyErr("missing")\nreturn value',
+        "        value  =  self._data.get(key)\n        if value is None:\n            raise LookupError(key)\n"
+        "        return value",
+        STORE.replace('KeyError("missing")', "LookupError(key)"),
+    ),
+    (
+        "whitespace_normalized",
+        'value = self._data.get(key)\nif value is None:\n    raise KeyError("missing")',
+        '        value = self._data.get(key)\n        if value is None:\n            raise KeyError("missing")',
+        STORE.replace("value  =  self", "value = self"),
+    ),
+    (
+        "escape_normalized",
+        'raise KeyError(\\"missing\\")',
+        "            raise KeyError(key)",
+        STORE.replace('KeyError("missing")', "KeyError(key)"),
+    ),
+    (
+        "trimmed_boundary",
+        "  \nreturn value\n ",
+        "        return value or None",
+        STORE.replace("return value", "return value or None"),
+    ),
+    (
+        "context_aware",
+        "value  =  self._data.get(key)\nif value is None:\n    totally different words here\nreturn value",
+        "        value  =  self._data.get(key)\n        if value is None:\n            raise LookupError(key)\n"
+        "        return value",
+        STORE.replace('KeyError("missing")', "LookupError(key)"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("strategy", "old", "new", "after"), TABLE, ids=[row[0] for row in TABLE])
+@pytest.mark.parametrize("family", ["old", "both"])
+def test_each_lenient_strategy_carries_new_string_over_in_both_families(
+    strategy: str, old: str, new: str, after: str, family: str
+) -> None:
+    doc = r._Doc(STORE)
+    first = next(s for s, _ in STRATEGIES if s(doc, old, new))
+    assert first.__name__ == strategy
+    sent = new if family == "old" else textwrap.dedent(new)
+    assert replace(STORE, old, sent) == (after, 1)
+
+
+def test_an_opener_replaced_by_another_keeps_its_body_in_place_in_either_frame() -> None:
+    content = "def f(queue):\n    if ready:\n        go(x)\n    return queue\n"
+    after = "def f(queue):\n    # drain first\n    for x in queue:\n        go(x)\n    return queue\n"
+    old = "if ready:\n    go(x)"
+    assert replace(content, old, "# drain first\nfor x in queue:\n    go(x)")[0] == after
+    assert replace(content, old, "    # drain first\n    for x in queue:\n        go(x)")[0] == after
+
+
+def test_a_continuation_line_settles_which_lines_were_shifted() -> None:
+    # A single bare line grows a call over two lines: read with all lines shifted, or only the first, the second is
+    # deeper after "(" either way; the bare second line can only have been shifted.
+    content = "def f():\n    x = 1\n"
+    assert replace(content, "x = 1", "x = compute(\n    1)")[0] == "def f():\n    x = compute(\n        1)\n"
+    assert (
+        replace(content, "x = 1", "x = compute(\n        1)")[0] == "def f():\n    x = compute(\n        1)\n"
+    )
+
+
+def test_a_new_first_line_in_neither_indentation_is_refused() -> None:
+    content = "def f():\n    if a:\n        one()\n        two()\n"
+    with pytest.raises(IndentationUnclear) as info:
+        replace(content, "one()\ntwo()", "  zero()\none()\ntwo()")
+    assert (
+        info.value.reason == "its first line is indented like neither old_string's first line nor the file's"
+    )
+
+
+def test_a_first_line_in_old_strings_indentation_over_lines_in_the_files_is_refused() -> None:
+    content = "def f():\n    if a:\n        one()\n        two()\n"
+    with pytest.raises(IndentationUnclear) as info:
+        replace(
+            content, "one()\ntwo()", "# then\n        one()\n        two()"
+        )  # a comment is nobody's parent
+    assert info.value.reason == "its first line is in one indentation and its other lines in the other"
+
+
+def test_a_second_line_that_fits_no_reading_of_a_bare_line_is_refused() -> None:
+    # "y = 2" 4 deeper than a plain statement (all lines shifted), or at column 4 (only the first line's indentation
+    # lost): neither follows "x = 3" as code does.
+    content = "class A:\n    def f(self):\n        x = 1\n"
+    with pytest.raises(IndentationUnclear) as info:
+        replace(content, "x = 1", "x = 3\n    y = 2")
+    assert info.value.reason == "it reads as well in old_string's indentation as in the file's"

@@ -7,8 +7,9 @@ later, more lenient strategy would find them all again. So an exact match beats 
 whitespace, which beats an indentation-flexible one.
 
 A match that changed indentation (``old_string`` dedented, doubled, in tabs, or its first line's indentation lost)
-applies the same change to ``new_string``, so the result keeps the file's indentation, first line included. When
-``new_string``'s indentation cannot be mapped that way, the edit is refused (:class:`IndentationUnclear`).
+leaves a question: is ``new_string`` in ``old_string``'s indentation (re-indent it the same way) or already in the
+file's (keep it)? ``_indentation.carry_over`` decides from evidence; when it cannot, the edit is refused
+(:class:`IndentationUnclear`, with the reason).
 
 Order: exact, trailing whitespace, indentation, block anchors (similar middle lines), normalized whitespace,
 unescaped escapes, trimmed boundaries, context anchors. The lenient ones follow OpenCode's replacers (reference
@@ -23,9 +24,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 
 from .._record import record
+from ._indentation import Style, Unclear, carry_over, indent_of, style_of
 
 __all__ = [
     "STRATEGIES",
@@ -54,12 +55,19 @@ class AmbiguousMatch(Exception):
 
 
 class IndentationUnclear(Exception):
-    """``old_string`` matched (at 1-based ``line``) only with another indentation, and ``new_string``'s cannot be mapped."""
+    """``old_string`` matched (at 1-based ``line``) only with another indentation, and ``new_string``'s is unclear.
 
-    def __init__(self, line: int, how: str) -> None:
-        super().__init__(line, how)
+    ``old_indent`` and ``file_indent`` are the indentation of that line in ``old_string`` and in the file; ``reason``
+    says what was unclear.
+    """
+
+    def __init__(self, line: int, how: str, reason: str, old_indent: str, file_indent: str) -> None:
+        super().__init__(line, how, reason)
         self.line = line
         self.how = how
+        self.reason = reason
+        self.old_indent = old_indent
+        self.file_indent = file_indent
 
 
 class SpanTooLarge(Exception):
@@ -68,17 +76,19 @@ class SpanTooLarge(Exception):
 
 @record
 class Match:
-    """A place to replace: ``content[start:end]``; ``replacement`` is ``None`` when the indentation cannot be mapped."""
+    """A place to replace: ``content[start:end]``; ``replacement`` is :class:`Unclear` when ``new_string``'s
+    indentation could not be decided (``old_indent`` is then the indentation ``old_string``'s first line had)."""
 
     start: int
     end: int
-    replacement: str | None
+    replacement: str | Unclear
+    old_indent: str = ""
 
 
 class _Doc:
     """The content split into lines, with each line's offset."""
 
-    __slots__ = ("lines", "starts", "text")
+    __slots__ = ("_style", "lines", "starts", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -87,6 +97,18 @@ class _Doc:
         for line in self.lines[:-1]:
             starts.append(starts[-1] + len(line) + 1)
         self.starts = starts
+        self._style: Style | None = None
+
+    @property
+    def style(self) -> Style:
+        """The file's indentation (computed on first use: only a match that changed indentation needs it)."""
+        if self._style is None:
+            self._style = style_of(self.lines)
+        return self._style
+
+    def carry(self, find_lines: Sequence[str], file_lines: Sequence[str | None], new: str) -> str | Unclear:
+        """``new`` in the file's indentation, ``find_lines`` having matched ``file_lines``."""
+        return carry_over(find_lines, file_lines, new, self.style)
 
     def line_of(self, offset: int) -> int:
         """The 0-based line holding ``offset``."""
@@ -106,10 +128,6 @@ class _Doc:
 Strategy = Callable[[_Doc, str, str], list[Match]]
 
 
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
 def _find_lines(find: str) -> tuple[list[str], bool]:
     """``find``'s lines, and whether it ends with a line terminator (its empty last element dropped)."""
     lines = find.split("\n")
@@ -119,161 +137,29 @@ def _find_lines(find: str) -> tuple[list[str], bool]:
     return lines, False
 
 
-# --- indentation mapping -------------------------------------------------------------------------------------------
-
-IndentMap = Callable[[str], "str | None"]
-
-
-def _identity(indent: str) -> str | None:
-    return indent
-
-
-def _common_suffix(a: str, b: str) -> int:
-    n = 0
-    while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
-        n += 1
-    return n
-
-
-def _uniform(pairs: list[tuple[str, str]]) -> IndentMap | None:
-    """One prefix swapped for another on every line (a dedented or re-based block)."""
-    deltas = {(f[: len(f) - c], o[: len(o) - c]) for f, o in pairs for c in [_common_suffix(f, o)]}
-    if len(deltas) != 1:
-        return None
-    (old_prefix, file_prefix) = deltas.pop()
-    file_chars = {c for _, o in pairs for c in o}
-
-    def shift(indent: str) -> str | None:
-        if not indent.startswith(old_prefix):
-            return None
-        rest = indent[len(old_prefix) :]
-        if file_chars and not set(rest) <= file_chars:
-            return None  # a tab where the file has spaces (or the reverse): its width is unknown
-        return file_prefix + rest
-
-    return shift
-
-
-def _linear(pairs: list[tuple[str, str]]) -> IndentMap | None:
-    """Widths scaled by one factor in one character each side (tabs for spaces, indentation doubled)."""
-    old_chars = {c for f, _ in pairs for c in f}
-    file_chars = {c for _, o in pairs for c in o}
-    if len(old_chars) != 1 or len(file_chars) != 1:
-        return None
-    widths = sorted({(len(f), len(o)) for f, o in pairs})
-    if len(widths) < 2 or widths[0][0] == widths[-1][0]:
-        return None
-    (f1, o1), (f2, o2) = widths[0], widths[-1]
-    ratio = Fraction(o2 - o1, f2 - f1)
-    base = o1 - ratio * f1
-    if ratio <= 0 or any(ratio * f + base != o for f, o in widths):
-        return None
-    old_char, file_char = old_chars.pop(), file_chars.pop()
-
-    def scale(indent: str) -> str | None:
-        if indent.strip(old_char):
-            return None
-        width = ratio * len(indent) + base
-        return file_char * int(width) if width.denominator == 1 and width >= 0 else None
-
-    return scale
-
-
-def _table(pairs: list[tuple[str, str]]) -> IndentMap | None:
-    """Each indentation of ``old_string`` stands for exactly one of the file's (and the reverse)."""
-    table: dict[str, str] = {}
-    for f, o in pairs:
-        if table.setdefault(f, o) != o:
-            return None
-    if len(set(table.values())) != len(table):
-        return None
-    return table.get
-
-
-def _indent_map(pairs: list[tuple[str, str]]) -> IndentMap | None:
-    if all(f == o for f, o in pairs):
-        return _identity
-    if len(set(pairs)) == 1 and all(pairs[0]):
-        # One indentation each side, neither empty: a shift, a scale (doubled) or tabs for spaces alike. Only that
-        # indentation can be mapped; a deeper line of new_string would be a guess.
-        return _table(pairs)
-    return _uniform(pairs) or _linear(pairs) or _table(pairs)
-
-
-def _pairs(find_lines: Sequence[str], file_lines: Sequence[str]) -> list[tuple[int, str, str]]:
-    """(index in ``old_string``, its indentation, the file's) for each non-blank pair of lines."""
-    return [
-        (k, _indent(f), _indent(o))
-        for k, (f, o) in enumerate(zip(find_lines, file_lines, strict=False))
-        if f.strip() and o.strip()
-    ]
-
-
-def _reindent(pairs: list[tuple[int, str, str]], new: str) -> str | None:
-    """``new`` with the indentation change that maps ``old_string``'s lines onto the file's; ``None`` if unclear.
-
-    A first line without indentation where the file has some is either part of a shifted block (every line shifted
-    by the same prefix) or a lost indentation (the other lines keep their own mapping: the model started
-    ``old_string`` at the first character). An unindented first line of ``new_string`` gets the file's indentation
-    either way; an indented one is taken as written in the other lines' frame when the indentation was lost, and is
-    refused in a shifted block (no way to tell what was meant).
-    """
-    if all(f == o for _, f, o in pairs):
-        return new
-    bare_first = pairs[0][0] == 0 and pairs[0][1] == "" and pairs[0][2] != ""
-    lost = bare_first
-    shifted = _uniform([(f, o) for _, f, o in pairs]) if lost and len(pairs) > 1 else None
-    if shifted is not None:
-        lost, mapping = False, shifted
-    else:
-        mapping = _indent_map([(f, o) for _, f, o in (pairs[1:] if lost else pairs)])
-    if mapping is None:
-        return None
-    out: list[str] = []
-    for k, line in enumerate(new.split("\n")):
-        if not line.strip():
-            out.append(line)
-            continue
-        indent = _indent(line)
-        if k == 0 and bare_first:
-            if indent == "":
-                out.append(pairs[0][2] + line)
-                continue
-            if not lost:
-                return None
-            if len(pairs) == 1:
-                out.append(line)
-                continue
-        mapped = mapping(indent)
-        if mapped is None:
-            return None
-        out.append(mapped + line[len(indent) :])
-    return "\n".join(out)
-
-
 # --- strategies ----------------------------------------------------------------------------------------------------
 
 
 def exact(doc: _Doc, find: str, new: str) -> list[Match]:
-    """Every exact occurrence. One that starts after the indentation of its line, with ``old_string``'s first line
-    unindented, is taken from the line start with ``new_string`` re-indented (else an indented ``new_string`` would get
-    the indentation twice). Nothing after the match is touched (trailing whitespace stays: it can be meaningful)."""
+    """Every exact occurrence. One that starts inside the indentation of its line (``old_string``'s first line
+    unindented, or less indented than the file's) is an indentation mismatch: it is taken from the line start, with
+    ``new_string`` carried over to the file's indentation (else ``new_string`` would land after the file's leading
+    whitespace, indented twice). Nothing after the match is touched (trailing whitespace stays: it can be meaningful).
+    """
     text = doc.text
     head = find.partition("\n")[0]
-    bare_head = bool(head.strip()) and head[0] not in (" ", "\t")
     matches: list[Match] = []
     index = text.find(find)
     while index >= 0:
         start, end, replacement = index, index + len(find), new
         line_start = text.rfind("\n", 0, index) + 1
         prefix = text[line_start:index]
-        if bare_head and prefix and not prefix.strip(" \t"):
+        if head.strip() and prefix and not prefix.strip(" \t"):
             first = doc.line_of(index)
             find_lines = find.split("\n")
-            file_lines = doc.lines[first : first + len(find_lines)]
-            replacement = _reindent(_pairs(find_lines, file_lines), new)
+            replacement = doc.carry(find_lines, doc.lines[first : first + len(find_lines)], new)
             start = line_start
-        matches.append(Match(start=start, end=end, replacement=replacement))
+        matches.append(Match(start=start, end=end, replacement=replacement, old_indent=indent_of(head)))
         index = text.find(find, index + len(find))
     return matches
 
@@ -286,8 +172,10 @@ def _line_blocks(doc: _Doc, find: str, new: str, same: Callable[[str, str], bool
     for i in range(len(lines) - n + 1):
         if all(same(lines[i + j], find_lines[j]) for j in range(n)):
             start, end = doc.span(i, n, newline=newline)
-            replacement = _reindent(_pairs(find_lines, lines[i : i + n]), new)
-            matches.append(Match(start=start, end=end, replacement=replacement))
+            replacement = doc.carry(find_lines, lines[i : i + n], new)
+            matches.append(
+                Match(start=start, end=end, replacement=replacement, old_indent=indent_of(find_lines[0]))
+            )
     return matches
 
 
@@ -335,17 +223,18 @@ def _anchored(doc: _Doc, find: str, new: str, first: int, last: int) -> Match:
     """A block from ``first`` to ``last`` (0-based lines) matched by its anchors; indentation from equal lines."""
     find_lines, newline = _find_lines(find)
     block = doc.lines[first : last + 1]
+    file_lines: list[str | None]
     if len(block) == len(find_lines):
-        pairs = [
-            (k, f, o) for k, f, o in _pairs(find_lines, block) if find_lines[k].strip() == block[k].strip()
-        ]
+        file_lines = [o if f.strip() == o.strip() else None for f, o in zip(find_lines, block, strict=True)]
     else:
-        pairs = [
-            (0, _indent(find_lines[0]), _indent(block[0])),
-            (len(find_lines) - 1, _indent(find_lines[-1]), _indent(block[-1])),
-        ]
+        file_lines = [block[0], *[None] * (len(find_lines) - 2), block[-1]]
     start, end = doc.span(first, last - first + 1, newline=newline)
-    return Match(start=start, end=end, replacement=_reindent(pairs, new))
+    return Match(
+        start=start,
+        end=end,
+        replacement=doc.carry(find_lines, file_lines, new),
+        old_indent=indent_of(find_lines[0]),
+    )
 
 
 def block_anchor(doc: _Doc, find: str, new: str) -> list[Match]:
@@ -390,7 +279,14 @@ def whitespace_normalized(doc: _Doc, find: str, new: str) -> list[Match]:
         block = lines[i : i + n]
         if _normalize_ws("\n".join(block)) == wanted:
             start, end = doc.span(i, n, newline=newline)
-            matches.append(Match(start=start, end=end, replacement=_reindent(_pairs(find_lines, block), new)))
+            matches.append(
+                Match(
+                    start=start,
+                    end=end,
+                    replacement=doc.carry(find_lines, block, new),
+                    old_indent=indent_of(find_lines[0]),
+                )
+            )
     if matches or n > 1:
         return matches
     pattern = re.compile(r"\s+".join(re.escape(w) for w in find.split()))
@@ -493,8 +389,11 @@ def replace(content: str, old: str, new: str, *, replace_all: bool = False) -> t
         for m in matches:
             if m.start < position:
                 continue  # overlaps the previous one (replace_all)
-            if m.replacement is None:
-                raise IndentationUnclear(doc.line_of(m.start) + 1, how)
+            if isinstance(m.replacement, Unclear):
+                line = doc.line_of(m.start)
+                raise IndentationUnclear(
+                    line + 1, how, m.replacement.reason, m.old_indent, indent_of(doc.lines[line])
+                )
             parts += [content[position : m.start], m.replacement]
             position = m.end
             count += 1

@@ -5,10 +5,14 @@ Checks, in order: identical strings, empty ``old_string``, resolve, permissions 
 ``old_string`` matches. Matching runs on the text without its BOM, with ``old_string``/``new_string`` converted to the
 file's line-ending style; the result is written only if the file still holds the bytes read (write-if-unchanged).
 Read → match → write holds the file's lock, so parallel edits of one file apply one after the other and none is lost.
+The answer shows the change as written: a diff of the file before and after, not of the model's strings, so a line that
+landed elsewhere than meant is visible.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +42,11 @@ DESCRIPTION = """Replace text in an existing file.
 - `path` is relative to the working directory, or absolute (paths outside the project need approval).
 - `old_string` must match the file's text, including whitespace and indentation (read the file first; do not
   include the `N: ` line-number prefixes of the read output). It must be unique in the file unless `replace_all`.
-- `new_string` replaces it; it must differ from `old_string`.
+- `new_string` replaces it, written in the file's indentation; it must differ from `old_string`.
 - `replace_all` replaces every occurrence (for renames).
 - To create a file or replace all of its content, use `write`."""
 
-MAX_DIFF_LINES = 6
+MAX_DIFF_LINES = 16
 MAX_DIFF_CHARS = 240
 
 
@@ -55,18 +59,56 @@ class EditInput(BaseModel):
     replace_all: bool = Field(default=False, description="Replace every occurrence of old_string")
 
 
-def _short_diff(old: str, new: str) -> str:
-    def side(text: str, mark: str) -> list[str]:
-        lines = text.replace("\r\n", "\n").split("\n")
-        out = [
-            mark + (line[:MAX_DIFF_CHARS] + "..." if len(line) > MAX_DIFF_CHARS else line)
-            for line in lines[:MAX_DIFF_LINES]
-        ]
-        if len(lines) > MAX_DIFF_LINES:
-            out.append(mark + "...")
-        return out
+_HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
-    return "```diff\n" + "\n".join([*side(old, "-"), *side(new, "+")]) + "\n```"
+
+def _written_diff(before: str, after: str) -> str:
+    """The change as written to the file: each hunk with one line of context and its line numbers, so the model sees
+    where its lines landed and how deep. At most :data:`MAX_DIFF_LINES` lines of :data:`MAX_DIFF_CHARS` characters.
+
+    Only the lines between the unchanged head and tail of the file (and one line each side) are compared.
+    """
+    a = before.replace("\r\n", "\n").split("\n")
+    b = after.replace("\r\n", "\n").split("\n")
+    shortest = min(len(a), len(b))
+    head = 0
+    while head < shortest and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    start, tail = max(head - 1, 0), max(tail - 1, 0)
+    window = difflib.unified_diff(a[start : len(a) - tail], b[start : len(b) - tail], n=1, lineterm="")
+    lines = [
+        _HUNK.sub(lambda m: f"@@ -{int(m[1]) + start}{m[2] or ''} +{int(m[3]) + start}{m[4] or ''} @@", line)
+        if line.startswith("@@")
+        else line
+        for line in list(window)[2:]  # without the ---/+++ file header
+    ]
+    shown = [
+        line[:MAX_DIFF_CHARS] + "..." if len(line) > MAX_DIFF_CHARS else line
+        for line in lines[:MAX_DIFF_LINES]
+    ]
+    if len(lines) > MAX_DIFF_LINES:
+        shown.append(f"... ({len(lines) - MAX_DIFF_LINES} more diff lines)")
+    return "```diff\n" + "\n".join(shown) + "\n```"
+
+
+def _describe(indent: str) -> str:
+    """``indent`` in words: "8 spaces", "1 tab and 2 spaces", "no indentation"."""
+    tabs, spaces = indent.count("\t"), indent.count(" ")
+    parts = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((tabs, "tab"), (spaces, "space")) if n]
+    return " and ".join(parts) or "no indentation"
+
+
+def _unclear_message(exc: IndentationUnclear) -> str:
+    return (
+        f"old_string matches line {exc.line}{exc.how}, but indented differently: the file indents that line with "
+        f"{_describe(exc.file_indent)}, old_string with {_describe(exc.old_indent)}. It is unclear which indentation "
+        f"new_string is written in: {exc.reason}. Nothing was changed. Call edit again with old_string copied exactly "
+        "as `read` shows it (indentation included, without the line-number prefix) and new_string in the file's "
+        "indentation."
+    )
 
 
 def _ambiguous_message(exc: AmbiguousMatch) -> str:
@@ -82,6 +124,7 @@ def _ambiguous_message(exc: AmbiguousMatch) -> str:
 class _Edited:
     count: int
     diff: dict[str, Any]
+    written: str  # the short diff of the file before and after, for the answer
 
 
 def _edit(path: Path, label: str, input: EditInput) -> _Edited:
@@ -132,10 +175,7 @@ def _edit_locked(path: Path, label: str, input: EditInput) -> _Edited:
     except AmbiguousMatch as exc:
         raise ToolFailure(_ambiguous_message(exc)) from None
     except IndentationUnclear as exc:
-        raise ToolFailure(
-            f"old_string matches line {exc.line} only{exc.how}, and new_string's indentation cannot be carried "
-            "over to the file's. Copy old_string and new_string with the file's exact indentation (read it again)."
-        ) from None
+        raise ToolFailure(_unclear_message(exc)) from None
     except SpanTooLarge:
         raise ToolFailure(
             "Refusing replacement because the matched span is much larger than old_string. Re-read the file "
@@ -146,7 +186,11 @@ def _edit_locked(path: Path, label: str, input: EditInput) -> _Edited:
     except OSError as exc:
         raise ToolFailure(f"Unable to edit {input.path.strip()}: {exc.strerror or exc}") from exc
     # The patch appears twice (``diff`` and ``files[0].patch``): half the budget each.
-    return _Edited(count=count, diff=file_diff(text, updated, label, budget=METADATA_DIFF_BUDGET // 2))
+    return _Edited(
+        count=count,
+        diff=file_diff(text, updated, label, budget=METADATA_DIFF_BUDGET // 2),
+        written=_written_diff(text, updated),
+    )
 
 
 def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
@@ -166,7 +210,7 @@ def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
         edited = await anyio.to_thread.run_sync(_edit, resolved.path, resolved.resource, input)
         label, count, diff = resolved.resource, edited.count, edited.diff
         return ToolResponse(
-            content=f"Edited file successfully: {label}\nReplacements: {count}\n{_short_diff(input.old_string, input.new_string)}",
+            content=f"Edited file successfully: {label}\nReplacements: {count}\n{edited.written}",
             metadata={"diff": diff["patch"], "files": [diff], "replacements": count, "resource": label},
             title=label,
         )
