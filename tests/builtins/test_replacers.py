@@ -446,3 +446,9 @@ def test_a_second_line_that_fits_no_reading_of_a_bare_line_is_refused() -> None:
     with pytest.raises(IndentationUnclear) as info:
         replace(content, "x = 1", "x = 3\n    y = 2")
     assert info.value.reason == "it reads as well in old_string's indentation as in the file's"
+
+
+def test_a_line_ending_with_a_comma_is_followed_by_a_sibling() -> None:
+    content = '{\n  "scripts": {\n    "test": "jest",\n    "build": "tsc"\n  }\n}\n'
+    updated, _ = replace(content, '"build": "tsc"', '"build": "tsc",\n"lint": "eslint ."')
+    assert updated == content.replace('"build": "tsc"', '"build": "tsc",\n    "lint": "eslint ."')

@@ -41,7 +41,7 @@ __all__ = ["Style", "Unclear", "carry_over", "indent_of", "style_of"]
 
 IndentMap = Callable[[str], "str | None"]
 # A line ending with one of these continues into a deeper next line (a block, a bracket, an expression).
-_OPENERS = (":", "{", "(", "[", ",", "\\", "=", "+", "-", "*", "/", "&&", "||", "and", "or", "=>", "->")
+_OPENERS = (":", "{", "(", "[", "\\", "=", "+", "-", "*", "/", "&&", "||", "and", "or", "=>", "->")
 
 
 def indent_of(line: str) -> str:
@@ -434,12 +434,15 @@ def _verdict(right: bool) -> str:
 
 def _opens(line: str) -> str | None:
     """What ``line`` leads into: ``"block"`` (a line one level deeper), ``"more"`` (a deeper continuation),
-    ``"statement"`` (a line no deeper), or ``None`` for a comment (no telling)."""
+    ``"item"`` (after a comma: a sibling, or a continuation), ``"statement"`` (a line at the same level), or ``None``
+    for a comment (no telling)."""
     code = line.strip()
     if code.startswith(("#", "//", "/*", "*")):
         return None
     if code.endswith((":", "{")):
         return "block"
+    if code.endswith(","):
+        return "item"
     if code.endswith(_OPENERS) or code.split()[-1] in ("and", "or"):
         return "more"
     return "statement"
@@ -447,7 +450,8 @@ def _opens(line: str) -> str | None:
 
 def _plausible(lines: Sequence[str], style: Style) -> bool:
     """Whether the second line of ``lines`` follows the first as code most often does: one level deeper after a
-    block opener, deeper after an open bracket or operator, at the same level after a whole statement."""
+    block opener, deeper after an open bracket or operator, not shallower after a comma, at the same level after a
+    whole statement."""
     nonblank = [line for line in lines if line.strip()]
     if len(nonblank) < 2:
         return False
@@ -457,6 +461,8 @@ def _plausible(lines: Sequence[str], style: Style) -> bool:
         return step == _level(style)
     if opens == "more":
         return step > 0
+    if opens == "item":
+        return step >= 0
     return opens == "statement" and step == 0
 
 
