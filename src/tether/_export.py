@@ -5,6 +5,10 @@ emit the same document; built from the durable records only (the store), never f
 document (:data:`EXPORT_FORMAT`) holds the session, every message and part as stored, the todo list, every child
 session (a ``task`` call's subagent, an ``execute`` call's inner calls) as a nested document of the same shape, and
 the timeline.
+
+Every document is made showable here (``tether.storable.storable``): a lone surrogate in any text, which a store
+written before tether made every stored text storable may still hold (and a session's directory always may: it is
+kept exact), is shown as a visible escape, so the document is valid UTF-8 JSON whatever the store holds.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from .session._model import (
     usage_to_json,
 )
 from .session.internal import Todo
+from .storable import storable
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -96,7 +101,15 @@ def timeline_json(
     children: Mapping[str, Sequence[SubSession]] | None = None,
 ) -> dict[str, Any]:
     """The session and its timeline as plain JSON (the ``--json`` form of ``tether session show``); a ``task``
-    call's child sessions are nested in its entry (``subsessions``)."""
+    call's child sessions are nested in its entry (``subsessions``). Showable (see the module docstring)."""
+    return storable(_timeline(info, messages, children))
+
+
+def _timeline(
+    info: SessionInfo,
+    messages: Sequence[StoredMessage],
+    children: Mapping[str, Sequence[SubSession]] | None = None,
+) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
     step = 0
     for message in messages:
@@ -131,18 +144,27 @@ def timeline_json(
                 tool = _tool_json(part)
                 nested = (children or {}).get(part.call_id, ())
                 if nested:
-                    tool["subsessions"] = [timeline_json(c.info, c.messages, c.children) for c in nested]
+                    tool["subsessions"] = [_timeline(c.info, c.messages, c.children) for c in nested]
                 entry["parts"].append(tool)
         items.append(entry)
     return {"session": session_json(info), "timeline": items}
 
 
 def messages_json(messages: Sequence[StoredMessage]) -> list[dict[str, Any]]:
-    """Every message with its parts, as stored (the parts' one codec)."""
+    """Every message with its parts, as stored (the parts' one codec). Showable (see the module docstring)."""
+    return storable(_messages(messages))
+
+
+def _messages(messages: Sequence[StoredMessage]) -> list[dict[str, Any]]:
     return [{"info": message_to_json(m.info), "parts": [part_to_json(p) for p in m.parts]} for m in messages]
 
 
 def todos_json(todos: Sequence[Todo]) -> list[dict[str, Any]]:
+    """The todo list. Showable (see the module docstring)."""
+    return storable(_todos(todos))
+
+
+def _todos(todos: Sequence[Todo]) -> list[dict[str, Any]]:
     return [{"id": t.id, "content": t.content, "status": t.status, "priority": t.priority} for t in todos]
 
 
@@ -173,8 +195,8 @@ def _document(
 ) -> dict[str, Any]:
     return {
         "session": session_json(info),
-        "messages": messages_json(messages),
-        "todos": todos_json(todos),
+        "messages": _messages(messages),
+        "todos": _todos(todos),
         "children": [
             {"parent_call_id": call_id, **_document(c.info, c.messages, c.todos, c.children)}
             for call_id, nested in children.items()
@@ -186,12 +208,14 @@ def _document(
 async def export_document(store: ExportStore, info: SessionInfo) -> dict[str, Any]:
     """``tether session export``'s self-contained JSON document (:data:`EXPORT_FORMAT`): the session, every message
     and part as stored, its todo list, its child sessions (each a document of the same shape, with the call that ran
-    it), and the timeline with the child sessions nested under their calls."""
+    it), and the timeline with the child sessions nested under their calls. Showable (see the module docstring)."""
     messages = await store.load_messages(info.id)
     todos = await store.load_todos(info.id)
     children = await load_subsessions(store, info.id)
-    return {
-        "format": EXPORT_FORMAT,
-        **_document(info, messages, todos, children),
-        "timeline": timeline_json(info, messages, children)["timeline"],
-    }
+    return storable(
+        {
+            "format": EXPORT_FORMAT,
+            **_document(info, messages, todos, children),
+            "timeline": _timeline(info, messages, children)["timeline"],
+        }
+    )

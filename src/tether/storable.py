@@ -10,6 +10,14 @@ an undecodable byte is shown as ``\\xff``, any other lone surrogate as ``\\ud800
 A tool given a shown name back (``bad\\xffname.txt``) finds the real file through :func:`raw_name`; a file literally
 named with a backslash and the same letters is a different name, and the tools refuse the ambiguity when both exist.
 
+:func:`storable` applies :func:`visible` to every string of a JSON value (dict keys included), nested at any depth,
+and returns the very same object when there is nothing to show: the session's part writer and every renderer of
+stored records (``session show --json``, ``session export``, the server's API) pass values through it.
+
+:func:`column_text` is the other mapping, for a plain text column that must give back exactly what was stored (a
+project directory, a saved approval's resource): any text, as text every store can hold (valid UTF-8, no NUL), and
+:func:`column_value` reverses it.
+
 A terminal is a stricter boundary: :func:`printable` also shows ESC and the other C0/C1 control characters and the
 bidi override/isolate marks as escapes (``\\x1b``, ``\\u202e``), so model or repository text the CLI prints cannot
 move the cursor, erase a line or reorder what a person reads (a spoofed approval prompt).
@@ -19,9 +27,14 @@ This module owns the mapping only; where each boundary applies it is documented 
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
-__all__ = ["has_surrogates", "printable", "raw_name", "visible"]
+__all__ = ["column_text", "column_value", "has_surrogates", "printable", "raw_name", "storable", "visible"]
+
+T = TypeVar("T")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])|\\u(d[89a-fA-F][0-9a-fA-F]{2})")
@@ -50,6 +63,58 @@ def visible(text: str) -> str:
     if not has_surrogates(text):
         return text
     return _SURROGATE.sub(_show, text)
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _clean(value: Any) -> bool:
+    """Whether a JSON value holds no lone surrogate, in a string or a key (exact types first: the common case)."""
+    kind = type(value)
+    if kind is str:
+        return value.isascii() or not has_surrogates(value)
+    if kind in _SCALARS:
+        return True
+    if kind is dict or isinstance(value, Mapping):
+        for key, item in value.items():  # a loop, not all(): every tool part's input and metadata pass here
+            if not (_clean(key) and _clean(item)):
+                return False
+        return True
+    if kind is list or kind is tuple or isinstance(value, list | tuple):
+        for item in value:
+            if not _clean(item):
+                return False
+        return True
+    return not isinstance(value, str) or not has_surrogates(value)  # a str subclass; any other object: as is
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, Mapping):
+        return {_shown(k): _shown(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, tuple):
+        return tuple(_shown(v) for v in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if isinstance(value, list):
+        return [_shown(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def storable(value: T) -> T:
+    """``value`` (text, or JSON data: mappings, lists, tuples, scalars, nested at any depth) with every lone surrogate
+    shown as :func:`visible` shows it, in values and keys alike.
+
+    The same object is returned when it holds none (the common case, checked without copying; ASCII strings in
+    O(1)); otherwise a copy (a mapping becomes a ``dict``, lists and tuples keep their kind). Objects that are not
+    JSON data are left as they are. A value nested deeper than the interpreter can walk (or a cycle) is returned as
+    it is: the store's encoder has its own last resort for it.
+    """
+    try:
+        if _clean(value):
+            return value
+        return _shown(value)
+    except RecursionError:
+        return value
 
 
 # C0 controls except tab and newline, DEL, C1 controls, the bidi marks, overrides and isolates, lone surrogates
@@ -93,3 +158,27 @@ def raw_name(shown: str) -> str | None:
         return None
     raw = _ESCAPE.sub(_raw, shown)
     return None if raw == shown else raw
+
+
+_MARK = "\x01"
+
+
+def column_text(value: str) -> str:
+    """``value`` as text any store's text column holds (valid UTF-8 without NUL), exactly and reversibly.
+
+    Text a column holds as it is stays as it is; any other (a NUL, a lone surrogate, or a leading ``\\x01``) becomes
+    ``\\x01`` followed by its ASCII JSON string. The mapping is injective, so a lookup maps its argument the same way
+    and finds what was stored; :func:`column_value` gives the text back.
+    """
+    if "\x00" not in value and not value.startswith(_MARK) and (value.isascii() or not has_surrogates(value)):
+        return value
+    return _MARK + json.dumps(value, ensure_ascii=True)
+
+
+def column_value(value: str) -> str:
+    """The text :func:`column_text` stored as ``value``."""
+    if value.startswith(_MARK):
+        decoded = json.loads(value[1:])
+        if isinstance(decoded, str):
+            return decoded
+    return value

@@ -79,7 +79,8 @@ async def test_lone_surrogates_from_user_model_and_tools_are_made_visible_and_ne
         messages = await reopened.load_messages(session.id)
     parts = [p for m in messages for p in m.parts]
     c1, c2 = [p for p in parts if isinstance(p, ToolPart)]
-    assert (c1.state, c1.error_kind, c1.input) == ("error", "invalid_input", {"text": ODD})  # stored exactly
+    # stored as the model was shown it (law 12): a refused input is outside text like any other
+    assert (c1.state, c1.error_kind, c1.input) == ("error", "invalid_input", {"text": SHOWN})
     assert "not valid Unicode" in (c1.error or "")
     assert (c2.state, c2.content, c2.metadata, c2.title) == (
         "completed",

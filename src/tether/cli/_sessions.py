@@ -29,6 +29,15 @@ __all__ = [
 ]
 
 
+def _json_text(value: Any) -> str:
+    """``--json`` output: valid UTF-8 JSON whatever a store holds (a lone surrogate shown as a visible escape, the
+    mapping ``tether.storable`` uses everywhere: a session's exact directory may hold one, and so may any text an
+    older store kept)."""
+    from ..storable import storable
+
+    return json.dumps(storable(value), indent=2, ensure_ascii=False)
+
+
 def _when(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S") if ms else "-"
 
@@ -77,7 +86,7 @@ def list_command(
         from ._timeline import session_json
 
         rows = [{**session_json(info), "kind": kind, "status": status} for info, kind, status in found]
-        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        typer.echo(_json_text(rows))
         return
     rows = [
         (info, status if kind == "conversation" else f"{status} ({kind})") for info, kind, status in found
@@ -140,7 +149,7 @@ def show_command(*, data_dir: Path, session_id: str, as_json: bool) -> None:
     if as_json:
         document = timeline_json(info, messages, children)
         document["todos"] = todos_json(todos)
-        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        typer.echo(_json_text(document))
         return
     print_timeline(out_console(), info, messages, children)
     if todos:
@@ -151,7 +160,7 @@ def export_command(*, data_dir: Path, session_id: str, output: Path | None) -> N
     """The body of ``tether session export``."""
     document = run_async(lambda: _export(data_dir, session_id))
     info = document["session"]
-    text = json.dumps(document, indent=2, ensure_ascii=False)
+    text = _json_text(document)
     if output is None:
         typer.echo(text)
     else:

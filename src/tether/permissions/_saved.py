@@ -6,6 +6,9 @@ one row per resource and uniqueness on ``(project, action, resource)``. The tabl
 SQLite call runs in a worker thread (law 9) over one connection guarded by a lock.
 
 Saved approvals are allow rules only; they never override a configured deny (see ``evaluate_request``).
+
+The project and the resource are kept exactly (``tether.storable.column_text``): a project directory or a file whose
+name is not UTF-8 (a lone surrogate from ``os.fsdecode``) is saved and found like any other, never a failed statement.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import anyio.to_thread
 from .._record import record
 from ..errors import NotFoundError, StoreError
 from ..ids import ascending
+from ..storable import column_text, column_value
 from ._ruleset import Ruleset
 from ._types import Rule
 
@@ -132,9 +136,12 @@ class SavedApprovals:
             else:
                 rows = conn.execute(
                     "SELECT id, project, action, resource FROM permission_saved WHERE project = ? ORDER BY id",
-                    (project,),
+                    (column_text(project),),
                 )
-            return [SavedApproval(id=r[0], project=r[1], action=r[2], resource=r[3]) for r in rows]
+            return [
+                SavedApproval(id=r[0], project=column_value(r[1]), action=r[2], resource=column_value(r[3]))
+                for r in rows
+            ]
 
         return await self._run(read)
 
@@ -158,7 +165,7 @@ class SavedApprovals:
                 for row in rows:
                     cursor = conn.execute(
                         "INSERT OR IGNORE INTO permission_saved (id, project, action, resource) VALUES (?, ?, ?, ?)",
-                        (row.id, row.project, row.action, row.resource),
+                        (row.id, column_text(row.project), row.action, column_text(row.resource)),
                     )
                     if cursor.rowcount:
                         added.append(row)
@@ -194,9 +201,10 @@ class SavedApprovals:
 
         def read(conn: sqlite3.Connection) -> tuple[Rule, ...]:
             rows = conn.execute(
-                "SELECT action, resource FROM permission_saved WHERE project = ? ORDER BY id", (project,)
+                "SELECT action, resource FROM permission_saved WHERE project = ? ORDER BY id",
+                (column_text(project),),
             )
-            return tuple(Rule(action, resource, "allow") for action, resource in rows)
+            return tuple(Rule(action, column_value(resource), "allow") for action, resource in rows)
 
         fresh = self._fresh.get(project)
         if fresh is not None and time.monotonic() - fresh[1] < self._refresh:

@@ -23,6 +23,7 @@ from .._record import record
 from .._wire import session_json
 from ..errors import ConfigError, NotFoundError, UsageError
 from ..session import SessionInfo
+from ..storable import storable
 from ._schemas import AnswerBody, CreateSessionBody, PromptBody, ReplyBody
 from ._state import Conflict, ServerState
 
@@ -55,11 +56,13 @@ def _state(request: Request) -> ServerState:
 
 
 def _json(value: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(value, status_code=status)
+    # valid UTF-8 whatever the store holds: a lone surrogate (a session's exact directory, an older store's text)
+    # is shown as a visible escape (``tether.storable``), never a failed encode and a 500
+    return JSONResponse(storable(value), status_code=status)
 
 
 def _error(status: int, error: str, detail: Any) -> JSONResponse:
-    return JSONResponse({"error": error, "detail": detail}, status_code=status)
+    return JSONResponse(storable({"error": error, "detail": detail}), status_code=status)
 
 
 async def _body(request: Request, model: type[B]) -> B:

@@ -4,15 +4,35 @@ Durable events (``session.updated``, ``message.updated``, ``message.part.updated
 moment they happen and projected there into the sessions, messages and parts tables. Live-only events
 (``message.part.delta``, ``tool.progress``, ``session.status``) go to the bus only: text deltas reach the store
 coalesced into ``message.part.updated`` events, so no write waits per token.
+
+Every text a durable event carries is storable (law 12): :func:`storable_part` and :func:`storable_event` show each
+lone surrogate in it as a visible escape (``tether.storable``), in every field that holds outside text (a tool's
+input, valid or refused, its raw argument text, error, content, title, metadata, output paths and permission records;
+model and user text; a file part's name; a session's title; a message's error). They are applied where events are
+written: ``StepProcessor.put`` for a step's parts (the store, the bus and the step's history then hold the same
+part) and ``Emitter.durable`` for everything else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from dataclasses import replace
+from typing import Any, ClassVar, Literal, TypeVar
 
 from .._record import record
-from ._model import MessageInfo, Part, SessionInfo
+from ..content import File, Text
+from ..storable import storable, visible
+from ._model import (
+    AssistantInfo,
+    FilePart,
+    MessageInfo,
+    Part,
+    ReasoningPart,
+    SessionInfo,
+    StepFinishPart,
+    TextPart,
+    ToolPart,
+)
 
 __all__ = [
     "DurableEvent",
@@ -22,6 +42,8 @@ __all__ = [
     "SessionStatus",
     "SessionUpdated",
     "ToolProgress",
+    "storable_event",
+    "storable_part",
 ]
 
 
@@ -85,3 +107,104 @@ class SessionStatus:
 
 
 DurableEvent = SessionUpdated | MessageUpdated | PartUpdated
+
+P = TypeVar("P", bound=Part)
+
+_TOOL_TEXTS = (
+    "call_id",
+    "tool",
+    "input",
+    "raw",
+    "content",
+    "metadata",
+    "title",
+    "output_paths",
+    "error",
+    "permissions",
+    "provider_metadata",
+)
+"""The fields of a tool part that may hold outside text (its ids, state, kinds and times are tether's own)."""
+
+
+def _content(value: Any) -> Any:
+    if isinstance(value, Text):
+        text = visible(value.text)
+        return value if text is value.text else Text(text)
+    if isinstance(value, File):
+        mime, data, uri, name = (storable(v) for v in (value.mime, value.data, value.uri, value.name))
+        if mime is value.mime and data is value.data and uri is value.uri and name is value.name:
+            return value
+        return replace(value, mime=mime, data=data, uri=uri, name=name)
+    if isinstance(value, tuple):
+        shown = tuple(_content(p) for p in value)  # pyright: ignore[reportUnknownVariableType]
+        return value if all(a is b for a, b in zip(shown, value, strict=True)) else shown  # pyright: ignore[reportUnknownArgumentType]
+    return storable(value)
+
+
+def _tool(part: ToolPart, before: ToolPart | None) -> ToolPart:
+    state = vars(part)  # a tool part keeps an instance dict (``_processor._evolve``)
+    old = None if before is None else vars(before)
+    changes: dict[str, Any] | None = None
+    for name in _TOOL_TEXTS:
+        value = state[name]
+        if value is None or (old is not None and old[name] is value):
+            continue
+        shown = _content(value) if name == "content" else storable(value)
+        if shown is not value:
+            if changes is None:
+                changes = {}
+            changes[name] = shown
+    return part if changes is None else replace(part, **changes)
+
+
+def storable_part(part: P, before: Part | None = None) -> P:
+    """``part`` with every lone surrogate in its outside text shown as a visible escape; ``part`` itself when none.
+
+    ``before`` is the part's previous version: a tool part's field that is still the very same object was checked
+    then and is not walked again (its input is checked once, not at each state change).
+    """
+    shown: Part = part
+    if isinstance(part, ToolPart):
+        shown = _tool(part, before if isinstance(before, ToolPart) else None)
+    elif isinstance(part, TextPart | ReasoningPart):
+        text, metadata = visible(part.text), storable(part.provider_metadata)
+        if text is not part.text or metadata is not part.provider_metadata:
+            shown = replace(part, text=text, provider_metadata=metadata)
+    elif isinstance(part, FilePart):
+        content = _content(part.content)
+        if content is not part.content:
+            shown = replace(part, content=content)
+    elif isinstance(part, StepFinishPart):
+        reason = visible(part.reason)
+        if reason is not part.reason:
+            shown = replace(part, reason=reason)
+    return shown  # pyright: ignore[reportReturnType]  # the same kind of part as given
+
+
+def storable_event(event: DurableEvent) -> DurableEvent:
+    """``event`` with every lone surrogate in its outside text shown as a visible escape; ``event`` itself when none.
+
+    A session keeps its ``project`` and ``directory`` exact (the store holds them losslessly, so a session reopens in
+    a directory whose name is not UTF-8); its title and parent call id are shown.
+    """
+    if isinstance(event, PartUpdated):
+        part = storable_part(event.part)
+        return event if part is event.part else PartUpdated(part)
+    if isinstance(event, MessageUpdated):
+        message = event.message
+        if not isinstance(message, AssistantInfo):
+            return event
+        error = message.error
+        text = None if error is None else visible(error.message)
+        finish = message.finish if message.finish is None else visible(message.finish)
+        model = visible(message.model)
+        if finish is message.finish and model is message.model and (error is None or text is error.message):
+            return event
+        shown = error if error is None or text is None else replace(error, message=text)
+        return MessageUpdated(replace(message, error=shown, finish=finish, model=model))
+    info = event.session
+    title = visible(info.title)
+    parent_call_id = info.parent_call_id if info.parent_call_id is None else visible(info.parent_call_id)
+    if title is info.title and parent_call_id is info.parent_call_id:
+        return event
+    return SessionUpdated(replace(info, title=title, parent_call_id=parent_call_id))

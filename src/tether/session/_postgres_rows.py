@@ -2,9 +2,9 @@
 
 PostgreSQL ``text`` refuses two things Python strings may hold: NUL (``\\x00``) and text that is not valid UTF-8 (a
 lone surrogate from ``os.fsdecode`` or a model). JSON documents never hold either (the encoder escapes both, see
-``_sqlite._dumps``); plain columns (ids, paths, titles, todo texts) go through :func:`pg_text`: a value PostgreSQL can
-hold is stored as is, any other one as ``\\x01`` + its ASCII JSON string, and so is a value that itself starts with
-``\\x01``. The mapping is injective (a lookup maps its argument the same way and finds what was stored) and
+``_sqlite._dumps``); plain columns (ids, paths, titles, todo texts) go through :func:`pg_text`
+(``tether.storable.column_text``): a value PostgreSQL can hold is stored as is, any other one as ``\\x01`` + its ASCII
+JSON string, and so is a value that itself starts with ``\\x01``. The mapping is injective (a lookup maps its argument the same way and finds what was stored) and
 :func:`py_text` reverses it exactly: nothing is lost, and the writer never fails on a text.
 
 :class:`PgWrites` reuses the SQLite store's batching (``_sqlite._Writes``: one log entry per record per transaction, the
@@ -13,40 +13,23 @@ last version of each record) and runs it as PostgreSQL statements (``executemany
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ..storable import column_text, column_value
 from ._sqlite import _SESSION_COLUMNS, _Writes
 
 __all__ = ["PgWrites", "pg_text", "py_text"]
-
-_MARK = "\x01"
 
 
 def pg_text(value: str | bytes) -> str:
     """``value`` as text PostgreSQL can store, losslessly (see the module docstring); bytes are surrogatepass text."""
     if isinstance(value, bytes):
         value = value.decode("utf-8", "surrogatepass")
-    if value.isascii():
-        if "\x00" not in value and not value.startswith(_MARK):
-            return value
-    elif "\x00" not in value and not value.startswith(_MARK):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            pass
-        else:
-            return value
-    return _MARK + json.dumps(value, ensure_ascii=True)
+    return column_text(value)
 
 
-def py_text(value: str) -> str:
-    """The string :func:`pg_text` stored as ``value``."""
-    if value.startswith(_MARK):
-        decoded = json.loads(value[1:])
-        if isinstance(decoded, str):
-            return decoded
-    return value
+py_text = column_value
+"""The string :func:`pg_text` stored as ``value``."""
 
 
 def _cells(row: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import fields, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import ids
 from ..bus import Bus
@@ -40,11 +40,13 @@ from ..llm import (
 from ..storable import visible
 from ..tools import Completed, Outcome, Text
 from ..tools.internal import PermissionRecord, PermissionRecorder
-from ._events import DurableEvent, PartDelta, PartUpdated
+from ._events import DurableEvent, PartDelta, PartUpdated, storable_event, storable_part
 from ._model import Part, ReasoningPart, TextPart, ToolErrorKind, ToolPart, now_ms
 from ._store import SessionStore
 
 __all__ = ["COALESCE_SECONDS", "Emitter", "StepProcessor"]
+
+P = TypeVar("P", bound=Part)
 
 COALESCE_SECONDS = 0.2
 """Longest time streamed text stays only in memory before a coalesced store write."""
@@ -60,6 +62,13 @@ class Emitter:
         self._publish = bus.publish
 
     def durable(self, event: DurableEvent) -> None:
+        """Store and publish ``event``, its outside text made storable first (law 12).
+
+        A tool part is passed as it is: tool parts are written by a step's processor only, whose :meth:`StepProcessor.put`
+        made it storable already (checking only what changed since the part's previous version).
+        """
+        if not (type(event) is PartUpdated and type(event.part) is ToolPart):
+            event = storable_event(event)
         self._append(event)
         self._publish(event)
 
@@ -106,12 +115,17 @@ class StepProcessor:
 
     # -- writing -----------------------------------------------------------------------------------------------------
 
-    def put(self, part: Part) -> Part:
+    def put(self, part: P) -> P:
         """Emit a new or changed part, then record it (a write the store refuses leaves the part as it was).
+
+        This is where a step's parts are written: every outside text in ``part`` is made storable here first
+        (:func:`storable_part`, walking only the fields changed since the part's previous version), so the store,
+        the bus and the step's history hold the same part. Returns the part as written.
 
         Raises:
             StoreError: the store refused the write.
         """
+        part = storable_part(part, self.parts.get(part.id))
         self._emit(PartUpdated(part))
         self.parts[part.id] = part
         return part
@@ -300,8 +314,7 @@ class StepProcessor:
                 started=part.started if part.started is not None else now_ms(),
                 ended=now_ms(),
             )
-        self.put(settled)
-        return settled
+        return self.put(settled)
 
     def note_progress(self, call_id: str, update: Mapping[str, Any]) -> None:
         """Remember a running call's last progress update that carries ``output`` (the tail of what it printed).
@@ -331,15 +344,18 @@ class StepProcessor:
                 continue
             count += 1
             update = self._progress.get(part.call_id) if interrupted else None
-            failed = self.parts[part.id] = _evolve(
+            failed = self.parts[part.id] = storable_part(
+                _evolve(
+                    part,
+                    state="error",
+                    error=error,
+                    error_kind=kind,
+                    interrupted=interrupted,
+                    content=part.content if update is None else _partial_output(update),
+                    started=part.started if part.started is not None else now,
+                    ended=now,
+                ),
                 part,
-                state="error",
-                error=error,
-                error_kind=kind,
-                interrupted=interrupted,
-                content=part.content if update is None else _partial_output(update),
-                started=part.started if part.started is not None else now,
-                ended=now,
             )
             try:
                 self._emit(PartUpdated(failed))
