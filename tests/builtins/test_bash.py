@@ -200,9 +200,9 @@ async def test_unknown_directory_then_relative_path_asks_external_directory_for_
     command = f"X={outside}; cd $X && rm victim"
     outcome = await project.fail("bash", command=command)
     assert outcome.kind == "blocked"
-    assert project.permissions.asked == [("external_directory", (command,))]
+    assert project.permissions.asked == [("external_directory", (f"(uncertain) {command}",))]
     request = project.permissions.requests[0]
-    assert request.save == (command,)
+    assert request.save == (f"(uncertain) {command}",)
     assert request.metadata["uncertain"]
     assert (outside / "victim").exists()
 
@@ -252,10 +252,14 @@ async def test_symlink_leading_out_asks_for_where_it_lands(project: Project, out
 
 async def test_unparseable_command_asks_an_uncertain_resource_and_saves_nothing(project: Project) -> None:
     outcome = await project.ok("bash", command="echo 'unterminated")
-    # What the parser could read is asked too (a deny on it applies), beside the uncertain text.
-    assert project.permissions.asked == [("bash", ("echo", "(uncertain) echo 'unterminated"))]
-    assert project.permissions.requests[0].save == ()
-    assert project.permissions.requests[0].metadata["uncertain"]
+    # What the parser could read is asked too (a deny on it applies), beside the uncertain text; what text that
+    # is not valid shell touches is not known either (external_directory for its text).
+    assert project.permissions.asked == [
+        ("external_directory", ("(uncertain) echo 'unterminated",)),
+        ("bash", ("echo", "(uncertain) echo 'unterminated")),
+    ]
+    assert project.permissions.requests[1].save == ()
+    assert project.permissions.requests[1].metadata["uncertain"]
     assert "Command exited with code 2." in text_of(outcome.content)
 
 
@@ -449,4 +453,5 @@ async def test_writes_inside_the_project_ask_edit_so_an_agent_that_may_not_edit_
         outcome = await project.fail("bash", command=command)
         assert outcome.kind == "blocked", command
     assert (project.root / "app.py").read_text() == "print(1)\n"
-    assert [a for a, _ in project.permissions.asked] == ["edit"] * 5
+    # ``1<>`` is lost by the parser: text that does not parse also asks external_directory for its text
+    assert [a for a, _ in project.permissions.asked] == ["edit"] * 4 + ["external_directory", "edit"]

@@ -9,8 +9,11 @@ then neither rule set may have allowed it.
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +22,7 @@ from hypothesis import strategies as st
 from tether.builtins._shell_parse import analyze
 from tether.builtins.bash import plan_command
 from tether.location import Location
-from tether.permissions import Rule, evaluate_request
+from tether.permissions import PermissionRequest, Rule, builtin_agents, evaluate_request
 
 DENY_LIST = (Rule("bash", "*", "allow"), Rule("bash", "rm *", "deny"))
 ALLOW_LIST = (
@@ -250,3 +253,167 @@ def test_text_that_cannot_be_known_is_allowed_only_by_a_star_rule(tmp_path: Path
     assert evaluate_request("bash", analysis.resources, narrow).effect != "allow"
     assert evaluate_request("bash", analysis.resources, (Rule("bash", "*", "allow"),)).effect == "allow"
     assert analysis.uncertain_resource not in analysis.save
+
+
+# --- program text writes outside the project: decided as a path only known at run time ------------------------------
+#
+# ``bash: {"*": "allow"}`` with ``external_directory: deny``: the user lets commands run but nothing touch files
+# outside the project. Program text (an interpreter's -c/-e, a script file, a module, its input, a makefile, a file
+# run by its path, awk and sed programs) touches paths only known when it runs, so it is refused as ``echo x > $OUT``
+# is. Each spelling is first run by /bin/bash to prove it writes the canary outside, then through the real tool.
+
+OUTSIDE_DENIED = (
+    Rule("*", "*", "allow"),
+    Rule("bash", "*", "allow"),
+    Rule("external_directory", "*", "deny"),
+)
+PY = "open('{out}', 'w').write('x')"
+PROGRAMS = [
+    'python3 -c "{py}"',
+    'python3 -Ic "{py}"',
+    "python3 write.py",
+    "python3 -m write",
+    "python3 - <<'EOF'\n{py}\nEOF",
+    "python3 <<'EOF'\n{py}\nEOF",
+    'echo "{py}" | python3',
+    "python3 < write.py",
+    "env python3 write.py",
+    "timeout 10 python3 write.py",
+    "find . -maxdepth 0 -exec python3 write.py \\;",
+    "perl -e 'open(F, \">{out}\")'",
+    "echo x | perl -ne 'open(F, \">{out}\")'",
+    "sh ./write.sh",
+    "bash write.sh",
+    "./write.sh",
+    "source ./write.sh",
+    ". ./write.sh",
+    "make",
+    "make -n",  # $(shell ...) in the makefile runs even on a dry run
+    "make -f Makefile all",
+    'awk \'BEGIN {{ print "x" > "{out}" }}\'',
+    'awk \'BEGIN {{ printf("x") > "{out}" }}\'',
+    "awk 'BEGIN {{ system(\"touch {out}\") }}'",
+    'awk \'BEGIN {{ print "x" | "cat > {out}" }}\'',
+    "echo x | sed 's|.*|touch {out}|e'",
+    "echo x | sed -n 'w {out}'",
+    "echo x | sed 's/x/y/w {out}'",
+    "echo x | sed 'e touch {out}'",
+    "X='touch {out}'; eval $X",
+    "x='a[$(touch {out})]'; echo $((x))",
+]
+NODE_PROGRAMS = [
+    "node -e \"require('fs').writeFileSync('{out}', 'x')\"",
+    "node write.js",
+]
+
+
+def _program_project(root: Path, out: Path) -> None:
+    py = PY.format(out=out)
+    (root / "write.py").write_text(py + "\n")
+    (root / "write.js").write_text(f"require('fs').writeFileSync('{out}', 'x')\n")
+    (root / "write.sh").write_text(f"#!/bin/sh\ntouch '{out}'\n")
+    (root / "write.sh").chmod(0o755)
+    (root / "Makefile").write_text(f"X := $(shell touch '{out}')\nall:\n\ttouch '{out}'\n")
+
+
+def _shell_writes(text: str, cwd: Path, out: Path) -> bool:
+    out.unlink(missing_ok=True)
+    subprocess.run(
+        ["/bin/bash", "-c", text],
+        cwd=cwd,
+        capture_output=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    wrote = out.exists()
+    out.unlink(missing_ok=True)
+    return wrote
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        *PROGRAMS,
+        *(
+            pytest.param(
+                p, marks=pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+            )
+            for p in NODE_PROGRAMS
+        ),
+    ],
+)
+async def test_program_text_that_writes_outside_is_refused_by_an_external_directory_deny(
+    root: Path, tmp_path: Path, make_project: Callable[..., Any], kit: Any, spelling: str
+) -> None:
+    out = tmp_path / "elsewhere" / "canary"
+    out.parent.mkdir()
+    _program_project(root, out)
+    text = spelling.format(out=out, py=PY.format(out=out))
+    assert _shell_writes(text, root, out), f"the spelling must really write outside: {text!r}"
+    decided: list[tuple[str, str]] = []
+
+    def decide(request: PermissionRequest) -> str:
+        effect = evaluate_request(request.action, request.resources, OUTSIDE_DENIED).effect
+        decided.append((request.action, effect))
+        return "allow" if effect == "allow" else "deny"
+
+    project = make_project(kit.Recorder(decide=decide))
+    outcome = await project.fail("bash", command=text)
+    assert outcome.kind == "blocked"
+    assert decided[-1] == ("external_directory", "deny"), decided
+    assert not out.exists()
+    plan = plan_command(project.location, text, root)
+    assert plan is not None and (plan.analysis.uncertain or plan.outside)
+
+
+CONTROLS = [
+    "python3 --version",
+    "python3 -V",
+    "node --version",
+    "make --version",
+    "bash --version",
+    "command -v python3",
+    "awk '{print $1}' notes.txt",
+    "awk -F: '$2 > 1 {print $1}' notes.txt",
+    "awk '/a|b/ {n++} END {print n}' notes.txt",
+    "sed -n 's/a/b/p' notes.txt",
+    "sed -i 's/a/b/' notes.txt",
+    "sed --sandbox 's/a/b/w x' notes.txt",
+    "git status",
+]
+
+
+@pytest.mark.parametrize("text", CONTROLS)
+def test_commands_that_only_print_or_filter_know_their_paths(tmp_path: Path, text: str) -> None:
+    (tmp_path / "notes.txt").write_text("a:2\n")
+    plan = plan_command(Location(tmp_path), text, tmp_path)
+    assert plan is not None
+    assert plan.analysis.uncertain == () and plan.outside == (), plan.analysis.uncertain
+    assert evaluate_request("bash", plan.analysis.resources, OUTSIDE_DENIED).effect == "allow"
+
+
+@pytest.mark.anyio
+async def test_a_directory_rule_never_matches_the_text_of_a_command_whose_paths_are_unknown(
+    root: Path, tmp_path: Path, make_project: Callable[..., Any], kit: Any
+) -> None:
+    # The text of a command whose paths are unknown is asked as ``(uncertain) <text>``: as the bare text, a command
+    # starting with the temp directory's path matched the default ``external_directory`` rule ``<tmp>/*: allow`` and
+    # ran without the ask (with ``bash: allow``, ``/tmp/x; python3 -c ...`` wrote anywhere).
+    out = tmp_path / "elsewhere" / "canary"
+    out.parent.mkdir()
+    rules = (*builtin_agents(tmp_path / "data", tmp_path)["build"].rulesets, (Rule("bash", "*", "allow"),))
+    text = f"{tmp_path}/nope; python3 -c \"{PY.format(out=out)}\""
+    assert _shell_writes(text, root, out)
+    decided: list[tuple[str, tuple[str, ...], str]] = []
+
+    def decide(request: PermissionRequest) -> str:
+        effect = evaluate_request(request.action, request.resources, rules).effect
+        decided.append((request.action, tuple(request.resources), effect))
+        return "allow" if effect == "allow" else "deny"
+
+    outcome = await make_project(kit.Recorder(decide=decide)).fail("bash", command=text)
+    assert outcome.kind == "blocked"
+    assert decided == [("external_directory", (f"(uncertain) {text}",), "ask")]
+    assert not out.exists()

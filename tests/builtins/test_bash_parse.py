@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tether.builtins._shell_analysis import ARITY, Analysis, always_pattern, arity_prefix
 from tether.builtins._shell_parse import analyze
@@ -320,6 +322,22 @@ def test_prefix_table_matches_the_reference() -> None:
     assert always_pattern([]) is None
 
 
+_VOCABULARY = [*sorted({word for key in ARITY for word in key.split()}), "x", "-C", "", "run", "dev"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_VOCABULARY), max_size=5))
+def test_prefix_is_the_longest_matching_key_of_the_table(tokens: list[str]) -> None:
+    # the reference's rule, spelled out: the longest prefix that is a key decides how many tokens (default 1)
+    expected = tuple(tokens[:1])
+    for size in range(len(tokens), 0, -1):
+        arity = ARITY.get(" ".join(tokens[:size]))
+        if arity is not None:
+            expected = tuple(tokens[:arity])
+            break
+    assert arity_prefix(tokens) == expected
+
+
 # --- uncertainty: what cannot be known statically is reported, never silently skipped -----------------------------
 
 UNCERTAIN = [
@@ -362,7 +380,7 @@ def test_what_cannot_be_known_statically_is_uncertain(command: str) -> None:
         "git push origin $BRANCH",
         "rm /tmp/{a,b}",
         "sudo -u root rm /x",
-        "timeout 5 make",
+        "timeout 5 make --version",
         "xargs echo",
     ],
 )

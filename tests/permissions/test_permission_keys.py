@@ -47,6 +47,7 @@ CALLS: dict[str, list[tuple[dict[str, Any], list[str]]]] = {
         ({"command": "git status"}, ["bash"]),
         ({"command": "echo x > out.txt"}, ["edit"]),
         ({"command": "ls /"}, ["external_directory"]),
+        ({"command": "ls", "escalate": True, "justification": "to see"}, ["bash", "escalate"]),
     ],
     "edit": [({"path": "notes.txt", "old_string": "hello", "new_string": "bye"}, ["edit"])],
     "glob": [(SAME, ["glob"]), (SAME, ["glob"]), (SAME, ["doom_loop"])],
@@ -123,8 +124,8 @@ async def test_every_built_in_tool_asks_only_documented_actions(tmp_path: Path, 
     assert asked == expected
     assert all(p.state == "error" for p in parts), [(p.tool, p.state) for p in parts]
     assert not (project / "out.txt").exists() and not (project / "new.txt").exists()
-    seen = {action for actions in expected.values() for action in actions}
-    assert seen == BUILTIN_ACTIONS - {"execute"}  # Code Mode's execute only shows or hides its tool
+    # (the other direction, every key asked by something, is checked on the source below)
+    assert {action for actions in expected.values() for action in actions} <= BUILTIN_ACTIONS
 
 
 def test_a_tool_name_that_is_not_its_action_is_read_as_that_action(project: Path, tmp_path: Path) -> None:
@@ -148,8 +149,9 @@ def test_a_tool_name_that_is_not_its_action_is_read_as_that_action(project: Path
 
 
 def test_the_documented_keys_are_the_built_in_actions_and_explain_describes_each() -> None:
-    assert set(documented_keys()) == BUILTIN_ACTIONS
-    assert set(ASKED_BY) == BUILTIN_ACTIONS
+    where = "docs/permissions.md's Permission keys table, config's BUILTIN_ACTIONS and --explain's ASKED_BY"
+    assert set(documented_keys()) == BUILTIN_ACTIONS, f"{where} must name the same actions"
+    assert set(ASKED_BY) == BUILTIN_ACTIONS, f"{where} must name the same actions"
     text = DOCS.read_text(encoding="utf-8")
     for key in (*TOOL_ACTIONS, *RESERVED_ACTIONS):
         assert f"`{key}`" in text, key
@@ -196,3 +198,24 @@ async def test_a_write_deny_in_the_config_stops_every_write(
     assert verdict["source"] == "config"
     assert not (project / "new.txt").exists() and not (project / "out.txt").exists()
     assert (project / "notes.txt").read_text() == "hello\n"
+
+
+SOURCE = Path(__file__).resolve().parents[2] / "src" / "tether"
+ASKED = re.compile(r"""(?:\baction=|\.ask\(\s*|\bRule\()\s*["']([a-z_]+)["']""")
+
+
+def test_every_action_the_source_names_is_a_documented_key() -> None:
+    # A part that starts asking a new action (``action="..."``, ``ctx.ask("...")``, a default ``Rule("...")``) without
+    # documenting it fails here: add it to config's BUILTIN_ACTIONS, --explain's ASKED_BY and the table of
+    # docs/permissions.md (*Permission keys*), and to CALLS above when a built-in tool asks it.
+    named = {
+        (match[1], path.relative_to(SOURCE).as_posix())
+        for path in SOURCE.rglob("*.py")
+        for match in ASKED.finditer(path.read_text(encoding="utf-8"))
+    }
+    undocumented = sorted(
+        (action, where) for action, where in named if action not in BUILTIN_ACTIONS | RESERVED_ACTIONS
+    )
+    assert undocumented == []
+    called = {action for ways in CALLS.values() for _, actions in ways for action in actions}
+    assert BUILTIN_ACTIONS - {"execute"} <= {action for action, _ in named} | called  # a key nothing asks

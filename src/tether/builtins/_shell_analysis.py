@@ -51,6 +51,8 @@ ARITY: dict[str, int] = {
 """Command prefix → how many leading tokens make up the "human command" (longest matching prefix wins)."""
 
 _MAX_PREFIX_WORDS = max(key.count(" ") + 1 for key in ARITY)
+# The first words of the longer prefixes: any other command is decided by its first word alone (no joins).
+_LONGER_FIRST = frozenset(key.split(" ", 1)[0] for key in ARITY if " " in key)
 
 
 def arity_prefix(tokens: Iterable[str]) -> tuple[str, ...]:
@@ -59,6 +61,8 @@ def arity_prefix(tokens: Iterable[str]) -> tuple[str, ...]:
     Flags are not skipped, as in the reference: ``git -C x status`` → ``("git", "-C")``.
     """
     words = tuple(tokens)
+    if words and words[0] not in _LONGER_FIRST:
+        return words[: ARITY.get(words[0], 1)]
     for size in range(min(len(words), _MAX_PREFIX_WORDS), 0, -1):
         arity = ARITY.get(" ".join(words[:size]))
         if arity is not None:
@@ -134,7 +138,8 @@ class Analysis:
     opaque: str | None = None
     """Why the command could not be parsed (``"syntax"``), or ``None``."""
     uncertain: tuple[str, ...] = ()
-    """Why some touched path cannot be known statically (then ask ``external_directory`` for the raw text)."""
+    """Why some touched path cannot be known statically (then ask ``external_directory`` for
+    :attr:`uncertain_paths_resource`); every reason of :attr:`unknown` is one too."""
     unknown: tuple[str, ...] = ()
     """Why what runs cannot be known statically (then the ``bash`` request holds an uncertain resource)."""
     empty: bool = False
@@ -146,6 +151,26 @@ class Analysis:
         if self.opaque is None and not self.unknown:
             return None
         return UNCERTAIN_PREFIX + self.command.strip()
+
+    @property
+    def uncertain_paths_resource(self) -> str | None:
+        """``(uncertain) <raw text>``, the ``external_directory`` resource when a path the command touches cannot be
+        known statically (:attr:`uncertain`), else ``None``.
+
+        Marked like :attr:`uncertain_resource`: the raw text alone would be matched by a directory's rule
+        (``/tmp/*`` allows ``/tmp/x; python3 -c ...``), while only a rule starting with a wildcard matches this.
+        """
+        return UNCERTAIN_PREFIX + self.command.strip() if self.uncertain else None
+
+    @property
+    def uncertain_paths_save(self) -> tuple[str, ...]:
+        """What an "always" reply to that request saves: the resource itself, or nothing (it acts as "once") when the
+        text holds ``*`` or ``?``, which a saved pattern would read as wildcards (``cat src/*.py`` would approve
+        ``cat src/; <anything>; .py``)."""
+        resource = self.uncertain_paths_resource
+        if resource is None or "*" in resource or "?" in resource:
+            return ()
+        return (resource,)
 
     @property
     def resources(self) -> tuple[str, ...]:

@@ -3,8 +3,9 @@
 Normalization: the command word's path is reduced to its base name (``/bin/rm`` → ``rm``; quotes and escapes are
 already gone from the word's value, so ``\\rm`` and ``'rm'`` are ``rm``), and each transparent wrapper is stripped in
 turn (``sudo nice rm x`` → ``nice rm x`` → ``rm x``; the option syntax is in :mod:`._shell_wrappers`). Then the
-command's own effects: the text it runs (:mod:`._shell_inner`), ``find -exec``/``-delete``, a glob as the command
-word, its path operands (:mod:`._shell_paths`) and ``cd``-like moves (left to the walk, :mod:`._shell_walk`).
+command's own effects: the shell text it runs (:mod:`._shell_inner`), the program text of other languages it runs
+(:mod:`._shell_programs`), ``find -exec``/``-delete``, a glob as the command word, its path operands
+(:mod:`._shell_paths`) and ``cd``-like moves (left to the walk, :mod:`._shell_walk`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from typing import TYPE_CHECKING
 from ._shell_analysis import SimpleCommand, always_pattern
 from ._shell_inner import inner_code
 from ._shell_paths import PATH_COMMANDS, option_effects, path_operands
+from ._shell_programs import program_text, runs_program
 from ._shell_tree import clip
 from ._shell_words import GLOB, Word, expand, expand_braces
 from ._shell_wrappers import WRAPPERS, unwrap
 
 if TYPE_CHECKING:
+    from ._shell_programs import Program
     from ._shell_walk import Cwds, Flow, Walker
 
 __all__ = ["CWD_COMMANDS", "run"]
@@ -55,7 +58,8 @@ def run(walker: Walker, words: list[Word], text: str, cwds: Cwds, *, lead: str =
         walker.uncertain.append(f"the command name is only known at run time: {clipped}")
         walker.commands.append(SimpleCommand(text=text, tokens=tokens))
         return None
-    name = posixpath.basename(words[0].value) or words[0].value
+    command_word = words[0].value
+    name = posixpath.basename(command_word) or command_word
     rest = words[1:]
     _glob_name(walker, words[0], rest, text, tokens)
     levels = [(name, rest)]
@@ -85,7 +89,7 @@ def run(walker: Walker, words: list[Word], text: str, cwds: Cwds, *, lead: str =
             break
         fed = fed or spec.stdin_operands
         _glob_name(walker, rest[index], rest[index + 1 :], text, tokens)
-        value = rest[index].value or ""
+        value = command_word = rest[index].value or ""
         name = posixpath.basename(value) or value
         offset += index + 1
         rest = rest[index + 1 :]
@@ -141,6 +145,11 @@ def run(walker: Walker, words: list[Word], text: str, cwds: Cwds, *, lead: str =
                 if not operand.matched:
                     pattern = None
                 walker.add_path(value, cwds, role="path", source=text, write=operand.write, pattern=pattern)
+    if "/" in command_word or runs_program(name):
+        path = command_word if "/" in command_word else None
+        program = program_text(name, [w.value for w in rest], clipped, path=path)
+        if program is not None:
+            _program(walker, program, cwds, text)
     for effect in option_effects(name, [w.value for w in rest]):
         if effect.kind == "follows":
             walker.uncertain.append(
@@ -152,6 +161,18 @@ def run(walker: Walker, words: list[Word], text: str, cwds: Cwds, *, lead: str =
             word = Word(raw=effect.program, value=effect.program, path=effect.program, glob=False)
             run(walker, [word], effect.program, cwds)
     return None
+
+
+def _program(walker: Walker, program: Program, cwds: Cwds, text: str) -> None:
+    """Record what a command's program text touches: what is not known, the files it names, the shell text it runs."""
+    walker.unknown.extend(program.unknown)
+    walker.uncertain.extend(program.uncertain)
+    for path in program.reads:
+        walker.add_path(path, cwds, role="path", source=text)
+    for path in program.writes:
+        walker.add_path(path, cwds, role="path", source=text, write=True)
+    for code in program.commands:
+        walker.nested(code, cwds, text)
 
 
 def _glob_name(walker: Walker, word: Word, rest: list[Word], text: str, tokens: tuple[str, ...]) -> None:

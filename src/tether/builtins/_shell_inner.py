@@ -1,8 +1,9 @@
 """The shell text a command runs besides itself: ``eval``, ``sh -c``, ``su -c``, ``alias``, ``trap``, ``git -c``.
 
 :func:`inner_code` returns that text when it is literal (the walk then analyses it as part of the command) and
-records an unknown when it is only known at run time or is program text of another language (``python -c``,
-``node -e``), which this analysis does not read. :func:`echoed` reads what ``echo rm x | sh`` feeds a shell.
+records an unknown when it is only known at run time (``eval $X``, a shell's script file or input). Program text of
+other languages (``python -c``, ``node -e``, ``awk``, ``sed``, ``make``) is :mod:`._shell_programs`'. :func:`echoed`
+reads what ``echo rm x | sh`` feeds a shell.
 """
 
 from __future__ import annotations
@@ -17,16 +18,8 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "
 _SHELL_ARG_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 # Commands whose ``-c``/``--command`` option is shell text (``su -c 'rm x'``).
 _COMMAND_OPTION = frozenset({"su", "runuser", "script", "flock"})
-# Interpreters that run program text given on the command line: that text is code we do not analyse.
-_INLINE_CODE = {
-    "node": frozenset({"-e", "--eval", "-p", "--print"}),
-    "nodejs": frozenset({"-e", "--eval", "-p", "--print"}),
-    "deno": frozenset({"eval"}),
-    "perl": frozenset({"-e", "-E"}),
-    "ruby": frozenset({"-e"}),
-    "php": frozenset({"-r"}),
-    "lua": frozenset({"-e"}),
-}
+# What a shell only prints: ``bash --version`` runs no script and reads no input.
+_SHELL_INFO = frozenset({"--version", "--help"})
 
 _GIT_SAFE_KEYS = (
     "user.",
@@ -95,17 +88,6 @@ def inner_code(name: str, rest: list[Word], clipped: str, *, unknown: list[str],
         return None
     if name == "git":
         return _git_config(rest, clipped, unknown)
-    python = name.startswith(("python", "pypy"))
-    inline = _INLINE_CODE.get(name, frozenset({"-c"}) if python else None)
-    if inline is None:
-        return None
-    for value in values:
-        if value is None or value == "--":
-            break
-        clustered = python and value.startswith("-") and not value.startswith("--") and "c" in value[1:]
-        if value in inline or clustered:
-            unknown.append(f"{name} runs program text given on its command line: {clipped}")
-            return None
     return None
 
 
@@ -170,6 +152,8 @@ def _command_option(name: str, rest: list[Word], clipped: str, unknown: list[str
 
 
 def _shell_script(name: str, rest: list[Word], clipped: str, *, unknown: list[str], home: str) -> str | None:
+    if rest and all(w.value in _SHELL_INFO for w in rest):
+        return None
     has_c = False
     index = 0
     while index < len(rest):

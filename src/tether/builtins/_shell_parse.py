@@ -19,7 +19,8 @@ This module turns a command string into what the permission gate needs, and noth
   arithmetic on variables, ``${x@P}``, substitutions in a heredoc body, nesting past ``MAX_DEPTH`` (64). The
   caller then adds the uncertain resource ``(uncertain) <text>``, which no narrow pattern matches;
 - :attr:`Analysis.uncertain` when a path the shell will touch cannot be known statically (``rm $X``, ``cd $X && rm
-  y``, ``~user``, an enormous brace expansion, file commands fed by ``xargs``): the caller then asks
+  y``, ``~user``, an enormous brace expansion, file commands fed by ``xargs``, program text such as ``python3 x.py``
+  or ``make``, and every unknown above: what runs is not known, so neither is what it touches): the caller then asks
   ``external_directory`` for the raw command text.
 
 It deliberately does not decide containment or ask anything: paths are lexical and absolute, and the caller resolves
@@ -28,8 +29,9 @@ them against its Location (symlinks included).
 The parts, one concept each: :mod:`._shell_analysis` (the result types and the prefix table),
 :mod:`._shell_tree` (tree-sitter parsing, node text, constructs no command node shows), :mod:`._shell_words` (the
 static value of a word), :mod:`._shell_walk` (statements, lists, pipelines, loops, redirections, ``cd``),
-:mod:`._shell_command` (one simple command: normalization, wrappers, patterns, paths) and :mod:`._shell_inner`
-(the text that ``eval``, ``sh -c``, ``su -c``, ``git -c`` run).
+:mod:`._shell_command` (one simple command: normalization, wrappers, patterns, paths), :mod:`._shell_inner`
+(the text that ``eval``, ``sh -c``, ``su -c``, ``git -c`` run) and :mod:`._shell_programs` (program text of other
+languages: interpreters, ``make``, ``awk``, ``sed``).
 """
 
 from __future__ import annotations
@@ -69,13 +71,18 @@ def analyze(command: str, *, cwd: str, home: str) -> Analysis:
     paths: dict[tuple[str, str, bool, bool], PathArg] = {}
     for arg in walker.paths:
         paths.setdefault((arg.path, arg.role, arg.write, arg.glob), arg)
+    # What runs is not known, so neither is what it touches: every unknown is an uncertain path too (``eval $X``,
+    # ``python3 -c``, text that does not parse), asked as ``echo x > $OUT`` is.
+    uncertain = [*walker.uncertain, *walker.unknown]
+    if opaque is not None:
+        uncertain.append("the command is not valid shell")
     return Analysis(
         command=command,
         commands=tuple(commands.values()),
         redirects=tuple(dict.fromkeys(walker.redirects)),
         paths=tuple(paths.values()),
         opaque=opaque,
-        uncertain=tuple(dict.fromkeys(walker.uncertain)),
+        uncertain=tuple(dict.fromkeys(uncertain)),
         unknown=tuple(dict.fromkeys(walker.unknown)),
         empty=not statements and opaque is None,
     )

@@ -30,10 +30,12 @@ class Wrapper:
     assignments: bool = False
     numeric: bool = False
     stdin_operands: bool = False
+    lookup: str = ""
+    """Flags that make the wrapper only look the command up, never run it (``command -v python3``)."""
 
 
 WRAPPERS: dict[str, Wrapper] = {
-    "command": Wrapper(flags="pvV"),
+    "command": Wrapper(flags="pvV", lookup="vV"),
     "builtin": Wrapper(),
     "exec": Wrapper(flags="cl", with_arg="a"),
     "nohup": Wrapper(),
@@ -139,6 +141,8 @@ def unwrap(spec: Wrapper, words: list[str | None], start: int) -> tuple[int | No
                 continue
             step = 1
             for position, ch in enumerate(word[1:], 1):
+                if ch in spec.lookup:
+                    return None, None  # ``command -v x`` prints where x is; it runs nothing
                 if f"-{ch}" in spec.unsure:
                     return None, f"-{ch} changes where the wrapped command runs"
                 if ch in spec.with_arg:

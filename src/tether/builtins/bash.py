@@ -9,8 +9,9 @@ and reach whatever its text says. Order of one call:
 2. analyse the command (tree-sitter-bash) and resolve the path arguments of file commands and redirections;
 3. ask ``external_directory`` once per directory outside the Location (the workdir first; one request each, through
    :func:`tether.location.require_external`, as the file tools do); when the analysis cannot know every path the
-   command touches (``cd $X && rm y``, ``rm $F``, an unknown wrapper option), ask ``external_directory`` once more
-   with the raw command text as the resource, so a person decides;
+   command touches (``cd $X && rm y``, ``rm $F``, an unknown wrapper option, program text such as ``python3 -c``),
+   ask ``external_directory`` once more with ``(uncertain) <raw text>`` as the resource, so a person decides (no
+   directory's rule matches it);
 4. ask ``edit`` for the paths the command writes (redirect targets, ``rm``/``tee``/``sed -i``/``dd of=``/...), as
    the file tools do: one request with save ``["*"]`` for the ordinary ones, then each protected one on its own
    (:func:`tether.location.authorize_protected`), so an agent that may not edit cannot write through the shell;
@@ -143,14 +144,13 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
             raise ToolFailure(f"Working directory is not a directory: {location.display(cwd)}")
         analysis = plan.analysis
         await require_external(permissions, ctx, [workdir, *plan.outside], metadata={"command": command})
-        if analysis.uncertain:
-            raw = command.strip()
+        if analysis.uncertain_paths_resource is not None:
             await permissions.assert_(
                 PermissionRequest.from_context(
                     ctx,
                     action="external_directory",
-                    resources=[raw],
-                    save=[raw],
+                    resources=[analysis.uncertain_paths_resource],
+                    save=analysis.uncertain_paths_save,
                     metadata={"command": command, "uncertain": list(analysis.uncertain)},
                 )
             )
@@ -259,8 +259,8 @@ class CommandPlan:
     """What the bash tool asks before running a command (``tether permissions --explain bash`` shows the same).
 
     In order: ``external_directory`` for each of ``outside`` (one request per directory, after the workdir's), and
-    for the raw text when ``analysis.uncertain``; ``edit`` for ``ordinary_writes`` (one request), then for each of
-    ``protected_writes``; then ``bash`` with ``analysis.resources`` and ``analysis.save``.
+    for ``analysis.uncertain_paths_resource`` when ``analysis.uncertain``; ``edit`` for ``ordinary_writes`` (one
+    request), then for each of ``protected_writes``; then ``bash`` with ``analysis.resources`` and ``analysis.save``.
     """
 
     analysis: Analysis

@@ -27,6 +27,8 @@ ASKED_BY = {
     "doom_loop": "the session, before a third identical call in a row (the resource is the tool's name)",
     "edit": "the write, edit and apply_patch tools (the files they change) and bash (the files a command writes), "
     "each path relative to the project",
+    "escalate": "the bash tool, to run one command outside the sandbox (the resource is the command; the model's "
+    "justification is shown)",
     "execute": "nothing: it only shows or hides Code Mode's execute tool; the calls its code makes ask their own actions",
     "external_directory": "every file tool and bash, for a path outside the project (<directory>/*), and bash for "
     "the text of a command whose paths are not known statically",
@@ -225,8 +227,10 @@ def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory:
             for directory_resource in dict.fromkeys(p.external.resource for p in plan.outside if p.external):
                 asks.append(("outside the project", decide("external_directory", [directory_resource])))
             analysis = plan.analysis
-            if analysis.uncertain:
-                asks.append(("paths not known statically", decide("external_directory", [command.strip()])))
+            if analysis.uncertain_paths_resource is not None:
+                asks.append(
+                    ("paths not known statically", decide("external_directory", [analysis.uncertain_paths_resource]))
+                )
             if plan.ordinary_writes:
                 asks.append(("writes", decide("edit", list(plan.ordinary_writes))))
             for item in plan.protected_writes:
@@ -270,6 +274,10 @@ def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory:
         console.print(Text(f"{why}: ", style="bold") + shown(explain(decision), style, lines=True))
         if effect == "allow" and decision.effect != "allow":
             effect = decision.effect
+    if analysis.uncertain_paths_resource is not None:
+        saved = analysis.uncertain_paths_save
+        saves = f'external_directory "{saved[0]}"' if saved else "nothing (acts as once: the text holds * or ?)"
+        console.print(Text('an "always" reply to the paths request saves: ', style="dim") + shown(saves))
     if analysis.resources:
         saves = ", ".join(f'bash "{pattern}"' for pattern in analysis.save) or "nothing (acts as once)"
         console.print(Text('an "always" reply to the bash request saves: ', style="dim") + shown(saves))

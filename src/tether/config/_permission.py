@@ -53,6 +53,7 @@ BUILTIN_ACTIONS = frozenset(
         "bash",
         "doom_loop",
         "edit",
+        "escalate",
         "execute",
         "external_directory",
         "glob",
