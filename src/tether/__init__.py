@@ -1,13 +1,45 @@
 """tether: a Python runtime for coding agents, built around a tool-calling subsystem treated as infrastructure.
 
 ``from tether import Runtime`` is lazy: importing ``tether`` stays fast (the CLI imports it first).
+
+``python -m tether.cli`` (and any ``python -m tether...``) is as safe as the ``tether`` script: ``python -m`` puts the
+current directory first on ``sys.path``, so a cloned repository's ``typer.py`` (or ``typing.py``) would run as tether
+starts. This package, which Python imports before any module of the command, drops that entry first thing, before
+its own first import (hence no ``from __future__ import annotations`` here): :func:`_safe_path`. It does so only when
+the ``-m`` target is tether's; a program that imports tether keeps its path. docs/security.md says what is left: the
+few standard modules Python itself imports for ``-m`` before any of tether runs (``python -P`` closes that too).
 """
 
-from __future__ import annotations
+import sys
 
-import os
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+
+def _safe_path() -> None:
+    """Drop the current directory that ``python -m tether...`` put first on ``sys.path`` (``-P`` semantics).
+
+    Runs while Python locates the ``-m`` target (``sys.argv[0]`` is then ``"-m"``), and only when that target is
+    tether or one of its modules (``sys.orig_argv``); with ``-P``/``-I``/``$PYTHONSAFEPATH`` there is nothing to drop.
+    """
+    if sys.flags.safe_path or sys.argv[:1] != ["-m"]:
+        return
+    argv = sys.orig_argv
+    target = ""
+    for index, arg in enumerate(argv[1:], 1):
+        if arg.startswith("-m"):  # `-m tether.cli` or `-mtether.cli`
+            target = arg[2:] or (argv[index + 1] if index + 1 < len(argv) else "")
+            break
+    if target.partition(".")[0] != "tether":
+        return
+    import os  # loaded already: runpy imports it before any package of the target
+
+    if sys.path and os.path.realpath(sys.path[0]) == os.path.realpath(os.getcwd()):
+        del sys.path[0]
+
+
+_safe_path()
+
+import os  # noqa: E402  (after the path is safe)
+from collections.abc import Mapping, Sequence  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -21,15 +53,15 @@ if TYPE_CHECKING:
 
 
 def run(
-    prompt: str | Sequence[Content],
+    prompt: "str | Sequence[Content]",
     *,
-    model: Model | str,
+    model: "Model | str",
     directory: str | os.PathLike[str] = ".",
-    tools: Mapping[str, Tool[Any, Any]] | None = None,
+    tools: "Mapping[str, Tool[Any, Any]] | None" = None,
     agent: str | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     deps: Any = None,
-) -> TurnResult:
+) -> "TurnResult":
     """Run one turn of an agent on ``directory`` and return what it did: the one-call entry point for scripts.
 
     Opens a :class:`Runtime` (store and outputs in ``data_dir``, default ``$TETHER_DATA_DIR`` or the user data
