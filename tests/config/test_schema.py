@@ -46,8 +46,8 @@ def test_every_key_and_section_is_described() -> None:
     seen: set[type[Any]] = set()
     _models(TetherConfig, seen)
     assert (
-        len(seen) == 17
-    )  # + CodeModeSection (agent.<name>.codemode), TelemetrySection (telemetry), SandboxSection
+        len(seen) == 18
+    )  # + CodeModeSection (agent.<name>.codemode), TelemetrySection (telemetry), SandboxSection, TerminalSection
     for model in seen:
         assert model.__doc__, model
         for name, field in model.model_fields.items():

@@ -47,6 +47,8 @@ from ..session.internal import Descendants
 from ..storable import printable
 from ._choice import Choices, ask_choice, read_line
 from ._format import shown, subject
+from ._preview import Preview
+from ._toolview import EDIT_TOOLS, Line
 
 __all__ = ["NO_TERMINAL_FEEDBACK", "ApprovalMode", "Approver"]
 
@@ -84,7 +86,17 @@ def _input_diff(tool: str | None, tool_input: Any) -> str | None:
     return patch if isinstance(patch, str) else None
 
 
-def _describe(console: Console, pending: PendingRequest, tool: str | None, tool_input: Any) -> None:
+def _describe(
+    console: Console,
+    pending: PendingRequest,
+    tool: str | None,
+    tool_input: Any,
+    shown_diff: tuple[list[Line], str | None] = ([], None),
+    held: str | None = None,
+) -> None:
+    """Print what a request asks for: the action, the command with what the rules match and the sandbox that would
+    hold it, or the change an edit would make (``shown_diff``: computed by ``_preview``, else why not), and the rule
+    that asked."""
     # Everything here but our own words comes from the model or the repository: it is shown through printable()
     # (an ESC sequence in a command must not redraw this prompt into another command) and never read as markup.
     request = pending.request
@@ -99,16 +111,34 @@ def _describe(console: Console, pending: PendingRequest, tool: str | None, tool_
     command = metadata.get("command")
     if isinstance(command, str):
         console.print(Text("  command: ", style="bold") + shown(command, lines=True))
-    console.print(Text("  resources: ", style="bold") + shown(", ".join(request.resources)))
+    if isinstance(command, str) and request.action in ("bash", "escalate"):
+        # the resources of a bash request are what the rules match: each command's text and its normalized forms
+        console.print(Text("  runs as: ", style="bold") + shown(" · ".join(request.resources)))
+    else:
+        console.print(Text("  resources: ", style="bold") + shown(", ".join(request.resources)))
+    for key, label in (("description", "  says: "), ("justification", "  why outside the sandbox: ")):
+        value = metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            console.print(Text(label, style="bold") + shown(value.strip()))
     uncertain = metadata.get("uncertain")
     if isinstance(uncertain, list) and uncertain:
         # bash: what runs (or which paths it touches) cannot be known before it runs; say why
         reasons = "; ".join(str(reason) for reason in uncertain[:5])
         console.print(Text("  uncertain: ", style="bold yellow") + shown(reasons))
-    diff = metadata.get("diff") or metadata.get("patch") or _input_diff(tool, tool_input)
-    if isinstance(diff, str) and diff.strip():
-        diff = printable(diff.rstrip("\n"), lines=True)
-        console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
+    if held is not None:
+        style = "bold yellow" if held.startswith("none") else "bold"
+        console.print(Text("  sandbox: ", style=style) + shown(held))
+    lines, why = shown_diff
+    if lines:
+        console.print(Text("  the change (from the file as it is now):", style="bold"))
+        console.print(Text("\n").join(Text.assemble(*line) for line in lines))
+    else:
+        diff = metadata.get("diff") or metadata.get("patch") or _input_diff(tool, tool_input)
+        if isinstance(diff, str) and diff.strip():
+            if why is not None:
+                console.print(shown(f"  the call's own text ({why}):", "bold"))
+            diff = printable(diff.rstrip("\n"), lines=True)
+            console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
     for verdict in pending.decision.verdicts:
         if verdict.effect == "ask":
             rule = verdict.rule
@@ -177,6 +207,8 @@ class Approver:
         call_info: ``call_id -> (tool name, input)`` for the prompt (the live view knows the calls).
         pause: a context manager factory that stops the live region while prompting.
         why_deny: the notice shown when rejecting in ``deny`` mode.
+        questions: the question service (``ask`` mode answers the question tool's questions too).
+        preview: computes the change of an edit and the sandbox line of a command for the prompt.
     """
 
     def __init__(
@@ -190,8 +222,10 @@ class Approver:
         pause: Callable[[], Any] | None = None,
         why_deny: str = "--deny-asks",
         questions: QuestionService | None = None,
+        preview: Preview | None = None,
     ) -> None:
         self.mode = mode
+        self._preview = preview or Preview()
         self._service = service
         self._console = console
         self._session_id = session_id
@@ -295,8 +329,10 @@ class Approver:
         self, pending: PendingRequest, tool: str | None, tool_input: Any
     ) -> tuple[Reply, str | None]:
         console = self._console
-        _describe(console, pending, tool, tool_input)
         request = pending.request
+        diff = await self._preview.diff(tool, tool_input) if tool in EDIT_TOOLS else ([], None)
+        held = await self._preview.sandbox(request.action)
+        _describe(console, pending, tool, tool_input, diff, held)
         label = self._label(request.session_id, request.agent)
         if label:
             console.print(shown(f"  asked by: {label}", "bold yellow"))

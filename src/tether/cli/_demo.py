@@ -66,6 +66,7 @@ def demo_command(*, data_dir: Path, yes: bool, keep: bool) -> None:
 
     async def main() -> tuple[int, str, object, object]:
         from ..config import load_instructions
+        from ._preview import Preview
         from ._trust import print_refused, project_config
         from ._turn import drive_turn, print_summary
 
@@ -87,6 +88,7 @@ def demo_command(*, data_dir: Path, yes: bool, keep: bool) -> None:
                 why_deny="",
                 console=console,
                 system=instructions.texts,
+                preview=Preview(location=location.location, sandbox=rt.sandbox),
             )
             print_summary(console, outcome, session.id)
             info = await rt.store.get_session(session.id)

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from ..storable import printable
 
-__all__ = ["decision_lines", "duration", "first_line", "shown", "subject", "summary"]
+__all__ = ["decision_lines", "duration", "first_line", "shown", "subject"]
 
 _HEAD = 256
 """Characters of a long text :func:`first_line` looks at before splitting all of it."""
@@ -62,15 +62,6 @@ def subject(tool: str, value: Any, width: int = 80) -> str:
         text = repr(value)
     text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def summary(text: str, title: str | None = None) -> str:
-    """A one-line summary of a tool's content: its title, or its first line and line count."""
-    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-    head = printable(title) if title else first_line(text, 70)
-    if lines > 1:
-        return f"{head} ({lines} lines)"
-    return head
 
 
 def duration(start_ms: int | None, end_ms: int | None) -> str:

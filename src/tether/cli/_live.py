@@ -1,4 +1,5 @@
-"""The live view of a turn: text as it arrives, a spinner line per running tool call, a live bash tail, ✓/✗ lines.
+"""The live view of a turn: text as it arrives, a spinner line per running tool call, a live bash tail, ✓/✗ lines,
+and under a settled call what it did (an edit's diff, the tail of a command's output: ``_toolview``).
 
 It subscribes to the bus (``message.part.delta``, ``message.part.updated``, ``tool.progress``, ``session.status``)
 and renders with rich. On a terminal, running calls sit in a ``Live`` region (spinner, elapsed time, the last lines
@@ -33,18 +34,13 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from ..content import text_of
 from ..llm import Usage
 from ..session._model import StepFinishPart, TextPart, ToolPart
 from ..storable import printable
-from ._format import duration, first_line, shown, subject, summary
+from ._format import duration, first_line, shown, subject
+from ._toolview import Line, TerminalSettings, body_lines, summary_of
 
 __all__ = ["FRAME", "Line", "LiveView", "TurnStats"]
-
-_TAIL_LINES = 5
-
-Line = tuple[tuple[str, str], ...]
-"""A settled line as its segments: (printable text, rich style)."""
 
 FRAME = 0.05
 """Seconds between two prints of settled lines (20 frames a second)."""
@@ -82,11 +78,13 @@ class LiveView:
     Args:
         console: where to render (a terminal gets the live region).
         session_id: events of other sessions are ignored.
+        settings: how much to show under a settled call (the config's ``terminal`` section).
     """
 
-    def __init__(self, console: Console, session_id: str) -> None:
+    def __init__(self, console: Console, session_id: str, settings: TerminalSettings | None = None) -> None:
         self.console = console
         self.session_id = session_id
+        self.settings = settings or TerminalSettings()
         self.stats = TurnStats()
         self.parts: dict[str, ToolPart] = {}
         self._lock = threading.Lock()
@@ -239,6 +237,7 @@ class LiveView:
                 self.stats.failed_calls += 1
             self.flush_text()
             self._pending.append(self.settled_line(part))
+            self._pending.extend(body_lines(part, self.settings))
             for path in part.output_paths:
                 self._pending.append(((printable(f"    full output: {path}"), "dim"),))
             return
@@ -258,13 +257,13 @@ class LiveView:
             if running is None:
                 return
             lines = [*running.tail, *text.splitlines()]
-            running.tail = lines[-_TAIL_LINES:]
+            running.tail = lines[-self.settings.bash_tail :] if self.settings.bash_tail else []
 
     # -- rendering ---------------------------------------------------------------------------------------------------
 
     @staticmethod
     def settled_line(part: ToolPart) -> Line:
-        """``✓ read pricing/cart.py  12ms  summary`` or ``✗ edit ...  error``, as styled segments."""
+        """``✓ read pricing/cart.py  12ms  lines 1-40 of 212`` or ``✗ edit ...  error``, as styled segments."""
         completed = part.state == "completed"
         line = [
             ("✓ ", "green bold") if completed else ("✗ ", "red bold"),
@@ -275,7 +274,7 @@ class LiveView:
         if took:
             line.append((f"  {took}", "dim"))
         if completed:
-            text = summary(text_of(part.content, "\n"), part.title)
+            text = summary_of(part)
             if text:
                 line.append((f"  {text}", "dim"))
         else:

@@ -32,6 +32,7 @@ from ..session import AssistantInfo
 from ._common import CANCELLED, OK, fail, freeze_startup, opened, out_console, run_async, stdin_is_terminal
 from ._format import shown
 from ._models import Models
+from ._toolview import TerminalSettings
 from ._turn import TurnOutcome
 
 __all__ = ["Repl", "repl_command", "session_cost"]
@@ -69,6 +70,8 @@ class Repl:
         self.spent: float | None = 0.0
         """The current session's cost so far (``None``: some step's price is unknown)."""
         self._refused_shown = False
+        self.settings = TerminalSettings.from_config(config.data)
+        """What the terminal shows (the config's ``terminal`` section)."""
 
     # -- what the slash commands change -----------------------------------------------------------------------------
 
@@ -101,6 +104,7 @@ class Repl:
 
     async def turn(self, text: str) -> None:
         """Run one turn of the current session (created now if there is none) and print its line."""
+        from ._preview import Preview
         from ._repl_view import ReplView
         from ._run import open_session, turn_system
         from ._trust import print_refused
@@ -133,7 +137,8 @@ class Repl:
             console=self.console,
             system=system,
             price=self.price,
-            view=ReplView(self.console, session.id),
+            view=ReplView(self.console, session.id, self.settings),
+            preview=Preview(location=self.location.location, sandbox=self.rt.sandbox, settings=self.settings),
         )
         await self.rt.store.flush()  # a refused write ends the session (law 12), before another turn starts
         if self.spent is not None:

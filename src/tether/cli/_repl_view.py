@@ -25,6 +25,7 @@ from rich.text import Text
 from ..session._model import TextPart, ToolPart
 from ..storable import printable
 from ._live import LiveView
+from ._toolview import TerminalSettings
 
 __all__ = ["ReplView", "markdown"]
 
@@ -40,8 +41,8 @@ def markdown(text: str) -> Markdown:
 class ReplView(LiveView):
     """The live view of one turn in the interactive session (see the module docstring)."""
 
-    def __init__(self, console: Console, session_id: str) -> None:
-        super().__init__(console, session_id)
+    def __init__(self, console: Console, session_id: str, settings: TerminalSettings | None = None) -> None:
+        super().__init__(console, session_id, settings)
         self._streams: dict[str, str] = {}  # text part id -> what has streamed (guarded by the lock)
         self._flushed: dict[str, int] = {}  # text part id -> characters already printed
         self._since = time.monotonic()

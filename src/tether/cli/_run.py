@@ -153,7 +153,9 @@ def run_command(
         from ..llm._pricing import find_price
         from ..telemetry import export_from_config
         from ._models import choose_model
+        from ._preview import Preview
         from ._tools import print_notices
+        from ._toolview import TerminalSettings
         from ._trust import print_refused, project_config
         from ._turn import drive_turn, print_summary, write_done
 
@@ -189,6 +191,7 @@ def run_command(
             instructions, system = await turn_system(rt, location, config, session, chosen)
             print_refused(instructions)
             freeze_startup()
+            settings = TerminalSettings.from_config(config.data)  # --quiet has no live view: no diff, no tail
             outcome = await drive_turn(
                 session=session,
                 bus=rt.bus,
@@ -203,6 +206,7 @@ def run_command(
                 console=console,
                 system=system,  # the same texts `--show-prompt` prints
                 price=find_price(chosen.provider, chosen.model_id, config.data),
+                preview=Preview(location=location.location, sandbox=rt.sandbox, settings=settings),
             )
             # The turn is done only once the store has it: a refused write fails the run (one line, exit 1).
             await rt.store.flush()

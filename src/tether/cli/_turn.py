@@ -31,6 +31,7 @@ from ._approve import ApprovalMode, Approver
 from ._common import CANCELLED, OK, TURN_FAILED, err_console
 from ._format import shown
 from ._live import LiveView, TurnStats
+from ._preview import Preview
 
 if TYPE_CHECKING:
     from ..session import QuestionService
@@ -139,6 +140,7 @@ async def drive_turn(
     output: OutputFormat = "text",
     continued: bool = False,
     questions: QuestionService | None = None,
+    preview: Preview | None = None,
 ) -> TurnOutcome:
     """Run one turn of ``session`` with the live view (``view``, default a plain :class:`LiveView`) and approvals;
     never raises for a failed turn. ``price`` prices the turn's usage for the summary; ``system`` replaces the
@@ -148,7 +150,9 @@ async def drive_turn(
     # ``quiet`` renders nothing while the turn runs. In both, approval notices and prompts go to stderr.
     # ``continued``: the session existed before this turn (the ``session`` JSON event says so).
     # ``questions``: the question service; with it, in ``ask`` mode, the approver answers the question tool too.
-    view = (view or LiveView(console, session.id)) if output == "text" else None
+    # ``preview``: what an approval prompt shows (the change from the file, the sandbox) and the terminal settings.
+    preview = preview or Preview()
+    view = (view or LiveView(console, session.id, preview.settings)) if output == "text" else None
     events: JsonEvents | None = None
     notices = console if output == "text" else err_console()
     if output == "json":
@@ -180,6 +184,7 @@ async def drive_turn(
         pause=view.paused if view is not None else None,
         why_deny=why_deny,
         questions=questions,
+        preview=preview,
     )
     flags: dict[str, bool] = {}
     started = time.monotonic()

@@ -45,6 +45,7 @@ __all__ = [
     "ProviderTimeouts",
     "SandboxSection",
     "TelemetrySection",
+    "TerminalSection",
     "TetherConfig",
     "ToolOutput",
     "custom_error",
@@ -474,17 +475,43 @@ class SandboxSection(_Strict):
         description="none: commands have no network (their own network namespace; with Landlock, no TCP); host: "
         "the machine's network.",
     )
-    auto_allow: bool = Field(
-        default=False,
-        description="true: with bubblewrap holding commands, the built-in agents run bash commands without asking, "
-        "except destructive ones (rm, mv, > truncation, git reset --hard/clean/checkout/restore, find -delete, git "
-        "push) and the parse-level asks (protected paths, outside directories, uncertain text). Your own rules "
-        "still apply after.",
+    auto_allow: bool | None = Field(
+        default=None,
+        description="Whether the built-in agents run bash commands that bubblewrap holds without asking, except "
+        "destructive ones (rm, mv, > truncation, git reset --hard/clean/checkout/restore/rm, find -delete, git push) "
+        "and the parse-level asks (protected paths, outside directories, uncertain text). Default: yes with "
+        "bubblewrap unless network is host; never with Landlock only. false keeps the asks of a run without a "
+        "sandbox. Your own rules still apply after.",
     )
     writable: list[Text] = Field(
         default_factory=list[str],
         description="Further directories commands may write (absolute or ~/...), e.g. a build cache. An "
         'external_directory allow rule naming a directory ("/cache/*": "allow") makes it writable too.',
+    )
+
+
+class TerminalSection(_Strict):
+    """What the terminal (tether run, the interactive session) shows of each call (docs/cli.md#what-a-turn-shows)."""
+
+    bash_tail: int = Field(
+        default=5,
+        ge=0,
+        le=1000,
+        description="Lines of a bash call's output shown under its line, the last ones (0: none; tether run "
+        "--quiet shows none).",
+    )
+    diff_lines: int = Field(
+        default=40,
+        ge=0,
+        le=10_000,
+        description="Lines of the diff shown under an edit, write or apply_patch call (the rest counted; 0: none).",
+    )
+    resume_turns: int = Field(
+        default=3,
+        ge=0,
+        le=1000,
+        description="Turns of the conversation printed when a session is resumed (tether -c, --session, /resume; "
+        "0: none).",
     )
 
 
@@ -563,6 +590,11 @@ class TetherConfig(_Strict):
     mcp_serve: McpServe = Field(
         default_factory=McpServe,
         description="tether mcp serve: answering permission asks of MCP clients, guarding the HTTP transport.",
+    )
+    terminal: TerminalSection = Field(
+        default_factory=TerminalSection,
+        description="What the terminal shows of each call and of a resumed session; a project's is read only when "
+        "trusted.",
     )
     telemetry: TelemetrySection = Field(
         default_factory=TelemetrySection,
