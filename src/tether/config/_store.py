@@ -54,8 +54,7 @@ def store_choice(config: Config, environ: Mapping[str, str] | None = None) -> St
         return StoreChoice(url=env, origin=f"${STORE_ENV}")
     value = config.get("store")
     if isinstance(value, str):
-        file = config.origins.get(("store",))
-        return StoreChoice(
-            url=value, origin=f'"store" in {file}' if file is not None else '"store" in the config'
-        )
+        # no file: a Config made in code, not read from one
+        file = config.origins.get(("store",), "the config")
+        return StoreChoice(url=value, origin=f'"store" in {file}')
     return StoreChoice(url=None, origin="the default SQLite file")
