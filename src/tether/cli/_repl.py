@@ -85,13 +85,22 @@ class Repl:
         price = find_price(model.provider, model.model_id, self.config.data)
         self.model, self.price = model, price
 
-    async def use_session(self, session: Any) -> None:
-        """Make ``session`` (already claimed) the current one, releasing the previous claim."""
-        spent = session_cost(await session.messages(), self.config)
+    async def use_session(self, session: Any) -> Sequence[Any]:
+        """Make ``session`` (already claimed) the current one, releasing the previous claim; returns its stored
+        messages (read once: for its cost so far, and for :meth:`show_history`)."""
+        messages = await session.messages()
+        spent = session_cost(messages, self.config)
         previous = self.session
         self.session, self.agent, self.spent = session, session.info.agent, spent
         if previous is not None and previous.id != session.id:
             await self.rt.store.release(previous.id)
+        return messages
+
+    def show_history(self, messages: Sequence[Any]) -> None:
+        """Print the last turns of a resumed session (``terminal.resume_turns``)."""
+        from ._history import print_history
+
+        print_history(self.console, messages, self.settings.resume_turns)
 
     async def new_session(self) -> None:
         """Leave the current session; the next message starts a new one (with the current agent)."""
@@ -257,13 +266,15 @@ def repl_command(
                 repl.choose_model(model)
             except (UsageError, ProviderAuthError) as exc:  # the session opens; /model fixes it
                 repl.note(exc.message, "yellow")
+            resumed: Sequence[Any] = ()
             if continue_ or session_id:
-                await repl.use_session(
+                resumed = await repl.use_session(
                     await open_session(rt, location, session_id=session_id, continue_=continue_, agent=name)
                 )
             history = HistoryFile(data_dir / HISTORY_FILE)
             reader = prompt_session(history, sorted(COMMANDS))
             banner(repl)
+            repl.show_history(resumed)
 
             warned: list[str] = []
 

@@ -71,9 +71,10 @@ async def _resume(repl: Repl, arg: str) -> bool:
         repl.note(f"already in {arg}")
         return True
     session = await open_session(repl.rt, repl.location, session_id=arg, continue_=False, agent=repl.agent)
-    await repl.use_session(session)
+    messages = await repl.use_session(session)
     title = session.info.title or "(untitled)"
     repl.console.print(shown(f"resumed {session.id}: {title} (agent {repl.agent})", "green"))
+    repl.show_history(messages)
     return True
 
 
