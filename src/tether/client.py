@@ -108,8 +108,10 @@ class Client:
     def health(self) -> dict[str, Any]:
         return self.request("GET", "/api/health")
 
-    def sessions(self, *, limit: int | None = None) -> list[dict[str, Any]]:
-        return self.request("GET", "/api/sessions", limit=limit)["sessions"]
+    def sessions(self, *, limit: int | None = None, q: str | None = None) -> list[dict[str, Any]]:
+        """The project's sessions, newest first; with ``q``, those whose title, text or a called tool's name holds
+        it (each with its ``match``: ``field`` and ``text``)."""
+        return self.request("GET", "/api/sessions", limit=limit, q=q)["sessions"]
 
     def create_session(
         self, *, directory: str | None = None, agent: str | None = None, title: str = ""
@@ -129,6 +131,16 @@ class Client:
 
     def export(self, session_id: str) -> dict[str, Any]:
         return self.request("GET", f"/api/sessions/{session_id}/export")
+
+    def output(self, session_id: str, output_id: str) -> str:
+        """A call's retained full output: ``output_id`` is the last component of one of its ``output_paths``.
+
+        Raises:
+            ApiError: no such session or retained output (404).
+        """
+        response = self._http.get(f"/api/sessions/{session_id}/outputs/{output_id}")
+        _check(response)
+        return response.text
 
     def prompt(self, session_id: str, text: str, *, model: str | None = None) -> dict[str, Any]:
         """Start a turn (returns at once; follow it on :meth:`events`)."""
@@ -156,6 +168,11 @@ class Client:
         if message is not None:
             body["message"] = message
         return self.request("POST", f"/api/permissions/{request_id}/reply", body)
+
+    def preview(self, request_id: str) -> dict[str, Any]:
+        """What a pending permission request would do: ``tool``, ``input`` and, for an edit, the ``patch`` (or the
+        ``reason`` there is none)."""
+        return self.request("GET", f"/api/permissions/{request_id}/preview")
 
     def questions(self, *, session: str | None = None) -> list[dict[str, Any]]:
         return self.request("GET", "/api/questions", session=session)["questions"]

@@ -18,6 +18,7 @@ from tests.postgres.fixtures import open_store, postgres, store_kind, store_targ
 
 from tether import Runtime
 from tether.client import Client
+from tether.config import Config
 from tether.errors import UsageError
 from tether.server import bind, serve
 from tether.testing import ScriptedModel, Step
@@ -66,10 +67,12 @@ def start(
     project: Path | None = None,
     data_dir: Path | None = None,
     beside: Callable[[Runtime], Coroutine[Any, Any, None]] | None = None,
+    config: Config | None = None,
     **options: Any,
 ) -> Generator[Live]:
     """Serve ``project`` (default ``tmp/project``) from ``data_dir`` (default ``tmp/data``; two servers may share
-    one); ``beside(rt)`` runs in the server's runtime while it serves (cancelled when it stops)."""
+    one) with ``config`` (default: none); ``beside(rt)`` runs in the server's runtime while it serves (cancelled
+    when it stops)."""
     project = project or tmp / "project"
     project.mkdir(exist_ok=True)
     (project / "notes.txt").write_text("alpha\nbeta\n")
@@ -86,7 +89,7 @@ def start(
         ready.set()
 
     async def main() -> None:
-        async with Runtime(data_dir=data_dir, plugins=False) as rt:
+        async with Runtime(data_dir=data_dir, plugins=False, config=config) as rt:
             location = await rt.location(project)
             async with anyio.create_task_group() as group:
                 if beside is not None:

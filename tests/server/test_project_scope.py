@@ -9,7 +9,7 @@ document (built from the table the app is built from), so a route added later is
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,13 +96,32 @@ def _read_stream(http: httpx2.Client, path: str, params: dict[str, str]) -> tupl
         return response.status_code, _until_ping(response)
 
 
+def plant_outputs(data_dir: Path, sessions: Sequence[str], secret: str) -> dict[str, str]:
+    """A retained output holding ``secret`` in each session's output directory (as a bounded call leaves one); the
+    output id of each session."""
+    names: dict[str, str] = {}
+    for session_id in sessions:
+        directory = data_dir / "tool-output" / session_id
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        names[session_id] = "tool_0planted"
+        (directory / names[session_id]).write_text(f"the key is {secret}\n")
+    return names
+
+
 def read_every_route(
-    live: Live, *, own: Sequence[str], other: Sequence[str], requests: Sequence[str] = ()
+    live: Live,
+    *,
+    own: Sequence[str],
+    other: Sequence[str],
+    requests: Sequence[str] = (),
+    outputs: Mapping[str, str] | None = None,
 ) -> list[tuple[str, str]]:
     """Call every route of the served API document with every id that fits it (the served project's ``own``
-    sessions, the ``other`` project's sessions and pending ``requests``), ``Last-Event-ID: 0`` on each: (what was
-    asked, the body) of each. The own ids answer 200; another project's answers exactly as a missing id does (404,
-    the same body but for the id it echoes, which is left out of the body returned)."""
+    sessions, the ``other`` project's sessions and pending ``requests``, each session's retained ``outputs``),
+    ``Last-Event-ID: 0`` on each: (what was asked, the body) of each. The own ids answer 200; another project's
+    answers exactly as a missing id does (404, the same body but for the id it echoes, which is left out of the body
+    returned)."""
+    outputs = outputs or plant_outputs(live.data_dir, [*own, *other], "planted")
     headers = {"authorization": f"Bearer {live.token}", "last-event-id": "0"}
     bodies: list[tuple[str, str]] = []
     with httpx2.Client(base_url=live.url, headers=headers, timeout=30) as http:
@@ -123,13 +142,21 @@ def read_every_route(
                 queries: list[dict[str, str]] = [{}]
                 if "session" in names:
                     queries += [{"session": i} for i in (*own, *other)]
+                if "q" in names:  # a search for what every project's sessions hold
+                    queries += [{"q": "vault"}, {"q": "read"}, {"q": "t"}]
                 # (the path asked, the id in it that must read as missing)
                 targets: list[tuple[str, str | None]] = [(path, None)]
                 if "{session_id}" in path:
                     mine: list[tuple[str, str | None]] = []
+
+                    def fill(session_id: str, path: str = path) -> str:
+                        return path.replace("{session_id}", session_id).replace(
+                            "{output_id}", outputs[session_id]
+                        )
+
                     if method == "get":
-                        mine = [(path.replace("{session_id}", i), None) for i in own]
-                    targets = mine + [(path.replace("{session_id}", i), i) for i in other]
+                        mine = [(fill(i), None) for i in own]
+                    targets = mine + [(fill(i), i) for i in other]
                 if "{request_id}" in path:
                     targets = [(path.replace("{request_id}", i), i) for i in (*requests, MISSING)]
                 body = None
@@ -206,7 +233,12 @@ def test_a_server_shows_nothing_of_another_project_in_the_same_store(tmp_path: P
             live_text = "\n".join(str(e.data) for e in seen[name])
             assert all(i in live_text for i in ids[name][:2])  # the project's own turns are on its stream
             _assert_nothing_of([("the live stream", live_text)], SECRETS[other], ids[other])
-            bodies = read_every_route(lives[name], own=ids[name], other=ids[other])
+            outputs = {
+                **plant_outputs(data, ids[name], SECRETS[name]),
+                **plant_outputs(data, ids[other], SECRETS[other]),
+            }
+            bodies = read_every_route(lives[name], own=ids[name], other=ids[other], outputs=outputs)
+            assert any(SECRETS[name] in text for asked, text in bodies if "/outputs/" in asked)
             _assert_nothing_of(bodies, SECRETS[other], ids[other])
             replay = "\n".join(text for asked, text in bodies if asked.startswith("GET /api/events {}"))
             assert SECRETS[name] in replay and all(i in replay for i in ids[name])  # children included
@@ -282,7 +314,13 @@ def test_another_projects_turn_in_the_same_runtime_stays_out_of_the_stream_and_t
             _, joined_text = _read_stream(http, "/api/events", {"session": other_id})
         live_text = "\n".join(str(e.data) for e in seen)
         assert mine["id"] in live_text
-        bodies = read_every_route(live, own=[mine["id"]], other=[other_id], requests=found["requests"])
+        outputs = {
+            **plant_outputs(live.data_dir, [mine["id"]], "mine"),
+            **plant_outputs(live.data_dir, [other_id], SECRETS["b"]),
+        }
+        bodies = read_every_route(
+            live, own=[mine["id"]], other=[other_id], requests=found["requests"], outputs=outputs
+        )
         bodies += [("the live stream", live_text), ("B's stream", filtered_text), ("B's stream", joined_text)]
         _assert_nothing_of(bodies, SECRETS["b"], [other_id, *found["requests"]])
         assert found["answers"] == []  # nothing A's server was asked answered, cancelled or ended B's turn

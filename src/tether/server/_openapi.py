@@ -17,7 +17,7 @@ _STATUS_TEXT = {
     400: "The request cannot be served as asked (the detail says why and how to ask).",
     401: "Missing or wrong bearer token.",
     403: "A page of this Origin may not call the server.",
-    404: "No such session or pending request.",
+    404: "No such session, pending request or retained output.",
     409: "The session's state refuses it now (busy).",
     413: "The body is larger than the limit.",
     421: "The Host header is not one this server serves (DNS rebinding).",
@@ -39,6 +39,12 @@ _SESSION = {
         "created": {"type": "integer"},
         "updated": {"type": "integer"},
         "busy": {"type": "boolean"},
+        "match": {
+            "type": "object",
+            "description": "With q: where the session matched (title first, then a tool's name, then text).",
+            "required": ["field", "text"],
+            "properties": {"field": {"enum": ["title", "tool", "text"]}, "text": {"type": "string"}},
+        },
     },
 }
 
@@ -65,9 +71,27 @@ _COMPONENTS: dict[str, Any] = {
         "required": ["session", "status"],
         "properties": {"session": {"type": "string"}, "status": {"const": "busy"}},
     },
+    "Preview": {
+        "type": "object",
+        "required": ["request", "tool", "input", "patch", "reason"],
+        "properties": {
+            "request": {"type": "string"},
+            "tool": {
+                "type": ["string", "null"],
+                "description": "the call's tool (null: not a tool call's request)",
+            },
+            "input": {"description": "the call's input, as stored"},
+            "patch": {"type": ["string", "null"], "description": "the unified diff the call would write"},
+            "reason": {"type": ["string", "null"], "description": "why there is no patch for an edit tool"},
+        },
+    },
     "EventStream": {"type": "string", "description": "text/event-stream: see docs/server.md"},
+    "Text": {"type": "string", "description": "text/plain; charset=utf-8"},
     "object": {"type": "object"},
 }
+
+
+_MEDIA = {"EventStream": "text/event-stream", "Text": "text/plain"}
 
 
 def _schema(model: type[Any]) -> dict[str, Any]:
@@ -81,22 +105,14 @@ def openapi_document() -> dict[str, Any]:
     for route in ROUTES:
         parameters: list[dict[str, Any]] = [
             {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-            for name in ("session_id", "request_id")
+            for name in ("session_id", "request_id", "output_id")
             if "{" + name + "}" in route.path
         ]
         parameters += [
-            {
-                "name": name,
-                "in": "query",
-                "required": False,
-                "schema": {"type": kind, "minimum": 1, "maximum": 1000}
-                if kind == "integer"
-                else {"type": kind},
-                "description": text,
-            }
-            for name, kind, text in route.query
+            {"name": name, "in": "query", "required": False, "schema": schema, "description": text}
+            for name, schema, text in route.query
         ]
-        media = "text/event-stream" if route.response == "EventStream" else "application/json"
+        media = _MEDIA.get(route.response, "application/json")
         responses: dict[str, Any] = {
             str(route.status): {
                 "description": route.summary,

@@ -9,21 +9,25 @@ The table :data:`ROUTES` is what both the app and the OpenAPI document are built
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import stat
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 
 from .._export import export_document, messages_json
 from .._record import record
 from .._wire import session_json
 from ..errors import ConfigError, NotFoundError, UsageError
-from ..session import SessionInfo
+from ..session import SessionInfo, ToolPart
 from ..storable import storable
+from ._preview import EDIT_TOOLS, change_of
 from ._schemas import AnswerBody, CreateSessionBody, PromptBody, ReplyBody
 from ._state import Conflict, ServerState
 
@@ -31,6 +35,16 @@ __all__ = ["ROUTES", "Route"]
 
 B = TypeVar("B", bound=BaseModel)
 Handler = Callable[[Request], Awaitable[Response]]
+
+MAX_SEARCH = 200
+"""The longest search text (``q``) in characters."""
+_OUTPUT_NAME = re.compile(r"tool_[0-9A-Za-z]{1,64}")
+_OUTPUT_HEADERS = {
+    # a retained output is whatever a command printed: shown as text, never run or rendered as a page
+    "content-security-policy": "default-src 'none'; sandbox",
+    "x-content-type-options": "nosniff",
+    "cache-control": "no-store",
+}
 
 
 @record(kw_only=False)
@@ -47,8 +61,8 @@ class Route:
     """The component schema of a success (``object``: any JSON object)."""
     status: int = 200
     errors: tuple[int, ...] = ()
-    query: tuple[tuple[str, str, str], ...] = ()
-    """(name, JSON type, description) of each query parameter."""
+    query: tuple[tuple[str, dict[str, Any], str], ...] = ()
+    """(name, JSON Schema, description) of each query parameter."""
 
 
 def _state(request: Request) -> ServerState:
@@ -120,8 +134,26 @@ async def health(request: Request) -> Response:
 
 async def list_sessions(request: Request) -> Response:
     state = _state(request)
-    found = await state.rt.sessions.list(project=state.project.root, limit=_limit(request))
-    return _json({"sessions": [{**session_json(i), "busy": i.id in state.running} for i in found]})
+    limit = _limit(request)
+    words = " ".join(request.query_params.get("q", "").replace("\x00", " ").split())
+    if not words:
+        found = await state.rt.sessions.list(project=state.project.root, limit=limit)
+        return _json({"sessions": [{**session_json(i), "busy": i.id in state.running} for i in found]})
+    if len(words) > MAX_SEARCH:
+        raise UsageError(f"q is at most {MAX_SEARCH} characters: search for a shorter part of the text")
+    matches = await state.rt.store.search_sessions(words, project=state.project.root, limit=limit)
+    return _json(
+        {
+            "sessions": [
+                {
+                    **session_json(m.info),
+                    "busy": m.info.id in state.running,
+                    "match": {"field": m.field, "text": m.text},
+                }
+                for m in matches
+            ]
+        }
+    )
 
 
 async def create_session(request: Request) -> Response:
@@ -154,6 +186,26 @@ async def session_messages(request: Request) -> Response:
 async def export_session(request: Request) -> Response:
     info = await _stored(request)
     return _json(await export_document(_state(request).rt.store, info))
+
+
+async def session_output(request: Request) -> Response:
+    state = _state(request)
+    info = await _stored(request)
+    name = request.path_params["output_id"]
+    path = state.rt.output.session_directory(info.id) / name
+
+    def regular() -> bool:
+        try:
+            return stat.S_ISREG(os.lstat(path).st_mode)  # a symlink planted there is not followed
+        except OSError:
+            return False
+
+    if not _OUTPUT_NAME.fullmatch(name) or not await anyio.to_thread.run_sync(regular):
+        raise NotFoundError(
+            f"No retained output {name!r} of session {info.id}: name the last component of one of its calls' "
+            "output_paths (a retained output is removed after the retention period)"
+        )
+    return FileResponse(path, media_type="text/plain; charset=utf-8", headers=_OUTPUT_HEADERS)
 
 
 async def prompt_session(request: Request) -> Response:
@@ -222,6 +274,37 @@ async def reply_permission(request: Request) -> Response:
     _state(request).project.permission(request_id)
     await _state(request).rt.permissions.reply(request_id, body.reply, body.message)
     return _json({"request": request_id, "reply": body.reply})
+
+
+async def preview_permission(request: Request) -> Response:
+    state = _state(request)
+    request_id = request.path_params["request_id"]
+    pending = state.project.permission(request_id)
+    source = pending.request.source
+    out: dict[str, Any] = {"request": request_id, "tool": None, "input": None, "patch": None, "reason": None}
+    if source is None:
+        return _json(out)
+    # one read of the session per ask shown (a person's pace, not a step's): the call's input as stored
+    messages = await state.rt.store.load_messages(pending.session_id)
+    part = next(
+        (
+            p
+            for m in messages
+            if m.info.id == source.message_id
+            for p in m.parts
+            if isinstance(p, ToolPart) and p.call_id == source.call_id
+        ),
+        None,
+    )
+    if part is None:
+        return _json(out)
+    out.update(tool=part.tool, input=part.input)
+    if part.tool in EDIT_TOOLS:
+        info = await state.project.session(pending.session_id)
+        location = await state.rt.location(info.directory, root=state.location.root)
+        change = await change_of(location.location, part.tool, part.input)
+        out.update(patch=change.patch, reason=change.reason)
+    return _json(out)
 
 
 async def list_questions(request: Request) -> Response:
@@ -320,12 +403,22 @@ async def events(request: Request) -> Response:
 
 
 _SESSION = "/api/sessions/{session_id}"
-_SESSION_Q = (("session", "string", "only the events/requests of this session"),)
+_SESSION_Q: tuple[tuple[str, dict[str, Any], str], ...] = (
+    ("session", {"type": "string"}, "only the events/requests of this session"),
+)
+_LIMIT = (
+    "limit",
+    {"type": "integer", "minimum": 1, "maximum": 1000},
+    "at most this many (1-1000, default 100)",
+)
 
 ROUTES: tuple[Route, ...] = (
     Route("GET", "/api/health", health, "health", "The server is up; its project and load.", response="Health"),
-    Route("GET", "/api/sessions", list_sessions, "listSessions", "The served project's sessions, newest first.",
-          response="SessionList", query=(("limit", "integer", "at most this many (1-1000, default 100)"),),
+    Route("GET", "/api/sessions", list_sessions, "listSessions",
+          "The served project's sessions, newest first; with q, those whose title, text or a called tool's name "
+          "holds q (each with its match).", response="SessionList",
+          query=(_LIMIT, ("q", {"type": "string", "maxLength": MAX_SEARCH}, "search: words to find (substring, "
+                          "ASCII case-insensitive) in the title, the user's and model's text, or a tool's name")),
           errors=(400,)),
     Route("POST", "/api/sessions", create_session, "createSession", "Create a session.", body=CreateSessionBody,
           response="Session", status=201, errors=(400, 422)),
@@ -336,6 +429,9 @@ ROUTES: tuple[Route, ...] = (
           "Every message of a session with its parts, as stored.", errors=(404,)),
     Route("GET", f"{_SESSION}/export", export_session, "exportSession",
           "The session as `tether session export` writes it.", errors=(404,)),
+    Route("GET", f"{_SESSION}/outputs/{{output_id}}", session_output, "sessionOutput",
+          "A call's retained full output (text/plain): output_id is the last component of one of its output_paths.",
+          response="Text", errors=(404,)),
     Route("POST", f"{_SESSION}/prompt", prompt_session, "promptSession",
           "Start a turn; returns at once (202), progress is on the event stream.", body=PromptBody,
           response="Accepted", status=202, errors=(400, 404, 409, 422)),
@@ -346,6 +442,10 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/api/permissions/{request_id}/reply", reply_permission, "replyPermission",
           "Answer a pending permission request: once, always, or reject (with feedback).", body=ReplyBody,
           errors=(400, 404, 422)),
+    Route("GET", "/api/permissions/{request_id}/preview", preview_permission, "previewPermission",
+          "What a pending request would do: its call's tool and input and, for edit/write/apply_patch, the unified "
+          "diff computed from the file as it is now (patch), or why not (reason).", response="Preview",
+          errors=(404,)),
     Route("GET", "/api/questions", list_questions, "listQuestions", "Pending questions.", query=_SESSION_Q),
     Route("POST", "/api/questions/{request_id}/reply", answer_question, "answerQuestion",
           "Answer pending questions: one list of labels (or own text) per question.", body=AnswerBody,
@@ -353,7 +453,7 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/api/questions/{request_id}/reject", reject_question, "rejectQuestion",
           "Dismiss pending questions (the turn stops, as after a permission reject).", errors=(404,)),
     Route("GET", "/api/catalog", catalog, "catalog", "The tools an agent's model is offered in the served project.",
-          query=(("agent", "string", "the agent (default: the config's, else build)"),), errors=(404,)),
+          query=(("agent", {"type": "string"}, "the agent (default: the config's, else build)"),), errors=(404,)),
     Route("GET", "/api/approvals", approvals, "approvals", "Saved approvals (\"always\") of the served project."),
     Route("GET", "/api/mcp", mcp_status, "mcpStatus", "The configured MCP servers and their state."),
     Route("GET", "/api/openapi.json", openapi, "openapi", "This document."),

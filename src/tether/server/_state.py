@@ -88,14 +88,16 @@ class ServedProject:
         questions = [q for q in self._rt.questions.pending(session_id) if self.owns(q.session_id)]
         return requests, questions
 
-    def permission(self, request_id: str) -> None:
-        """Check that ``request_id`` is a pending permission request of the project.
+    def permission(self, request_id: str) -> PendingRequest:
+        """The project's pending permission request ``request_id``.
 
         Raises:
-            NotFoundError: it is not (another project's reads as a missing one).
+            NotFoundError: it is not one (another project's reads as a missing one).
         """
-        if not any(r.id == request_id for r in self.pending(None)[0]):
-            raise NotFoundError(f"No pending permission request {request_id}")
+        for pending in self.pending(None)[0]:
+            if pending.id == request_id:
+                return pending
+        raise NotFoundError(f"No pending permission request {request_id}")
 
     def question(self, request_id: str) -> None:
         """Check that ``request_id`` names pending questions of the project.

@@ -40,7 +40,8 @@ from ._postgres_conn import connect, describe, redact
 from ._postgres_owners import DEFAULT_LEASE, claim, new_lock_key, recover, register, renew
 from ._postgres_rows import EVENTS_LOCK, PgWrites, pg_text
 from ._postgres_schema import migrate
-from ._sqlite import _STOP, _Call, _Stop
+from ._search import SessionMatch, search_postgres
+from ._sqlite import _SESSION_COLUMNS, _STOP, _Call, _Stop
 from ._store import StoredMessage
 from ._todos import Todo
 
@@ -216,6 +217,16 @@ class PostgresStore:
     async def list_sessions(self, *, project: str | None = None, limit: int = 100) -> Sequence[SessionInfo]:
         """Sessions, most recently updated first."""
         return await self._run(lambda conn: admin.list_sessions(conn, project, limit), read=True)
+
+    async def search_sessions(self, words: str, *, project: str, limit: int = 50) -> Sequence[SessionMatch]:
+        """The project's sessions whose title, text or a called tool's name holds ``words`` (see
+        ``SQLiteStore.search_sessions``)."""
+        return await self._run(
+            lambda conn: search_postgres(
+                conn, _SESSION_COLUMNS, admin._session, pg_text(project), words, limit
+            ),
+            read=True,
+        )
 
     async def child_sessions(self, session_id: str) -> Sequence[SessionInfo]:
         """The sessions whose parent is ``session_id``, oldest first."""

@@ -64,6 +64,7 @@ from ._model import (
     rules_to_json,
 )
 from ._owners import HEARTBEAT_SECONDS, Owner, OwnerRow, current_owner, owner_alive
+from ._search import SessionMatch, search_sqlite
 from ._store import INTERRUPTED_ERROR, StoredMessage
 from ._todos import Todo, read_todos, write_todos
 
@@ -389,6 +390,15 @@ class SQLiteStore:
             return [_session_from_row(r) for r in rows]
 
         return await self._run(read)
+
+    async def search_sessions(self, words: str, *, project: str, limit: int = 50) -> Sequence[SessionMatch]:
+        """The project's sessions whose title, text or a called tool's name holds ``words``, most recently updated
+        first (``_search``: one query, stopping at ``limit`` matches)."""
+        return await self._run(
+            lambda conn: search_sqlite(
+                conn, _SESSION_COLUMNS, _session_from_row, _text(project), words, limit
+            )
+        )
 
     async def child_sessions(self, session_id: str) -> Sequence[SessionInfo]:
         """The sessions whose parent is ``session_id`` (subagents' sessions), oldest first (the parent index)."""
