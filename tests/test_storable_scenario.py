@@ -56,7 +56,7 @@ def strings(value: Any) -> Iterator[str]:
         for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
             yield from strings(key)
             yield from strings(item)
-    elif isinstance(value, list):
+    elif isinstance(value, list | tuple):
         for item in value:  # pyright: ignore[reportUnknownVariableType]
             yield from strings(item)
 

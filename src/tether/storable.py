@@ -178,7 +178,10 @@ def column_text(value: str) -> str:
 def column_value(value: str) -> str:
     """The text :func:`column_text` stored as ``value``."""
     if value.startswith(_MARK):
-        decoded = json.loads(value[1:])
+        try:
+            decoded = json.loads(value[1:])
+        except ValueError:  # not written by column_text (a row from before it): as it is
+            return value
         if isinstance(decoded, str):
             return decoded
     return value

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from .._record import record
 from ..content import File, Text
-from ..storable import storable, visible
+from ..storable import has_surrogates, storable, visible
 from ._model import (
     AssistantInfo,
     FilePart,
@@ -126,34 +126,59 @@ _TOOL_TEXTS = (
 """The fields of a tool part that may hold outside text (its ids, state, kinds and times are tether's own)."""
 
 
-def _content(value: Any) -> Any:
+def _content_part(value: Any) -> Any:
     if isinstance(value, Text):
-        text = visible(value.text)
-        return value if text is value.text else Text(text)
+        text = value.text
+        return value if text.isascii() or not has_surrogates(text) else Text(visible(text))
     if isinstance(value, File):
         mime, data, uri, name = (storable(v) for v in (value.mime, value.data, value.uri, value.name))
         if mime is value.mime and data is value.data and uri is value.uri and name is value.name:
             return value
         return replace(value, mime=mime, data=data, uri=uri, name=name)
-    if isinstance(value, tuple):
-        shown = tuple(_content(p) for p in value)  # pyright: ignore[reportUnknownVariableType]
-        return value if all(a is b for a, b in zip(shown, value, strict=True)) else shown  # pyright: ignore[reportUnknownArgumentType]
     return storable(value)
 
 
+def _content(value: Any) -> Any:
+    """A part's content (one part, or a tuple of them) made storable; the same object when it holds nothing to show."""
+    if type(value) is not tuple:
+        return _content_part(value)
+    shown: list[Any] | None = None
+    for index, item in enumerate(value):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        found = _content_part(item)
+        if found is not item:
+            if shown is None:
+                shown = list(value)  # pyright: ignore[reportUnknownArgumentType]
+            shown[index] = found
+    return value if shown is None else tuple(shown)
+
+
+_NO_FIELDS: dict[str, Any] = {}
+
+
 def _tool(part: ToolPart, before: ToolPart | None) -> ToolPart:
+    # Called at every write of every tool part (3-5 per call): a plain loop that skips what is unset, unchanged
+    # since ``before`` or ASCII text before calling anything.
     state = vars(part)  # a tool part keeps an instance dict (``_processor._evolve``)
-    old = None if before is None else vars(before)
+    old = _NO_FIELDS if before is None else vars(before)
     changes: dict[str, Any] | None = None
     for name in _TOOL_TEXTS:
         value = state[name]
-        if value is None or (old is not None and old[name] is value):
+        if value is None or old.get(name) is value:
             continue
-        shown = _content(value) if name == "content" else storable(value)
-        if shown is not value:
-            if changes is None:
-                changes = {}
-            changes[name] = shown
+        kind = type(value)
+        if kind is str:
+            if value.isascii() or not has_surrogates(value):
+                continue
+            shown = visible(value)
+        elif kind is tuple and not value:
+            continue
+        else:
+            shown = _content(value) if name == "content" else storable(value)
+            if shown is value:
+                continue
+        if changes is None:
+            changes = {}
+        changes[name] = shown
     return part if changes is None else replace(part, **changes)
 
 
