@@ -192,3 +192,28 @@ async def test_saved_approvals_keep_a_project_and_a_resource_whose_names_are_not
         assert (
             await saved.list("/work/proj\\xff") == []
         )  # a name literally spelled like the escape is another
+
+
+@pytest.mark.anyio
+async def test_a_title_and_file_parts_an_application_passes_reach_the_store_storable(tmp_path: Path) -> None:
+    from tether import Runtime
+    from tether.content import File, Text
+    from tether.session import FilePart, TextPart
+    from tether.testing import ScriptedModel
+
+    project = tmp_path / "project"
+    project.mkdir()
+    async with Runtime(data_dir=tmp_path / "data", plugins=False) as rt:
+        session = await rt.sessions.create(project, title="title " + ODD)
+        parts = [Text("look " + ODD), File(mime="text/plain", uri="file:///" + ODD, name=ODD)]
+        with ScriptedModel(["seen"]) as model:
+            await session.prompt(parts, model=model)
+        await rt.store.flush()
+        info = await rt.store.get_session(session.id)
+        (user, _) = await rt.store.load_messages(session.id)
+    assert info.title == "title " + SHOWN
+    text, file = user.parts
+    assert isinstance(text, TextPart) and text.text == "look " + SHOWN
+    assert isinstance(file, FilePart) and file.content == File(
+        mime="text/plain", uri="file:///" + SHOWN, name=SHOWN
+    )
