@@ -32,3 +32,16 @@ def test_explain_bash_lets_what_only_prints_run(cli: Any, project: Path) -> None
         result = cli.run("permissions", "--explain", "bash", command, "--dir", str(project))
         assert "The bash tool runs without asking" in result.stdout, result.output
         assert "unknown path" not in result.stdout
+
+
+def test_explain_bash_says_what_always_saves_for_text_whose_paths_are_unknown(
+    cli: Any, project: Path
+) -> None:
+    exact = cli.run("permissions", "--explain", "bash", "echo x > $OUT", "--dir", str(project))
+    assert 'the paths request saves: external_directory "(uncertain) echo x > $OUT"' in exact.stdout, (
+        exact.output
+    )
+    glob = cli.run("permissions", "--explain", "bash", "cat src/*.py", "--dir", str(project))
+    assert "the paths request saves: nothing (acts as once: the text holds * or ?)" in glob.stdout, (
+        glob.output
+    )
