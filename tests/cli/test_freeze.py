@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,3 +39,33 @@ def test_freeze_startup_moves_what_exists_out_of_collections_once(unfrozen: None
     _common.freeze_startup()  # once per process: a later call freezes nothing more
     assert gc.get_freeze_count() == frozen
     assert _tracked(later)
+
+
+def test_freeze_startup_turns_the_collector_back_on(unfrozen: None) -> None:
+    gc.disable()  # as tether.cli.main leaves it while a command starts
+    try:
+        _common.freeze_startup()
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+
+
+_REPORT = (
+    "import atexit, gc, sys\n"
+    "atexit.register(lambda: print('collector', gc.isenabled(), gc.get_freeze_count() > 0, flush=True))\n"
+    "from tether.cli import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+def test_cli_starts_without_the_collector_and_a_run_turns_it_on_once_open(cli: Any, project: Path) -> None:
+    short = subprocess.run(
+        [sys.executable, "-c", _REPORT, "--version"], env=cli.env, capture_output=True, text=True, timeout=60
+    )
+    assert short.returncode == 0, short.stderr
+    assert "collector False False" in short.stdout  # a short command ends before any collection was needed
+    model = cli.script([{"text": "done"}])
+    argv = [sys.executable, "-c", _REPORT, "run", "go", "--model", model, "--dir", str(project)]
+    run = subprocess.run(argv, env=cli.env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "collector True True" in run.stdout  # start-up frozen, later objects collected as usual

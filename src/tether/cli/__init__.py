@@ -8,10 +8,16 @@ Exit codes: 0 success, 1 the turn failed, 2 usage or configuration error, 130 ca
 The process ends with ``os._exit`` once the command is done, its output flushed and the ``atexit`` handlers run:
 tearing the interpreter down (clearing every module, collecting the provider SDK's thousands of classes) costs
 0.2–0.3 s after a run and does nothing a finished command needs.
+
+The garbage collector is off while the command starts: importing the command's modules makes ~100,000 objects that
+live as long as the process, and collecting them as they pile up cost about a tenth of a ``tether run``'s start-up
+(~45 ms of CPU, ``bench/startup.py``; issue 38) and freed nothing. A command that runs long turns it back on once its
+runtime is open (``_common.freeze_startup``); the short ones (a listing, an export) end first.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -22,6 +28,7 @@ __all__ = ["main"]
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Run the ``tether`` command with ``argv`` (default: ``sys.argv[1:]``); exits the process."""
+    gc.disable()  # until the command's runtime is open (see the module docstring)
     from ._app import app
 
     try:

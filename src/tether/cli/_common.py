@@ -171,11 +171,15 @@ def freeze_startup() -> None:
     collections skip; objects made later are collected as before. What start-up made and already dropped is kept
     (a few cycles, once per process), which is why this runs once and only in the CLI's long-lived commands: the
     library never changes the collector of the application it is embedded in.
+
+    ``tether.cli.main`` turns the collector off while the command starts; this turns it back on (a command run from
+    a test's ``CliRunner`` had it on all along).
     """
     global _frozen
     if not _frozen:
         _frozen = True
         gc.freeze()
+        gc.enable()
 
 
 _frozen = False

@@ -25,7 +25,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ._common import TURN_FAILED, err_console, fail, out_console, run_async, runtime
+from ._common import TURN_FAILED, err_console, fail, freeze_startup, out_console, run_async, runtime
 from ._format import shown
 
 __all__ = ["call_command", "hidden_reason", "model_reason", "print_notices", "tools_command"]
@@ -192,6 +192,7 @@ def call_command(
         console = err_console()
         async with await runtime(data_dir, path) as rt:
             location = await rt.location(path)
+            freeze_startup()  # a task call runs a whole child turn: collect as run does
             chosen = _agent(rt, agent)
             session = await rt.sessions.create(location, agent=chosen.name, title=f"tether tool call {name}")
             await rt.store.set_kind(session.id, "tool-call")  # never picked by `tether run --continue`
