@@ -38,8 +38,8 @@ async def test_default_system_is_base_environment_then_instructions(tmp_path: Pa
     assert base == base_prompt("build", "test/scripted")
     assert f"Project root: {project}" in env
     assert "Git branch: topic (no commits yet)" in env
-    # an embedding runtime's project is untrusted by default: no git runs in it
-    assert "Git status: not checked (tether runs git status only in a trusted project)" in env
+    # an embedding runtime's project is untrusted by default: git status runs with every program turned off
+    assert "Git status: 1 untracked" in env  # AGENTS.md
     assert "Model: test/scripted" in env
     assert agents_md == f"Instructions from: {project / 'AGENTS.md'}\nUse tabs.\n"
 

@@ -57,8 +57,8 @@ async def system_prompt(
         prompt: the agent's configured ``prompt``: replaces the built-in base text.
         now: the date to show (default: today, local time).
         git_timeout: seconds ``git status`` may take.
-        trusted: the user trusts the project: ``git status`` runs in it. Otherwise (the default) no git runs and the
-            branch is read from the ``.git`` files (a repository's git config can start programs).
+        trusted: the user trusts the project: its filter drivers run in ``git status`` (git-lfs). Otherwise (the
+            default) every program a repository's git config names is blanked too (``_environment``).
     """
     environment = await measure_environment(
         root=root, directory=directory, model=model, now=now, git_timeout=git_timeout, trusted=trusted

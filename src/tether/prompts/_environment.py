@@ -4,15 +4,20 @@ Measured: the project root and working directory, the platform (``sys.platform``
 git's view of the working directory. A repository's ``.git`` comes with the repository (a tarball, a copied checkout),
 and its config can make git start programs (``filter.<driver>.clean``, ``core.fsmonitor``, ...), so:
 
-- the **branch** (or ``detached at <oid>``, or ``(no commits yet)``) is read from the files of the ``.git`` directory
-  (``HEAD``, a ``.git`` file's ``gitdir:``, a worktree's ``commondir``, the loose refs and ``packed-refs``) without
-  running git at all, for any project;
-- ``git status`` (ahead/behind, counts of changed and untracked files) runs only in a **trusted** project
-  (``trusted=True``, which the runtime passes for the project its config trusted; the default is untrusted), with
-  overrides that turn off what git itself could start or write (``core.fsmonitor=false``, ``core.hooksPath=/dev/null``,
-  ``diff.external=``, ``core.untrackedCache=false``, ``status.submoduleSummary=false``, dirty submodules not
-  entered). The user's own global config still applies, and a trusted project's filter drivers (git-lfs) run as
-  they do for the user's own ``git status``.
+- ``git status`` (ahead/behind, counts of changed and untracked files) runs for **any** project, with every program
+  a config can name turned off: ``core.fsmonitor=false``, ``core.hooksPath=/dev/null``, ``diff.external=``,
+  ``core.pager=``, ``protocol.allow=never`` (no lazy fetch of a partial clone, so no transport, ssh command or
+  credential helper), ``core.untrackedCache=false`` (never writes the index's cache), ``status.submoduleSummary=false``,
+  dirty submodules not entered, the system config not read (``GIT_CONFIG_NOSYSTEM``), and in an untrusted project
+  every filter driver (``filter.<name>.clean``/``smudge``/``process``, ``required`` off) and diff driver
+  (``diff.<name>.textconv``/``command``) blanked. The drivers are found by ``git config --list --name-only`` (which
+  runs nothing and reads what ``git status`` would read, includes too) and blanked through ``GIT_CONFIG_COUNT``
+  (``-c`` cannot carry a name with ``=``). A trusted project's filter drivers (git-lfs) run, as they do for the
+  user's own ``git status``. The user's own global config still applies;
+- when git is missing, fails or takes too long, the **branch** (or ``detached at <oid>``, or ``(no commits yet)``)
+  is read from the files of the ``.git`` directory (``HEAD``, a ``.git`` file's ``gitdir:``, a worktree's
+  ``commondir``, the loose refs and ``packed-refs``) without running git at all, and the status says why it is
+  unknown.
 
 git runs as a real subprocess in a worker thread (law 9), in its own process group, killed when ``git_timeout``
 passes: a huge repository, a hung filesystem or a missing ``git`` makes the block say so, never stalls or fails the
@@ -33,6 +38,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -144,15 +150,30 @@ def parse_status(output: bytes) -> GitState:
 _HEAD_LIMIT = 4096
 _OID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _STATUS_OVERRIDES = (
-    "core.fsmonitor=false",  # a hook program
-    "core.hooksPath=/dev/null",  # no hook of any kind
-    "diff.external=",
-    "core.untrackedCache=false",  # never writes the index's cache
-    "status.showUntrackedFiles=normal",
-    "status.submoduleSummary=false",
+    ("core.fsmonitor", "false"),  # a hook program
+    ("core.hooksPath", "/dev/null"),  # no hook of any kind
+    ("diff.external", ""),
+    ("core.pager", ""),
+    (
+        "protocol.allow",
+        "never",
+    ),  # a partial clone's lazy fetch: no transport, no ssh command, no credential helper
+    ("core.untrackedCache", "false"),  # never writes the index's cache
+    ("status.showUntrackedFiles", "normal"),
+    ("status.submoduleSummary", "false"),
 )
-UNTRUSTED_STATUS = "not checked (tether runs git status only in a trusted project)"
-"""The status a state read from the files of an untrusted project's ``.git`` shows."""
+SPECIAL_STATUS = "not checked (a file git reads in .git is a symlink or not a regular file)"
+"""The status when :func:`_special_files` keeps git from running."""
+_DRIVER = re.compile(
+    r"(?i:filter)\.(.+)\.(?i:clean|smudge|process|required)|(?i:diff)\.(.+)\.(?i:textconv|command)"
+)
+_ENV_DROPPED = re.compile(
+    r"GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)|GIT_EXTERNAL_DIFF|GIT_PAGER|PAGER|GIT_SSH(?:_COMMAND)?|"
+    r"GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|GIT_EDITOR"
+)
+"""Variables that carry config or name a program git may start: the overrides are ours alone."""
+_MAX_DRIVERS = 1000
+"""Drivers a repository's config may define before the status is not computed (each is one override)."""
 
 
 def _open_regular(path: Path) -> int | None:
@@ -203,6 +224,34 @@ def _git_dir(directory: Path) -> Path | None:
     return None
 
 
+def _special_files(directory: Path) -> bool:
+    """Whether the git directory of ``directory``'s work tree (the nearest ``.git`` up from it) holds a ``HEAD``,
+    ``packed-refs`` or ``config`` that is a symlink or not a regular file: git would follow it (a ``HEAD`` linked to
+    a secret file) or block on it (a FIFO), so git does not run there."""
+    for place in (directory, *directory.parents):
+        dot_git = place / ".git"
+        if os.path.isdir(dot_git):
+            found = dot_git
+        elif os.path.isfile(dot_git):
+            data = _read_small(dot_git)
+            if data is None or not data.startswith(b"gitdir: "):
+                return True
+            target = Path(os.fsdecode(data[len(b"gitdir: ") :].strip()))
+            found = target if target.is_absolute() else place / target
+        else:
+            continue
+        shared = _read_small(found / "commondir")
+        common = found
+        if shared is not None:
+            common = Path(os.fsdecode(shared.strip()))
+            common = common if common.is_absolute() else found / common
+        return any(
+            os.path.lexists(path) and _open_regular(path) is None
+            for path in (found / "HEAD", common / "packed-refs", common / "config")
+        )
+    return False
+
+
 def _has_ref(common: Path, ref: str) -> bool:
     """Whether ``ref`` (``refs/heads/x``) exists as a loose ref or in ``packed-refs`` of ``common``."""
     if _read_small(common / ref) is not None:
@@ -218,51 +267,45 @@ def _has_ref(common: Path, ref: str) -> bool:
         return False
 
 
-def _branch_from_files(directory: Path) -> GitState | None:
-    """The branch as ``HEAD`` names it, read from the files (no git runs); ``None`` outside a work tree."""
+def _branch_from_files(directory: Path, status: str) -> GitState | None:
+    """The branch as ``HEAD`` names it, read from the files (no git runs), with ``status``; ``None`` outside a work
+    tree."""
     git_dir = _git_dir(directory)
     if git_dir is None:
         return None
     head = (_read_small(git_dir / "HEAD") or b"").strip()
     if _OID.fullmatch(head):
-        return GitState(branch=f"detached at {head[:12].decode()}", status=UNTRUSTED_STATUS)
+        return GitState(branch=f"detached at {head[:12].decode()}", status=status)
     if not head.startswith(b"ref: "):
-        return GitState(branch="unknown (HEAD is not a ref)", status=UNTRUSTED_STATUS)
+        return GitState(branch="unknown (HEAD is not a ref)", status=status)
     ref = os.fsdecode(head[len(b"ref: ") :].strip())
     if not ref.startswith("refs/") or ".." in Path(ref).parts:
-        return GitState(branch="unknown (HEAD is not a ref)", status=UNTRUSTED_STATUS)
+        return GitState(branch="unknown (HEAD is not a ref)", status=status)
     name = ref.removeprefix("refs/heads/")
     if name == ".invalid":  # the reftable backend keeps HEAD in its tables
-        return GitState(branch="unknown (reftable refs)", status=UNTRUSTED_STATUS)
+        return GitState(branch="unknown (reftable refs)", status=status)
     shared = _read_small(git_dir / "commondir")  # a linked worktree keeps its refs in the main git directory
     common = git_dir
     if shared is not None:
         common = Path(os.fsdecode(shared.strip()))
         common = common if common.is_absolute() else git_dir / common
     born = _has_ref(common, ref)
-    return GitState(branch=name if born else f"{name} (no commits yet)", status=UNTRUSTED_STATUS)
+    return GitState(branch=name if born else f"{name} (no commits yet)", status=status)
 
 
-def _git_status(directory: str | os.PathLike[str], timeout: float) -> tuple[GitState | None, str]:
-    git = shutil.which("git")
-    if git is None:
-        return None, "git not found"
-    overrides = [arg for setting in _STATUS_OVERRIDES for arg in ("-c", setting)]
-    argv = [
-        git,
-        "--no-pager",
-        "--no-optional-locks",
-        *overrides,
-        "status",
-        "--porcelain=v2",
-        "--branch",
-        "--ignore-submodules=dirty",  # a submodule's work tree is not examined: that runs git under its config
-        "-z",
-    ]
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+def _run_git(
+    git: str,
+    argv: list[str],
+    directory: str | os.PathLike[str],
+    env: dict[str, str],
+    timeout: float,
+    deadline: float,
+) -> tuple[int, bytes, bytes] | str:
+    """Run git in its own process group until ``deadline`` (``time.monotonic()``); its exit code and output, or why
+    it did not answer (a note naming ``timeout``, the whole budget)."""
     try:
         process = subprocess.Popen(
-            argv,
+            [git, *argv],
             cwd=directory,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -271,19 +314,82 @@ def _git_status(directory: str | os.PathLike[str], timeout: float) -> tuple[GitS
             start_new_session=True,
         )
     except OSError as exc:
-        return None, f"git could not start: {exc.strerror or exc}"
+        return f"git could not start: {exc.strerror or exc}"
     with process:  # on leaving: the pipes are closed and the process waited for
         try:
-            output, errors = process.communicate(timeout=timeout)
+            output, errors = process.communicate(timeout=max(0.01, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)  # git and whatever it started
-            return None, f"git status took longer than {timeout:g}s"
-    if process.returncode != 0:
+            return f"git status took longer than {timeout:g}s"
+    return process.returncode, output, errors
+
+
+def _blanked_drivers(
+    git: str, directory: str | os.PathLike[str], env: dict[str, str], timeout: float, deadline: float
+) -> list[tuple[str, str]] | str:
+    """The overrides that blank every filter and diff driver the repository's config (and the user's) defines, or
+    why they could not be listed (a note)."""
+    found = _run_git(git, ["config", "--list", "--name-only", "-z"], directory, env, timeout, deadline)
+    if isinstance(found, str):
+        return found
+    code, output, _ = found
+    if code != 0:
+        return []  # no config at all (or none readable): no driver to blank
+    overrides: list[tuple[str, str]] = []
+    for raw in output.split(b"\0"):
+        name = raw.decode("utf-8", "surrogateescape").strip()
+        match = _DRIVER.fullmatch(name)
+        if match is None:
+            continue
+        key = name.rpartition(".")[2].lower()
+        overrides.append((name, "false" if key == "required" else ""))
+    if len(overrides) > _MAX_DRIVERS:
+        return f"git status not run: the repository's config defines more than {_MAX_DRIVERS} filter and diff drivers"
+    return overrides
+
+
+def _git_status(
+    directory: str | os.PathLike[str], timeout: float, *, trusted: bool
+) -> tuple[GitState | None, str]:
+    git = shutil.which("git")
+    if git is None:
+        return None, "git not found"
+    deadline = time.monotonic() + timeout
+    env = {
+        **{k: v for k, v in os.environ.items() if not _ENV_DROPPED.match(k)},
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "LC_ALL": "C",
+    }
+    overrides = list(_STATUS_OVERRIDES)
+    if not trusted:
+        drivers = _blanked_drivers(git, directory, env, timeout, deadline)
+        if isinstance(drivers, str):
+            return None, drivers
+        overrides += drivers
+    env["GIT_CONFIG_COUNT"] = str(len(overrides))
+    for n, (key, value) in enumerate(overrides):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
+    argv = [
+        "--no-pager",
+        "--no-optional-locks",
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "--ignore-submodules=dirty",  # a submodule's work tree is not examined: that runs git under its config
+        "-z",
+    ]
+    ran = _run_git(git, argv, directory, env, timeout, deadline)
+    if isinstance(ran, str):
+        return None, ran
+    code, output, errors = ran
+    if code != 0:
         message = errors.decode("utf-8", "replace").strip()
         if "not a git repository" in message:
             return None, ""
-        first = message.splitlines()[0] if message else f"exit status {process.returncode}"
+        first = message.splitlines()[0] if message else f"exit status {code}"
         return None, f"git status failed: {first}"
     return parse_status(output), ""
 
@@ -295,16 +401,21 @@ def git_state(
 
     Args:
         directory: the working directory.
-        trusted: the user trusts the project: ``git status`` runs (with its overrides) and gives ahead/behind and the
-            counts. Otherwise no git runs: the branch is read from the ``.git`` files and the status is
-            :data:`UNTRUSTED_STATUS`.
-        timeout: seconds ``git status`` may take before its process group is killed.
+        trusted: the user trusts the project: its filter drivers (git-lfs) run, as for the user's own
+            ``git status``. Otherwise every filter and diff driver is blanked too (see the module docstring).
+        timeout: seconds each git run may take before its process group is killed.
 
-    Never raises for git's own failures: a missing ``git``, a timeout or an error exit become the note.
+    Never raises for git's own failures: a missing ``git``, a timeout or an error exit give the branch read from the
+    ``.git`` files with a status that says why it is unknown, or ``None`` and the note when no branch can be read.
     """
-    if not trusted:
-        return _branch_from_files(Path(os.path.realpath(directory))), ""
-    return _git_status(directory, timeout)
+    real = Path(os.path.realpath(directory))
+    if _special_files(real):
+        return _branch_from_files(real, SPECIAL_STATUS), ""
+    state, note = _git_status(directory, timeout, trusted=trusted)
+    if state is not None or not note:
+        return state, note
+    found = _branch_from_files(real, f"unknown ({note})")
+    return (found, "") if found is not None else (None, note)
 
 
 async def measure_environment(
@@ -324,8 +435,7 @@ async def measure_environment(
         model: ``provider/model``.
         now: the moment to date the block with (default: now, local time).
         git_timeout: seconds git may take.
-        trusted: the user trusts the project: ``git status`` runs (see :func:`git_state`); otherwise only the
-            ``.git`` files are read.
+        trusted: the user trusts the project: its filter drivers run in ``git status`` (see :func:`git_state`).
     """
     git: GitState | None = None
     note = f"reading the git state took longer than {git_timeout:g}s"
