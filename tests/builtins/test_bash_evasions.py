@@ -298,6 +298,7 @@ PROGRAMS = [
     "echo x | sed -n 'w {out}'",
     "echo x | sed 's/x/y/w {out}'",
     "echo x | sed 'e touch {out}'",
+    "echo x | sed -n --expr='w {out}'",  # getopt reads any unambiguous prefix of --expression
     "X='touch {out}'; eval $X",
     "x='a[$(touch {out})]'; echo $((x))",
 ]
@@ -404,7 +405,7 @@ async def test_a_directory_rule_never_matches_the_text_of_a_command_whose_paths_
     out = tmp_path / "elsewhere" / "canary"
     out.parent.mkdir()
     rules = (*builtin_agents(tmp_path / "data", tmp_path)["build"].rulesets, (Rule("bash", "*", "allow"),))
-    text = f"{tmp_path}/nope; python3 -c \"{PY.format(out=out)}\""
+    text = f'{tmp_path}/nope; python3 -c "{PY.format(out=out)}"'
     assert _shell_writes(text, root, out)
     decided: list[tuple[str, tuple[str, ...], str]] = []
 

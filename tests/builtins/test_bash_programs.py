@@ -212,6 +212,15 @@ def test_sed_files_are_paths_like_any_operand_and_its_e_command_is_a_command() -
     assert executed.unknown == ()
 
 
+def test_long_options_are_read_by_any_unambiguous_prefix_as_getopt_reads_them() -> None:
+    # ``--expr`` is ``--expression``: the script is the option's, and ``'s/a/b/'`` a file to read
+    assert "/etc/x" in written(run("sed --expr='w /etc/x' 's/a/b/' data"))
+    assert run("sed --fi s.sed data").unknown
+    assert written(run("sed --sand 's/a/b/w x' data")) == set()
+    assert run("gawk --so='BEGIN { system(\"ls\") }' '{ print }' data").unknown
+    assert not run("gawk --sa '{ print > \"o\" }' data").uncertain
+
+
 def test_a_wrapper_that_only_looks_a_command_up_runs_nothing() -> None:
     assert [c.forms for c in run("command -v rm").commands] == [()]
     assert "rm x" in run("command -p rm x").commands[0].forms

@@ -203,6 +203,14 @@ def _interpreter(name: str, spec: _Interpreter, words: Sequence[str | None], cli
     return Program(uncertain=(stdin,), unknown=(stdin,))
 
 
+def _long(option: str, names: Sequence[str]) -> str:
+    """The long option ``option`` stands for: itself, or the one name it is an unambiguous prefix of (GNU getopt)."""
+    if option in names:
+        return option
+    found = [name for name in names if name.startswith(option)]
+    return found[0] if len(found) == 1 else option
+
+
 # --- sed ----------------------------------------------------------------------------------------------------------
 
 
@@ -223,6 +231,7 @@ def _sed(words: Sequence[str | None], clipped: str) -> Program | None:
             options = False
         elif word.startswith("--"):
             option, eq, value = word.partition("=")
+            option = _long(option, _SED_LONG)
             if option == "--sandbox":
                 sandbox = True
             elif option in ("--expression", "--file"):
@@ -286,6 +295,27 @@ def _sed(words: Sequence[str | None], clipped: str) -> Program | None:
     )
 
 
+_SED_LONG = (
+    "--binary",
+    "--debug",
+    "--expression",
+    "--file",
+    "--follow-symlinks",
+    "--help",
+    "--in-place",
+    "--line-length",
+    "--null-data",
+    "--posix",
+    "--quiet",
+    "--regexp-extended",
+    "--sandbox",
+    "--separate",
+    "--silent",
+    "--unbuffered",
+    "--version",
+    "--zero-terminated",
+)
+"""GNU sed's long options: getopt takes any unambiguous prefix (``--expr=...`` is ``--expression``)."""
 _SED_PLAIN = frozenset("=dDgGhHnNpPxzF")
 _SED_NUMBER = frozenset("lqQL")
 _SED_LABEL = frozenset(":btTv")
@@ -477,6 +507,38 @@ _AWK_FILES = frozenset({"-f", "--file", "-i", "--include", "-l", "--load", "-E",
 _AWK_WRITES = frozenset({"-d", "--dump-variables", "-o", "--pretty-print", "-p", "--profile"})
 """gawk options that write a file (``awkvars.out``, ``awkprof.out`` or the one named)."""
 _AWK_FLAGS = frozenset("bcCDgLMnNOPrstV")
+_AWK_LONG = (
+    "--assign",
+    "--bignum",
+    "--characters-as-bytes",
+    "--copyright",
+    "--csv",
+    "--debug",
+    "--dump-variables",
+    "--exec",
+    "--field-separator",
+    "--file",
+    "--gen-pot",
+    "--help",
+    "--include",
+    "--lint",
+    "--lint-old",
+    "--load",
+    "--no-optimize",
+    "--non-decimal-data",
+    "--optimize",
+    "--posix",
+    "--pretty-print",
+    "--profile",
+    "--re-interval",
+    "--sandbox",
+    "--source",
+    "--trace",
+    "--traditional",
+    "--use-lc-numeric",
+    "--version",
+)
+"""gawk's long options (any unambiguous prefix is one, as for sed)."""
 _AWK_SANDBOX = frozenset({"-S", "--sandbox"})
 _AWK_TOKEN = re.compile(
     r"""(?P<space>[ \t\r]+|\\\n)|(?P<comment>\#[^\n]*)|(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"""
@@ -509,6 +571,7 @@ def _awk(name: str, words: Sequence[str | None], clipped: str) -> Program | None
             continue
         option, eq, value = word.partition("=")
         if word.startswith("--"):
+            option = _long(option, _AWK_LONG)
             if option in _AWK_FILES:
                 from_file = True
             elif option in _AWK_WRITES:
