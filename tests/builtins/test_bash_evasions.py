@@ -299,6 +299,7 @@ PROGRAMS = [
     "echo x | sed 's/x/y/w {out}'",
     "echo x | sed 'e touch {out}'",
     "echo x | sed -n --expr='w {out}'",  # getopt reads any unambiguous prefix of --expression
+    "echo a/b | sed 's/[/]/x/w {out}'",  # GNU sed reads [/] as a bracket: the s command ends later, at w
     "X='touch {out}'; eval $X",
     "x='a[$(touch {out})]'; echo $((x))",
 ]

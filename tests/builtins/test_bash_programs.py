@@ -121,6 +121,13 @@ PROGRAMS = [
     ("sed '1,/x' data", True, False),
     ("sed '/a\nb/p' data", True, False),
     ("awk '/a\nb/' data", True, True),
+    ("awk '/[/]/' data", True, True),  # a bracket holding the slash: awks differ, not followed
+    ("awk '/[\\\\/]/' data", True, True),
+    ("sed 's/[/]/x/w /tmp/out' data", True, False),  # GNU reads [/] as a bracket: not followed, uncertain
+    ("sed 's/[\\\\]/x/' data", True, False),
+    ("sed 's/[abc/x/' data", True, False),
+    ("sed 's/[[:alpha/x/' data", True, False),
+    ("sed '/[a\nb]/p' data", True, False),
 ]
 
 
@@ -163,7 +170,7 @@ ONLY_PRINTS = [
     "awk -Ft -vn=1 -- '{ n += $1 } END { print n }' data",
     "awk --field-separator , --assign n=1 '{ x = a / 2 / 3; print x }' data",
     "awk '/a|b/ { n++ } # a | comment\n END { print n \"|\" }' data",
-    "awk '$1 ~ /[/|]/ || $2 == \"x\" { print }' data",
+    "awk '$1 ~ /[.|]/ || $2 == \"x\" { print }' data",
     "awk --source '{print}' data",
     "awk -e '{print}' data",
     "awk -e'{print}' -b data",
@@ -185,6 +192,10 @@ ONLY_PRINTS = [
     "sed 'a text; w not-a-file' data",
     "sed '1i\\\nline one\\\nline two' data",
     "sed 'y/abc/xyz/' data",
+    "sed 's/[a-z]/x/; /[]x]/d; s/[[:alpha:]]/y/; s/[^]a]/z/' data",
+    "sed 'y/[/x/' data",
+    "awk '/[a-z]+|x/ { print }' data",
+    "awk '/[[:alpha:]]/ && /[]x]/ { print }' data",
     "sed 's/a/\\/b/; # comment w not-a-file' data",
     "sed 'w /dev/stdout' data",
     "sed 'w' data",

@@ -421,7 +421,7 @@ class _SedScan:
                     return False
             delimiter = text[self.pos]
             self.pos += 1
-            if not self._delimited(delimiter):
+            if not self._delimited(delimiter, regex=True):
                 return False
             while self._peek() in ("I", "M"):
                 self.pos += 1
@@ -432,7 +432,7 @@ class _SedScan:
             return False
         delimiter = self.text[self.pos]
         self.pos += 1
-        if not (self._delimited(delimiter) and self._delimited(delimiter)):
+        if not (self._delimited(delimiter, regex=substitute) and self._delimited(delimiter, regex=False)):
             return False
         if not substitute:
             return True
@@ -451,13 +451,21 @@ class _SedScan:
                 break
         return True
 
-    def _delimited(self, delimiter: str) -> bool:
-        """Skip to after the next ``delimiter`` not escaped by a backslash (brackets are not special to GNU sed)."""
+    def _delimited(self, delimiter: str, *, regex: bool) -> bool:
+        """Skip to after the next ``delimiter`` not escaped by a backslash; in a regex, not inside a bracket expression
+        (``s/[/]/x/``: GNU sed reads brackets there). A bracket holding the delimiter or a backslash is read
+        differently by different seds: not followed here."""
         text = self.text
         while self.pos < len(text):
             char = text[self.pos]
             if char == "\\":
                 self.pos += 2
+                continue
+            if char == "[" and regex:
+                end = _bracket_end(text, self.pos)
+                if end is None or delimiter in text[self.pos + 1 : end] or "\\" in text[self.pos : end]:
+                    return False
+                self.pos = end
                 continue
             self.pos += 1
             if char == delimiter:
@@ -613,12 +621,16 @@ def _awk(name: str, words: Sequence[str | None], clipped: str) -> Program | None
         uncertain.append(f"{name} writes a file of its own (a dump or profile): {clipped}")
     for program in programs:
         assert program is not None
-        runs, touches = _awk_effects(program)
-        if runs:
+        effects = _awk_effects(program)
+        if effects is None:
+            reason = f"{name}'s program is not read to its end here (a regex this reading does not follow): {clipped}"
+            uncertain.append(reason)
+            unknown.append(reason)
+        elif effects[0]:
             reason = f"{name}'s program runs commands (system, a pipe, an indirect call): {clipped}"
             uncertain.append(reason)
             unknown.append(reason)
-        elif touches:
+        elif effects[1]:
             uncertain.append(
                 f"{name}'s program reads or writes files it names itself (getline, >): {clipped}"
             )
@@ -627,9 +639,10 @@ def _awk(name: str, words: Sequence[str | None], clipped: str) -> Program | None
     return Program(uncertain=tuple(dict.fromkeys(uncertain)), unknown=tuple(dict.fromkeys(unknown)))
 
 
-def _awk_effects(program: str) -> tuple[bool, bool]:
+def _awk_effects(program: str) -> tuple[bool, bool] | None:
     """Whether an awk program runs commands (``system()``, a ``|`` pipe, a gawk ``@`` call or directive) and
-    whether it opens files itself (``getline``, ``print > FILE``); a ``>`` outside ``print``/``printf`` compares."""
+    whether it opens files itself (``getline``, ``print > FILE``); a ``>`` outside ``print``/``printf`` compares.
+    ``None`` when a regex literal is not followed here (unterminated, or a bracket holding ``/`` or a backslash)."""
     runs = touches = False
     operand = False  # the last token ends an operand: a ``/`` next divides, else it starts a regex
     printing: int | None = None  # the parenthesis depth of the print statement being read
@@ -645,7 +658,7 @@ def _awk_effects(program: str) -> tuple[bool, bool]:
         if kind == "op" and token == "/" and not operand:
             end = _regex_end(program, position)
             if end is None:
-                return True, True  # not a program this reading follows
+                return None  # not a program this reading follows
             position = end
             operand = True
             continue
@@ -672,9 +685,9 @@ def _awk_effects(program: str) -> tuple[bool, bool]:
 
 
 def _regex_end(program: str, start: int) -> int | None:
-    """The index after the regex literal that starts at ``start`` (after its ``/``), or ``None`` if unterminated."""
+    """The index after the regex literal that starts at ``start`` (after its ``/``), or ``None`` if unterminated or
+    holding a bracket expression with a ``/`` or a backslash (awks differ on those)."""
     position = start
-    bracket = False
     while position < len(program):
         char = program[position]
         if char == "\\":
@@ -683,10 +696,36 @@ def _regex_end(program: str, start: int) -> int | None:
         if char == "\n":
             return None
         if char == "[":
-            bracket = True
-        elif char == "]":
-            bracket = False
-        elif char == "/" and not bracket:
+            end = _bracket_end(program, position)
+            if end is None or "/" in program[position + 1 : end] or "\\" in program[position:end]:
+                return None
+            position = end
+            continue
+        if char == "/":
+            return position + 1
+        position += 1
+    return None
+
+
+def _bracket_end(text: str, start: int) -> int | None:
+    """The index after the bracket expression whose ``[`` is at ``start`` (POSIX: a ``]`` first is literal, ``[:x:]``,
+    ``[.x.]`` and ``[=x=]`` inside), or ``None`` when it does not end on its line."""
+    position = start + 1
+    if text.startswith("^", position):
+        position += 1
+    if text.startswith("]", position):
+        position += 1
+    while position < len(text):
+        char = text[position]
+        if char == "\n":
+            return None
+        if char == "[" and text[position + 1 : position + 2] in (":", ".", "="):
+            close = text.find(text[position + 1] + "]", position + 2)
+            if close < 0:
+                return None
+            position = close + 2
+            continue
+        if char == "]":
             return position + 1
         position += 1
     return None
