@@ -122,6 +122,13 @@ PROGRAMS = [
     ("sed '/a\nb/p' data", True, False),
     ("awk '/a\nb/' data", True, True),
     ("awk '/[/]/' data", True, True),  # a bracket holding the slash: awks differ, not followed
+    # after a condition a statement starts: /a#/ is a regex (gawk), not a division and a comment hiding system()
+    ("awk 'BEGIN { if (x) /a#/ ; system(\"touch o\") }'", True, True),
+    (
+        "awk 'BEGIN { x++ / 1; system(\"touch o\"); y = 1 / 2 }'",
+        True,
+        True,
+    ),  # gawk divides, mawk reads a regex
     ("awk '/[\\\\/]/' data", True, True),
     ("sed 's/[/]/x/w /tmp/out' data", True, False),  # GNU reads [/] as a bracket: not followed, uncertain
     ("sed 's/[\\\\]/x/' data", True, False),
@@ -196,6 +203,9 @@ ONLY_PRINTS = [
     "sed 'y/[/x/' data",
     "awk '/[a-z]+|x/ { print }' data",
     "awk '/[[:alpha:]]/ && /[]x]/ { print }' data",
+    "awk '{ ++i; n++ } END { print n / 2, f(1) / 2 }' data",
+    "awk '{ while (x) /re/ }' data",
+    "awk 'BEGIN { x = 1) }'",
     "sed 's/a/\\/b/; # comment w not-a-file' data",
     "sed 'w /dev/stdout' data",
     "sed 'w' data",

@@ -646,7 +646,9 @@ def _awk_effects(program: str) -> tuple[bool, bool] | None:
     runs = touches = False
     operand = False  # the last token ends an operand: a ``/`` next divides, else it starts a regex
     printing: int | None = None  # the parenthesis depth of the print statement being read
-    depth = 0
+    conditions: list[bool] = []  # per open parenthesis: whether it holds an if/while/for condition
+    last = ""  # the last name read, when it was the last token
+    counted = False  # the last token was ``++`` or ``--``: gawk divides by a ``/`` next (``x++ / 2``), mawk reads a regex
     position = 0
     while position < len(program):
         match = _AWK_TOKEN.match(program, position)
@@ -655,31 +657,39 @@ def _awk_effects(program: str) -> tuple[bool, bool] | None:
         position = match.end()
         if kind in ("space", "comment"):
             continue
+        if kind == "op" and token == "/" and counted:
+            return None
+        counted = token in ("++", "--")
         if kind == "op" and token == "/" and not operand:
             end = _regex_end(program, position)
             if end is None:
                 return None  # not a program this reading follows
             position = end
-            operand = True
+            operand, last = True, ""
             continue
         if kind == "name":
             if token == "system" or token == "getline":
                 runs = runs or token == "system"
                 touches = True
             if token in ("print", "printf"):
-                printing = depth
-            operand = token not in _AWK_KEYWORDS
+                printing = len(conditions)
+            operand, last = token not in _AWK_KEYWORDS, token
             continue
-        operand = kind in ("string", "number") or token in (")", "]", "$")
+        if counted:
+            continue  # an operand stays one (``x++``), a prefix (``++x``) is followed by one
+        opened = token == "(" and last in ("if", "while", "for")
+        operand, last = kind in ("string", "number") or token in (")", "]", "$"), ""
         if token in ("|", "|&", "@"):
             runs = True
         elif token in ("(", "["):
-            depth += 1
+            conditions.append(opened)
         elif token in (")", "]"):
-            depth -= 1
+            # after ``if (x)`` a statement starts (``/re/`` is a regex to gawk; mawk refuses the program); after
+            # ``f(x)`` an operand ended
+            operand = not (conditions.pop() if conditions else False)
         elif token in (";", "\n", "{", "}"):
             printing = None
-        elif token in (">", ">>") and printing is not None and depth <= printing:
+        elif token in (">", ">>") and printing is not None and len(conditions) <= printing:
             touches = True
     return runs, touches
 
