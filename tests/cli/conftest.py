@@ -75,8 +75,8 @@ class Cli:
         assert result.code == 0, result.output
         return json.loads(result.stdout)
 
-    def pty(self, *args: str, cwd: Path | None = None) -> Pty:
-        return Pty(self.argv(args), env=self.env, cwd=cwd)
+    def pty(self, *args: str, cwd: Path | None = None, typed: str = "") -> Pty:
+        return Pty(self.argv(args), env=self.env, cwd=cwd, typed=typed)
 
     def script(self, steps: list[dict[str, Any]], name: str = "script.json") -> str:
         """Write a JSON model script (the OpenCode peer's format); return the ``--model`` value that plays it."""
@@ -95,10 +95,12 @@ class Cli:
 class Pty:
     """A child process on a pseudo-terminal: read what it shows, type into it."""
 
-    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: Path | None) -> None:
+    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: Path | None, typed: str = "") -> None:
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 160, 0, 0))
         self.master = master
+        if typed:  # keys typed before the program starts: waiting in the terminal when it first reads
+            os.write(master, typed.encode())
         # A new session whose controlling terminal is this pty, so that ^C typed into it becomes SIGINT.
         self.proc = subprocess.Popen(
             argv,

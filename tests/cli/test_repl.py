@@ -119,12 +119,15 @@ def repl(cli: Any, project: Path) -> Iterator[Any]:
     )
 
     def start(
-        *args: str, script: list[dict[str, Any]] | None = None, config: dict[str, Any] | None = None
+        *args: str,
+        script: list[dict[str, Any]] | None = None,
+        config: dict[str, Any] | None = None,
+        typed: str = "",
     ) -> Screen:
         if config is not None:
             cli.configure(project, config)
         extra = ["--model", cli.script(script)] if script is not None else []
-        screen = Screen(cli.pty(*extra, *args, cwd=project))
+        screen = Screen(cli.pty(*extra, *args, cwd=project, typed=typed))
         started.append(screen)
         return screen
 

@@ -13,6 +13,7 @@ the person learns what to type rather than seeing the word mistaken for another.
 from __future__ import annotations
 
 import os
+import select
 import sys
 from collections.abc import Mapping
 from dataclasses import field
@@ -26,7 +27,16 @@ from rich.text import Text
 from .._record import record
 from ._format import shown
 
-__all__ = ["YES_NO", "Choices", "ask_choice", "ask_choice_blocking", "parse_choice", "read_line", "yes_no"]
+__all__ = [
+    "YES_NO",
+    "Choices",
+    "ask_choice",
+    "ask_choice_blocking",
+    "parse_choice",
+    "pending_lines",
+    "read_line",
+    "yes_no",
+]
 
 T = TypeVar("T")
 
@@ -81,11 +91,18 @@ async def read_line(fd: int | None = None) -> str | None:
 
 
 async def ask_choice(
-    console: Console, prompt: str | Text, choices: Choices[T], *, again: str | Text | None = None
+    console: Console,
+    prompt: str | Text,
+    choices: Choices[T],
+    *,
+    again: str | Text | None = None,
+    kept: list[str] | None = None,
 ) -> T:
     """Print ``prompt`` and read answers until one is accepted; an empty line or the end of input gives
     ``choices.empty``. After a refused answer ``again`` (default: ``prompt``) asks again, so a long question is not
-    repeated whole. A ``str`` prompt is our own markup; text from elsewhere comes as :class:`~rich.text.Text`."""
+    repeated whole. A ``str`` prompt is our own markup; text from elsewhere comes as :class:`~rich.text.Text`.
+    ``kept`` collects each refused line (the interactive session's trust question keeps a message typed at it for
+    the first prompt)."""
     asking = prompt
     while True:
         console.print(asking, end="")
@@ -96,6 +113,8 @@ async def ask_choice(
         value = parse_choice(line, choices.words)
         if value is not None:
             return value
+        if kept is not None:
+            kept.append(line.strip(_SPACE))
         reason = choices.refused.get(_key(line) or "")
         said = shown(repr(line.strip(_SPACE)), "red")
         refusal = (
@@ -109,8 +128,27 @@ async def ask_choice(
 
 
 def ask_choice_blocking(
-    console: Console, prompt: str | Text, choices: Choices[T], *, again: str | Text | None = None
+    console: Console,
+    prompt: str | Text,
+    choices: Choices[T],
+    *,
+    again: str | Text | None = None,
+    kept: list[str] | None = None,
 ) -> T:
     """:func:`ask_choice` from synchronous code in a worker thread (the trust question is asked while the config
     loads in one): it runs on an event loop of its own."""
-    return anyio.run(partial(ask_choice, console, prompt, choices, again=again))
+    return anyio.run(partial(ask_choice, console, prompt, choices, again=again, kept=kept))
+
+
+def pending_lines(fd: int | None = None) -> list[str]:
+    """The whole lines already typed on the terminal and not read yet (never waits): what a person typed before a
+    question appeared is not its answer."""
+    source = sys.stdin.fileno() if fd is None else fd
+    data = b""
+    while select.select([source], [], [], 0)[0]:
+        chunk = os.read(source, 4096)
+        if not chunk:
+            break
+        data += chunk
+    text = data.decode(errors="replace").replace("\r\n", "\n")
+    return [line.strip(_SPACE) for line in text.split("\n") if line.strip(_SPACE)]

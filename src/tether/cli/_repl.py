@@ -70,6 +70,8 @@ class Repl:
         self.spent: float | None = 0.0
         """The current session's cost so far (``None``: some step's price is unknown)."""
         self._refused_shown = False
+        self.draft = ""
+        """Text the next prompt starts with (typed at the trust question, or during the last turn)."""
         self.settings = TerminalSettings.from_config(config.data)
         """What the terminal shows (the config's ``terminal`` section)."""
 
@@ -252,7 +254,10 @@ def repl_command(
         from ._tools import print_notices
         from ._trust import project_config
 
-        config = await anyio.to_thread.run_sync(lambda: project_config(data_dir, path, trust=trust, ask=True))
+        kept: list[str] = []  # what was typed before or at the trust question: the first prompt's text
+        config = await anyio.to_thread.run_sync(
+            lambda: project_config(data_dir, path, trust=trust, ask=True, kept=kept)
+        )
         console = out_console()
         async with opened(data_dir, config) as rt:
             location = await rt.location(path)
@@ -278,8 +283,13 @@ def repl_command(
 
             warned: list[str] = []
 
+            repl.draft = "\n".join(kept)
+            if repl.draft:
+                repl.note("your message is at the prompt: Enter sends it")
+
             async def read(prompt: str) -> str:
-                line = await reader.prompt_async(prompt)
+                draft, repl.draft = repl.draft, ""
+                line = await reader.prompt_async(prompt, default=draft)
                 if history.broken is not None and not warned:
                     warned.append(history.broken)  # said once
                     repl.note(f"history off: {history.broken}", "yellow")

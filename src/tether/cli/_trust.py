@@ -10,7 +10,13 @@ once on stderr, in one line naming the file, the key and the ``tether trust`` co
 
 The question ``tether run`` asks names everything trusting grants: the config keys, each MCP server the file would
 start (its command line) or reach (its URL), and the project's tool files (``.tether/tools/*.py``: count and paths,
-Python code that runs inside tether). A project with tool files and no config file is asked about too.
+Python code that runs inside tether). A project with tool files and no config file is asked about too. It stands
+between two rules, after a line per answer saying what it does (``y`` applies the file in full from now on, ``n``
+keeps only what tightens and is remembered).
+
+The interactive session asks it before its prompt reads anything, and never takes a message for an answer: lines
+typed before the question appeared are not read as its answer, and a line that is not ``y``/``n`` is refused and
+kept; both wait at the first prompt (``project_config(kept=...)``).
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rich.rule import Rule
 from rich.text import Text
 
 from ..config import Config, Ignored, Instructions, TrustStore, find_project, load_config, project_root
 from ..config._restrict import describe, servers
-from ._choice import ask_choice_blocking, yes_no
+from ._choice import Choices, ask_choice_blocking, pending_lines, yes_no
 from ._common import err_console, fail, out_console, stdin_is_terminal
 from ._format import shown
 
@@ -36,7 +43,9 @@ def _env_trust() -> bool:
     return os.environ.get(TRUST_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-def project_config(data_dir: Path, directory: Path, *, trust: bool = False, ask: bool = False) -> Config:
+def project_config(
+    data_dir: Path, directory: Path, *, trust: bool = False, ask: bool = False, kept: list[str] | None = None
+) -> Config:
     """Load the merged config of the project at ``directory``, deciding its trust; print what was ignored.
 
     Args:
@@ -44,6 +53,8 @@ def project_config(data_dir: Path, directory: Path, *, trust: bool = False, ask:
         directory: the directory the command runs in; the project is the one it belongs to (``find_project``).
         trust: trust the project for this command (``--trust``); not saved.
         ask: ask in a terminal, once per project, whether to trust a project whose config sets what it may not.
+        kept: the interactive session's: lines typed before the question or at it that are not answers are kept
+            here (the first prompt shows them), never taken as the answer nor lost.
 
     Raises:
         ConfigError: a config file (or the trust file) is broken.
@@ -58,7 +69,7 @@ def project_config(data_dir: Path, directory: Path, *, trust: bool = False, ask:
     if not config.ignored and not tools:
         return config
     if ask and stdin_is_terminal() and not store.declined(root):
-        if _ask(root, config.ignored, tools):
+        if _ask(root, config.ignored, tools, kept):
             store.trust(root)
             err_console().print(Text(f"trusted {root} (undo: tether trust --remove {root})", style="dim"))
             return load_config(root, trusted=True)
@@ -99,14 +110,39 @@ def trust_question(root: Path, ignored: tuple[Ignored, ...], tools: list[Path]) 
     return lines
 
 
-def _ask(root: Path, ignored: tuple[Ignored, ...], tools: list[Path]) -> bool:
+def _consequences(root: Path) -> list[str]:
+    """What each answer does, said before the question."""
+    return [
+        f"  y  trust it: its config (and tool files) apply in full, now and in every later run (undo: tether trust "
+        f"--remove {root})",
+        "  n  do not trust it (an empty line too): only what tightens applies, the rest is ignored with a warning; "
+        f"not asked again (trust it later: tether trust {root})",
+    ]
+
+
+def _ask(root: Path, ignored: tuple[Ignored, ...], tools: list[Path], kept: list[str] | None) -> bool:
     console = err_console()
+    choices = yes_no()
+    if kept is not None:
+        # the interactive session: text typed before the question appeared, or typed at it, is a message, not an
+        # answer: it waits at the first prompt
+        kept.extend(pending_lines())
+        choices = Choices(
+            words=choices.words,
+            accepted=f"{choices.accepted} (your text is kept for the prompt)",
+            empty=choices.empty,
+        )
+    console.print(Rule("this project is not trusted", style="yellow", align="left"))
+    for line in _consequences(root):
+        console.print(shown(line, "yellow"), soft_wrap=True)
     # the names are the repository's: each line shown with its escapes visible, the lines joined by us
     question = Text("\n").join(shown(line, "yellow bold") for line in trust_question(root, ignored, tools))
     # read as a whole answer (``_choice``): "yep" or "yes please" is asked again, never saved as a decline
-    return ask_choice_blocking(
-        console, question, yes_no(), again=Text("Trust it? [y/N] ", style="yellow bold")
+    answer = ask_choice_blocking(
+        console, question, choices, again=Text("Trust it? [y/N] ", style="yellow bold"), kept=kept
     )
+    console.print(Rule(style="yellow"))
+    return answer
 
 
 def _print_ignored(ignored: tuple[Ignored, ...]) -> None:
