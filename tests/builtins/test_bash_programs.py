@@ -83,6 +83,14 @@ PROGRAMS = [
     ("python3 -- x.py", True, False),
     ("node --inspect x.js", True, False),
     ("bash build.sh", True, True),
+    ("uv run python -c x", True, True),
+    ("uv run --with requests python x.py", True, False),
+    ("poetry run make test", True, False),
+    ("npx node -e x", True, True),
+    ("npm exec -- node x.js", True, False),
+    ("pnpm dlx tsx x.ts", True, False),
+    ("uv run ./build.sh", True, False),
+    ("yarn exec $TOOL", True, True),
     ("sh", True, True),
     ("awk -f prog.awk data", True, True),
     ("awk --file=prog.awk data", True, True),
@@ -214,6 +222,11 @@ ONLY_PRINTS = [
     "sed 's/x/y/w /dev/stderr' data",
     "sed",
     "sed -- 's/a/b/' data",
+    "uv run pytest -q",  # a program by its name, as pytest alone
+    "uv pip install x",
+    "npx tsc --noEmit",
+    "npm test",
+    "npx",
 ]
 
 
