@@ -28,7 +28,6 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from rich.console import Console
 from rich.markup import escape
-from rich.syntax import Syntax
 from rich.text import Text
 
 from ..bus import Bus, Subscription
@@ -138,6 +137,8 @@ def _describe(
             if why is not None:
                 console.print(shown(f"  the call's own text ({why}):", "bold"))
             diff = printable(diff.rstrip("\n"), lines=True)
+            from rich.syntax import Syntax  # pygments: only when a diff is shown
+
             console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
     for verdict in pending.decision.verdicts:
         if verdict.effect == "ask":

@@ -25,13 +25,10 @@ import time
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.spinner import Spinner
-from rich.table import Table
 from rich.text import Text
 
 from ..llm import Usage
@@ -39,6 +36,9 @@ from ..session._model import StepFinishPart, TextPart, ToolPart
 from ..storable import printable
 from ._format import duration, first_line, shown, subject
 from ._toolview import Line, TerminalSettings, body_lines, summary_of
+
+if TYPE_CHECKING:
+    from rich.live import Live
 
 __all__ = ["FRAME", "Line", "LiveView", "TurnStats"]
 
@@ -108,6 +108,8 @@ class LiveView:
 
     def __enter__(self) -> LiveView:
         if self._interactive:
+            from rich.live import Live  # a terminal only: a pipe or a log never loads the live region
+
             self._live = Live(
                 get_renderable=self._render,
                 console=self.console,
@@ -287,6 +289,9 @@ class LiveView:
             running = list(self._running.values())
         if not running:
             return Text("")
+        from rich.spinner import Spinner
+        from rich.table import Table
+
         now = time.monotonic()
         rows: list[RenderableType] = []
         for item in running:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from ._common import TURN_FAILED, err_console, fail, freeze_startup, out_console, run_async, runtime
@@ -123,6 +122,8 @@ def tools_command(
         return
     console = out_console()
     title = f"catalog of agent {agent_name}" + (f" for model {model_name}" if model_name else "")
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False, header_style="bold", title=title)
     table.add_column("tool", no_wrap=True)
     table.add_column("visible", no_wrap=True)

@@ -101,7 +101,11 @@ Text = Annotated[str, Field(pattern=NON_BLANK)]
 class _Strict(BaseModel):
     """Unknown keys are errors, types are JSON's (no coercion), and `null` is refused with the key's path."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, validate_by_name=False)
+    # defer_build: the validators are built when a file is first checked (a run with no config file never checks
+    # one: ~12 ms of CPU less at start-up), and the JSON Schema when it is asked for.
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, validate_by_name=False, defer_build=True
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -7,6 +7,7 @@ into their wire format; nothing here knows a provider.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import Any, Literal
@@ -124,7 +125,11 @@ class RequestOptions(TypedDict, total=False):
 
 
 OPTION_NAMES: tuple[str, ...] = tuple(sorted(RequestOptions.__annotations__))
-_OPTIONS = TypeAdapter(RequestOptions)
+
+
+@functools.cache
+def _options() -> TypeAdapter[RequestOptions]:
+    return TypeAdapter(RequestOptions)  # built when a request first has options
 
 
 def request_options(options: Mapping[str, Any]) -> RequestOptions:
@@ -137,7 +142,7 @@ def request_options(options: Mapping[str, Any]) -> RequestOptions:
     if not options:
         return {}
     try:
-        return _OPTIONS.validate_python(dict(options))
+        return _options().validate_python(dict(options))
     except ValidationError as exc:
         problems: list[str] = []
         for error in exc.errors(include_url=False):

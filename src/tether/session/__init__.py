@@ -7,6 +7,8 @@ tether's own packages share beyond that (the runner's texts, the durable event u
 :mod:`tether.session.internal`.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._events import (
     MessageUpdated,
     PartDelta,
@@ -30,7 +32,6 @@ from ._model import (
     ToolState,
     UserInfo,
 )
-from ._postgres import PostgresStore
 from ._questions import (
     PendingQuestion,
     Question,
@@ -44,6 +45,9 @@ from ._session import Session, Sessions
 from ._sqlite import SQLiteStore
 from ._step import CANCEL_GRACE
 from ._store import SessionStore, StoredMessage
+
+if TYPE_CHECKING:
+    from ._postgres import PostgresStore
 
 __all__ = [
     "CANCEL_GRACE",
@@ -83,3 +87,12 @@ __all__ = [
     "TurnResult",
     "UserInfo",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The PostgreSQL store loads only when a process uses it: a run on the SQLite file never imports it.
+    if name == "PostgresStore":
+        from ._postgres import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

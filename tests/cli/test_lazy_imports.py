@@ -1,0 +1,28 @@
+"""A ``tether run`` loads only what it uses (issue 38): a run on the SQLite file with no tool call and no terminal
+never imports the PostgreSQL store, pygments (a diff's colours), rich's live region or its tables."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+_REPORT = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('\\n'.join(sorted(sys.modules)), flush=True))\n"
+    "from tether.cli import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+NOT_LOADED = ("tether.session._postgres", "psycopg", "pygments", "rich.syntax", "rich.live", "rich.table")
+
+
+def test_a_run_without_tools_or_terminal_loads_none_of_the_unused_modules(cli: Any, project: Path) -> None:
+    model = cli.script([{"text": "done"}])
+    argv = [sys.executable, "-c", _REPORT, "run", "go", "--model", model, "--dir", str(project)]
+    done = subprocess.run(argv, env=cli.env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.splitlines())
+    assert "tether.session._sqlite" in loaded  # the report is the run's own
+    assert [m for m in loaded if m.startswith(NOT_LOADED)] == []
