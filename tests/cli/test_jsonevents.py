@@ -139,3 +139,20 @@ def test_removing_outputs_never_follows_a_symlink_and_reports_failures(tmp_path:
     assert not link.exists() and (outside / "keep.txt").read_text(encoding="utf-8") == "precious"
     assert not real.exists()
     assert len(failures) == 1 and "could not remove" in failures[0] and "ses_file" in failures[0]
+
+
+def test_whole_text_writes_each_block_once_and_the_final_text_is_the_last_step_s() -> None:
+    out = io.StringIO()
+    view = JsonEvents(S, decided_by="user", out=out, whole=True)
+    view.on_event(PartDelta(session_id=S, message_id="msg_1", part_id="prt_a", field="text", delta="Fir"))
+    first = TextPart(id="prt_a", session_id=S, message_id="msg_1", text="First step.", started=1, ended=2)
+    view.on_event(PartUpdated(first))
+    note = TextPart(id="prt_n", session_id=S, message_id="msg_2", text="(synthetic)", ended=3, synthetic=True)
+    view.on_event(PartUpdated(note))
+    for n, text in enumerate(("Last ", "step."), start=1):
+        view.on_event(
+            PartUpdated(TextPart(id=f"prt_{n}", session_id=S, message_id="msg_3", text=text, ended=4))
+        )
+    assert [e["delta"] for e in lines(out)] == ["First step.", "(synthetic)", "Last ", "step."]
+    assert view.final_text == "Last step."
+    assert JsonEvents(S, decided_by="user", out=io.StringIO()).final_text == ""

@@ -60,7 +60,7 @@ def test_json_stream_reports_the_whole_turn_and_validates(cli: Any, project: Pat
     assert result.code == 0, result.output
     stream = events(result.stdout)
     kinds = [e["type"] for e in stream]
-    assert kinds[0] == "session" and kinds[-1] == "done"
+    assert kinds[0] == "session" and kinds[-2:] == ["done", "result"]
     session = stream[0]["session"]
     assert all(e["session"] == session for e in stream)
     assert stream[0]["continued"] is False and stream[0]["agent"] == "build"
@@ -83,7 +83,8 @@ def test_json_stream_reports_the_whole_turn_and_validates(cli: Any, project: Pat
     assert by_rule["by"] == "rules" and by_rule["decision"] == "allow" and by_rule["rule"]["resource"] == "*"
     steps = [e for e in stream if e["type"] == "step"]
     assert [s["index"] for s in steps] == [1, 2] and steps[0]["finish"] == "tool-calls"
-    done = stream[-1]
+    done = stream[-2]
+    assert stream[-1]["text"] == "Done here." and stream[-1]["calls"] == 2
     assert done["exit_code"] == 0 and done["steps"] == 2 and done["calls"] == 2 and done["failed_calls"] == 1
     assert done["usage"]["input"] == sum(s["usage"]["input"] for s in steps)
     # the human text went to stderr
@@ -108,7 +109,8 @@ def test_json_reports_a_provider_error_then_done_with_exit_code_1(cli: Any, proj
     stream = events(result.stdout)
     error = next(e for e in stream if e["type"] == "error")
     assert error["kind"] == "provider" and error["message"]
-    assert stream[-1]["type"] == "done" and stream[-1]["exit_code"] == result.code == 1
+    assert stream[-2]["type"] == "done" and stream[-2]["exit_code"] == result.code == 1
+    assert stream[-1]["type"] == "result" and stream[-1]["error"] == error["message"]
 
 
 def test_json_bounded_output_names_the_retained_file(cli: Any, project: Path) -> None:

@@ -219,7 +219,17 @@ def run(
             help="text: the live view; json: one JSON event per line on stdout.",
         ),
     ] = "text",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final text.")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="Print only the final text (no diffs, no command output)."),
+    ] = False,
+    whole_text: Annotated[
+        bool,
+        typer.Option(
+            "--whole-text",
+            help="With --format json: each text (and reasoning) block as one event when it ends, not as deltas.",
+        ),
+    ] = False,
     files: Annotated[
         list[Path] | None,
         typer.Option("--file", "-f", help="Attach a file: text, an image or a PDF (repeatable)."),
@@ -278,6 +288,7 @@ def run(
       tether run --show-prompt --agent plan                       # what the model is told
       git diff | tether run "review this diff" -q                 # stdin appended; final text only
       tether run --format json --yes "fix it" | jq -c 'select(.type == "tool_end")'
+      tether run --format json --whole-text "summarize" | jq -r 'select(.type == "result") | .text'
       tether run -f screenshot.png -f app.py "why does the button overflow?"
     """
     if temporal is None and (tls or api_key or namespace != "default"):
@@ -285,7 +296,7 @@ def run(
     if temporal is not None:
         from ._worker import run_temporal_command
 
-        if continue_ or files or show_prompt or otel:
+        if continue_ or files or show_prompt or otel or whole_text:
             raise typer.BadParameter(
                 "--temporal takes a prompt, --model, --agent, --dir, --session and the approval options"
             )
@@ -323,6 +334,7 @@ def run(
         quiet=quiet,
         files=files or (),
         otel=otel,
+        whole_text=whole_text,
     )
 
 

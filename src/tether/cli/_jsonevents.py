@@ -1,4 +1,4 @@
-"""``tether run --format json``: the turn as a stream of JSON lines on stdout, version 1.
+"""``tether run --format json``: the turn as a stream of JSON lines on stdout, version 1 (1.1 adds ``result``).
 
 The schema is declared here, once: one ``TypedDict`` per event type, and :func:`events_adapter` (a pydantic adapter over
 their discriminated union) validates a line; ``docs/cli.md`` ("JSON event stream, version 1") describes the same
@@ -9,7 +9,9 @@ ignore keys and event types it does not know: later versions of the same major `
 deltas of text and reasoning, a tool call's start (once its input is complete) and end (its content as the model
 read it, bounded, with the retained output path), permission requests and their decisions (which rule, who), each
 step's finish with its usage, the session's todo list when ``todowrite`` changes it, the ``question`` tool's
-questions and their answers, and the turn's error and end (written by ``drive_turn``). Permission and question events
+questions and their answers, and the turn's error and end (written by ``drive_turn``), then ``result``: the final
+text with the totals and the cost, the last line. With ``whole=True`` (``--whole-text``) text and reasoning come
+once per block, whole, when the block ends, instead of as deltas. Permission and question events
 of the session's children (subagents' sessions, run by ``task``) are written too, with the child's id as ``session``:
 they reach the same approval channel.
 """
@@ -47,6 +49,7 @@ __all__ = [
     "QuestionJson",
     "QuestionOptionJson",
     "ReasoningEvent",
+    "ResultEvent",
     "SessionEvent",
     "StepEvent",
     "TextEvent",
@@ -58,6 +61,7 @@ __all__ = [
     "dumps",
     "events_adapter",
     "final_text",
+    "result_event",
     "usage_json",
 ]
 
@@ -259,6 +263,25 @@ class DoneEvent(TypedDict):
     seconds: float
 
 
+class ResultEvent(TypedDict):
+    """The last line (1.1): the turn's final ``text`` (the text of its last step that wrote any), how it stopped, its
+    totals, its ``cost`` in USD (``null``: the model's price is unknown) and its duration."""
+
+    v: Literal[1]
+    type: Literal["result"]
+    session: str
+    text: str
+    stop: str
+    exit_code: int
+    error: str | None
+    steps: int
+    calls: int
+    failed_calls: int
+    usage: UsageJson
+    cost: float | None
+    seconds: float
+
+
 JsonEvent = (
     SessionEvent
     | TextEvent
@@ -273,6 +296,7 @@ JsonEvent = (
     | QuestionAnsweredEvent
     | ErrorEvent
     | DoneEvent
+    | ResultEvent
 )
 
 
@@ -311,12 +335,18 @@ class JsonEvents:
         session_id: events of other sessions are ignored.
         decided_by: who answers an asked request in this run (``user``, ``--yes``, ``--deny-asks``, ``no-terminal``).
         out: where the lines go (stdout).
+        whole: write each text and reasoning block once, whole, when it ends (``--whole-text``), not its deltas.
     """
 
-    def __init__(self, session_id: str, *, decided_by: str, out: IO[str] | None = None) -> None:
+    def __init__(
+        self, session_id: str, *, decided_by: str, out: IO[str] | None = None, whole: bool = False
+    ) -> None:
         self.session_id = session_id
         self.decided_by = decided_by
+        self.whole = whole
         self._out = out if out is not None else sys.stdout
+        self._texts: dict[str, dict[str, str]] = {}  # message id -> its ended text blocks, by part id
+        self._last_text: str | None = None  # the message that last ended a text block
         self._kinds: dict[str, Literal["text", "reasoning"]] = {}
         self._streamed: set[str] = set()
         self._started: set[str] = set()
@@ -379,7 +409,7 @@ class JsonEvents:
         self.write({"v": 1, "type": "todo", "session": self.session_id, "todos": todos})
 
     def _delta(self, event: PartDelta) -> None:
-        if event.session_id != self.session_id:
+        if event.session_id != self.session_id or self.whole:
             return
         self._streamed.add(event.part_id)
         kind = self._kinds.get(event.part_id, "text")
@@ -394,7 +424,15 @@ class JsonEvents:
         if isinstance(part, TextPart | ReasoningPart):
             kind: Literal["text", "reasoning"] = "text" if isinstance(part, TextPart) else "reasoning"
             self._kinds[part.id] = kind
-            # a provider that sends a whole text at once: the ended part is the one delta
+            if (
+                part.ended is not None
+                and isinstance(part, TextPart)
+                and not part.synthetic
+                and part.text.strip()
+            ):
+                self._texts.setdefault(part.message_id, {})[part.id] = part.text
+                self._last_text = part.message_id
+            # a provider that sends a whole text at once (or --whole-text): the ended part is the one delta
             if part.ended is not None and part.id not in self._streamed and part.text:
                 self._streamed.add(part.id)
                 self.write(
@@ -482,6 +520,32 @@ class JsonEvents:
     def _decided(self, event: PermissionDecided) -> None:
         if event.request.session_id in self._family:
             self.write(wire.decided_json(event.request, event.decision))
+
+    @property
+    def final_text(self) -> str:
+        """The text of the last step that wrote any (what ``--quiet`` prints), from the blocks seen ending."""
+        if self._last_text is None:
+            return ""
+        return "".join(self._texts[self._last_text].values())
+
+
+def result_event(outcome: Any, session_id: str, text: str) -> ResultEvent:
+    """The ``result`` line of a finished turn (``outcome``: ``_turn.TurnOutcome``)."""
+    return {
+        "v": 1,
+        "type": "result",
+        "session": session_id,
+        "text": text,
+        "stop": outcome.stop,
+        "exit_code": outcome.code,
+        "error": outcome.error,
+        "steps": outcome.steps,
+        "calls": outcome.calls,
+        "failed_calls": outcome.failed_calls,
+        "usage": usage_json(outcome.usage),
+        "cost": None if outcome.cost is None else round(outcome.cost, 6),
+        "seconds": round(outcome.seconds, 3),
+    }
 
 
 def final_text(messages: Sequence[Any]) -> str:

@@ -76,11 +76,13 @@ async def open_session(rt: Any, location: Any, *, session_id: str | None, contin
     return session
 
 
-def _output(output_format: str, quiet: bool) -> OutputFormat:
+def _output(output_format: str, quiet: bool, whole: bool = False) -> OutputFormat:
     if output_format not in ("text", "json"):
         fail(f"--format {output_format!r}: use text (the default) or json")
     if quiet and output_format == "json":
         fail("--quiet and --format json contradict each other; pass one of them")
+    if whole and output_format != "json":
+        fail("--whole-text goes with --format json (the text view prints whole lines already)")
     return "quiet" if quiet else "json" if output_format == "json" else "text"
 
 
@@ -140,13 +142,14 @@ def run_command(
     quiet: bool = False,
     files: Sequence[Path] = (),
     otel: bool = False,
+    whole_text: bool = False,
 ) -> None:
     """The body of ``tether run`` (exits with the turn's code; ``show_prompt``: prints the system texts, exits 0)."""
     if continue_ and session_id:
         fail("--continue and --session contradict each other; pass one of them")
     mode, why = approval_mode(yes=yes, deny_asks=deny_asks)
     path = project_dir(directory)
-    output = _output(output_format, quiet)
+    output = _output(output_format, quiet, whole_text)
     content = _user_input(prompt, files) if not show_prompt else ""
 
     async def main() -> int:
@@ -207,6 +210,7 @@ def run_command(
                 system=system,  # the same texts `--show-prompt` prints
                 price=find_price(chosen.provider, chosen.model_id, config.data),
                 preview=Preview(location=location.location, sandbox=rt.sandbox, settings=settings),
+                whole=whole_text,
             )
             # The turn is done only once the store has it: a refused write fails the run (one line, exit 1).
             await rt.store.flush()

@@ -57,6 +57,8 @@ class TurnOutcome:
     """USD: the provider's own figure, else priced by ``drive_turn(price=...)``; ``None``: unknown (tokens only)."""
     usage: Usage | None = None
     """The turn's whole usage (reasoning and cache tokens too), when known (the JSON ``done`` event's)."""
+    text: str = ""
+    """The turn's final text as the JSON stream saw it (``--format json``'s ``result``; empty otherwise)."""
 
 
 OutputFormat = Literal["text", "json", "quiet"]
@@ -73,8 +75,9 @@ def _decided_by(approval: ApprovalMode, why_deny: str) -> str:
 
 
 def write_done(outcome: TurnOutcome, session_id: str) -> None:
-    """The JSON stream's last line (``--format json``), written once the turn is durable."""
-    from ._jsonevents import dumps, usage_json
+    """The JSON stream's last lines (``--format json``), written once the turn is durable: ``done`` (the totals, as
+    version 1.0 ended) and ``result`` (the final text, the totals and the cost), the last."""
+    from ._jsonevents import dumps, result_event, usage_json
 
     done = {
         "v": 1,
@@ -88,7 +91,7 @@ def write_done(outcome: TurnOutcome, session_id: str) -> None:
         "usage": usage_json(outcome.usage),
         "seconds": round(outcome.seconds, 3),
     }
-    sys.stdout.write(dumps(done) + "\n")
+    sys.stdout.write(dumps(done) + "\n" + dumps(result_event(outcome, session_id, outcome.text)) + "\n")
     sys.stdout.flush()
 
 
@@ -141,6 +144,7 @@ async def drive_turn(
     continued: bool = False,
     questions: QuestionService | None = None,
     preview: Preview | None = None,
+    whole: bool = False,
 ) -> TurnOutcome:
     """Run one turn of ``session`` with the live view (``view``, default a plain :class:`LiveView`) and approvals;
     never raises for a failed turn. ``price`` prices the turn's usage for the summary; ``system`` replaces the
@@ -151,6 +155,7 @@ async def drive_turn(
     # ``continued``: the session existed before this turn (the ``session`` JSON event says so).
     # ``questions``: the question service; with it, in ``ask`` mode, the approver answers the question tool too.
     # ``preview``: what an approval prompt shows (the change from the file, the sandbox) and the terminal settings.
+    # ``whole``: with ``json``, text and reasoning come as whole blocks, not deltas (``--whole-text``).
     preview = preview or Preview()
     view = (view or LiveView(console, session.id, preview.settings)) if output == "text" else None
     events: JsonEvents | None = None
@@ -158,7 +163,7 @@ async def drive_turn(
     if output == "json":
         from ._jsonevents import JsonEvents
 
-        events = JsonEvents(session.id, decided_by=_decided_by(approval, why_deny))
+        events = JsonEvents(session.id, decided_by=_decided_by(approval, why_deny), whole=whole)
         events.write(
             {
                 "v": 1,
@@ -240,6 +245,7 @@ async def drive_turn(
         seconds=time.monotonic() - started,
         error=error.message if error is not None else None,
         cost=usage_cost(usage, price),
+        text=events.final_text if events is not None else "",
     )
 
 
