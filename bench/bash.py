@@ -6,7 +6,9 @@ Targets (issue 5): ≤ 1.3x for 1 GiB of output; peak memory growth under 64 MiB
 - ``true``: median wall time per call, the tool settled through a registry (allow-all permission fake, so the
   permission service is not measured) against ``subprocess.run([shell, "-c", "true"])``; once with the sandbox the
   machine offers (the default: bubblewrap here) and once without (``sandbox=None``), calls interleaved, and the
-  difference of the medians: what the sandbox adds per call (issue 35's target: at most 10 ms).
+  difference of the medians: what the sandbox adds per call (issue 35's target: at most 10 ms). Then the same for
+  ``printenv HOME``, a command not known to stay offline, which under the default network ``proxy`` also gets the
+  call's proxy and the bridge (a Python start-up inside the sandbox, in front of the command).
 - 1 GiB: ``yes | head -c 1073741824`` inside the sandbox; the tool spills everything to its managed file under ``--dir`` (default: the
   system temp directory) and keeps 1 MiB in memory. Baselines: ``subprocess.run`` capturing stdout in memory (what
   "running it directly" usually means), and ``subprocess.run`` with stdout redirected to a file (the same disk work
@@ -40,6 +42,9 @@ from tether.permissions import PermissionRequest
 from tether.tools import Completed, ToolCall, ToolContext, ToolRegistry
 
 SHELL = default_shell()
+NETWORKED = "printenv HOME"
+"""A cheap program not known to stay offline: under the default network ``proxy`` it gets tether's proxy and the
+bridge (``sandbox/_network.py``, ``may_use_network``), ``true`` does not."""
 CTX = ToolContext(session_id="ses_bench", agent="build", message_id="msg_bench", call_id="call_bench")
 
 
@@ -106,15 +111,24 @@ async def bench_true(registry: ToolRegistry, bare: ToolRegistry, calls: int) -> 
     tool: list[float] = []
     unsandboxed: list[float] = []
     base: list[float] = []
-    for _ in range(calls):  # interleaved, so a machine that slows down meanwhile weighs on all three alike
+    bridged: list[float] = []
+    bridged_bare: list[float] = []
+    for _ in range(calls):  # interleaved, so a machine that slows down meanwhile weighs on all of them alike
         tool.append(await _atime(lambda: _settle(registry, "true")))
         unsandboxed.append(await _atime(lambda: _settle(bare, "true")))
         base.append(_time(lambda: subprocess.run([SHELL, "-c", "true"], check=True)))
+        bridged.append(await _atime(lambda: _settle(registry, NETWORKED)))
+        bridged_bare.append(await _atime(lambda: _settle(bare, NETWORKED)))
     t, u, b = statistics.median(tool), statistics.median(unsandboxed), statistics.median(base)
+    n, nu = statistics.median(bridged), statistics.median(bridged_bare)
     print(
         f"true ({calls} calls, median): tool {t * 1e3:.2f} ms in the sandbox ({detect().mechanism}), "
         f"{u * 1e3:.2f} ms without, subprocess.run {b * 1e3:.2f} ms; ratio {t / b:.2f}x; "
         f"the sandbox adds {(t - u) * 1e3:.2f} ms per call"
+    )
+    print(
+        f"{NETWORKED} (a command that may use the network: the proxy and its bridge start, network proxy): "
+        f"{n * 1e3:.2f} ms in the sandbox, {nu * 1e3:.2f} ms without; the sandbox adds {(n - nu) * 1e3:.2f} ms"
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from tether.config import (
 )
 from tether.mcp._tools import resource_tools
 from tether.permissions import PermissionAsked
+from tether.sandbox import detect
 from tether.session import ToolPart
 from tether.testing import ScriptedModel, tool_call
 
@@ -65,6 +67,11 @@ CALLS: dict[str, list[tuple[dict[str, Any], list[str]]]] = {
     ],
     "write": [({"path": "new.txt", "content": "x"}, ["edit"])],
 }
+
+
+# A sandboxed command's connection asks ``network`` (tether's proxy needs bubblewrap; curl is the client).
+if detect("auto").mechanism == "bwrap" and shutil.which("curl") is not None:
+    CALLS["bash"].append(({"command": "curl -s http://example.com/"}, ["bash", "network"]))
 
 
 def documented_keys() -> list[str]:

@@ -72,6 +72,6 @@ def test_the_inspectors_always_names_what_it_saves_and_is_confirmed(
     assert (live.project / "notes.txt").exists()
     page.once("dialog", lambda dialog: dialog.accept())
     page.click(".ask.permission button.always")
-    page.wait_for_selector("#timeline li.assistant:text('made')")
+    page.wait_for_selector("#timeline li.assistant:has-text('made')")
     assert not (live.project / "notes.txt").exists()
     assert [(a["action"], a["resource"]) for a in api.approvals()] == [("bash", "rm *")]

@@ -54,7 +54,7 @@ def test_the_page_takes_the_token_from_the_fragment_and_approves_a_request(
 ) -> None:
     session = api.create_session(title="make a file")
     live.script(
-        [tool_call("bash", {"command": "touch made.txt", "description": "make"}, id="c1")], ["made it"]
+        [tool_call("bash", {"command": "rm notes.txt", "description": "remove"}, id="c1")], ["made it"]
     )
     page.goto(f"{live.url}/#token={TOKEN}")
     page.wait_for_selector("#live:text('live')")
@@ -62,20 +62,19 @@ def test_the_page_takes_the_token_from_the_fragment_and_approves_a_request(
     assert page.evaluate("sessionStorage.getItem('tether.token')") == TOKEN
     page.click(f"li[data-id='{session['id']}']")
     page.wait_for_selector("#session-head h2:text('make a file')")
-    api.prompt(session["id"], "make the file")
+    api.prompt(session["id"], "remove the notes")
     ask = page.wait_for_selector(".ask.permission")
-    assert "touch made.txt" in ask.inner_text()
+    assert "rm notes.txt" in ask.inner_text()
     _shot(page, "1-approval-waiting")
-    assert not (live.project / "made.txt").exists()
+    assert (live.project / "notes.txt").exists()
     page.click(".ask.permission button:text('Allow once')")
     page.wait_for_selector("li.tool.completed")
-    page.wait_for_selector("#timeline li.assistant:text('made it')")
-    assert (live.project / "made.txt").exists()
+    page.wait_for_selector("#timeline li.assistant:has-text('made it')")
+    assert not (live.project / "notes.txt").exists()
     tool = page.inner_text("li.tool.completed")
-    assert '"command": "touch made.txt"' in tool  # the input
-    assert (
-        "replied once" in tool and 'by rule bash "*" -> ask' in tool
-    )  # the decision and the rule that asked
+    assert "$ rm notes.txt" in tool  # the command
+    # the decision (asked, then the reply) on one line, and the rule that asked
+    assert 'asked bash · replied once by rule bash "rm *" → ask' in tool
     assert page.query_selector(".ask") is None
     _shot(page, "2-approved-timeline")
 
@@ -87,7 +86,7 @@ def test_a_reject_with_feedback_and_a_question_are_answered_from_the_page(
     question = {"questions": [{"question": "Which color?", "header": "Color", "options": [
         {"label": "red", "description": "warm"}, {"label": "blue", "description": "cool"}]}]}  # fmt: skip
     live.script(
-        [tool_call("bash", {"command": "touch nope.txt", "description": "x"}, id="c1")],
+        [tool_call("bash", {"command": "rm notes.txt", "description": "x"}, id="c1")],
         [tool_call("question", question, id="q1")],
         ["thanks"],
     )
@@ -102,8 +101,8 @@ def test_a_reject_with_feedback_and_a_question_are_answered_from_the_page(
     _shot(page, "3-question")
     page.check(".ask.question input[value='blue']")
     page.click(".ask.question button:text('Answer')")
-    page.wait_for_selector("#timeline li.assistant:text('thanks')")
-    assert not (live.project / "nope.txt").exists()
+    page.wait_for_selector("#timeline li.assistant:has-text('thanks')")
+    assert (live.project / "notes.txt").exists()
     text = page.inner_text("#timeline")
     assert "do not touch files" in text and "blue" in text
     _shot(page, "4-answered")
@@ -122,11 +121,11 @@ def test_the_page_asks_for_the_token_and_a_wrong_one_is_refused(live: Live, page
     with live.client() as api:
         api.create_session(title="<img src=x onerror=alert(1)>")
     page.reload()
-    page.wait_for_selector("#sessions li:text('<img src=x onerror=alert(1)>')")
+    page.wait_for_selector("#sessions li:has-text('<img src=x onerror=alert(1)>')")
     assert page.query_selector("#sessions img") is None
 
 
-def test_a_long_output_is_shown_bounded_with_the_path_of_the_full_output(
+def test_a_long_output_is_collapsed_and_the_full_retained_output_is_one_click_away(
     live: Live, api: Client, page: Any
 ) -> None:
     session = api.create_session(title="long")
@@ -135,19 +134,25 @@ def test_a_long_output_is_shown_bounded_with_the_path_of_the_full_output(
     page.wait_for_selector("#live:text('live')")
     page.click(f"li[data-id='{session['id']}']")
     api.prompt(session["id"], "count")
-    page.wait_for_selector("#timeline li.assistant:text('counted')")
+    page.wait_for_selector("#timeline li.assistant:has-text('counted')")
     tool = page.inner_text("li.tool.completed")
     part = next(p for m in api.messages(session["id"]) for p in m["parts"] if p["type"] == "tool")
     assert part["output_paths"], part
     assert f"full output: {part['output_paths'][0]}" in tool
+    # collapsed to its first lines; then what the model saw (head and tail); then the whole retained output
+    assert page.inner_text("li.tool.completed pre.output") == "\n".join(str(n) for n in range(1, 21))
+    page.click("li.tool.completed button.expand")
     output = page.inner_text("li.tool.completed pre.output")
     assert output.startswith("1\n") and "5000" in output and "\n2500\n" not in output  # head and tail only
+    page.click("li.tool.completed button.full-output")
+    page.wait_for_selector("li.tool.completed pre.output:has-text('2500')")
+    assert "\n".join(str(n) for n in range(1, 5001)) in page.inner_text("li.tool.completed pre.output")
     _shot(page, "5-bounded-output")
 
 
 def test_a_cancelled_turns_approval_leaves_the_page(live: Live, api: Client, page: Any) -> None:
     session = api.create_session(title="cancel me")
-    live.script([tool_call("bash", {"command": "touch never.txt", "description": "x"}, id="c1")])
+    live.script([tool_call("bash", {"command": "rm notes.txt", "description": "x"}, id="c1")])
     page.goto(f"{live.url}/#token={TOKEN}")
     page.wait_for_selector("#live:text('live')")
     page.click(f"li[data-id='{session['id']}']")
@@ -156,4 +161,4 @@ def test_a_cancelled_turns_approval_leaves_the_page(live: Live, api: Client, pag
     page.click("#cancel")
     page.wait_for_selector(".ask.permission", state="detached")
     page.wait_for_selector("#status:text('session idle')")
-    assert not (live.project / "never.txt").exists()
+    assert (live.project / "notes.txt").exists()

@@ -40,6 +40,8 @@ import dataclasses
 import functools
 import glob
 import os
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +59,7 @@ from ._shell_run import CAPTURE_LIMIT, ShellRun, default_shell, run_shell
 
 # The analysis (tree-sitter-bash and its tables, ~30 ms) is imported at the first plan, not at start-up.
 if TYPE_CHECKING:
-    from ..sandbox import Sandbox, SandboxPolicy
+    from ..sandbox import NetworkGate, Sandbox, SandboxPolicy
     from ._shell_analysis import Analysis, PathArg
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS", "BashInput", "CommandPlan", "make", "plan_command"]
@@ -191,6 +193,8 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
                 )
             )
         policy: SandboxPolicy | None = None
+        build: functools.partial[SandboxPolicy] | None = None
+        gate: NetworkGate | None = None
         if sandbox is not None and not input.escalate:
             refused = sandbox.refused
             if refused is not None:
@@ -211,37 +215,47 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
                     visible=visible,
                     writable=approved,
                 )
-                try:
-                    policy = await anyio.to_thread.run_sync(build)
-                except OSError as exc:
-                    raise ToolFailure(f"Unable to prepare the sandbox: {exc}") from exc
+                if sandbox.network == "proxy" and _may_use_network(analysis):
+                    from ..sandbox import NetworkGate
+
+                    gate = NetworkGate(permissions, ctx, {"command": command})
 
         # The workdir may have gone while approval was pending: starting the shell there then fails (checked below).
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
-        try:
-            run = await run_shell(
-                command,
-                cwd=cwd,
-                time_limit=timeout_ms / 1000,
-                spill=lambda: output.open_managed(ctx.session_id),  # the session reads its own outputs
-                shell=shell,
-                progress=ctx.progress,
-                sandbox=sandbox,
-                policy=policy,
-            )
-        except (FileNotFoundError, NotADirectoryError) as exc:
-            if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
-                raise ToolFailure(f"Working directory is not a directory: {location.display(cwd)}") from exc
-            raise ToolFailure(f"Unable to execute command: {exc.strerror or exc}") from exc
-        except OSError as exc:
-            raise ToolFailure(f"Unable to execute command: {exc.strerror or exc}") from exc
+        if build is not None:
+            try:
+                policy = await anyio.to_thread.run_sync(functools.partial(build, proxy=gate is not None))
+            except OSError as exc:
+                raise ToolFailure(f"Unable to prepare the sandbox: {exc}") from exc
+        async with _proxy(policy, gate):  # the call's own proxy, open while the command runs
+            try:
+                run = await run_shell(
+                    command,
+                    cwd=cwd,
+                    time_limit=timeout_ms / 1000,
+                    spill=lambda: output.open_managed(ctx.session_id),  # the session reads its own outputs
+                    shell=shell,
+                    progress=ctx.progress,
+                    sandbox=sandbox,
+                    policy=policy,
+                )
+            except (FileNotFoundError, NotADirectoryError) as exc:
+                if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
+                    raise ToolFailure(
+                        f"Working directory is not a directory: {location.display(cwd)}"
+                    ) from exc
+                raise ToolFailure(f"Unable to execute command: {exc.strerror or exc}") from exc
+            except OSError as exc:
+                raise ToolFailure(f"Unable to execute command: {exc.strerror or exc}") from exc
+        if gate is not None and gate.rejection is not None:
+            raise gate.rejection  # a person rejected a connection: as any rejected request, it ends the call
         metadata = _metadata(run, input.description)
         if policy is not None:
             metadata["sandbox"] = policy.describe()
         elif input.escalate:
             metadata["escalated"] = {"justification": input.justification or ""}
         return ToolResponse(
-            content=_model_text(run, timeout_ms, policy),
+            content=_model_text(run, timeout_ms, policy, gate.refused if gate is not None else ()),
             metadata=metadata,
             title=input.description or _title(command),
         )
@@ -349,6 +363,32 @@ def _resolve_arg(location: Location, arg: PathArg) -> ResolvedPath | None:
         return None
 
 
+def _may_use_network(analysis: Analysis) -> bool:
+    from ..sandbox import may_use_network
+
+    certain = analysis.opaque is None and not analysis.unknown
+    return may_use_network(((c.name, (c.forms or (c.text,))[-1]) for c in analysis.commands), certain=certain)
+
+
+@asynccontextmanager
+async def _proxy(policy: SandboxPolicy | None, gate: NetworkGate | None) -> AsyncGenerator[None]:
+    """tether's proxy for this call, on the socket its policy binds (network ``proxy``), else nothing.
+
+    Raises:
+        ToolFailure: the proxy's socket cannot be made.
+    """
+    if policy is None or policy.proxy is None or gate is None:
+        yield
+        return
+    from ..sandbox import open_proxy
+
+    try:
+        async with open_proxy(policy.proxy.socket, gate):
+            yield
+    except OSError as exc:  # the body turns its own into ToolFailure: this is the proxy's socket
+        raise ToolFailure(f"Unable to prepare the sandbox's network proxy: {exc}") from exc
+
+
 def _title(command: str) -> str:
     lines = command.strip().splitlines()
     return lines[0][:200] if lines else command
@@ -369,9 +409,16 @@ def _description(shell: str, sandbox: Sandbox | None) -> str:
     if sandbox is None or not sandbox.active:
         return text
     mechanism = "bubblewrap" if sandbox.detection.mechanism == "bwrap" else "Landlock"
-    offline = sandbox.settings.network == "none"
+    offline = sandbox.network == "none"
     network = "; it has no network: connections and name lookups fail" if offline else ""
     net_errors = ", `Network is unreachable`, `Could not resolve host`" if offline else ""
+    if sandbox.network == "proxy":
+        network = (
+            "; it reaches the network only through tether's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set for "
+            "commands that may use the network; SOCKS5 at $TETHER_PROXY), which asks the user once per new host: a "
+            "refused host gets HTTP 403, and direct connections (`/dev/tcp`, raw sockets) reach nothing. To reach a "
+            "service on the user's own machine (127.0.0.1), clear NO_PROXY for that command"
+        )
     extra = SANDBOX_TEXT.format(
         mechanism=mechanism,
         tmp=f"{sandbox.tmp_base}/tether-sandbox-{os.getuid()}",
@@ -402,7 +449,9 @@ def _sandbox_line(run: ShellRun, policy: SandboxPolicy | None) -> str | None:
         return None
     mechanism = "bubblewrap" if policy.mechanism == "bwrap" else "Landlock"
     writable = ", ".join([*policy.writable, "/tmp" if policy.mechanism == "bwrap" else (policy.tmp or "")])
-    network = "no network" if policy.network == "none" else f"network: {policy.network}"
+    network = {"none": "no network", "proxy": "network only through tether's proxy"}.get(
+        policy.network, f"network: {policy.network}"
+    )
     return (
         f"[The sandbox ({mechanism}) may have refused this: writable: {writable.rstrip(', ')}; protected paths are "
         f"read-only; {network}. If the command needs more, call bash again with escalate: true and a justification "
@@ -410,9 +459,16 @@ def _sandbox_line(run: ShellRun, policy: SandboxPolicy | None) -> str | None:
     )
 
 
-def _model_text(run: ShellRun, timeout_ms: int, policy: SandboxPolicy | None = None) -> str:
+def _model_text(
+    run: ShellRun, timeout_ms: int, policy: SandboxPolicy | None = None, refused_hosts: Sequence[str] = ()
+) -> str:
     body = run.output or "(no output)"
     lines: list[str] = []
+    if refused_hosts:
+        lines.append(
+            f"[tether's network proxy refused: {'; '.join(refused_hosts)}. A host is allowed by a rule such as "
+            '"permission": {"network": {"pypi.org": "allow"}} in tether.json; do not retry it otherwise.]'
+        )
     refused = _sandbox_line(run, policy)
     if refused is not None:
         lines.append(refused)

@@ -35,6 +35,8 @@ ASKED_BY = {
     "glob": "the glob tool, with its pattern",
     "grep": "the grep tool, with its pattern",
     "list": "the list tool, with the directory",
+    "network": "tether's network proxy, for a sandboxed command's connection to a new host (the host for ports 80 "
+    "and 443, else host:port; an address a name resolves to on this machine or a private network too)",
     "question": "the question tool",
     "read": "the read tool and grep (a file, relative to the project) and the MCP resource tools (mcp:<server>:<uri>)",
     "skill": "the skill tool, with the skill's name",

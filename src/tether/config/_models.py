@@ -439,8 +439,8 @@ class McpServer(_Strict):
     sandbox: bool = Field(
         default=False,
         description="true starts this stdio server inside the bash tool's sandbox (bubblewrap: the project and a "
-        "private temp directory writable, sandbox.network's network; docs/sandbox.md). Without bubblewrap the "
-        "server starts unconfined, or not at all when sandbox.required is set.",
+        "private temp directory writable; no network, or the machine's when sandbox.network is host; "
+        "docs/sandbox.md). Without bubblewrap the server starts unconfined, or not at all when sandbox.required is set.",
     )
 
     @model_validator(mode="after")
@@ -474,10 +474,11 @@ class SandboxSection(_Strict):
         description="true refuses to run commands when no sandbox can hold them (bash's escalate still asks the "
         "user to run one outside).",
     )
-    network: Literal["none", "host"] = Field(
-        default="none",
-        description="none: commands have no network (their own network namespace; with Landlock, no TCP); host: "
-        "the machine's network.",
+    network: Literal["proxy", "none", "host"] = Field(
+        default="proxy",
+        description="proxy: commands reach the network only through tether's proxy (HTTP(S) and SOCKS5), which asks "
+        'the "network" permission for each new host (needs bubblewrap; elsewhere it is none); none: no network '
+        "(their own network namespace; with Landlock, no TCP); host: the machine's network.",
     )
     auto_allow: bool | None = Field(
         default=None,

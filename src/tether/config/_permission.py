@@ -59,6 +59,7 @@ BUILTIN_ACTIONS = frozenset(
         "glob",
         "grep",
         "list",
+        "network",
         "question",
         "read",
         "skill",

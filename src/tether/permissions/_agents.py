@@ -156,6 +156,9 @@ def _defaults(data: str, tmp: str, skills: str, sandboxed: bool = False) -> list
         *_bash_defaults(sandboxed),
         # running one command outside the sandbox (bash's escalate) always asks by default
         Rule("escalate", "*", "ask"),
+        # a sandboxed command's connection to a new host (tether's network proxy; the resource is the host, or
+        # host:port off the web's ports) asks by default
+        Rule("network", "*", "ask"),
         Rule("doom_loop", "*", "ask"),
         *_external_readonly(data, tmp, skills),
         # webfetch of loopback and private-network addresses (SSRF: a model reaching the machine's own services or

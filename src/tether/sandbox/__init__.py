@@ -6,6 +6,7 @@ See ``docs/sandbox.md``. The bash tool runs every command through :meth:`Sandbox
 
 from ._bwrap import NAMESPACE_FLAGS, bwrap_argv
 from ._detect import Detection, Mode, detect, notice, reset
+from ._network import NetworkGate, Refusal, destination_resource, may_use_network
 from ._policy import (
     PROXY_SOCKET,
     Mechanism,
@@ -15,6 +16,7 @@ from ._policy import (
     build_policy,
     protected_entries,
 )
+from ._proxy import open_proxy
 from ._sandbox import LANDLOCK_MODULE, Launch, Sandbox, protected_allows, writable_from_rules
 from ._settings import SandboxSettings, session_tmp
 
@@ -27,14 +29,19 @@ __all__ = [
     "Mechanism",
     "Mode",
     "Network",
+    "NetworkGate",
     "ProxySeam",
+    "Refusal",
     "Sandbox",
     "SandboxPolicy",
     "SandboxSettings",
     "build_policy",
     "bwrap_argv",
+    "destination_resource",
     "detect",
+    "may_use_network",
     "notice",
+    "open_proxy",
     "protected_allows",
     "protected_entries",
     "reset",

@@ -20,9 +20,10 @@ No PID namespace, on purpose: the guard finds and ends every process of the call
 host's process table (a PID namespace's init would SIGKILL them without the guard's SIGTERM and grace period), and
 the pids a command prints (``$$``, ``$!``) stay the host's, as callers and the existing tests expect.
 
-``network == "proxy"`` is the seam for tether's proxy: its unix socket is bound at :data:`PROXY_SOCKET` and its
-variables are set; the bridge that listens on loopback inside and forwards to that socket goes in front of the
-command (``sandbox/_proxy.py``, not built yet: :func:`bwrap_argv` refuses ``proxy`` without a seam).
+``network == "proxy"`` is the seam for tether's proxy (``sandbox/_proxy.py``): its unix socket is bound at
+:data:`PROXY_SOCKET` and its variables are set; the bridge (``sandbox/_bridge.py``) that listens on loopback inside
+and forwards to that socket goes in front of the command (``Sandbox.wrap``). :func:`bwrap_argv` refuses ``proxy``
+without a seam.
 """
 
 from __future__ import annotations

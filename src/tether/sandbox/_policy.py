@@ -39,17 +39,20 @@ Mechanism = Literal["bwrap", "landlock", "none"]
 Network = Literal["none", "proxy", "host"]
 """``none``: no route out; ``proxy``: only through tether's proxy (:class:`ProxySeam`); ``host``: the machine's."""
 
-PROXY_SOCKET = "/run/tether/proxy.sock"
-"""Where the proxy's unix socket is bound inside the sandbox (``network: proxy``)."""
+PROXY_SOCKET = "/dev/tether/proxy.sock"
+"""Where the proxy's unix socket is bound inside the sandbox (``network: proxy``): on the sandbox's own ``/dev`` (a
+fresh tmpfs, where bubblewrap can make the mount point; ``/run`` is the host's, read-only)."""
 
 
 @record
 class ProxySeam:
-    """tether's network proxy, as a sandbox sees it (built by ``sandbox/_proxy.py``, later).
+    """tether's network proxy, as a sandbox sees it (``sandbox/_proxy.py``: one per call).
 
     Attributes:
-        socket: the proxy's unix socket on the host; bound at :data:`PROXY_SOCKET` inside.
-        env: the variables that point programs at it (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ...).
+        socket: the proxy's unix socket on the host; bound at :data:`PROXY_SOCKET` inside, where the bridge
+            (``sandbox/_bridge.py``) forwards a loopback port to it and sets the proxy variables.
+        env: further variables for the command (none by default: the bridge sets ``HTTP_PROXY``, ``HTTPS_PROXY``,
+            ``ALL_PROXY``, ``NO_PROXY``, ... once it knows its port).
     """
 
     socket: str

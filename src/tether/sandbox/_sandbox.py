@@ -9,6 +9,7 @@ into what actually starts (the bubblewrap argv, or the Landlock rules the guard 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,16 @@ from .._record import record
 from ..rules import Rule
 from ._bwrap import bwrap_argv
 from ._detect import Detection
-from ._policy import SandboxPolicy, build_policy
+from ._policy import PROXY_SOCKET, Network, ProxySeam, SandboxPolicy, build_policy
+from ._proxy import proxy_socket
 from ._settings import SandboxSettings, session_tmp
 
 __all__ = ["LANDLOCK_MODULE", "Launch", "Sandbox", "protected_allows", "writable_from_rules"]
 
 LANDLOCK_MODULE = str(Path(__file__).with_name("_landlock.py"))
 """The stdlib-only module the guard loads by path to apply Landlock in the shell it forks."""
+BRIDGE_MODULE = str(Path(__file__).with_name("_bridge.py"))
+"""The stdlib-only script that forwards a loopback port inside the sandbox to tether's proxy (network ``proxy``)."""
 
 _WILD = ("*", "?")
 
@@ -101,6 +105,25 @@ class Sandbox:
         return self.detection.mechanism != "none"
 
     @property
+    def network(self) -> Network:
+        """The network commands get: ``sandbox.network``, except that ``proxy`` needs bubblewrap (a network namespace
+        of its own) and a Python the sandbox can run for the bridge: else ``none``."""
+        wanted = self.settings.network
+        if wanted == "proxy" and (self.detection.mechanism != "bwrap" or self.bridge_python is None):
+            return "none"
+        return wanted
+
+    @property
+    def bridge_python(self) -> str | None:
+        """The Python that runs the bridge inside the sandbox (tether's own), or ``None`` when the sandbox cannot see
+        it (it lives under the temp directory, which the sandbox replaces)."""
+        python = os.path.realpath(sys.executable) if sys.executable else ""
+        base = str(self.tmp_base).rstrip("/") + "/"
+        if not python or python.startswith(base) or BRIDGE_MODULE.startswith(base):
+            return None
+        return python
+
+    @property
     def refused(self) -> str | None:
         """Why commands are refused (``sandbox.required`` without a mechanism), else ``None``."""
         if self.settings.required and not self.active:
@@ -121,17 +144,24 @@ class Sandbox:
         allowed: Iterable[str] = (),
         visible: Iterable[str] = (),
         writable: Iterable[str] = (),
+        proxy: bool = False,
     ) -> SandboxPolicy:
         """The policy of a command in the project at real ``root`` for ``session_id``. Blocking (reads the file system).
 
         ``allowed`` adds protected anchors this call was allowed to write (the parse-level asks approved them);
         ``visible`` are the outside directories it was approved to use (read-only inside), ``writable`` those of the
-        outside paths it was approved to write (the parse-level ``external_directory`` and ``edit`` asks).
+        outside paths it was approved to write (the parse-level ``external_directory`` and ``edit`` asks). With
+        network ``proxy``, ``proxy`` gives the call a proxy (the policy's ``proxy.socket`` is where the caller serves
+        it, ``tether.sandbox.open_proxy``, while the command runs); without it the call has no network.
 
         Raises:
             OSError: the session temp directory cannot be made safely.
         """
         tmp = str(session_tmp(self.tmp_base, session_id)) if self.active else None
+        seam: ProxySeam | None = None
+        if proxy and self.network == "proxy" and tmp is not None:
+            # beside the session temp directories, never in one
+            seam = ProxySeam(socket=str(proxy_socket(Path(tmp).parent)))
         return build_policy(
             mechanism=self.detection.mechanism,
             root=root,
@@ -139,7 +169,8 @@ class Sandbox:
             writable=(*self.writable, *self._approved(writable)),
             allowed_protected=(*self.allowed_protected, *allowed),
             extra_protected=frozenset(extra_protected),
-            network=self.settings.network,
+            network="none" if self.network == "proxy" and seam is None else self.network,
+            proxy=seam,
             visible=self._approved(visible),
         )
 
@@ -154,7 +185,8 @@ class Sandbox:
             writable=self.writable,
             allowed_protected=self.allowed_protected,
             extra_protected=frozenset(extra_protected),
-            network=self.settings.network,
+            network=self.network,
+            proxy=ProxySeam(socket="<the call's proxy>") if self.network == "proxy" else None,
             create=False,
         )
 
@@ -175,7 +207,7 @@ class Sandbox:
             tmp=tmp,
             writable=self.writable,
             allowed_protected=self.allowed_protected,
-            network=self.settings.network,
+            network="host" if self.network == "host" else "none",  # no call to ask for: no proxy
         )
         return self.wrap(policy, argv, cwd)
 
@@ -193,6 +225,9 @@ class Sandbox:
             case "bwrap":
                 assert self.detection.bwrap is not None
                 env = {"TMPDIR": "/tmp"} if policy.tmp else {}
+                python = self.bridge_python
+                if policy.proxy is not None and python is not None:
+                    argv = [python, "-S", "-I", BRIDGE_MODULE, PROXY_SOCKET, "--", *argv]
                 return Launch(argv=[*bwrap_argv(self.detection.bwrap, policy, cwd=cwd), *argv], env=env)
             case "landlock":
                 writable = [*policy.writable, *([policy.tmp] if policy.tmp else []), "/dev"]

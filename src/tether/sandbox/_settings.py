@@ -27,14 +27,15 @@ class SandboxSettings:
     Attributes:
         mode: ``auto`` (the best the machine offers), ``bwrap``, ``landlock`` or ``off``.
         required: refuse to run commands when no mechanism holds them.
-        network: ``none`` (default) or ``host``.
+        network: ``proxy`` (the default: only through tether's proxy, which asks ``network`` per host; ``none`` where
+            the proxy cannot run, see ``Sandbox.network``), ``none`` or ``host``.
         writable: further directories commands may write (``~`` expanded, made real).
         auto_allow: with bubblewrap, the built-in agents allow bash commands except destructive ones.
     """
 
     mode: Mode = "auto"
     required: bool = False
-    network: Network = "none"
+    network: Network = "proxy"
     writable: tuple[str, ...] = ()
     auto_allow: bool = False
 
@@ -51,11 +52,11 @@ class SandboxSettings:
             if isinstance(p, str)
         )
         mode = data.get("mode", "auto")
-        network = data.get("network", "none")
+        network = data.get("network", "proxy")
         return cls(
             mode=mode if mode in ("auto", "bwrap", "landlock", "off") else "auto",
             required=data.get("required") is True,
-            network=network if network in ("none", "host") else "none",
+            network=network if network in ("none", "proxy", "host") else "proxy",
             writable=paths,
             auto_allow=data.get("auto_allow") is True,
         )

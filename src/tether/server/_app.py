@@ -25,9 +25,11 @@ if TYPE_CHECKING:
     from .._runtime import Runtime, RuntimeLocation
     from ..llm import Model
 
-__all__ = ["STATIC", "build_app", "serve"]
+__all__ = ["ASSETS", "STATIC", "build_app", "serve"]
 
 STATIC = Path(__file__).parent / "static"
+ASSETS = frozenset({"app.css", "app.js", "asks.js", "diff.js", "dom.js", "markdown.js", "session.js"})
+"""The inspector's files (ES modules and one stylesheet); any other name is a 404."""
 _PAGE_HEADERS = {
     # the inspector runs only its own script and talks only to this server; nothing may frame it
     "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -51,7 +53,7 @@ def build_app(state: ServerState) -> Starlette:
 
     async def asset(request: Request) -> Response:
         name = request.path_params["name"]
-        if name not in ("app.js", "app.css"):
+        if name not in ASSETS:
             return JSONResponse({"error": "not_found", "detail": "no such file"}, status_code=404)
         return FileResponse(STATIC / name, headers=_PAGE_HEADERS)
 
