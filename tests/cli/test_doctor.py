@@ -41,7 +41,7 @@ def test_explain_bash_shows_the_sandbox_that_would_hold_the_command(cli: Any, pr
     result = cli.run("permissions", "--explain", "bash", "make", "--dir", str(project))
     assert result.code == 0, result.output
     if detect("auto").mechanism == "bwrap":
-        assert f"sandbox: bwrap; network none; writable: {project.resolve()}" in result.stdout
+        assert f"sandbox: bwrap; network proxy; writable: {project.resolve()}" in result.stdout
     user_config(cli, {"sandbox": {"mode": "off"}})
     result = cli.run("permissions", "--explain", "bash", "make", "--dir", str(project))
     assert "sandbox: none, the command would run unconfined" in result.stdout
