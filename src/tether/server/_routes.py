@@ -104,13 +104,22 @@ def _errors(handler: Handler) -> Handler:
     return guarded
 
 
+def _whole(raw: str, most: int) -> int | None:
+    """``raw`` as a whole number from 0 to ``most``, else ``None``: ASCII digits only (``str.isdigit`` also takes
+    ``²``, which ``int`` refuses), checked by length before ``int`` reads it."""
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(most)) or int(raw) > most:
+        return None
+    return int(raw)
+
+
 def _limit(request: Request, default: int = 100) -> int:
     raw = request.query_params.get("limit")
     if raw is None:
         return default
-    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+    limit = _whole(raw, 1000)
+    if not limit:
         raise UsageError("limit must be a whole number from 1 to 1000")
-    return int(raw)
+    return limit
 
 
 # -- health -----------------------------------------------------------------------------------------------------------
@@ -391,9 +400,10 @@ async def events(request: Request) -> Response:
     raw = request.headers.get("last-event-id")
     last: int | None = None
     if raw is not None:
-        if not raw.isdigit() or len(raw) > 19:
+        # an event id is a store's 64-bit sequence number: a larger one is no id (and no SQLite integer)
+        last = _whole(raw, 2**63 - 1)
+        if last is None:
             raise UsageError("Last-Event-ID must be the id of an event this server sent (a whole number)")
-        last = int(raw)
     client = await state.hub.connect(session_id, last)
     return StreamingResponse(
         state.hub.stream(client, replay=last is not None, heartbeat=state.heartbeat),
