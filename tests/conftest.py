@@ -1,8 +1,110 @@
-"""Shared test configuration: anyio tests run on asyncio."""
+"""Shared test configuration: anyio tests run on asyncio, and no process of the run outlives it.
+
+Every test process (pytest itself, or each ``pytest-xdist`` worker) marks the environment its children inherit with a
+run id of its own (:data:`MARK`). When the process's tests are done (its session fixtures, servers included, torn
+down), :func:`_no_process_survives` looks for what is still alive of it: its descendants, and any process carrying
+its mark (a daemon that double-forked away from its parent, a server a test left running). Survivors fail the run,
+each named with its command line (a test's ``tmp_path`` in it names the test), and are then killed, so that one
+leaking test does not leave the machine busy for the next run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+MARK = "PYTEST_TETHER_RUN"
+"""The environment variable that carries this test process's run id to every process it starts."""
+
+GRACE = 20.0
+"""How long survivors may take to finish exiting (a hang guard: a process told to stop is usually gone at once)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Each process adds an id of its own to the ids it inherited: an xdist worker finds only what its own tests
+    # started (not its siblings'), and a pytest run by a test still carries the outer run's id to its children.
+    inherited = os.environ.get(MARK)
+    os.environ[MARK] = f"{inherited}:{uuid.uuid4().hex}" if inherited else uuid.uuid4().hex
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:  # gone meanwhile, or not ours to read
+        return None
+
+
+def survivors(root: int, mark: str) -> dict[int, str]:
+    """Live processes (zombies aside) that descend from ``root`` or carry ``mark`` among the ids of their ``MARK``:
+    pid -> command line."""
+    parents: dict[int, int] = {}
+    marked: set[int] = set()
+    prefix = f"{MARK}=".encode()
+    ours = mark.encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == root:
+            continue
+        stat = _read(entry / "stat")
+        if stat is None:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after its last ')'
+        state, ppid = stat[stat.rindex(b")") + 2 :].split()[:2]
+        if state == b"Z":
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(ppid)
+        environ = _read(entry / "environ")
+        if environ is not None and any(
+            ours in v.removeprefix(prefix).split(b":") for v in environ.split(b"\0") if v.startswith(prefix)
+        ):
+            marked.add(pid)
+    found = set(marked)
+    for pid in parents:
+        ancestor = parents.get(pid)
+        seen: set[int] = set()
+        while ancestor is not None and ancestor not in seen:
+            if ancestor == root:
+                found.add(pid)
+                break
+            seen.add(ancestor)
+            ancestor = parents.get(ancestor)
+    out: dict[int, str] = {}
+    for pid in sorted(found):
+        cmdline = _read(Path(f"/proc/{pid}/cmdline"))
+        if cmdline is not None:
+            out[pid] = cmdline.replace(b"\0", b" ").decode(errors="replace").strip()
+    return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_process_survives() -> Iterator[None]:
+    """Set up before every other fixture, so torn down after them all (session servers included)."""
+    yield
+    mark = os.environ[MARK].rpartition(":")[2]
+    deadline = time.monotonic() + GRACE
+    left = survivors(os.getpid(), mark)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)  # polling /proc: a process exiting raises no event here
+        left = survivors(os.getpid(), mark)
+    if not left:
+        return
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    listing = "\n".join(f"  {pid}: {cmdline}" for pid, cmdline in left.items())
+    pytest.fail(
+        f"{len(left)} process(es) started by the tests outlived them (now killed):\n{listing}", pytrace=False
+    )
