@@ -51,6 +51,19 @@ SURFACES = {
         "settings_from_config", "use_tracer_provider",
     },
     "tether.telemetry.internal": {"TurnTrace", "turn_trace"},
+    "tether.llm": {
+        "AssistantContent", "AssistantMessage", "Event", "FinishReason", "Message", "Model", "ModelRequest",
+        "ProviderErrorEvent", "ProviderMetadata", "ReasoningContent", "ReasoningDelta", "ReasoningEnd",
+        "ReasoningStart", "RequestOptions", "RetryPolicy", "StepFinish", "StepStart", "TextContent", "TextDelta",
+        "TextEnd", "TextStart", "ToolCallContent", "ToolCallEvent", "ToolChoice", "ToolErrorEvent", "ToolInputDelta",
+        "ToolInputEnd", "ToolInputStart", "ToolMessage", "ToolResultContent", "ToolResultEvent", "Usage",
+        "UserMessage",
+    },
+    "tether.content": {"Content", "File", "Text", "content_from_json", "content_to_json", "text_of"},
+    "tether.bus": {"Bus", "Event", "Subscription"},
+    "tether.ids": {"Prefix", "ascending", "descending", "timestamp_ms"},
+    "tether.mcp": set(),
+    "tether.mcp.internal": {"McpServers", "ServerSpec", "ServerStatus", "specs_from_config"},
     "tether.output": {
         "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "MAX_STRUCTURED_BYTES", "RETENTION_SECONDS", "Bounded",
         "OutputStore", "bounded_preview", "marker_for", "utf8_len",
@@ -66,7 +79,13 @@ def test_public_surface_is_pinned(module: str) -> None:
         assert hasattr(mod, name)
 
 
-@pytest.mark.parametrize("package", ["tether.tools", "tether.session"])
+@pytest.mark.parametrize("module", sorted(SURFACES))
+def test_public_surface_is_sorted(module: str) -> None:
+    names = list(importlib.import_module(module).__all__)
+    assert names == sorted(names, key=lambda n: (not n.isupper(), n)) or names == sorted(names)
+
+
+@pytest.mark.parametrize("package", ["tether.tools", "tether.session", "tether.mcp"])
 def test_the_user_surface_and_the_internal_names_do_not_overlap(package: str) -> None:
     user = importlib.import_module(package)
     internal = importlib.import_module(f"{package}.internal")
