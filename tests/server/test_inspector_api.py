@@ -5,17 +5,23 @@ diff an edit would write, computed from the file, and the command of a bash call
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from tests.postgres.fixtures import OpenStore
 
+from tether import Runtime
 from tether.client import ApiError, Client
 from tether.config import Config
+from tether.location import Location
+from tether.permissions import PermissionRequest, PermissionSource
 from tether.rules import Rule
+from tether.server._preview import Change, change_of
 from tether.session import (
     MessageUpdated,
     PartUpdated,
@@ -208,3 +214,102 @@ def test_a_preview_says_why_it_has_no_diff_and_a_commands_preview_is_its_call(as
         with pytest.raises(ApiError) as missing:
             api.preview("per_00000000000000000000000000000")
         assert missing.value.status == 404
+
+
+def test_a_request_that_is_not_a_stored_calls_previews_as_nothing(tmp_path: Path) -> None:
+    asked = threading.Event()
+
+    async def ask_beside(rt: Runtime) -> None:
+        session = await rt.sessions.create(tmp_path / "project", rules=[("bash", "*", "ask")])
+        for source in (None, PermissionSource(message_id="msg_gone", call_id="call_gone")):
+            request = PermissionRequest(
+                session_id=session.id, action="bash", resources=["echo hi"], source=source
+            )
+            await rt.permissions.ask(request)
+        asked.set()
+        await anyio.sleep_forever()  # the handle stays alive: its asks are the served project's
+
+    server = start(tmp_path, beside=ask_beside)
+    live = next(server)
+    try:
+        assert asked.wait(30)
+        with live.client() as api:
+            requests = api.permissions()
+            assert len(requests) == 2
+            for request in requests:
+                assert api.preview(request["id"]) == {
+                    "request": request["id"], "tool": None, "input": None, "patch": None, "reason": None
+                }  # fmt: skip
+    finally:
+        server.close()
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (project / "big.txt").write_text("x" * (4 << 20) + "y")
+    (project / "latin1.txt").write_bytes(b"caf\xe9\n")
+    (project / "gone.txt").write_text("old\n")
+    (project / "move.txt").write_text("one\n")
+    return project
+
+
+def _patch(*lines: str) -> dict[str, str]:
+    return {"patch_text": "\n".join(["*** Begin Patch", *lines, "*** End Patch"])}
+
+
+@pytest.mark.anyio
+async def test_the_change_of_each_edit_tool_is_computed_from_the_file_or_said_why_not(tmp_path: Path) -> None:
+    async with Runtime(data_dir=tmp_path / "data", plugins=False) as rt:
+        await _changes((await rt.location(_project(tmp_path))).location)
+
+
+async def _changes(location: Location) -> None:
+    edit = {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
+    found = await change_of(location, "edit", edit)
+    assert found.reason is None and "-    return a - b\n+    return a + b\n" in str(found.patch)
+    write = await change_of(location, "write", {"path": "calc.py", "content": "\ufeffx = 1\r\n"})
+    assert "-def add(a, b):" in str(write.patch) and "+x = 1\n" in str(write.patch)
+    patch = _patch(
+        "*** Add File: new.txt", "+hello",
+        "*** Delete File: gone.txt",
+        "*** Update File: move.txt", "*** Move to: moved.txt", "@@", "-one", "+two",
+    )  # fmt: skip
+    applied = str((await change_of(location, "apply_patch", patch)).patch)
+    assert (
+        "+hello" in applied and "-old" in applied and "move.txt -> moved.txt" in applied and "+two" in applied
+    )
+    assert (location.root / "gone.txt").exists() and not (
+        location.root / "new.txt"
+    ).exists()  # nothing written
+    reasons = {
+        "edit of a missing file": ("edit", {**edit, "path": "missing.py"}),
+        "edit that does not match": ("edit", {**edit, "old_string": "nowhere"}),
+        "edit without strings": ("edit", {"path": "calc.py"}),
+        "a file too large": ("write", {"path": "big.txt", "content": "x"}),
+        "not UTF-8": ("write", {"path": "latin1.txt", "content": "x"}),
+        "write without content": ("write", {"path": "calc.py"}),
+        "no path": ("edit", {"old_string": "a", "new_string": "b"}),
+        "outside the project": ("edit", {**edit, "path": "/etc/passwd"}),
+        "patch without text": ("apply_patch", {}),
+        "patch that does not parse": ("apply_patch", {"patch_text": "nonsense"}),
+        "patch of a missing file": ("apply_patch", _patch("*** Update File: missing.txt", "@@", "-a", "+b")),
+        "patch that does not apply": (
+            "apply_patch",
+            _patch("*** Update File: calc.py", "@@", "-nowhere", "+b"),
+        ),
+        "patch outside the project": ("apply_patch", _patch("*** Delete File: /etc/passwd")),
+    }
+    for case, (tool, tool_input) in reasons.items():
+        change = await change_of(location, tool, tool_input)
+        assert change.patch is None and change.reason, case
+    assert "larger than 4 MiB" in str(
+        (await change_of(location, "write", {"path": "big.txt", "content": ""})).reason
+    )
+    outside = await change_of(location, "write", {"path": "/etc/passwd", "content": "x"})
+    assert outside == Change(
+        reason="/etc/passwd is outside the project: its content is not read for a preview"
+    )
+    assert await change_of(location, "bash", {"command": "ls"}) == Change()
+    assert await change_of(location, "edit", "not an object") == Change()

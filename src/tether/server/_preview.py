@@ -3,7 +3,7 @@
 The change is computed from the file as it is now, the way the tool computes it (``edit`` runs the tool's own
 matching, ``builtins._replacers.replace``; ``write`` compares the new content with the file; ``apply_patch`` applies
 each hunk in memory, ``builtins._patch``), with the paths resolved through the session's Location as the tool
-resolves them. Nothing is written. When it cannot be computed (no such file, not UTF-8 text, larger than 4 MiB,
+resolves them; a file outside the project is never read. Nothing is written. When it cannot be computed (no such file, not UTF-8 text, larger than 4 MiB,
 ``old_string`` not matching once, a patch that does not apply) ``patch`` is ``None`` and ``reason`` says why: the
 person still sees the call's own input, and the tool reports the mismatch when it runs. The terminal's approval
 prompt computes the same (``cli/_preview.py``); the tool recomputes everything when it runs, so a preview is never
@@ -24,7 +24,7 @@ from ..errors import PathError, ToolFailure
 from ..storable import printable
 
 if TYPE_CHECKING:
-    from ..location import Location
+    from ..location import Location, ResolvedPath
 
 __all__ = ["EDIT_TOOLS", "Change", "change_of"]
 
@@ -100,6 +100,24 @@ def _write_patch(path: Path, resource: str, args: Mapping[str, Any]) -> str:
     return unified_diff(_text_of(path) or "", content.removeprefix("\ufeff").replace("\r\n", "\n"), resource)
 
 
+async def _inside(location: Location, path: str) -> ResolvedPath:
+    """``path`` resolved as the tool resolves it; a file outside the project is never read for a preview (the call
+    has not been allowed to touch it, and a page must not show what it holds).
+
+    Raises:
+        _NoPreview: the path does not resolve, or lies outside the project.
+    """
+    try:
+        resolved = await location.aresolve(path)
+    except PathError as exc:
+        raise _NoPreview(exc.message) from None
+    if not resolved.internal:
+        raise _NoPreview(
+            f"{printable(resolved.resource)} is outside the project: its content is not read for a preview"
+        )
+    return resolved
+
+
 async def _apply_patch(location: Location, text: str) -> str:
     from ..builtins._common import unified_diff
     from ..builtins._patch import PatchError, apply_chunks, parse_patch
@@ -110,10 +128,7 @@ async def _apply_patch(location: Location, text: str) -> str:
         raise _NoPreview(f"the patch does not parse: {exc}") from None
     patches: list[str] = []
     for hunk in hunks:
-        try:
-            resolved = await location.aresolve(hunk.path)
-        except PathError as exc:
-            raise _NoPreview(exc.message) from None
+        resolved = await _inside(location, hunk.path)
         resource = resolved.resource
         if hunk.kind == "add":
             patches.append(unified_diff("", hunk.contents, resource))
@@ -149,10 +164,7 @@ async def change_of(location: Location, tool: str, tool_input: Any) -> Change:
         path = args.get("path")
         if not isinstance(path, str):
             raise _NoPreview("the call has no path")
-        try:
-            resolved = await location.aresolve(path)
-        except PathError as exc:
-            raise _NoPreview(exc.message) from None
+        resolved = await _inside(location, path)
         compute = _edit_patch if tool == "edit" else _write_patch
         return Change(patch=await anyio.to_thread.run_sync(compute, resolved.path, resolved.resource, args))
     except _NoPreview as exc:
