@@ -31,6 +31,7 @@ from tether.session import (
     ToolPart,
     UserInfo,
 )
+from tether.session._search import snippet
 from tether.testing import tool_call
 
 from .conftest import Live, start
@@ -97,6 +98,13 @@ async def test_search_finds_a_projects_sessions_by_title_text_and_tool_name(open
         assert [m[0] for m in found("_x")] == ["ses_e"]
         assert [m[0] for m in found("_")] == ["ses_e"]
         assert found("nothing like it") == []
+
+
+def test_a_text_match_is_shown_as_the_line_around_it() -> None:
+    text = "a" * 200 + "\nthe NEEDLE\there\n" + "b" * 200
+    shown = snippet(text, "needle")
+    assert shown.startswith("…") and shown.endswith("…") and "the NEEDLE here" in shown and "\n" not in shown
+    assert snippet("short needle", "needle") == "short needle"
 
 
 def test_the_route_searches_the_served_project_and_refuses_a_long_query(live: Live, api: Client) -> None:

@@ -18,10 +18,7 @@ from typing import Any, Literal
 from .._record import record
 from ._model import SessionInfo
 
-__all__ = ["MAX_SEARCH", "SessionMatch", "like_pattern", "search_postgres", "search_sqlite", "snippet"]
-
-MAX_SEARCH = 200
-"""The longest search text (characters): longer is refused by the caller."""
+__all__ = ["SessionMatch", "like_pattern", "search_postgres", "search_sqlite", "snippet"]
 
 _SNIPPET = 120
 """Characters of text shown around a match."""
