@@ -300,6 +300,7 @@ PROGRAMS = [
     "echo x | sed 'e touch {out}'",
     "echo x | sed -n --expr='w {out}'",  # getopt reads any unambiguous prefix of --expression
     "echo a/b | sed 's/[/]/x/w {out}'",  # GNU sed reads [/] as a bracket: the s command ends later, at w
+    "echo x | sed -n 'b end; :end w {out}'",  # GNU sed 4.9 ends a :label at white space: w is a command
     "X='touch {out}'; eval $X",
     "x='a[$(touch {out})]'; echo $((x))",
 ]

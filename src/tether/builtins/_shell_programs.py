@@ -350,8 +350,9 @@ _SED_LONG = (
 _SED_PLAIN = frozenset("=dDgGhHnNpPxzF")
 _SED_NUMBER = frozenset("lqQL")
 _SED_LABEL = frozenset(":btTv")
-_SED_LABEL_END = {":": ";\n"}
-"""Where a label ends: ``:label`` at ``;`` or the line's end, a ``b``/``t``/``T``/``v`` label also at white space."""
+_SED_LABEL_END = "; \t\n"
+"""Where a label ends: at ``;``, white space or the line's end, ``:label`` too (GNU sed 4.9 runs the ``w FILE`` of
+``:end w FILE``). A sed that reads the rest of the line into the label then writes nothing this reading did not see."""
 _SED_TEXT = frozenset("aic")
 _SED_FILE = frozenset("rRwW")
 _SED_DEVICES = frozenset({"/dev/stdout", "/dev/stderr", "/dev/stdin"})
@@ -410,8 +411,7 @@ class _SedScan:
             return True
         if command in _SED_LABEL:
             self._skip(" \t")
-            end = _SED_LABEL_END.get(command, "; \t\n")
-            while self.pos < len(self.text) and self.text[self.pos] not in end:
+            while self.pos < len(self.text) and self.text[self.pos] not in _SED_LABEL_END:
                 self.pos += 1
             return True
         if command in _SED_TEXT:
