@@ -4,8 +4,8 @@ A long stream is built by repeating the recorded text/reasoning/tool-input delta
 HTTP server on 127.0.0.1. For each API the same bytes are consumed three times, best of several runs: by iterating
 the SDK's stream of typed models (``AsyncStream[ChatCompletionChunk]``: SSE decoding + a model built per event, what
 the adapters read until issue 14), by iterating the SDK's stream of parsed JSON (``AsyncStream[object]``: SSE
-decoding + ``json.loads``, the floor the adapters now read), and through the tether adapter (that floor plus
-assembly into tether events). Printed: events per second of each, and the adapter over the JSON floor (target
+decoding + ``json.loads``, what the adapters read through the SDK until issue 38), and through the tether adapter
+(its own HTTP client and SSE decoder since issue 38, plus assembly into tether events). Printed: events per second of each, and the adapter over the JSON floor (target
 <= 1.5x) and over the typed models (below 1x: the adapter does all its work in less time than the SDK's models
 alone took).
 
@@ -40,7 +40,6 @@ body path; runs interleaved):
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import threading
 import time
@@ -139,44 +138,66 @@ async def best_of(runs: int, *fns: Callable[[], Any]) -> list[float]:
     return best
 
 
-def typed_stream(api: str) -> Any:
-    """The SDK's stream class of typed models for ``api`` (what the adapters read until issue 14)."""
+def sdk_stream(api: str, typed: bool) -> Any:
+    """The SDK's stream class for ``api``: of typed models (what the adapters read until issue 14) or of parsed JSON
+    (what they read through the SDK until issue 38)."""
     if api == "anthropic":
         from anthropic import AsyncStream as AnthropicStream
         from anthropic.types import RawMessageStreamEvent
 
-        return AnthropicStream[RawMessageStreamEvent]
+        return AnthropicStream[RawMessageStreamEvent] if typed else AnthropicStream[object]
     from openai import AsyncStream
     from openai.types.chat import ChatCompletionChunk
     from openai.types.responses import ResponseStreamEvent
 
+    if not typed:
+        return AsyncStream[object]
     return AsyncStream[ChatCompletionChunk if api == "openai-chat" else ResponseStreamEvent]
+
+
+def sdk_client(api: str, url: str) -> Any:
+    """The SDK's own client for the bench server (no retries, as tether ran it)."""
+    if api == "anthropic":
+        import anthropic
+
+        return anthropic.AsyncAnthropic(api_key="sk-bench", base_url=url, max_retries=0)
+    import openai
+
+    return openai.AsyncOpenAI(api_key="sk-bench", base_url=url, max_retries=0)
 
 
 async def bench(api: str, model_cls: Any, body: bytes, deltas: int, runs: int) -> float:
     server = Server(body)
     settings = ClientSettings(base_url=server.url, api_key="sk-bench")
+    client = sdk_client(api, server.url)
     async with model_cls("bench-model", settings=settings) as model:
         request_body, _ = model.build_body(REQUEST)
-        loaded = await model._ready()
-        typed = dataclasses.replace(loaded, stream_cls=typed_stream(api))
 
-        async def models() -> None:
-            async for _ in await model._open(typed, request_body):
-                pass
+        def through_sdk(typed: bool) -> Callable[[], Any]:
+            async def run() -> None:
+                stream = await client.post(
+                    model.path,
+                    cast_to=object,
+                    content=request_body,
+                    options={"headers": {"Content-Type": "application/json"}},
+                    stream=True,
+                    stream_cls=sdk_stream(api, typed),
+                )
+                async for _ in stream:
+                    pass
 
-        async def raw() -> None:
-            async for _ in await model._open(loaded, request_body):
-                pass
+            return run
 
         async def adapter() -> None:
             async for _ in model.stream(REQUEST):
                 pass
 
+        models, raw = through_sdk(True), through_sdk(False)
         await models()  # warm up connections and imports
         await raw()
         await adapter()
         sdk_models, sdk, ours = await best_of(runs, models, raw, adapter)
+    await client.close()
     server.httpd.shutdown()
     ratio = ours / sdk
     print(

@@ -69,6 +69,7 @@ class ReplayServer(LocalServer):
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[Recorded] = []
+        self.connections = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -79,6 +80,10 @@ class ReplayServer(LocalServer):
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                outer.connections += 1  # once per accepted connection
+                super().setup()
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)

@@ -16,7 +16,7 @@ from tether.errors import (
     ProviderRateLimitError,
     ProviderServerError,
 )
-from tether.llm.providers._errors import error_from_status, map_openai_error, retry_after
+from tether.llm.providers._errors import error_from_status, map_error, retry_after, stream_error
 
 
 @pytest.mark.parametrize(
@@ -67,5 +67,11 @@ def test_retry_after_ignores_values_it_cannot_read() -> None:
 
 
 def test_an_unknown_exception_becomes_a_plain_provider_error_with_its_text() -> None:
-    error = map_openai_error(RuntimeError("something odd"))
+    error = map_error(RuntimeError("something odd"))
     assert type(error) is ProviderError and error.message == "something odd"
+
+
+def test_an_error_member_of_an_openai_stream_maps_by_its_code_and_says_something() -> None:
+    overflow = stream_error({"code": "context_length_exceeded", "message": "too long"})
+    assert type(overflow) is ContextOverflowError and overflow.message == "too long"
+    assert stream_error({"type": "server_error"}).message == "An error occurred during streaming"

@@ -59,8 +59,8 @@ async def test_turns_naming_one_spec_share_one_model_which_closes_with_the_runti
             second = await rt.run("hi again", model="loc/m", directory=project)
             assert rt._resolve_model("loc/m") is model  # pyright: ignore[reportPrivateUsage]
             assert model.client is client  # type: ignore[attr-defined]
-            assert not client.is_closed()
-        assert client.is_closed()
+            assert not client.is_closed
+        assert client.is_closed
     assert (first.text, second.text) == ("one", "two")
     assert len(server.requests) == 2
 
@@ -121,7 +121,7 @@ async def test_a_command_builds_one_model_per_provider_name_and_a_script_anew_ea
             assert models.get("loc/m") is model
             assert models.get("loc/other") is not model
             assert models.get(f"scripted:{script}") is not models.get(f"scripted:{script}")
-        assert client.is_closed()
+        assert client.is_closed
 
 
 async def test_a_client_cycling_model_names_cannot_grow_what_the_server_keeps() -> None:

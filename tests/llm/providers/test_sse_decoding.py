@@ -1,7 +1,9 @@
-"""The SDKs' own SSE decoders on the recorded decoder edge cases, and the pure decode path under arbitrary splits.
+"""tether's SSE decoder (``_sse``) on the edge cases recorded from the provider SDKs' decoders, and the decode path
+under arbitrary splits.
 
-The property test drives the real SDK ``Stream`` classes over an in-memory body cut at hypothesis-chosen points
-(inside lines and UTF-8 sequences), feeding the adapters' assemblers: the events must not depend on the cuts.
+The property test drives the adapters' own path minus the socket (the decoder, each event's data as the adapter
+reads it, then the assembler) over a body cut at hypothesis-chosen points (inside lines, line ends and UTF-8
+sequences): the events must not depend on the cuts.
 """
 
 from __future__ import annotations
@@ -9,23 +11,21 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
-import anthropic
-import anthropic._streaming
-import httpx2
-import openai
-import openai._streaming
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tether.errors import ProviderError
 from tether.llm import Event, StepStart
+from tether.llm.providers import AnthropicModel, OpenAIChatModel, OpenAIResponsesModel
 from tether.llm.providers._anthropic import AnthropicAssembler
+from tether.llm.providers._base import _DONE, _SKIP  # pyright: ignore[reportPrivateUsage]
 from tether.llm.providers._common import CallIds, ToolNames
 from tether.llm.providers._openai_chat import ChatAssembler
 from tether.llm.providers._openai_responses import ResponsesAssembler
+from tether.llm.providers._sse import SSEDecoder
 
 from ._replay import FIXTURES, api_of, stream_bytes, stream_names
 from ._summary import check_invariants, summarize
@@ -34,48 +34,81 @@ CASES = json.loads((FIXTURES / "sse_parser_cases/anthropic_sdk_sse_decoder_cases
 EXPECTED: dict[str, Any] = json.loads((FIXTURES.parent.parent / "expected_streams.json").read_text())
 
 
-@pytest.mark.parametrize("decoder", [anthropic._streaming.SSEDecoder, openai._streaming.SSEDecoder])
+def _decode_all(chunks: list[bytes]) -> list[tuple[str | None, str]]:
+    decoder = SSEDecoder()
+    pairs = [pair for chunk in chunks for pair in decoder.feed(chunk)]
+    return pairs + decoder.finish()
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_sdk_decoder_handles_recorded_edge_case(case: dict[str, Any], decoder: Any) -> None:
+def test_decoder_handles_recorded_edge_case(case: dict[str, Any]) -> None:
     chunks = [base64.b64decode(c) for c in case["chunks_b64"]]
-    events = list(decoder().iter_bytes(iter(chunks)))
+    events = _decode_all(chunks)
     assert len(events) == len(case["expect"])
-    for sse, expect in zip(events, case["expect"], strict=True):
-        assert sse.event == expect["event"]
+    for (event, data), expect in zip(events, case["expect"], strict=True):
+        assert event == expect["event"]
         if "data" in expect:
-            assert sse.data == expect["data"]
+            assert data == expect["data"]
         if "json" in expect:
-            assert sse.json() == expect["json"]
+            assert json.loads(data) == expect["json"]
 
 
-def _response(chunks: list[bytes]) -> httpx2.Response:
-    def body() -> Iterator[bytes]:
-        yield from chunks
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"data: a\r\ndata: b\r\n\r\n", [(None, "a\nb")]),  # CRLF
+        (b"data: a\rdata: b\r\r", [(None, "a\nb")]),  # CR alone
+        (b": keep-alive\n\nevent: x\n\n", [("x", "")]),  # a comment is nothing
+        (b"id: 7\nretry: 10\n\n", []),  # neither name nor data
+        (b"data:no space\n\n", [(None, "no space")]),
+        (b"data: last line without its end", [(None, "last line without its end")]),
+    ],
+)
+def test_line_ends_comments_and_fields_read_as_the_standard_says(
+    body: bytes, expected: list[tuple[str | None, str]]
+) -> None:
+    assert _decode_all([body]) == expected
+    assert _decode_all([body[i : i + 1] for i in range(len(body))]) == expected  # cut at every byte
 
-    return httpx2.Response(200, content=body(), request=httpx2.Request("POST", "http://127.0.0.1/v1"))
+
+def test_bytes_that_are_not_utf8_are_refused() -> None:
+    with pytest.raises(UnicodeDecodeError):
+        _decode_all([b"data: \xff\n\n"])
+
+
+MODELS: dict[str, Any] = {
+    "openai_chat": OpenAIChatModel("m"),
+    "openai_responses": OpenAIResponsesModel("m"),
+    "anthropic": AnthropicModel("m"),
+}
+
+
+class _Response:
+    status_code = 200
+    headers: ClassVar[dict[str, str]] = {}
 
 
 def decode(name: str, chunks: list[bytes]) -> list[Event]:
-    """The adapter's path minus the socket: the SDK's Stream over the body (events as parsed JSON, as the adapters
-    read them), then the assembler."""
+    """The adapter's path minus the socket: the decoder over the body, each event's data as the adapter reads it
+    (``HTTPModel._item``), then the assembler."""
     api = api_of(name)
     ids, names = CallIds(), ToolNames(())
+    model = MODELS[api]
+    assembler: Any = {
+        "anthropic": AnthropicAssembler,
+        "openai_chat": ChatAssembler,
+        "openai_responses": ResponsesAssembler,
+    }[api](ids=ids, names=names)
     out: list[Event] = [StepStart()]
-    if api == "anthropic":
-        with anthropic.Anthropic(api_key="sk-test") as client:
-            stream: Any = anthropic.Stream(cast_to=object, response=_response(chunks), client=client)
-            assembler: Any = AnthropicAssembler(ids=ids, names=names)
-            for item in stream:
+    try:
+        for event, data in _decode_all(chunks):
+            item = model._item(event, data, _Response())  # pyright: ignore[reportPrivateUsage]
+            if item is _DONE:
+                break
+            if item is not _SKIP:
                 out.extend(assembler.feed(item))
-    else:
-        with openai.OpenAI(api_key="sk-test") as client:
-            stream = openai.Stream(cast_to=object, response=_response(chunks), client=client)
-            assembler = (ChatAssembler if api == "openai_chat" else ResponsesAssembler)(ids=ids, names=names)
-            try:
-                for item in stream:
-                    out.extend(assembler.feed(item))
-            except openai.APIError:
-                return out  # the recorded `error` event: covered by the HTTP replay test
+    except ProviderError:
+        return out  # the recorded `error` event: covered by the HTTP replay test
     out.extend(assembler.finish())
     return out
 

@@ -1,8 +1,9 @@
 """Provider adapters: OpenAI Chat Completions (and compatible servers), OpenAI Responses, Anthropic Messages.
 
-These modules are the only ones that import the ``openai`` and ``anthropic`` SDKs, and they import them lazily (when
-a client is first built), so importing this package is cheap. Each adapter turns its wire stream into tether's
-event vocabulary (law 8) and maps SDK errors to the :class:`~tether.errors.ProviderError` subtree.
+Each adapter speaks its API over one ``httpx2`` client (``_clients``; no provider SDK is imported, and httpx2 only
+when a client is first built, so importing this package is cheap), turns its wire stream into tether's event
+vocabulary (law 8) and maps what the server or the transport reports to the
+:class:`~tether.errors.ProviderError` subtree.
 """
 
 from ._anthropic import AnthropicModel

@@ -33,9 +33,9 @@ from .._events import (
     Usage,
 )
 from .._request import AssistantMessage, Message, ModelRequest, ReasoningContent, TextContent, UserMessage
-from ._base import Assembler, ClientSettings, MalformedEvent, SDKModel, stream_ended_early
+from ._base import Assembler, ClientSettings, HTTPModel, MalformedEvent, stream_ended_early
 from ._common import CallIds, ToolNames, parse_tool_input, provider_meta, tool_call_event
-from ._errors import map_anthropic_error
+from ._errors import map_error
 from ._wire import as_int, result_text
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ JSON = Mapping[str, Any]
 class AnthropicAssembler:
     """Turns Messages stream events, as the JSON objects the server sent, into tether events (pure, synchronous).
 
-    The events are read as parsed JSON (the SDK's ``AsyncStream[object]``), not as the SDK's event models: a text
+    The events are read as parsed JSON (``_sse``), not as an SDK's event models: a text
     answer is one event per few tokens, and building the SDK model of an event cost more than the assembly (issue 14).
     A member the assembler needs and does not find is a ``KeyError``, reported as a malformed stream.
     """
@@ -427,10 +427,11 @@ def _string(value: Any, what: str, *, empty: str | None = "") -> str:
     raise MalformedEvent(f"{what} must be a string, not {type(value).__name__}")
 
 
-class AnthropicModel(SDKModel):
+class AnthropicModel(HTTPModel):
     """A model served over Anthropic's Messages API."""
 
     path = "/v1/messages"
+    dialect = "anthropic"
     api = "Messages"
     takes_options: ClassVar[Mapping[str, str]] = {
         "temperature": "temperature",
@@ -470,4 +471,4 @@ class AnthropicModel(SDKModel):
         return AnthropicAssembler(ids=ids, names=names)
 
     def _map_error(self, exc: BaseException) -> ProviderError:
-        return map_anthropic_error(exc)
+        return map_error(exc)

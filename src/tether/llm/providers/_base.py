@@ -1,25 +1,28 @@
-"""The skeleton every SDK-backed adapter shares: request → body → stream → normalized events.
+"""The skeleton every adapter shares: request → body → HTTP stream → normalized events.
 
 A step is: build the wire body from the :class:`ModelRequest` (the adapter converts messages, tools and tool
 choice; the request options are applied here, once for every adapter, and an option the API does not take is a
-:class:`UsageError`), open the SDK stream (errors here are raised, mapped by the adapter's one ``_map_error`` hook),
-then feed each SDK event to a synchronous assembler that returns tether events. Once ``StepStart`` has
-been yielded, a failure is reported as a :class:`ProviderErrorEvent` carrying the mapped error and the stream ends;
-tool calls whose input was still streaming are never reported complete, so they never run.
+:class:`UsageError`), send it on the model's HTTP client (``_clients``: one keep-alive connection reused from step to
+step; an HTTP error status is raised as the mapped :class:`ProviderError`), decode the event stream (``_sse``) and
+feed each event's JSON to a synchronous assembler that returns tether events. Once ``StepStart`` has been yielded, a
+failure is reported as a :class:`ProviderErrorEvent` carrying the mapped error and the stream ends; tool calls whose
+input was still streaming are never reported complete, so they never run.
 
-Every error names the provider and the URL. What the SDK cannot parse (bytes that are not UTF-8, a ``data:`` line
-that is not JSON or is nested too deeply), an event the assembler cannot read (``choices: null``, a missing field)
-and an HTML page with HTTP 200 become :class:`ProviderMalformedError`; the deadlines of :class:`Timeouts` become
-:class:`ProviderTimeoutError` (``_deadlines``). The SDK never retries: the session runner is the one retry layer.
+Every error names the provider and the URL. What cannot be decoded (bytes that are not UTF-8, a ``data:`` line that
+is not JSON or is nested too deeply), an event the assembler cannot read (``choices: null``, a missing field) and an
+HTML page with HTTP 200 become :class:`ProviderMalformedError`; an error the stream reports (an OpenAI ``error``
+member, an Anthropic ``error`` event) is mapped by its code; the deadlines of :class:`Timeouts` become
+:class:`ProviderTimeoutError` (``_deadlines``). Nothing here retries: the session runner is the one retry layer.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self
 
 import anyio
 import anyio.to_thread
@@ -37,6 +40,8 @@ from .._model import Model
 from .._request import ModelRequest, RequestOptions
 from .._retry import RetryPolicy
 from ._common import CallIds, MalformedEvent, ToolNames, dumps
+from ._errors import error_from_status, stream_error
+from ._sse import SSEDecoder
 
 if TYPE_CHECKING:
     from ._clients import Loaded
@@ -44,9 +49,9 @@ if TYPE_CHECKING:
 __all__ = [
     "Assembler",
     "ClientSettings",
+    "HTTPModel",
     "MalformedEvent",
     "ModelLimits",
-    "SDKModel",
     "Timeouts",
     "stream_ended_early",
 ]
@@ -99,7 +104,7 @@ def stream_ended_early() -> ProviderErrorEvent:
 
 
 def _malformed(exc: BaseException) -> str:
-    """What was wrong, for an exception raised while the SDK decoded the stream."""
+    """What was wrong, for an exception raised while the stream was decoded."""
     if isinstance(exc, UnicodeDecodeError):
         bad = exc.object[exc.start : exc.start + 4]
         return f"the stream is not UTF-8 text ({exc.reason}: {bytes(bad)!r})"
@@ -141,16 +146,37 @@ def _is_connect_timeout(exc: BaseException) -> bool:
 
 
 def _own_error(exc: BaseException) -> ProviderError | None:
-    """A ProviderError of the watched stream (a deadline), raised as is or wrapped by the SDK (anthropic 2.17 turns
-    a failed body read into ``APIConnectionError`` with the original as its cause)."""
+    """A ProviderError of the watched stream (a deadline), raised as is or under a transport error."""
     return next((e for e in _chain(exc) if isinstance(e, ProviderError)), None)
 
 
-class SDKModel(Model):
-    """A :class:`Model` over a provider SDK: subclasses load the SDK, build the body, open the stream.
+_SKIP: Any = object()
+_DONE: Any = object()
 
-    The SDK is imported and the client built in a worker thread on the first stream (law 9: importing ``openai``
-    takes a few hundred milliseconds of CPU), never when tether is imported and never on the event loop.
+
+def _status_error(response: Any) -> ProviderError:
+    """The mapped error of an HTTP error answer (its body read), caused by httpx's own status error."""
+    import httpx2
+
+    status = response.status_code
+    text = response.text.strip()
+    body: Any = text or None
+    try:
+        body = json.loads(text)
+        message = f"Error code: {status} - {body}"
+    except ValueError:
+        message = text or f"Error code: {status}"
+    error = error_from_status(status, message, body=body, headers=response.headers)
+    error.__cause__ = httpx2.HTTPStatusError(message, request=response.request, response=response)
+    return error
+
+
+class HTTPModel(Model):
+    """A :class:`Model` over a provider's HTTP API: subclasses build the body and read the stream's events.
+
+    The HTTP client is built in a worker thread on the first stream (law 9: it loads the CA bundle), never when
+    tether is imported and never on the event loop; it lives as long as the model, so its keep-alive connection
+    serves every step.
     """
 
     def __init__(self, model_id: str, *, provider: str, settings: ClientSettings, client: Any = None) -> None:
@@ -165,14 +191,15 @@ class SDKModel(Model):
 
     @property
     def client(self) -> Any:
-        """The SDK client (built on first use; this blocks while the SDK is imported, so prefer streaming)."""
+        """The ``httpx2.AsyncClient`` (built on first use; this blocks while it loads the CA bundle, so prefer
+        streaming)."""
         if self._loaded is None:
             self._loaded = self._load()
         return self._loaded.client
 
     @abstractmethod
     def _load(self) -> Loaded:
-        """Import the SDK and build the client (or adopt the given one). Blocking: runs in a worker thread."""
+        """Build the HTTP client (or adopt the given one). Blocking: runs in a worker thread."""
 
     async def _ready(self) -> Loaded:
         loaded = self._loaded
@@ -184,10 +211,10 @@ class SDKModel(Model):
         return loaded
 
     async def aclose(self) -> None:
-        """Close the SDK client's connections (only a client this model built; a given client is the caller's)."""
+        """Close the HTTP client's connections (only a client this model built; a given client is the caller's)."""
         loaded, self._loaded = self._loaded, None
         if loaded is not None and self._given_client is None:
-            await loaded.client.close()
+            await loaded.client.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -236,35 +263,63 @@ class SDKModel(Model):
         body.update(options.get("extra_body") or {})  # the escape hatch: members as given, last
 
     path: ClassVar[str]
-    """The endpoint, relative to the client's base URL."""
-    bearer_auth: ClassVar[bool] = False
-    """Whether the endpoint takes the client's bearer auth (the OpenAI SDK asks for it per request)."""
+    """The endpoint, relative to the API's root URL."""
+    dialect: ClassVar[Literal["openai", "anthropic"]] = "openai"
+    """How the stream ends and reports an error: OpenAI's ``[DONE]`` and ``error`` member, or Anthropic's ``error``
+    and ``ping`` events."""
 
     async def _open(self, loaded: Loaded, body: bytes) -> Any:
-        """Send the request; return the SDK's async stream.
+        """Send the request (the body is already the wire JSON); return the streaming response.
 
-        The SDK's low-level ``post``: its retries, timeouts, typed errors and SSE parsing, without ``create``'s
-        deep transform of the whole history on every step (the body is already the wire JSON).
+        Raises:
+            ProviderError: the server answered an HTTP error status (its body read and mapped).
         """
-        options: dict[str, Any] = {"headers": {"Content-Type": "application/json"}}
-        if self.bearer_auth:
-            options["security"] = {"bearer_auth": True}
-        return await loaded.client.post(
-            self.path,
-            cast_to=object,
-            content=body,
-            options=options,
-            stream=True,
-            stream_cls=loaded.stream_cls,
-        )
+        client = loaded.client
+        request = client.build_request("POST", self.url(loaded), content=body, headers=loaded.headers)
+        response = await client.send(request, stream=True)
+        if response.status_code >= 400:
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            raise _status_error(response)
+        return response
+
+    def _item(self, event: str | None, data: str, response: Any) -> Any:
+        """One event's JSON, or ``_SKIP`` (a ping, an unnamed Anthropic event) or ``_DONE`` (OpenAI's last).
+
+        Raises:
+            ProviderError: the event reports an error.
+            ValueError: the data is not JSON (``RecursionError``: nested too deeply).
+        """
+        if self.dialect == "openai":
+            if data.startswith("[DONE]"):
+                return _DONE
+            value = json.loads(data)
+            if isinstance(value, dict) and value.get("error"):  # pyright: ignore[reportUnknownMemberType]
+                raise stream_error(value["error"])
+            return value
+        if event == "ping" or event is None:
+            return _SKIP
+        if event == "error":
+            body: Any = data
+            try:
+                body = json.loads(data)
+                message = f"{body}"
+            except ValueError:
+                message = data or f"Error code: {response.status_code}"
+            raise error_from_status(response.status_code, message, body=body, headers=response.headers)
+        if not data:
+            return _SKIP
+        return json.loads(data)
 
     @abstractmethod
     def _map_error(self, exc: BaseException) -> ProviderError:
-        """Map one of the SDK's exceptions (:attr:`Loaded.errors`) to the ProviderError subtree."""
+        """Map one of the transport's exceptions (:attr:`Loaded.errors`) to the ProviderError subtree."""
 
     def url(self, loaded: Loaded) -> str:
         """The endpoint's full URL (named in every error)."""
-        return str(loaded.client.base_url).rstrip("/") + self.path
+        return loaded.base_url.rstrip("/") + self.path
 
     def _located(self, error: ProviderError, url: str) -> ProviderError:
         """``error`` with its message prefixed by the provider and the URL."""
@@ -303,15 +358,17 @@ class SDKModel(Model):
             first_event=timeouts.first_event,
             idle=timeouts.idle,
         )
-        sdk_stream: Any = None
+        response: Any = None
         with anyio.CancelScope(deadline=clock.first_deadline) as scope:
             try:
-                sdk_stream = await self._open(loaded, body)
+                response = await self._open(loaded, body)
             except errors as exc:
                 raise self._located(self._mapped(exc), url) from exc
-        if sdk_stream is None or scope.cancelled_caught:
-            if sdk_stream is not None:  # it opened just as the deadline passed
-                await sdk_stream.close()
+            except ProviderError as exc:  # an HTTP error status
+                raise self._located(exc, url) from exc.__cause__
+        if response is None or scope.cancelled_caught:
+            if response is not None:  # it opened just as the deadline passed
+                await response.aclose()
             raise self._located(
                 ProviderTimeoutError(
                     f"no response within {timeouts.first_event:g} s of the request (timeouts.first_event)",
@@ -321,12 +378,11 @@ class SDKModel(Model):
                 url,
             )
         try:
-            response = getattr(sdk_stream, "response", None)
-            kind = str(getattr(response, "headers", {}).get("content-type", "")).lower()
+            kind = str(response.headers.get("content-type", "")).lower()
             if kind.startswith("text/html"):
                 raise self._located(
                     ProviderMalformedError(
-                        f"the server answered HTTP {getattr(response, 'status_code', '?')} with an HTML page "
+                        f"the server answered HTTP {response.status_code} with an HTML page "
                         f"(Content-Type: {kind}), not an event stream; is base_url the API's root?"
                     ),
                     url,
@@ -334,31 +390,50 @@ class SDKModel(Model):
             watch(response, clock)
             yield StepStart()
             failure: ProviderError | None = None
+            decoder = SSEDecoder()
+            done = False
             try:
-                async for item in sdk_stream:
-                    try:
-                        events = assembler.feed(item)
-                    except (
-                        MalformedEvent,
-                        AttributeError,
-                        TypeError,
-                        KeyError,
-                        IndexError,
-                        ValueError,
-                    ) as exc:
-                        failure = ProviderMalformedError(_unreadable(exc))
-                        failure.__cause__ = exc
+                chunks = response.aiter_bytes()
+                while not done:
+                    chunk = await anext(chunks, None)
+                    pairs = decoder.feed(chunk) if chunk is not None else decoder.finish()
+                    for name, data in pairs:
+                        item = self._item(name, data, response)
+                        if item is _SKIP:
+                            continue
+                        if item is _DONE:
+                            done = True  # the rest of the body is drained below: the connection is kept alive
+                            break
+                        try:
+                            events = assembler.feed(item)
+                        except (
+                            MalformedEvent,
+                            AttributeError,
+                            TypeError,
+                            KeyError,
+                            IndexError,
+                            ValueError,
+                        ) as exc:
+                            failure = ProviderMalformedError(_unreadable(exc))
+                            failure.__cause__ = exc
+                            break
+                        if events or not clock.events:
+                            # The stream's first event, then only events that carry something, reset the idle
+                            # deadline: a server that drips empty chunks ({"choices": []}, an empty delta, pings)
+                            # is as stuck as one that sends keep-alive comments.
+                            clock.events += 1
+                        for event in events:
+                            yield event
+                    if failure is not None or chunk is None:
                         break
-                    if events or not clock.events:
-                        # The stream's first event, then only events that carry something, reset the idle deadline:
-                        # a server that drips empty chunks ({"choices": []}, an empty delta, pings) is as stuck as
-                        # one that sends keep-alive comments.
-                        clock.events += 1
-                    for event in events:
-                        yield event
-            except (*errors, ProviderTimeoutError) as exc:
+                if done:
+                    async for _ in chunks:
+                        pass
+            except ProviderError as exc:  # an error the stream reported, or a deadline
+                failure = exc
+            except errors as exc:
                 failure = self._mapped(exc)
-            except (ValueError, RecursionError) as exc:  # the SDK's SSE decoding: UTF-8, JSON, nesting
+            except (ValueError, RecursionError) as exc:  # decoding: UTF-8, JSON, nesting
                 failure = ProviderMalformedError(_malformed(exc))
                 failure.__cause__ = exc
             ending: list[Event] = []
@@ -379,4 +454,4 @@ class SDKModel(Model):
                         event = ProviderErrorEvent(message=error.message, error=error)
                 yield event
         finally:
-            await sdk_stream.close()
+            await response.aclose()

@@ -1,11 +1,13 @@
-"""Map provider SDK exceptions to tether's :class:`~tether.errors.ProviderError` subtree, in one place per SDK.
+"""Map what a provider answers, and what the HTTP client raises, to tether's :class:`~tether.errors.ProviderError`
+subtree, in one place.
 
 Mapping goes from the most specific signal to the least: a context-overflow message, the error ``type``/``code`` in
-the body (streamed errors arrive with HTTP 200), the HTTP status, then the SDK exception class. Every exception class
-of both SDKs resolves through :data:`OPENAI_CLASSES` / :data:`ANTHROPIC_CLASSES` (a test walks the SDKs' class
-trees), and transport failures of the HTTP client (a reset mid-stream) become :class:`ProviderConnectionError`.
+the body (streamed errors arrive with HTTP 200), then the HTTP status (:func:`error_from_status`, for an error
+answer). Every exception of the HTTP client (``httpx2.HTTPError``, ``httpx2.StreamError``: a refused connection, a
+reset mid-stream, a protocol error) is a retryable :class:`ProviderConnectionError` (:func:`map_error`; a test walks
+httpx2's class tree).
 
-SDK modules are imported inside the functions so that importing this module stays cheap.
+``httpx2`` is imported inside the functions so that importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -28,62 +30,12 @@ from ...errors import (
 )
 
 __all__ = [
-    "ANTHROPIC_CLASSES",
-    "OPENAI_CLASSES",
     "error_from_code",
     "error_from_status",
     "is_context_overflow",
-    "map_anthropic_error",
-    "map_openai_error",
-    "mapped_class",
+    "map_error",
+    "stream_error",
 ]
-
-_STATUS = "status"  # resolve by HTTP status and body, not by class
-
-# Entries are class names along the SDK's hierarchy; the first name found in an exception's MRO wins.
-OPENAI_CLASSES: dict[str, type[ProviderError] | str] = {
-    "APIStatusError": _STATUS,
-    "APITimeoutError": ProviderConnectionError,
-    "APIConnectionError": ProviderConnectionError,
-    "APIResponseValidationError": ProviderServerError,
-    "APIError": ProviderError,  # errors streamed with HTTP 200 are refined by their body code
-    "SubjectTokenProviderError": ProviderAuthError,
-    "OAuthError": ProviderAuthError,
-    "MutuallyExclusiveAuthError": ProviderAuthError,
-    "LengthFinishReasonError": ProviderError,
-    "ContentFilterFinishReasonError": ProviderError,
-    "WebSocketConnectionClosedError": ProviderConnectionError,
-    "WebSocketQueueFullError": ProviderConnectionError,
-    # Misuse of the SDK is a defect in tether, reported as a non-retryable provider failure.
-    "StreamAlreadyConsumed": ProviderError,
-    "MissingDependencyError": ProviderError,
-    "APIRemovedInV1": ProviderError,
-    "_AmbiguousModuleClientUsageError": ProviderError,
-    # Beta agent helpers tether does not use.
-    "AgentFilePreparationError": ProviderError,
-    "AgentFileStagingError": ProviderError,
-    "AgentTurnResultError": ProviderError,
-    "AgentOutputParseError": ProviderError,
-}
-ANTHROPIC_CLASSES: dict[str, type[ProviderError] | str] = {
-    "APIStatusError": _STATUS,
-    "APITimeoutError": ProviderConnectionError,
-    "APIConnectionError": ProviderConnectionError,
-    "APIResponseValidationError": ProviderServerError,
-    "APIWebhookValidationError": ProviderBadRequestError,
-    "APIError": ProviderError,
-    "RetryableError": ProviderConnectionError,
-    "CredentialsError": ProviderAuthError,
-    "WorkloadIdentityError": ProviderAuthError,
-    "MutuallyExclusiveAuthError": ProviderAuthError,
-    "StreamAlreadyConsumed": ProviderError,
-    "MissingDependencyError": ProviderError,
-    "ToolsetClosedError": ProviderError,
-    "ToolsetConfigError": ProviderError,
-    "ToolsetContractError": ProviderError,
-    "ToolsetUsageError": ProviderError,
-    "ToolsetsFixedError": ProviderError,
-}
 
 _OVERFLOW = re.compile(
     r"context[_ ]length[_ ]exceeded|maximum context length|context window|prompt is too long|input is too long"
@@ -191,47 +143,18 @@ def error_from_status(
     return ProviderBadRequestError(text, status=status, body=body)
 
 
-def mapped_class(exc_type: type[BaseException], table: Mapping[str, type[ProviderError] | str]) -> Any:
-    """The table entry for ``exc_type`` (first match along its MRO), or ``None``."""
-    for klass in exc_type.__mro__:
-        entry = table.get(klass.__name__)
-        if entry is not None:
-            return entry
-    return None
+def stream_error(body: Any) -> ProviderError:
+    """The mapped error an OpenAI stream reports in an ``error`` member (``body``: that member), by its code."""
+    code, message = _body_error(body)
+    return error_from_code(code, message or "An error occurred during streaming", body=body)
 
 
-def _map(exc: BaseException, table: Mapping[str, type[ProviderError] | str]) -> ProviderError:
-    message = str(getattr(exc, "message", None) or exc) or type(exc).__name__
-    body = getattr(exc, "body", None)
-    entry = mapped_class(type(exc), table)
-    if entry == _STATUS:
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
-        status = int(getattr(exc, "status_code", 0) or 0)
-        return error_from_status(status, message, body=body, headers=headers)
-    if entry is ProviderError:
-        code, body_message = _body_error(body)
-        return error_from_code(code, body_message or message, body=body)
-    if isinstance(entry, type):
-        return entry(message, body=body)
-    return _map_transport(exc) or ProviderError(message, body=body)
-
-
-def _map_transport(exc: BaseException) -> ProviderError | None:
-    import httpx2  # the SDKs' HTTP client; imported late like the SDKs
+def map_error(exc: BaseException) -> ProviderError:
+    """Map an exception of the HTTP client (a transport or stream failure) to a :class:`ProviderError`."""
+    import httpx2
 
     if isinstance(exc, httpx2.TimeoutException):
         return ProviderConnectionError(f"The provider timed out: {exc}")
     if isinstance(exc, httpx2.TransportError | httpx2.StreamError):
         return ProviderConnectionError(f"The connection to the provider failed: {exc or type(exc).__name__}")
-    return None
-
-
-def map_openai_error(exc: BaseException) -> ProviderError:
-    """Map an ``openai`` SDK exception (or a transport error under it) to a :class:`ProviderError`."""
-    return _map(exc, OPENAI_CLASSES)
-
-
-def map_anthropic_error(exc: BaseException) -> ProviderError:
-    """Map an ``anthropic`` SDK exception (or a transport error under it) to a :class:`ProviderError`."""
-    return _map(exc, ANTHROPIC_CLASSES)
+    return ProviderError(str(exc) or type(exc).__name__)

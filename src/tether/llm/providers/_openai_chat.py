@@ -29,9 +29,9 @@ from .._events import (
     Usage,
 )
 from .._request import AssistantMessage, Message, ModelRequest, ReasoningContent, TextContent, UserMessage
-from ._base import Assembler, ClientSettings, MalformedEvent, SDKModel, stream_ended_early
+from ._base import Assembler, ClientSettings, HTTPModel, MalformedEvent, stream_ended_early
 from ._common import CallIds, ToolNames, dump_arguments, tool_call_event
-from ._errors import map_openai_error
+from ._errors import map_error
 from ._wire import FINISH_OPENAI_CHAT, as_int, openai_strict_ok, result_text, split_content
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ class ChatAssembler:
     """Turns ``chat.completion.chunk`` events, as the JSON objects the server sent, into tether events (pure,
     synchronous).
 
-    The chunks are read as parsed JSON (the SDK's ``AsyncStream[object]``), not as the SDK's chunk models: a chunk is
+    The chunks are read as parsed JSON (``_sse``), not as an SDK's chunk models: a chunk is
     small and a parallel step sends one per call (1,000 calls, 1,000 chunks), and building the SDK model of a chunk
     cost more than everything tether does with it (about 0.5 ms a chunk, issue 14). What the assembler reads is
     checked here: a chunk without ``choices``, or a member of the wrong type, is a :class:`MalformedEvent`.
@@ -330,11 +330,10 @@ class ChatAssembler:
         return out
 
 
-class OpenAIChatModel(SDKModel):
+class OpenAIChatModel(HTTPModel):
     """A model served over the Chat Completions API (OpenAI or any compatible server via ``base_url``)."""
 
     path = "/chat/completions"
-    bearer_auth = True
     api = "Chat Completions"
     takes_options: ClassVar[Mapping[str, str]] = {
         key: key
@@ -392,4 +391,4 @@ class OpenAIChatModel(SDKModel):
         return ChatAssembler(ids=ids, names=names)
 
     def _map_error(self, exc: BaseException) -> ProviderError:
-        return map_openai_error(exc)
+        return map_error(exc)

@@ -39,9 +39,9 @@ from .._request import (
     ToolCallContent,
     UserMessage,
 )
-from ._base import Assembler, ClientSettings, MalformedEvent, SDKModel, stream_ended_early
+from ._base import Assembler, ClientSettings, HTTPModel, MalformedEvent, stream_ended_early
 from ._common import CallIds, ToolNames, dump_arguments, provider_meta, tool_call_event
-from ._errors import error_from_code, map_openai_error
+from ._errors import error_from_code, map_error
 from ._wire import as_int, openai_strict_ok, result_text
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ _META = "openai"
 def _f(obj: Any, key: str) -> Any:
     """A member of a JSON object of the stream (``None`` when absent, or when ``obj`` is not an object).
 
-    Events are read as the JSON the server sent (the SDK's ``AsyncStream[object]``), not as the SDK's event models:
+    Events are read as the JSON the server sent (``_sse``), not as an SDK's event models:
     building those cost about 1 ms an event, more than the assembly (issue 14). What must be there is checked where
     it is read (:func:`_delta`).
     """
@@ -433,11 +433,10 @@ class ResponsesAssembler:
         return [stream_ended_early()]
 
 
-class OpenAIResponsesModel(SDKModel):
+class OpenAIResponsesModel(HTTPModel):
     """A model served over OpenAI's Responses API."""
 
     path = "/responses"
-    bearer_auth = True
     api = "Responses"
     takes_options: ClassVar[Mapping[str, str]] = {
         "temperature": "temperature",
@@ -480,4 +479,4 @@ class OpenAIResponsesModel(SDKModel):
         return ResponsesAssembler(ids=ids, names=names)
 
     def _map_error(self, exc: BaseException) -> ProviderError:
-        return map_openai_error(exc)
+        return map_error(exc)

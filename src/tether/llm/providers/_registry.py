@@ -30,7 +30,7 @@ from ..._record import record
 from ...errors import ConfigError, ProviderAuthError
 from .._model import Model
 from .._retry import RetryPolicy
-from ._base import ClientSettings, ModelLimits, SDKModel, Timeouts
+from ._base import ClientSettings, HTTPModel, ModelLimits, Timeouts
 
 __all__ = ["BUILTIN_PROVIDERS", "Api", "ModelLimits", "ProviderConfig", "resolve_model"]
 
@@ -253,7 +253,7 @@ def resolve_model(
     )
     limits = entry.limits.get(model_id, ModelLimits())
     options = entry.options
-    model: SDKModel
+    model: HTTPModel
     if entry.api == "anthropic":
         from ._anthropic import DEFAULT_MAX_TOKENS, AnthropicModel
 
