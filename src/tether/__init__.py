@@ -21,18 +21,34 @@ def _safe_path() -> None:
     """
     if sys.flags.safe_path or sys.argv[:1] != ["-m"]:
         return
-    argv = sys.orig_argv
-    target = ""
-    for index, arg in enumerate(argv[1:], 1):
-        if arg.startswith("-m"):  # `-m tether.cli` or `-mtether.cli`
-            target = arg[2:] or (argv[index + 1] if index + 1 < len(argv) else "")
-            break
-    if target.partition(".")[0] != "tether":
+    if _module_target(sys.orig_argv[1:]).partition(".")[0] != "tether":
         return
     import os  # loaded already: runpy imports it before any package of the target
 
     if sys.path and os.path.realpath(sys.path[0]) == os.path.realpath(os.getcwd()):
         del sys.path[0]
+
+
+def _module_target(args: "list[str]") -> str:
+    """The ``-m`` target of the interpreter's options ``args`` (this is a ``-m`` run), read as CPython reads them:
+    short flags cluster (``-Bm tether.cli``, ``-OOsmtether.cli``) and ``-W``/``-X`` take a value, attached or the next
+    word, as ``--check-hash-based-pycs`` does."""
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--check-hash-based-pycs":
+            index += 1
+        elif arg.startswith("-") and not arg.startswith("--"):
+            for position, flag in enumerate(arg[1:], 2):
+                if flag in "mWX":
+                    value = arg[position:]
+                    if not value:
+                        value, index = (args[index] if index < len(args) else ""), index + 1
+                    if flag == "m":
+                        return value
+                    break
+    return ""
 
 
 _safe_path()

@@ -40,7 +40,16 @@ def test_python_m_tether_cli_in_a_repository_never_runs_its_modules(tmp_path: Pa
     document = _python(repository, cli.env, "-m", "tether.server.openapi")
     assert document.returncode == 0, document.stderr
     assert json.loads(document.stdout)["openapi"].startswith("3.")
-    for spelling in (("-mtether.cli", "--version"), ("-P", "-m", "tether.cli", "--version")):
+    spellings = (
+        ("-mtether.cli", "--version"),
+        ("-P", "-m", "tether.cli", "--version"),
+        # short flags cluster as CPython reads them: -m after -B, -OO, -s; -W takes a value
+        ("-Bm", "tether.cli", "--version"),
+        ("-OOsmtether.cli", "--version"),
+        ("-W", "ignore", "-Xdev", "-bm", "tether.cli", "--version"),
+        ("--check-hash-based-pycs", "never", "-qm", "tether.cli", "--version"),
+    )
+    for spelling in spellings:
         done = _python(repository, cli.env, *spelling)
         assert (done.returncode, done.stdout) == (0, "tether 0.1.0\n"), (spelling, done.stderr)
     assert sorted(p.name for p in canaries.iterdir()) == []
