@@ -199,7 +199,7 @@ def test_ctrl_c_cancels_the_turn_and_the_session_stays(repl: Any, cli: Any) -> N
     screen.expect("after the interruption")
     screen.expect(r"── done")
     screen.type("/sessions")
-    current = re.search(r"(ses_\w+) ←", screen.until_prompt())
+    current = re.search(r"([0-9a-f]{6,}) ←", screen.until_prompt())  # the short id
     assert current is not None
     session_id = current.group(1)
     # a second ^C at the prompt exits (the first one says so)

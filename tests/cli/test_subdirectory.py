@@ -125,10 +125,10 @@ def test_continue_from_the_root_continues_the_conversation_started_in_the_subdir
     assert second.code == 0, second.output
     assert "second answer" in second.stdout
     for where in (proj, proj / "pkg"):  # one project, one list, from anywhere in it
-        listed = cli.run("sessions", cwd=where)
-        assert listed.stdout.count("ses_") == 1, listed.output
-    session_id = "ses_" + cli.run("sessions", cwd=proj).stdout.split("ses_", 1)[1].split()[0]
-    timeline = cli.json("session", "show", session_id, "--json")
+        listed = cli.run("sessions", "--json", cwd=where)
+        assert len(json.loads(listed.stdout)) == 1, listed.output
+    short = cli.run("sessions", cwd=proj).stdout.splitlines()[1].split()[0]  # the row's short id
+    timeline = cli.json("session", "show", short, "--json")
     assert [item["text"] for item in timeline["timeline"] if item["type"] == "user"] == [
         "first question",
         "second question",

@@ -452,8 +452,8 @@ def sessions(
 ) -> None:
     """List sessions, newest first; prune old ones.
 
-    Shows id, title, directory, last update and status (a `tether tool call` session is marked tool-call).
-    Anywhere a session id is taken, a unique prefix of it works too.
+    Shows the short id, title, directory, last update and status (a `tether tool call` session is marked
+    tool-call). Anywhere a session id is taken, its short id (6 digits) or a unique prefix of the id works too.
 
     \b
     Examples:
@@ -500,30 +500,43 @@ def sessions_prune(
 def session_show(
     ctx: typer.Context,
     session_id: Annotated[
-        str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")
-    ],
+        str | None,
+        typer.Argument(
+            metavar="[ID]",
+            help="A short id (9f3c1a, as tether sessions lists it), a session id or a unique prefix of one "
+            "(default: the latest session of this project).",
+        ),
+    ] = None,
+    last: Annotated[
+        bool, typer.Option("--last", help="The latest session of any project, instead of this one's.")
+    ] = False,
+    directory: DirOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="The timeline as JSON, for machines.")] = False,
 ) -> None:
-    """Show the timeline of one session.
+    """Show the timeline of one session (default: the latest of this project).
 
     User input, steps, text, tool calls with their permission decisions and deciding rules, outputs or errors,
     timings and retained output paths.
 
     \b
     Examples:
-      tether session show ses_0123...
+      tether session show                      # the latest conversation here
+      tether session show --last               # the latest anywhere
+      tether session show 9f3c1a               # a short id from tether sessions
       tether session show ses_0123... --json | jq '.timeline[] | select(.type == "tool")'
     """
     from ._sessions import show_command
 
-    show_command(data_dir=_data_dir(ctx), session_id=session_id, as_json=as_json)
+    show_command(
+        data_dir=_data_dir(ctx), session_id=session_id, as_json=as_json, last=last, directory=directory
+    )
 
 
 @session_app.command("export")
 def session_export(
     ctx: typer.Context,
     session_id: Annotated[
-        str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")
+        str, typer.Argument(metavar="ID", help="A short id, a session id (ses_...) or a unique prefix.")
     ],
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")
@@ -544,7 +557,7 @@ def session_export(
 def session_delete(
     ctx: typer.Context,
     session_id: Annotated[
-        str, typer.Argument(metavar="ID", help="A session id (ses_...) or a unique prefix.")
+        str, typer.Argument(metavar="ID", help="A short id, a session id (ses_...) or a unique prefix.")
     ],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
 ) -> None:

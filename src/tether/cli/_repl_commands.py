@@ -48,16 +48,21 @@ async def _sessions(repl: Repl, _arg: str) -> bool:
     if not infos:
         repl.note("no sessions in this project yet")
         return True
+    from ._shortid import short_ids
+
     current = repl.session.id if repl.session is not None else None
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("id", "title", "agent", "updated"):
         table.add_column(column, no_wrap=column != "title", overflow="ellipsis")
+    short = short_ids(info.id for info in infos)
     for info in infos:
         when = datetime.fromtimestamp(info.updated / 1000).strftime("%Y-%m-%d %H:%M") if info.updated else "-"
         mark = " ←" if info.id == current else ""
-        table.add_row(shown(info.id + mark), shown(info.title or "(untitled)"), shown(info.agent), when)
+        table.add_row(
+            shown(short[info.id] + mark), shown(info.title or "(untitled)"), shown(info.agent), when
+        )
     repl.console.print(table)
-    repl.note("/resume ID continues one (a unique prefix of the id is enough)")
+    repl.note("/resume ID continues one (its short id, as listed, or a session id)")
     return True
 
 
@@ -67,10 +72,15 @@ async def _resume(repl: Repl, arg: str) -> bool:
     if not arg:
         repl.note("usage: /resume ID (see /sessions)", "red")
         return True
-    if repl.session is not None and arg == repl.session.id:
-        repl.note(f"already in {arg}")
+    from ._shortid import resolve_session
+
+    found = await resolve_session(repl.rt.store, arg)
+    if repl.session is not None and found.id == repl.session.id:
+        repl.note(f"already in {found.id}")
         return True
-    session = await open_session(repl.rt, repl.location, session_id=arg, continue_=False, agent=repl.agent)
+    session = await open_session(
+        repl.rt, repl.location, session_id=found.id, continue_=False, agent=repl.agent
+    )
     messages = await repl.use_session(session)
     title = session.info.title or "(untitled)"
     repl.console.print(shown(f"resumed {session.id}: {title} (agent {repl.agent})", "green"))
@@ -140,7 +150,7 @@ COMMANDS: Mapping[str, tuple[str, str, Command]] = {
     "/help": ("", "these commands", _help),
     "/new": ("", "start a new session (at your next message)", _new),
     "/sessions": ("", "recent sessions of this project", _sessions),
-    "/resume": (" ID", "continue session ID (or a unique prefix of it)", _resume),
+    "/resume": (" ID", "continue session ID (its short id, or a unique prefix of the id)", _resume),
     "/model": (" [provider/model]", "show or change the model", _model),
     "/agent": (" [name]", "show or change the agent (build, plan, ...)", _agent),
     "/exit": ("", "leave (also /quit, Ctrl-D)", _exit),

@@ -45,8 +45,8 @@ def project_dir(directory: Path | None) -> Path:
 
 
 async def open_session(rt: Any, location: Any, *, session_id: str | None, continue_: bool, agent: str) -> Any:
-    """The session to prompt: ``--session ID`` (or a unique prefix of it), the latest conversation of the project
-    for ``--continue`` (never a ``tether tool call`` session, never a child session), or a new one.
+    """The session to prompt: ``--session ID`` (a short id, or a unique prefix of the id), the latest conversation of
+    the project for ``--continue`` (never a ``tether tool call`` session, never a child session), or a new one.
 
     The session is claimed for this process until it exits (one session, one writer): another ``tether run`` on it
     meanwhile is refused.
@@ -57,7 +57,9 @@ async def open_session(rt: Any, location: Any, *, session_id: str | None, contin
             live process runs the session (``session ses_… is busy (pid N)``).
     """
     if session_id is not None:
-        found = await rt.store.resolve_session(session_id)  # before anything is claimed
+        from ._shortid import resolve_session
+
+        found = await resolve_session(rt.store, session_id)  # before anything is claimed
         await rt.store.claim(found.id)
         return await rt.sessions.get(found.id)
     if continue_:

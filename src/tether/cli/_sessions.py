@@ -1,7 +1,9 @@
 """``tether sessions`` (list, ``prune``) and ``tether session show|export|delete``: the sessions in the store.
 
-Every command that takes a session id takes a unique prefix of one too (``SQLiteStore.resolve_session``: an index
-range, never a scan); an ambiguous prefix is a usage error naming the candidates. Deleting removes a session with its
+Every command that takes a session id takes its short id (``_shortid``: six digits of its random tail) or a unique
+prefix of the id (``SQLiteStore.resolve_session``: an index range); an ambiguous one is a usage error naming the
+candidates. Lists show short ids; ``session show`` without an id shows the latest conversation of the project
+(``--last``: of any project). Deleting removes a session with its
 child sessions, every row of theirs (one transaction) and their retained tool outputs; a session a live process runs
 is refused. Each command opens the store the resolved config names (``_common.runtime``), as ``tether run`` does.
 """
@@ -15,9 +17,11 @@ from typing import Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from ._common import err_console, fail, out_console, run_async, runtime, stdin_is_terminal
 from ._format import shown
+from ._shortid import resolve_session, short_ids
 
 __all__ = [
     "delete_command",
@@ -99,27 +103,66 @@ def list_command(
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("id", "title", "directory", "updated", "status"):
         table.add_column(column, overflow="fold" if column == "id" else "ellipsis", no_wrap=column != "title")
+    short = short_ids(info.id for info, _ in rows)
     for info, status in rows:
         # cells as Text: a title is the model's (or the prompt's) words, never markup, never an escape sequence
-        cells = (info.id, info.title or "(untitled)", info.directory, _when(info.updated), status)
+        cells = (short[info.id], info.title or "(untitled)", info.directory, _when(info.updated), status)
         table.add_row(*(shown(cell) for cell in cells))
     console.print(table)
+    console.print(
+        Text(
+            "short ids: `tether session show ID` takes one (or a full id, or a prefix of it; --json has them)"
+        ),
+        style="dim",
+    )
 
 
 async def _export(data_dir: Path, session_id: str) -> dict[str, Any]:
     from .._export import export_document
 
     async with await runtime(data_dir) as rt:
-        return await export_document(rt.store, await rt.store.resolve_session(session_id))
+        return await export_document(rt.store, await resolve_session(rt.store, session_id))
 
 
-async def _load_shown(data_dir: Path, session_id: str) -> tuple[Any, Any, tuple[Any, ...], Any]:
+async def _chosen(rt: Any, session_id: str | None, *, last: bool, directory: Path | None) -> Any:
+    """The session ``session show`` shows: ``session_id``'s, else the latest conversation of the project the directory
+    belongs to, else (``last``) the latest top-level session of any project.
+
+    Raises:
+        UsageError: no session to show, or both an id and ``--last``.
+        NotFoundError, UsageError: from :func:`resolve_session`.
+    """
+    import anyio.to_thread
+
+    from ..config import find_project
+    from ..errors import UsageError
+
+    if session_id is not None:
+        if last:
+            raise UsageError("an ID and --last contradict each other; pass one of them")
+        return await resolve_session(rt.store, session_id)
+    if last:
+        found = [info for info in await rt.store.list_sessions(limit=50) if info.parent_id is None]
+        if not found:
+            raise UsageError('no sessions yet: start one with `tether run "..."` or try `tether demo`')
+        return found[0]
+    start = (directory or Path.cwd()).resolve()
+    project = await anyio.to_thread.run_sync(find_project, start)
+    latest = await rt.store.latest_session(project=str(project))
+    if latest is None:
+        raise UsageError(f"no session in {project}: pass an ID (see `tether sessions --all`) or --last")
+    return latest
+
+
+async def _load_shown(
+    data_dir: Path, session_id: str | None, *, last: bool = False, directory: Path | None = None
+) -> tuple[Any, Any, tuple[Any, ...], Any]:
     """The session, its messages, its current todo list (one key range, never a walk of the history) and its
     child sessions (subagents' sessions, by the parent's call id)."""
     from .._export import load_subsessions
 
-    async with await runtime(data_dir) as rt:
-        info = await rt.store.resolve_session(session_id)
+    async with await runtime(data_dir, directory) as rt:
+        info = await _chosen(rt, session_id, last=last, directory=directory)
         messages = await rt.store.load_messages(info.id)
         todos = await rt.store.load_todos(info.id)
         children = await load_subsessions(rt.store, info.id)
@@ -140,12 +183,22 @@ def _print_todos(todos: tuple[Any, ...]) -> None:
         console.print(shown(line, style) if style else shown(line))
 
 
-def show_command(*, data_dir: Path, session_id: str, as_json: bool) -> None:
-    """The body of ``tether session show`` (the timeline, then the current todo list when there is one)."""
+def show_command(
+    *,
+    data_dir: Path,
+    session_id: str | None,
+    as_json: bool,
+    last: bool = False,
+    directory: Path | None = None,
+) -> None:
+    """The body of ``tether session show`` (the timeline, then the current todo list when there is one); without
+    ``session_id``, the latest conversation of the project (``last``: of any project)."""
     from .._export import timeline_json, todos_json
     from ._timeline import print_timeline
 
-    info, messages, todos, children = run_async(lambda: _load_shown(data_dir, session_id))
+    info, messages, todos, children = run_async(
+        lambda: _load_shown(data_dir, session_id, last=last, directory=directory)
+    )
     if as_json:
         document = timeline_json(info, messages, children)
         document["todos"] = todos_json(todos)
@@ -223,7 +276,7 @@ def delete_command(*, data_dir: Path, session_id: str, yes: bool) -> None:
         from ._choice import ask_choice, yes_no
 
         async with await runtime(data_dir) as rt:
-            info = await rt.store.resolve_session(session_id)
+            info = await resolve_session(rt.store, session_id)
             if not yes:
                 console = out_console()
                 console.print(shown(f"delete {_described(info)}"))

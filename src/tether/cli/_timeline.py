@@ -98,7 +98,9 @@ def print_timeline(
     children: Mapping[str, Sequence[SubSession]] | None = None,
 ) -> None:
     """Render the timeline for a person; ``children`` (by the parent's call id) are nested under their call."""
-    console.print(shown(f"session {info.id}", "bold"))
+    from ._shortid import short_id
+
+    console.print(shown(f"session {info.id}", "bold") + shown(f"  (short id {short_id(info.id)})", "dim"))
     console.print(shown(f"  title: {info.title}", "dim"))
     console.print(shown(f"  directory: {info.directory}", "dim"))
     console.print(shown(f"  agent: {info.agent}", "dim"))
