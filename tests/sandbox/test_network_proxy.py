@@ -260,6 +260,21 @@ async def test_a_denied_destination_gets_403_with_the_reason_and_nothing_connect
     assert proxy.gate.refused == [f"127.0.0.1:{canary.port} (denied by the permission rules)"]
 
 
+async def test_ipv6_and_default_ports_are_read_and_asked_in_their_canonical_form(make_proxy: Any) -> None:
+    proxy: Proxy = await make_proxy([("*", "deny")])
+    for request in (
+        b"CONNECT [::1]:8080 HTTP/1.1\r\n\r\n",
+        b"GET http://[0:0::1]:8080/ HTTP/1.1\r\n\r\n",
+        b"GET http://Example.COM./ HTTP/1.1\r\n\r\n",
+        b"GET http://2130706433:99/ HTTP/1.1\r\n\r\n",
+    ):
+        assert (await proxy.exchange(request)).startswith(b"HTTP/1.1 403 "), request
+    assert [r.resources[0] for r in proxy.records] == ["[::1]:8080", "example.com", "127.0.0.1:99"]
+    assert (await proxy.exchange(b"GET http://127.0.0.1:8o/ HTTP/1.1\r\n\r\n")).startswith(b"HTTP/1.1 400 ")
+    reply = await proxy.exchange(socks_request(socket.inet_pton(socket.AF_INET6, "::1"), 8080))
+    assert reply[2:4] == b"\x05\x02"
+
+
 async def test_a_name_that_resolves_to_loopback_needs_the_address_allowed_too(
     make_proxy: Any, canary: Canary
 ) -> None:
@@ -398,15 +413,22 @@ async def test_a_rejected_destination_is_refused_and_kept_for_the_call(
         arrived.set()
 
     proxy.bus.subscribe(PermissionAsked, on_ask)
+    replies: list[bytes] = []
     async with anyio.create_task_group() as group:
 
         async def answer() -> None:
             await arrived.wait()
             await proxy.service.reply(asked[0].request.id, "reject", feedback)
 
+        async def connect() -> None:
+            replies.append(await proxy.exchange(f"CONNECT 127.0.0.1:{canary.port} HTTP/1.1\r\n\r\n".encode()))
+
         group.start_soon(answer)
-        reply = await proxy.exchange(f"CONNECT 127.0.0.1:{canary.port} HTTP/1.1\r\n\r\n".encode())
-    assert reply.startswith(b"HTTP/1.1 403 tether: network access to 127.0.0.1:")
+        group.start_soon(connect)
+        group.start_soon(connect)  # the same destination at once: one question, one answer for both
+    assert len(asked) == 1 and len(replies) == 2
+    for reply in replies:
+        assert reply.startswith(b"HTTP/1.1 403 tether: network access to 127.0.0.1:")
     request = asked[0].request.request
     assert request.action == "network" and request.save == (f"127.0.0.1:{canary.port}",)
     assert request.source is not None and request.source.call_id == "call_1"

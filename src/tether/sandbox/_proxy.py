@@ -110,12 +110,8 @@ async def open_proxy(path: str, gate: NetworkGate) -> AsyncGenerator[None]:
 
 
 async def _accept(listener: anyio.abc.SocketListener, group: anyio.abc.TaskGroup, gate: NetworkGate) -> None:
-    while True:
-        try:
-            client = await listener.accept()
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return
-        group.start_soon(_serve_one, client, gate)
+    while True:  # until the call's task group is cancelled (the listener is closed only after that)
+        group.start_soon(_serve_one, await listener.accept(), gate)
 
 
 async def _serve_one(client: anyio.abc.SocketStream, gate: NetworkGate) -> None:
