@@ -299,6 +299,8 @@ async def _changes(location: Location) -> None:
         "not UTF-8": ("write", {"path": "latin1.txt", "content": "x"}),
         "write without content": ("write", {"path": "calc.py"}),
         "no path": ("edit", {"old_string": "a", "new_string": "b"}),
+        "a path that cannot be": ("edit", {**edit, "path": "calc.py\x00"}),
+        "a directory": ("write", {"path": ".", "content": "x"}),
         "outside the project": ("edit", {**edit, "path": "/etc/passwd"}),
         "patch without text": ("apply_patch", {}),
         "patch that does not parse": ("apply_patch", {"patch_text": "nonsense"}),
@@ -315,6 +317,9 @@ async def _changes(location: Location) -> None:
     assert "larger than 4 MiB" in str(
         (await change_of(location, "write", {"path": "big.txt", "content": ""})).reason
     )
+    update = await change_of(location, "apply_patch", _patch("*** Update File: calc.py", "@@", "-    return a - b",
+                                                             "+    return b + a"))  # fmt: skip
+    assert "+    return b + a" in str(update.patch) and "->" not in str(update.patch)
     outside = await change_of(location, "write", {"path": "/etc/passwd", "content": "x"})
     assert outside == Change(
         reason="/etc/passwd is outside the project: its content is not read for a preview"

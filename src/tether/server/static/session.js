@@ -58,6 +58,14 @@ function decisionLine({ record, reply }) {
     resources.length ? el("ul", { class: "resources" }, ...resources) : null);
 }
 
+// A <details> whose open/closed state the person chose survives the timeline's re-renders (kept in ctx.ui by key).
+function kept(ctx, key, node, open = false) {
+  const chosen = ctx.ui.get(key);
+  node.open = chosen === undefined ? open : chosen;
+  node.addEventListener("toggle", () => ctx.ui.set(key, node.open));
+  return node;
+}
+
 // -- outputs ------------------------------------------------------------------------------------------------------
 
 function outputName(path) {
@@ -129,7 +137,8 @@ export function callItem(part, ctx, parallel) {
   if (SHELL_TOOLS.has(part.tool) && part.input && typeof part.input.command === "string") {
     item.append(el("pre", { class: "command" }, `$ ${part.input.command}`));
   } else if (!(EDIT_TOOLS.has(part.tool) && files.length)) {
-    item.append(el("details", { class: "input" }, el("summary", {}, "input"), el("pre", {}, JSON.stringify(part.input, null, 2))));
+    item.append(kept(ctx, `input-${part.call_id}`,
+      el("details", { class: "input" }, el("summary", {}, "input"), el("pre", {}, JSON.stringify(part.input, null, 2)))));
   }
   for (const file of files) {
     if (typeof file.patch === "string") item.append(renderDiff(file.patch, file));
@@ -192,7 +201,7 @@ function stepHead(step, concurrency) {
 
 // The waterfall of one turn: a row per step and per call on one time axis (bars of calls that ran at the same time
 // overlap); hovering a bar names it and its times; clicking a call's row scrolls to it.
-export function waterfall(steps) {
+export function waterfall(steps, ctx) {
   const now = Date.now();
   const starts = [];
   const ends = [];
@@ -236,9 +245,9 @@ export function waterfall(steps) {
   }
   const calls = steps.reduce((n, s) => n + s.calls.length, 0);
   return el("li", { class: "waterfall" },
-    el("details", { open: true },
+    kept(ctx, `waterfall-${steps[0].message.info.id}`, el("details", {},
       el("summary", {}, `Timeline: ${plural(steps.length, "step")}, ${plural(calls, "call")}, ${duration(span)}`),
-      el("div", { class: "wf" }, ...rows)));
+      el("div", { class: "wf" }, ...rows)), true));
 }
 
 // Messages -> turns: [{user, steps: [{index, message, calls}]}] (a session may start without a user message).
@@ -305,7 +314,7 @@ export function timelineItems(messages, ctx) {
         el("time", { class: "meta", datetime: iso(turn.user.info.created) }, clock(turn.user.info.created)), " ",
         el("div", { class: "user-text" }, text)));
     }
-    if (turn.steps.some((s) => s.calls.length)) items.push(waterfall(turn.steps));
+    if (turn.steps.some((s) => s.calls.length)) items.push(waterfall(turn.steps, ctx));
     for (const step of turn.steps) {
       const { parallel, most } = overlaps(step.calls);
       items.push(stepHead(step, most));
@@ -314,7 +323,8 @@ export function timelineItems(messages, ctx) {
       for (const part of step.message.parts) {
         if (part.type === "text" && part.text) items.push(el("li", { class: "assistant" }, markdown(part.text)));
         else if (part.type === "reasoning" && part.text) {
-          items.push(el("li", { class: "reasoning" }, el("details", {}, el("summary", {}, "reasoning"), markdown(part.text))));
+          items.push(el("li", { class: "reasoning" },
+            kept(ctx, `reasoning-${part.id}`, el("details", {}, el("summary", {}, "reasoning"), markdown(part.text)))));
         } else if (part.type === "tool") items.push(callItem(part, ctx, parallel.has(part.call_id)));
         else if (part.type === "file") items.push(el("li", { class: "meta" }, "a file part"));
       }
