@@ -49,7 +49,7 @@ from ._format import shown, subject
 from ._preview import Preview
 from ._toolview import EDIT_TOOLS, Line
 
-__all__ = ["NO_TERMINAL_FEEDBACK", "ApprovalMode", "Approver"]
+__all__ = ["NO_TERMINAL_FEEDBACK", "ApprovalMode", "Approver", "read_reply"]
 
 ApprovalMode = Literal["ask", "yes", "deny"]
 
@@ -197,6 +197,26 @@ def _options(request: PermissionRequest) -> tuple[str, Choices[Answer]]:
     return lines, Choices[Answer](words=words, accepted=accepted, empty="reject", refused={"a": why})
 
 
+async def read_reply(console: Console, request: PermissionRequest) -> tuple[Reply, str | None]:
+    """Offer once / always / reject / reject with feedback for ``request`` and read the person's whole answer (an
+    empty line or Ctrl-D rejects): the reply, and the feedback for the model that goes with a reject, if any.
+
+    Every terminal that answers a permission request reads it here: the approver of an in-process run and the
+    follower of a turn on Temporal (``tether run --temporal``).
+    """
+    lines, choices = _options(request)
+    console.print(lines)
+    short = "o/a/r/f" if "a" in choices.words else "o/always/r/f"
+    answer = await ask_choice(console, f"  choice \\[{short}]: ", choices)
+    if answer != "feedback":
+        return answer, None
+    console.print("  feedback for the model: ", end="")
+    feedback = await read_line()
+    if feedback and feedback.strip():
+        return "reject", feedback.strip()
+    return "reject", None
+
+
 class Approver:
     """Replies to the permission requests of one session.
 
@@ -337,17 +357,7 @@ class Approver:
         label = self._label(request.session_id, request.agent)
         if label:
             console.print(shown(f"  asked by: {label}", "bold yellow"))
-        lines, choices = _options(request)
-        console.print(lines)
-        short = "o/a/r/f" if "a" in choices.words else "o/always/r/f"
-        answer = await ask_choice(console, f"  choice \\[{short}]: ", choices)
-        if answer != "feedback":
-            return answer, None
-        console.print("  feedback for the model: ", end="")
-        feedback = await read_line()
-        if feedback and feedback.strip():
-            return "reject", feedback.strip()
-        return "reject", None
+        return await read_reply(console, request)
 
     async def _reply(self, pending: PendingRequest, reply: Reply, message: str | None) -> None:
         self.decisions.append((pending, reply, message))

@@ -223,11 +223,21 @@ async def _answer(handle: Any, data: dict[str, Any], approval: str, why_deny: st
         err_console().print(f"rejected ({why_deny})", markup=False, highlight=False)
         await handle.answer(ask_id, "reject")
         return
-    reply = await anyio.to_thread.run_sync(
-        lambda: typer.prompt("Allow? [y]es once, [a]lways, [n]o", default="n").strip().lower()
+    # the in-process prompt, read whole (never a first letter: "absolutely not" is no "always"), naming what
+    # "always" saves; the request is the signed wire form the worker sent
+    from ..permissions import PermissionRequest
+    from ._approve import read_reply
+
+    request = data.get("request") or {}
+    asked = PermissionRequest(
+        session_id=str(request.get("session_id", "")),
+        action=str(request.get("action", "")),
+        resources=tuple(str(r) for r in request.get("resources") or ()),
+        save=tuple(str(p) for p in request.get("save") or ()),
+        protected=request.get("protected"),
     )
-    answer = "always" if reply.startswith("a") else "once" if reply.startswith("y") else "reject"
-    await handle.answer(ask_id, answer)
+    reply, message = await read_reply(err_console(), asked)
+    await handle.answer(ask_id, reply, message=message)
 
 
 def _pending_question(request: dict[str, Any]) -> PendingQuestion:
