@@ -8,6 +8,7 @@ and a question. Screenshots go to ``test-artifacts/inspector/`` (gitignored) for
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,7 +141,10 @@ def test_a_long_output_is_collapsed_and_the_full_retained_output_is_one_click_aw
     assert part["output_paths"], part
     assert f"full output: {part['output_paths'][0]}" in tool
     # collapsed to its first lines; then what the model saw (head and tail); then the whole retained output
-    assert page.inner_text("li.tool.completed pre.output") == "\n".join(str(n) for n in range(1, 21))
+    collapsed = page.inner_text("li.tool.completed pre.output").split("\n")
+    assert collapsed[:6] == [str(n) for n in range(1, 7)]
+    assert re.fullmatch(r"… \d+ more lines …", collapsed[6])
+    assert collapsed[-6:][-1] == "Command exited with code 0." and "5000" in collapsed[-6:]
     page.click("li.tool.completed button.expand")
     output = page.inner_text("li.tool.completed pre.output")
     assert output.startswith("1\n") and "5000" in output and "\n2500\n" not in output  # head and tail only

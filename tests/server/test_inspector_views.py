@@ -182,6 +182,7 @@ def test_a_turn_is_shown_step_by_step_and_its_asks_are_answered_from_the_keyboar
     # the long output is collapsed; the full retained output is one click away
     output = page.locator(f"li.tool[data-call='{seq}'] pre.output")
     assert output.inner_text().startswith("1\n2\n") and "\n25\n" not in output.inner_text()
+    assert "more lines …\n" in output.inner_text() and "3000" in output.inner_text()  # the head and the tail
     page.click(f"li.tool[data-call='{seq}'] button.full-output")
     page.wait_for_selector(f"li.tool[data-call='{seq}'] pre.output:has-text('2500')")
     assert "\n1500\n" in output.inner_text()  # the middle the model never saw

@@ -6,7 +6,8 @@ import { $, ago, clock, cost, duration, el, iso, subject, tokens } from "./dom.j
 import { renderDiff } from "./diff.js";
 import { markdown } from "./markdown.js";
 
-const PREVIEW_LINES = 20;
+const HEAD_LINES = 6; // a collapsed output shows its first and last lines (a command's verdict is at its end)
+const TAIL_LINES = 6;
 const EDIT_TOOLS = new Set(["edit", "write", "apply_patch"]);
 const SHELL_TOOLS = new Set(["bash"]);
 
@@ -76,12 +77,14 @@ function outputBlock(text, part, ctx) {
   const lines = text.split("\n");
   const ui = ctx.ui.get(part.call_id) || {};
   ctx.ui.set(part.call_id, ui);
-  const long = lines.length > PREVIEW_LINES + 4;
+  const long = lines.length > HEAD_LINES + TAIL_LINES + 4;
+  const hidden = lines.length - HEAD_LINES - TAIL_LINES;
+  const collapsed = [...lines.slice(0, HEAD_LINES), `… ${hidden} more lines …`, ...lines.slice(-TAIL_LINES)].join("\n");
   const pre = el("pre", { class: "output" });
   const controls = el("div", { class: "output-controls" });
   const render = () => {
     if (ui.full !== undefined) pre.textContent = ui.full;
-    else pre.textContent = long && !ui.expanded ? lines.slice(0, PREVIEW_LINES).join("\n") : text;
+    else pre.textContent = long && !ui.expanded ? collapsed : text;
     pre.classList.toggle("collapsed", long && !ui.expanded && ui.full === undefined);
     controls.replaceChildren();
     if (long && ui.full === undefined) {
