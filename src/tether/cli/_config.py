@@ -58,7 +58,8 @@ def show(
     """Show the configuration that applies in a project, and where each key comes from.
 
     Lists the project root found from the directory (the nearest .tether/, tether.json or tether.jsonc above it,
-    else the git root), whether it is trusted, the files read, and every key with its value and the file that set
+    else the git root), whether it is trusted, your own config file (its path even before it exists: the
+    directory is $TETHER_CONFIG_DIR or the platform's), the files read, and every key with its value and the file that set
     it ("default" for a default). Keys an untrusted project may not set are warned about on stderr, as in `run`.
     Secrets (the store's password, API keys, HTTP headers, MCP servers' environment) are shown as ***; an
     {env:NAME} reference is shown as written.
@@ -89,6 +90,11 @@ def show(
     console = out_console()
     trusted = "trusted" if report["trusted"] else "not trusted: its file may only tighten; see tether trust"
     console.print(shown(f"project {report['project']} ({trusted})"), soft_wrap=True)
+    user = report["user_file"]
+    if user["path"] not in report["files"]:
+        # where your own settings go, even before the file exists ($TETHER_CONFIG_DIR moves it)
+        state = "not there yet: create it to set your own keys" if not user["exists"] else "not read"
+        console.print(shown(f"user    {user['path']} ({state})"), soft_wrap=True)
     for file in report["files"]:
         console.print(shown(f"read    {file}"), soft_wrap=True)
     for row in report["keys"]:
@@ -103,7 +109,7 @@ def show(
 def _report(data_dir: Path, directory: Path) -> dict[str, Any]:
     from pydantic import ValidationError
 
-    from ..config import PERMISSION_ENV
+    from ..config import PERMISSION_ENV, user_config_path
     from ..config._json import format_path, leaves
     from ..config._models import TetherConfig
     from ._trust import project_config
@@ -121,9 +127,11 @@ def _report(data_dir: Path, directory: Path) -> dict[str, Any]:
         if origin is None and value in ({}, []):
             continue  # an empty default container says nothing
         rows.append({"key": format_path(path), "value": value, "from": str(origin) if origin else "default"})
+    user = user_config_path()
     return {
         "project": str(config.root),
         "trusted": config.project_trusted,
+        "user_file": {"path": str(user), "exists": os.path.lexists(user)},
         "files": [str(f) for f in config.files],
         "keys": rows,
         "config": effective,

@@ -17,14 +17,20 @@ from ..errors import ConfigError, UsageError
 from ..llm import Model
 from ..llm._model import ModelCache
 
-__all__ = ["NO_MODEL", "Models", "ask_servers", "choose_model", "models_command", "prewarm", "provider_rows"]
+__all__ = ["Models", "ask_servers", "choose_model", "models_command", "no_model", "prewarm", "provider_rows"]
 
-NO_MODEL = (
-    "no model chosen: pass --model provider/model (e.g. --model openai/gpt-5 with OPENAI_API_KEY set, or "
-    '--model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY) or set "model" in your tether.json '
-    "(~/.config/tether/tether.json; a project's own file sets it only once you `tether trust` it). "
-    "To try tether offline, run `tether demo`."
-)
+
+def no_model() -> str:
+    """Why no model runs and how to choose one, naming the user config file actually in use
+    (``$TETHER_CONFIG_DIR`` moves it)."""
+    from ..config import user_config_path
+
+    return (
+        "no model chosen: pass --model provider/model (e.g. --model openai/gpt-5 with OPENAI_API_KEY set, or "
+        '--model anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY) or set "model" in your tether.json '
+        f"({user_config_path()}; a project's own file sets it only once you `tether trust` it). "
+        "To try tether offline, run `tether demo`."
+    )
 
 
 def choose_model(name: str | None, config: Any) -> Model:
@@ -36,7 +42,7 @@ def choose_model(name: str | None, config: Any) -> Model:
     """
     chosen = name or (config.get("model") if config is not None else None)
     if not chosen:
-        raise UsageError(NO_MODEL)
+        raise UsageError(no_model())
     if not isinstance(chosen, str):
         raise ConfigError('expected a "provider/model" string', key="model")
     if chosen.startswith("scripted:"):

@@ -97,15 +97,41 @@ async def _model(repl: Repl, arg: str) -> bool:
         repl.choose_model(arg)  # an unusable name raises: one line, the current model stays
     if repl.model is None:
         repl.note("no model chosen: /model provider/model (e.g. /model openai/gpt-5)", "yellow")
-        return True
-    price = repl.price
-    cost = (
-        f"${_number(price.input)} in / ${_number(price.output)} out per 1M tokens"
-        if price is not None
-        else "price unknown: tokens only (set provider.<p>.models.<m>.cost)"
-    )
-    repl.console.print(shown(f"model {repl.model.name} ({cost})", "green" if arg else ""))
+    else:
+        price = repl.price
+        cost = (
+            f"${_number(price.input)} in / ${_number(price.output)} out per 1M tokens"
+            if price is not None
+            else "price unknown: tokens only (set provider.<p>.models.<m>.cost)"
+        )
+        repl.console.print(shown(f"model {repl.model.name} ({cost})", "green" if arg else ""))
+    if not arg:
+        _switchable(repl)
     return True
+
+
+def _switchable(repl: Repl) -> None:
+    """The models ``/model NAME`` can switch to: those tether knows for each provider whose key is set (or that
+    needs none), then the providers whose key is missing."""
+    from ._models import provider_rows
+
+    rows = provider_rows(repl.config.data)
+    usable = [row for row in rows if row["key"] != "missing" and row["models"]]
+    if usable:
+        repl.note("switch with /model NAME:")
+        for row in usable:
+            names = ", ".join(f"{row['id']}/{model}" for model in row["models"])
+            repl.console.print(shown(f"  {names}"), soft_wrap=True)
+    missing = [
+        f"{row['id']} ({' or '.join(row['key_env'])})" if row["key_env"] else row["id"]
+        for row in rows
+        if row["key"] == "missing"
+    ]
+    if missing:
+        repl.note(f"key missing: {', '.join(missing)}")
+    repl.note(
+        "any provider/model works too; `tether models` also asks local servers (Ollama, LM Studio, ...)"
+    )
 
 
 async def _agent(repl: Repl, arg: str) -> bool:

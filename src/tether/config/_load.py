@@ -244,7 +244,16 @@ def parse_config(value: object, *, file: str, text: str | None = None) -> Config
     if not isinstance(value, dict):
         fail("the config must be a JSON object", ())
     data = cast(Mapping[str, Any], value)
-    checked = check_config(data, fail)
+    lines: list[dict[KeyPath, int]] = []
+
+    def line_of(path: KeyPath) -> int | None:  # the key index is built on the error path only, once
+        if text is None:
+            return None
+        if not lines:
+            lines.append(key_lines(text))
+        return lines[0].get(path)
+
+    checked = check_config(data, fail, line_of)
     rules: tuple[Rule, ...] = ()
     if "tools" in data:
         rules += parse_tools(data["tools"], ("tools",), _unreachable)

@@ -2,26 +2,33 @@
 
 pydantic finds every problem; this module picks the first one in file order and words it for the person who wrote
 the file: the key path (``provider.work.baseurl``), the line (the loader's ``fail`` looks it up), and for an unknown
-key the closest known one (``did you mean "base_url"?``, by :mod:`difflib`) or the list of known keys.
+key the closest known one (``did you mean "base_url"?``, by :mod:`difflib`) or the list of known keys. The other
+unknown keys of the file follow in the same line, each with its path, line and guess (``also unknown: "shel" (line
+3; did you mean "shell"?)``), the first :data:`MORE_UNKNOWN` of them in file order: a file with several misspellings
+is fixed in one round, not one run per key.
 """
 
 from __future__ import annotations
 
 import difflib
+import heapq
 import json
 import re
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from ._json import SHOWN_KEY_CHARS, KeyPath, clip
+from ._json import SHOWN_KEY_CHARS, KeyPath, clip, format_path
 from ._models import MODEL_PATTERN, NON_BLANK, TetherConfig
 from ._permission import Fail, kind_of
 
-__all__ = ["check_config", "known_keys"]
+__all__ = ["MORE_UNKNOWN", "check_config", "known_keys"]
+
+MORE_UNKNOWN = 10
+"""Unknown keys named after the first error, in file order (the rest are counted)."""
 
 _EXPECTED = {
     "bool_type": "true or false",
@@ -40,21 +47,53 @@ _PATTERNS = {
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 
-def check_config(value: Mapping[str, Any], fail: Fail) -> TetherConfig:
+def check_config(
+    value: Mapping[str, Any], fail: Fail, line_of: Callable[[KeyPath], int | None] | None = None
+) -> TetherConfig:
     """Validate one parsed config object against :class:`TetherConfig`.
 
+    Args:
+        value: the parsed file.
+        fail: raises the error for a message and the key path it is about.
+        line_of: the line of a key path in the file (for the other unknown keys; ``None``: lines unknown).
+
     Raises:
-        ConfigError: (through ``fail``) the first problem in file order, with its key path.
+        ConfigError: (through ``fail``) the first problem in file order, with its key path, followed by the file's
+            other unknown keys.
     """
     try:
         return TetherConfig.model_validate(value)
     except ValidationError as exc:
-        # A hostile file may hold a million unknown keys: find the first in file order in one pass (each object's
-        # key order indexed once), and word only that one.
+        # A hostile file may hold a million unknown keys: find the first few in file order in one pass (each
+        # object's key order indexed once, a heap of the smallest), and word only those.
         indexes: dict[int, dict[Any, int]] = {}
-        first = min(exc.errors(include_url=False), key=lambda e: _position(value, _path(e), indexes))
+        errors = exc.errors(include_url=False)
+        first = min(errors, key=lambda e: _position(value, _path(e), indexes))
         message, path = _describe(first)
+        unknown = (e for e in errors if e["type"] == "extra_forbidden" and e is not first)
+        others = heapq.nsmallest(MORE_UNKNOWN + 1, unknown, key=lambda e: _position(value, _path(e), indexes))
+        if others:
+            message += " Also unknown: " if message.endswith("?") else "; also unknown: "
+            message += _also(
+                others,
+                line_of,
+                sum(e["type"] == "extra_forbidden" for e in errors) - (first["type"] == "extra_forbidden"),
+            )
         fail(message, path)
+
+
+def _also(errors: Sequence[ErrorDetails], line_of: Callable[[KeyPath], int | None] | None, total: int) -> str:
+    """``"shel" (line 3; did you mean "shell"?), agent.build.stpes (line 7; ...)``: the other unknown keys."""
+    shown: list[str] = []
+    for error in errors[:MORE_UNKNOWN]:
+        path = _path(error)
+        wording = _unknown(str(path[-1]), known_keys(path[:-1])).partition("; ")[2]
+        line = line_of(path) if line_of is not None else None
+        where = "; ".join(part for part in (f"line {line}" if line is not None else "", wording) if part)
+        name = json.dumps(clip(str(path[0]))) if len(path) == 1 else format_path(path, shown=True)
+        shown.append(f"{name} ({where})" if where else name)
+    more = total - len(shown)
+    return ", ".join(shown) + (f", and {more} more" if more > 0 else "")
 
 
 def known_keys(path: KeyPath) -> tuple[str, ...]:
