@@ -29,6 +29,7 @@ import anyio.to_thread
 
 from ..._record import record
 from ...errors import (
+    ProviderBadRequestError,
     ProviderConnectionError,
     ProviderError,
     ProviderMalformedError,
@@ -40,7 +41,7 @@ from .._model import Model
 from .._request import ModelRequest, RequestOptions
 from .._retry import RetryPolicy
 from ._common import CallIds, MalformedEvent, ToolNames, dumps
-from ._errors import error_from_status, stream_error
+from ._errors import StatusAnswer, error_from_status, stream_error
 from ._sse import SSEDecoder
 
 if TYPE_CHECKING:
@@ -155,9 +156,7 @@ _DONE: Any = object()
 
 
 def _status_error(response: Any) -> ProviderError:
-    """The mapped error of an HTTP error answer (its body read), caused by httpx's own status error."""
-    import httpx2
-
+    """The mapped error of an HTTP error answer (its body read)."""
     status = response.status_code
     text = response.text.strip()
     body: Any = text or None
@@ -167,7 +166,7 @@ def _status_error(response: Any) -> ProviderError:
     except ValueError:
         message = text or f"Error code: {status}"
     error = error_from_status(status, message, body=body, headers=response.headers)
-    error.__cause__ = httpx2.HTTPStatusError(message, request=response.request, response=response)
+    error.__cause__ = StatusAnswer(status, message)
     return error
 
 
@@ -275,8 +274,19 @@ class HTTPModel(Model):
             ProviderError: the server answered an HTTP error status (its body read and mapped).
         """
         client = loaded.client
-        request = client.build_request("POST", self.url(loaded), content=body, headers=loaded.headers)
-        response = await client.send(request, stream=True)
+        if loaded.target is not None:  # the local HTTP/1.1 client
+            response = await client.post(loaded.target + self.path, loaded.headers, body)
+        else:
+            request = client.build_request("POST", self.url(loaded), content=body, headers=loaded.headers)
+            response = await client.send(request, stream=True)
+        if 300 <= response.status_code < 400 and loaded.target is not None:
+            location = response.headers.get("location", "")
+            await response.aclose()
+            raise ProviderBadRequestError(
+                f"the server redirected the request (HTTP {response.status_code}) to {location!r}: set base_url "
+                "to the API root it names",
+                status=response.status_code,
+            )
         if response.status_code >= 400:
             try:
                 await response.aread()

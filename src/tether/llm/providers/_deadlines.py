@@ -9,17 +9,17 @@ drops, never resets them. They are enforced on the response's byte stream, one a
   event was parsed since the previous read (only a comment, or part of an event, arrived) keeps the old deadline.
 
 The adapter counts the events it receives (:attr:`StreamClock.events`: one integer increment per event). The
-response's ``stream`` (httpx's public ``Response.stream``, an ``AsyncByteStream``) is wrapped right after the SDK
-opens the response and before its parser starts reading.
+response's ``stream`` (the local client's body, or httpx's public ``Response.stream``, an ``AsyncByteStream``) is
+wrapped right after the response opens and before anything reads it.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-import httpx2
 
 from ...errors import ProviderTimeoutError
 
@@ -42,7 +42,7 @@ def _seconds(value: float) -> str:
     return f"{value:g}"
 
 
-class WatchedStream(httpx2.AsyncByteStream):
+class WatchedStream:
     """A response body whose reads fail with :class:`ProviderTimeoutError` when the clock's deadline passes."""
 
     def __init__(self, inner: Any, clock: StreamClock) -> None:
@@ -85,8 +85,22 @@ class WatchedStream(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
+_httpx_watched: type[WatchedStream] | None = None
+
+
+def _watched_class(stream: Any) -> type[WatchedStream]:
+    """:class:`WatchedStream`, or for an httpx response its twin that httpx accepts (an ``AsyncByteStream``)."""
+    global _httpx_watched
+    httpx2 = sys.modules.get("httpx2")  # loaded when the response is httpx's: never imported here
+    if httpx2 is None or not isinstance(stream, httpx2.AsyncByteStream):
+        return WatchedStream
+    if _httpx_watched is None:
+        _httpx_watched = type("HttpxWatchedStream", (WatchedStream, httpx2.AsyncByteStream), {})
+    return _httpx_watched
+
+
 def watch(response: Any, clock: StreamClock) -> None:
     """Wrap ``response``'s body so that its reads keep ``clock``'s deadlines (before anything reads it)."""
     stream = getattr(response, "stream", None)
-    if isinstance(stream, httpx2.AsyncByteStream) and not isinstance(stream, WatchedStream):
-        response.stream = WatchedStream(stream, clock)
+    if stream is not None and not isinstance(stream, WatchedStream):
+        response.stream = _watched_class(stream)(stream, clock)

@@ -3,17 +3,17 @@ subtree, in one place.
 
 Mapping goes from the most specific signal to the least: a context-overflow message, the error ``type``/``code`` in
 the body (streamed errors arrive with HTTP 200), then the HTTP status (:func:`error_from_status`, for an error
-answer). Every exception of the HTTP client (``httpx2.HTTPError``, ``httpx2.StreamError``: a refused connection, a
-reset mid-stream, a protocol error) is a retryable :class:`ProviderConnectionError` (:func:`map_error`; a test walks
-httpx2's class tree).
-
-``httpx2`` is imported inside the functions so that importing this module stays cheap.
+answer). Every exception of the HTTP clients (the local client's ``HTTPFailure``; ``httpx2.HTTPError``,
+``httpx2.StreamError``: a refused connection, a reset mid-stream, a protocol error) is a retryable
+:class:`ProviderConnectionError` (:func:`map_error`; a test walks httpx2's class tree). ``httpx2`` is never imported
+here: an httpx exception can only come from a loaded httpx.
 """
 
 from __future__ import annotations
 
 import email.utils
 import re
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +30,7 @@ from ...errors import (
 )
 
 __all__ = [
+    "StatusAnswer",
     "error_from_code",
     "error_from_status",
     "is_context_overflow",
@@ -143,6 +144,14 @@ def error_from_status(
     return ProviderBadRequestError(text, status=status, body=body)
 
 
+class StatusAnswer(Exception):
+    """An HTTP error answer, as the cause of the :class:`ProviderError` it was mapped to."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 def stream_error(body: Any) -> ProviderError:
     """The mapped error an OpenAI stream reports in an ``error`` member (``body``: that member), by its code."""
     code, message = _body_error(body)
@@ -151,8 +160,13 @@ def stream_error(body: Any) -> ProviderError:
 
 def map_error(exc: BaseException) -> ProviderError:
     """Map an exception of the HTTP client (a transport or stream failure) to a :class:`ProviderError`."""
-    import httpx2
+    from ._http11 import HTTPFailure
 
+    if isinstance(exc, HTTPFailure):
+        return ProviderConnectionError(f"The connection to the provider failed: {exc}")
+    httpx2 = sys.modules.get("httpx2")  # an httpx exception means httpx is loaded: never imported here
+    if httpx2 is None:
+        return ProviderError(str(exc) or type(exc).__name__)
     if isinstance(exc, httpx2.TimeoutException):
         return ProviderConnectionError(f"The provider timed out: {exc}")
     if isinstance(exc, httpx2.TransportError | httpx2.StreamError):
