@@ -17,7 +17,7 @@ from ..errors import ConfigError, UsageError
 from ..llm import Model
 from ..llm._model import ModelCache
 
-__all__ = ["Models", "ask_servers", "choose_model", "models_command", "no_model", "prewarm", "provider_rows"]
+__all__ = ["Models", "ask_servers", "choose_model", "models_command", "no_model", "provider_rows"]
 
 
 def no_model() -> str:
@@ -65,7 +65,6 @@ def choose_model(name: str | None, config: Any) -> Model:
     # Only the "provider" mapping: resolve_model reads a mapping without that key as the mapping itself.
     providers = config.get("provider") if config is not None else None
     model: Model = resolve(chosen, {"provider": providers or {}})
-    prewarm("httpx2")
     return model
 
 
@@ -83,26 +82,6 @@ class Models(ModelCache):
 
 def _online(model: Model) -> bool:
     return not type(model).__module__.startswith("tether.demo")
-
-
-_warming: set[str] = set()
-
-
-def prewarm(module: str) -> None:
-    """Import the providers' HTTP client (``httpx2``) in a background thread while the runtime opens.
-
-    It is the largest import a provider adds to a run (~70 ms of CPU); overlapping it with the store and the
-    built-ins, which wait on worker threads and the disk, shortens a no-tool run. Idempotent.
-    """
-    if module in _warming:
-        return
-    _warming.add(module)
-    import threading
-
-    def load() -> None:
-        __import__(module)
-
-    threading.Thread(target=load, name=f"tether-import-{module}", daemon=True).start()
 
 
 # -- ``tether models`` -------------------------------------------------------------------------------------------

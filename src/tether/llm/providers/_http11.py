@@ -62,10 +62,11 @@ class Headers(dict[str, str]):
 
 
 class _Connection:
-    __slots__ = ("buffer", "stream")
+    __slots__ = ("buffer", "socket", "stream")
 
     def __init__(self, stream: SocketStream) -> None:
         self.stream = stream
+        self.socket: Any = stream.extra(SocketAttribute.raw_socket)
         self.buffer = b""  # bytes received and not yet used
 
     async def receive(self) -> bytes:
@@ -79,8 +80,7 @@ class _Connection:
     def closed_by_peer(self) -> bool:
         """Whether the server closed (or wrote to) this idle connection: it cannot carry a new request."""
         try:
-            sock = self.stream.extra(SocketAttribute.raw_socket)
-            readable, _, _ = select.select([sock], [], [], 0)
+            readable, _, _ = select.select([self.socket], [], [], 0)
         except (OSError, ValueError):
             return True
         return bool(readable)
