@@ -67,8 +67,9 @@ async def test_a_content_length_answer_is_read_and_its_connection_kept() -> None
 
 
 @pytest.mark.anyio
-async def test_chunk_extensions_and_trailers_are_read_past_and_the_connection_kept() -> None:
-    body = chunked(EVENTS, extension=b";name=value", trailer=b"X-Checksum: abc\r\n")
+@pytest.mark.parametrize("size", [1, 7, 4096])
+async def test_chunk_extensions_and_trailers_are_read_past_and_the_connection_kept(size: int) -> None:
+    body = chunked(EVENTS, size=size, extension=b";name=value", trailer=b"X-Checksum: abc\r\n")
     with broken_server(raw(head("Transfer-Encoding: chunked") + body)) as server:
         assert await _text(server, steps=2) == ["hello"] * 2
     assert server.connections == 1
@@ -143,6 +144,7 @@ async def test_an_answer_that_is_not_readable_http_is_a_retryable_connection_err
     [
         b"5\r\nshort",  # the connection ends inside a chunk
         b"zz\r\n",  # a chunk with no size
+        b"1_0\r\n",  # not hexadecimal digits alone
         b"3\r\nabcde\r\n",  # a chunk longer than its size
     ],
 )

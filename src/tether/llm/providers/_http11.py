@@ -193,6 +193,13 @@ class LocalClient:
             await connection.aclose()
 
 
+def _chunk_size(line: bytes) -> int:
+    text = line.split(b";", 1)[0].strip()
+    if not text or text.strip(b"0123456789abcdefABCDEF"):
+        raise HTTPFailure(f"a chunk of the answer has no size: {bytes(text[:40])!r}")
+    return int(text, 16)
+
+
 def _head(raw: bytes) -> tuple[int, str, Headers]:
     try:
         text = raw.decode("latin-1")
@@ -281,42 +288,71 @@ class _Body:
             yield piece
 
     async def _chunked(self, connection: _Connection) -> AsyncIterator[bytes]:
+        """The payload of the chunks, one piece per network read (what arrived of each chunk, joined): a stream
+        of many small chunks costs one step here per read, and a chunk that arrives slowly streams as it comes."""
         data = connection.buffer
         connection.buffer = b""
+        pos = 0
+        left = 0  # payload bytes of the current chunk still to come
+        crlf = False  # the current chunk's payload is read: its CRLF comes next
         while True:
-            line_end = data.find(b"\r\n")
-            while line_end < 0:
-                if len(data) > MAX_HEAD:
-                    raise HTTPFailure("a chunk size line of the answer does not end")
-                data = await self._more(connection, data)
-                line_end = data.find(b"\r\n")
-            size_text = data[:line_end].split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                raise HTTPFailure(f"a chunk of the answer has no size: {bytes(size_text[:40])!r}") from None
-            data = data[line_end + 2 :]
-            if size == 0:
-                while (end := data.find(b"\r\n")) != 0:  # trailer fields, then the empty line
-                    if end < 0:
-                        data = await self._more(connection, data)
-                    else:
-                        data = data[end + 2 :]
-                connection.buffer = data[2:]
-                return
-            while len(data) < size + 2:
-                data = await self._more(connection, data)
-            if data[size : size + 2] != b"\r\n":
-                raise HTTPFailure("a chunk of the answer does not end where its size says")
-            yield data[:size]
-            data = data[size + 2 :]
+            out: list[bytes] = []
+            while True:
+                if left:
+                    take = min(left, len(data) - pos)
+                    if take:
+                        out.append(data[pos : pos + take])
+                        pos += take
+                        left -= take
+                    if left:
+                        break
+                    crlf = True
+                if crlf:
+                    if len(data) - pos < 2:
+                        break
+                    if data[pos : pos + 2] != b"\r\n":
+                        raise HTTPFailure("a chunk of the answer does not end where its size says")
+                    pos += 2
+                    crlf = False
+                line_end = data.find(b"\r\n", pos)
+                if line_end < 0:
+                    if len(data) - pos > MAX_HEAD:
+                        raise HTTPFailure("a chunk size line of the answer does not end")
+                    break
+                size = _chunk_size(data[pos:line_end])
+                pos = line_end + 2
+                if size == 0:
+                    if out:
+                        yield b"".join(out)
+                    await self._trailers(connection, data, pos)
+                    return
+                left = size
+            if out:
+                yield b"".join(out)
+            chunk = await connection.receive()
+            if not chunk:
+                raise HTTPFailure("the answer ended in the middle of a chunk")
+            data = data[pos:] + chunk
+            pos = 0
 
     @staticmethod
-    async def _more(connection: _Connection, data: bytes) -> bytes:
-        chunk = await connection.receive()
-        if not chunk:
-            raise HTTPFailure("the answer ended in the middle of a chunk")
-        return data + chunk
+    async def _trailers(connection: _Connection, data: bytes, pos: int) -> None:
+        """Read past the trailer fields and the empty line that end a chunked body; keep what follows."""
+        while True:
+            end = data.find(b"\r\n", pos)
+            if end == pos:
+                connection.buffer = data[pos + 2 :]
+                return
+            if end > 0:
+                pos = end + 2
+                continue
+            if len(data) - pos > MAX_HEAD:
+                raise HTTPFailure("the answer's trailer fields do not end")
+            chunk = await connection.receive()
+            if not chunk:
+                raise HTTPFailure("the answer ended in its trailer fields")
+            data = data[pos:] + chunk
+            pos = 0
 
     async def aclose(self) -> None:
         connection, self._connection = self._connection, None
