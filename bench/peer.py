@@ -7,6 +7,7 @@ fresh server per run):
 
 * ``none``: one step, text only (a run with no tool call: start-up, one model round trip, shutdown);
 * ``seq100``: 100 steps, each one ``read`` call, then text;
+* ``par200``: one step with 200 parallel ``read`` calls, then text (issue 38's parallel target);
 * ``par1000``: one step with 1,000 parallel ``read`` calls, then text.
 
 tether runs as ``tether run`` (a fresh process, like ``opencode run``) with a ``provider`` entry pointing its
@@ -27,6 +28,10 @@ cannot be installed or run here, tether's side still runs and the report says so
 same script played in-process (``--model scripted:``: no HTTP, no provider SDK), to tell the HTTP path from the rest.
 
 Targets (issue 14): per call at least 20x less overhead than OpenCode in the parallel step and sequentially.
+Issue 38: a sequential step at most 1.5 ms and at most 5x the loopback floor, a call of the 200-call parallel step at
+most 0.2 ms. The floor is a raw ``http.client`` connection (keep-alive) replaying the request bodies tether sent in
+its last ``seq100`` run to a fresh scripted server, each streamed answer read to its end: the server's own time for
+the same bytes, plus loopback.
 
 Issue 14, 2026-12-01 (OpenCode 1.18.33 in the same runs, medians of 3, per call wall / CPU, ratio OpenCode over
 tether): at 94852f4, load 0.2-1.9: seq100 12.16 / 9.15 ms (17.2x / 28.5x), par1000 1.90 / 1.83 ms (10.1x / 13.0x).
@@ -76,9 +81,19 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "openco
 OPENCODE = CACHE / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
 RG_BIN = CACHE / "rg" / "bin"
 
-KINDS: dict[str, tuple[int, bool]] = {"none": (0, False), "seq100": (100, False), "par1000": (1_000, True)}
+KINDS: dict[str, tuple[int, bool]] = {
+    "none": (0, False),
+    "seq100": (100, False),
+    "par200": (200, True),
+    "par1000": (1_000, True),
+}
 """Each script: how many ``read`` calls, and whether they are parallel (one step) or sequential (a step each)."""
 TARGET = 20.0
+STEP_TARGET_MS = 1.5
+"""Issue 38: a sequential step through ``tether run`` at most 1.5 ms, and at most ``FLOOR_RATIO`` times the floor."""
+FLOOR_RATIO = 5.0
+PAR_TARGET_MS = 0.2
+"""Issue 38: a call of a 200-call parallel step at most 0.2 ms."""
 STEPS = {"steps": 1_000}
 """tether caps a turn at 100 steps by default (OpenCode does not cap them): seq100 needs 101."""
 
@@ -160,6 +175,16 @@ class Server:
         if len(results) != n or len(read) != n:
             raise RuntimeError(f"{runtime} sent back {len(read)} complete read results of {n} for {kind}")
 
+    def bodies(self) -> list[bytes]:
+        """The agent loop's request bodies so far, in order, as compact JSON (tether's own encoding)."""
+        lines = self.log.read_text().splitlines() if self.log.exists() else []
+        posts = [json.loads(line) for line in lines]
+        return [
+            json.dumps(p["body"], ensure_ascii=False, separators=(",", ":")).encode()
+            for p in posts
+            if p["path"].endswith("/chat/completions") and p["body"].get("tools")
+        ]
+
     def close(self) -> None:
         self.proc.terminate()
         self.proc.wait()
@@ -223,9 +248,15 @@ def run_tether(kind: str, workdir: Path) -> Run:
             )
         server.check("tether", kind)
         _check_reads(kind, done.stdout)
+        if not KINDS[kind][1] and KINDS[kind][0]:
+            BODIES[kind] = server.bodies()
         return run
     finally:
         server.close()
+
+
+BODIES: dict[str, list[bytes]] = {}
+"""The request bodies tether sent in its last run of each sequential kind: the loopback floor replays them."""
 
 
 def run_tether_local(kind: str, workdir: Path) -> Run:
@@ -267,10 +298,15 @@ def run_opencode(kind: str, workdir: Path) -> Run:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def server_latency(workdir: Path, n: int = 30, *, quick_ack: bool = False) -> float:
-    """The scripted server's own time per request: a raw HTTP client (no runtime) replaying a growing history.
+def server_latency(
+    workdir: Path, n: int = 30, *, quick_ack: bool = False, bodies: list[bytes] | None = None
+) -> float:
+    """The loopback floor: a raw HTTP client (no runtime) on one keep-alive connection, each request's streamed
+    answer read to its end, seconds per request.
 
-    Each sequential call is one keep-alive request. ``quick_ack`` re-arms ``TCP_QUICKACK`` after each request is
+    With ``bodies`` (tether's own requests of its last sequential run, :data:`BODIES`) it replays exactly what tether
+    sent: the same bytes for the server to read, parse and log, the same answers. Without, a growing history of
+    ``n`` steps written here (smaller: no system prompt, no tool definitions). ``quick_ack`` re-arms ``TCP_QUICKACK`` after each request is
     sent, which tether's adapters did until issue 14 (by patching ``httpcore2``): it only helps against a server that
     writes a response in several small writes without ``TCP_NODELAY`` (Nagle x delayed ACK, ~40 ms a request). The
     scripted server disables Nagle, as real API servers do, so both floors should be equal: the bench prints both to
@@ -281,6 +317,15 @@ def server_latency(workdir: Path, n: int = 30, *, quick_ack: bool = False) -> fl
     server = Server(_script("seq100", "path", "notes.txt"), workdir)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", server.port)
+        if bodies:
+            start = time.perf_counter()
+            for body in bodies:
+                conn.request("POST", "/v1/chat/completions", body, {"content-type": "application/json"})
+                if quick_ack and conn.sock is not None:
+                    conn.sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, "TCP_QUICKACK", 12), 1)
+                conn.getresponse().read()
+            conn.close()
+            return (time.perf_counter() - start) / len(bodies)
         messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
         result = "".join(f"{k}: line {k}\n" for k in range(200))
         start = time.perf_counter()
@@ -383,8 +428,11 @@ def main() -> None:
         runners["tether local"] = run_tether_local
     try:
         medians = _measure(runners, kinds, args.repeat, workdir)
-        floor = statistics.median(server_latency(workdir) for _ in range(args.repeat))
-        floor_quick = statistics.median(server_latency(workdir, quick_ack=True) for _ in range(args.repeat))
+        replay = BODIES.get("seq100")
+        floor = statistics.median(server_latency(workdir, bodies=replay) for _ in range(args.repeat))
+        floor_quick = statistics.median(
+            server_latency(workdir, quick_ack=True, bodies=replay) for _ in range(args.repeat)
+        )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     with open("/proc/loadavg") as f:
@@ -435,10 +483,28 @@ def main() -> None:
         print(
             f"tether without HTTP (--model scripted:), per call: {', '.join(parts)}; no-tool run {local['none'].wall:.2f} s"
         )
-    print(
-        f"scripted server alone, per keep-alive request (a raw HTTP client, no runtime): {floor * 1e3:.2f} ms with "
-        f"a default client (as tether's adapters), {floor_quick * 1e3:.2f} ms with TCP_QUICKACK re-armed"
+    what = (
+        "tether's own seq100 request bodies replayed" if replay else "a growing history written by the bench"
     )
+    print(
+        f"loopback floor, per keep-alive request ({what} by a raw HTTP client, no runtime): {floor * 1e3:.2f} ms "
+        f"with a default client (as tether's adapters), {floor_quick * 1e3:.2f} ms with TCP_QUICKACK re-armed"
+    )
+    if "seq100" in kinds:
+        step = _per_call(ours, "seq100").wall
+        print(
+            f"tether's sequential step: {step * 1e3:.3f} ms = {step / floor:.1f}x the loopback floor "
+            f"(targets, issue 38: <= {STEP_TARGET_MS:g} ms and <= {FLOOR_RATIO:g}x the floor: "
+            f"{'met' if step * 1e3 <= STEP_TARGET_MS and step / floor <= FLOOR_RATIO else 'MISSED'})"
+        )
+    if "par1000" in kinds or "par200" in kinds:
+        for kind in ("par200", "par1000"):
+            if kind in kinds:
+                call = _per_call(ours, kind).wall
+                verdict = "met" if call * 1e3 <= PAR_TARGET_MS else "MISSED"
+                print(
+                    f"tether's parallel call ({kind}): {call * 1e3:.3f} ms (target <= {PAR_TARGET_MS:g} ms: {verdict})"
+                )
     print("per call = (median run with N calls - median run with none) / N; ratio = OpenCode over tether")
     if verdicts:
         print(f"targets (>= {TARGET:g}x less per call): " + "; ".join(verdicts))
