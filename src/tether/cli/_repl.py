@@ -136,21 +136,27 @@ class Repl:
         if not self._refused_shown:
             self._refused_shown = True
             print_refused(instructions)
-        outcome = await drive_turn(
-            session=session,
-            bus=self.rt.bus,
-            permissions=self.rt.permissions,
-            questions=self.rt.questions,
-            prompt=text,
-            model=self.model,
-            approval="ask",
-            why_deny="",
-            console=self.console,
-            system=system,
-            price=self.price,
-            view=ReplView(self.console, session.id, self.settings),
-            preview=Preview(location=self.location.location, sandbox=self.rt.sandbox, settings=self.settings),
-        )
+        view = ReplView(self.console, session.id, self.settings)
+        try:
+            outcome = await drive_turn(
+                session=session,
+                bus=self.rt.bus,
+                permissions=self.rt.permissions,
+                questions=self.rt.questions,
+                prompt=text,
+                model=self.model,
+                approval="ask",
+                why_deny="",
+                console=self.console,
+                system=system,
+                price=self.price,
+                view=view,
+                preview=Preview(
+                    location=self.location.location, sandbox=self.rt.sandbox, settings=self.settings
+                ),
+            )
+        finally:
+            self.draft = view.typed.text  # typed during the turn: the next prompt's text
         await self.rt.store.flush()  # a refused write ends the session (law 12), before another turn starts
         if self.spent is not None:
             self.spent = None if outcome.cost is None else self.spent + outcome.cost

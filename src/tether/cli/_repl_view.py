@@ -6,8 +6,10 @@ with two changes for a person reading along in a terminal:
 * while no tool runs, the live region shows a spinner (``waiting for the model 2.1s``) and, once text streams, its
   last few lines: the screen never looks frozen while a step is in flight;
 * the model's text is printed as markdown (rich) when its block ends, not line by line: markdown cannot be rendered
-  from half a block. Before a permission prompt or a tool's ✓ line, what has streamed so far is printed first, so the
-  order on screen stays the order of events.
+  from half a block; every heading left-aligned. Before a permission prompt or a tool's ✓ line, what has streamed
+  so far is printed first, so the order on screen stays the order of events;
+* what the person types meanwhile is not echoed into the live region: it is kept for the next prompt
+  (:class:`~._typeahead.TypeAhead`, read every frame, paused while an approval prompt reads the terminal).
 
 Model text is made :func:`~tether.storable.printable` before rich sees it (an ESC sequence in the model's text cannot
 reach the terminal), and links are shown as text with their address (no terminal hyperlinks that hide where they go).
@@ -16,16 +18,21 @@ reach the terminal), and links are shown as text with their address (no terminal
 from __future__ import annotations
 
 import time
+from collections.abc import Generator
+from contextlib import contextmanager
+from typing import ClassVar
 
-from rich.console import Console, Group, RenderableType
-from rich.markdown import Markdown
+import anyio
+from rich.console import Console, Group, JustifyMethod, RenderableType
+from rich.markdown import Heading, Markdown, MarkdownElement
 from rich.spinner import Spinner
 from rich.text import Text
 
 from ..session._model import TextPart, ToolPart
 from ..storable import printable
-from ._live import LiveView
+from ._live import FRAME, LiveView
 from ._toolview import TerminalSettings
+from ._typeahead import TypeAhead
 
 __all__ = ["ReplView", "markdown"]
 
@@ -33,9 +40,23 @@ _TAIL = 4
 """Lines of streaming text shown under the spinner."""
 
 
+class _LeftHeading(Heading):
+    """Every heading left-aligned: rich centres an H1, which in a scrollback of left-aligned lines reads as a
+    banner cut from somewhere else."""
+
+    LEVEL_ALIGN: ClassVar[dict[str, JustifyMethod]] = dict.fromkeys(
+        ("h1", "h2", "h3", "h4", "h5", "h6"), "left"
+    )
+
+
+class _Markdown(Markdown):
+    elements: ClassVar[dict[str, type[MarkdownElement]]] = {**Markdown.elements, "heading_open": _LeftHeading}
+
+
 def markdown(text: str) -> Markdown:
-    """The model's ``text`` as rich markdown: control characters as visible escapes, links with their address."""
-    return Markdown(printable(text, lines=True), code_theme="ansi_dark", hyperlinks=False)
+    """The model's ``text`` as rich markdown: control characters as visible escapes, links with their address,
+    headings left-aligned."""
+    return _Markdown(printable(text, lines=True), code_theme="ansi_dark", hyperlinks=False)
 
 
 class ReplView(LiveView):
@@ -43,9 +64,34 @@ class ReplView(LiveView):
 
     def __init__(self, console: Console, session_id: str, settings: TerminalSettings | None = None) -> None:
         super().__init__(console, session_id, settings)
+        self.typed = TypeAhead()
+        """What the person types while the turn runs: the next prompt's text (``_typeahead``)."""
         self._streams: dict[str, str] = {}  # text part id -> what has streamed (guarded by the lock)
         self._flushed: dict[str, int] = {}  # text part id -> characters already printed
         self._since = time.monotonic()
+
+    def __enter__(self) -> ReplView:
+        super().__enter__()
+        if self._interactive:
+            self.typed.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.typed.stop()
+        super().__exit__(*exc)
+
+    @contextmanager
+    def paused(self) -> Generator[None]:
+        """The live region stopped and the terminal in its normal mode while a prompt reads it."""
+        with self.typed.paused(), super().paused():
+            yield
+
+    async def run(self) -> None:
+        """Each frame: keep what was typed, print the settled lines (until cancelled)."""
+        while True:
+            await anyio.sleep(FRAME)
+            self.typed.poll()
+            self.flush_lines()
 
     def _delta(self, part_id: str, delta: str) -> None:
         with self._lock:

@@ -121,6 +121,9 @@ async def _watch_interrupt(session: Any, console: Console, flags: dict[str, bool
         async for _ in signals:
             if flags.get("interrupted"):
                 kill_live_shells()  # os._exit skips the bash calls' cleanup: their groups must not outlive us
+                from ._typeahead import restore_terminals
+
+                restore_terminals()  # and the terminal's echo, which the interactive session turns off in a turn
                 os._exit(CANCELLED)  # a second Ctrl-C: the person wants out now
             flags["interrupted"] = True
             console.print(Text("\n^C cancelling the turn… (Ctrl-C again to exit at once)", style="yellow"))
