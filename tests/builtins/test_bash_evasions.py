@@ -141,6 +141,39 @@ def _allowed(text: str, rules: tuple[Rule, ...], cwd: Path) -> bool:
     return evaluate_request("bash", plan.analysis.resources, rules).effect == "allow"
 
 
+RUNNERS = [
+    "uv run",
+    "uv run --with x",
+    "poetry run",
+    "pdm run",
+    "hatch run",
+    "pipenv run",
+    "rye run",
+    "pixi run",
+    "conda run -n base",
+    "npx",
+    "npx --yes",
+    "bunx",
+    "pnpx",
+    "npm exec --",
+    "npm x --yes --",
+    "pnpm exec",
+    "pnpm dlx",
+    "yarn exec",
+    "yarn dlx",
+]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_a_runner_runs_a_denied_command_and_is_denied_as_it(tmp_path: Path, runner: str) -> None:
+    # ``uv run rm x``, ``npx rm x`` run ``rm`` (from PATH): a runner is a wrapper, and ``rm *: deny`` applies to it as
+    # to ``sudo rm x``. Before, its only resource was the whole text, which ``* allow`` allowed.
+    text = f"{runner} rm canary"
+    if shutil.which(runner.split()[0]) is not None:
+        assert _runs_rm(tmp_path, text), f"the runner must really run rm: {text!r}"
+    assert not _allowed(text, DENY_LIST, tmp_path)
+
+
 @settings(
     max_examples=150,
     deadline=None,

@@ -110,17 +110,7 @@ _MAKE_INFO = frozenset({"-v", "--version", "-h", "--help"})
 _SYSTEM_DIRS = frozenset({"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"})
 """Directories of installed programs: a program run by its path there is decided by its name, as from ``PATH``."""
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
-_RUNNERS: dict[str, frozenset[str]] = {
-    **dict.fromkeys(
-        ("uv", "poetry", "pdm", "hatch", "pipenv", "rye", "pixi", "conda", "mamba"), frozenset({"run"})
-    ),
-    **dict.fromkeys(("npx", "bunx", "pnpx"), frozenset()),
-    "npm": frozenset({"exec", "x"}),
-    "pnpm": frozenset({"exec", "dlx"}),
-    "yarn": frozenset({"exec", "dlx"}),
-}
-"""Commands that run another command (``uv run python -c ...``), after the subcommand named here, if any."""
-_NAMES = frozenset({"source", ".", "make", "gmake", "sed", *_AWKS, *_INTERPRETERS, *_RUNNERS})
+_NAMES = frozenset({"source", ".", "make", "gmake", "sed", *_AWKS, *_INTERPRETERS})
 
 
 def runs_program(name: str) -> bool:
@@ -164,8 +154,6 @@ def _program(name: str, words: Sequence[str | None], clipped: str) -> Program | 
         return Program(
             uncertain=(f"{name} runs the recipes of a makefile, which are not analysed: {clipped}",)
         )
-    if name in _RUNNERS:
-        return _runner(name, words, clipped)
     if name in _AWKS:
         return _awk(name, words, clipped)
     if name == "sed":
@@ -174,25 +162,6 @@ def _program(name: str, words: Sequence[str | None], clipped: str) -> Program | 
     if spec is None:
         return None
     return _interpreter(name, spec, words, clipped)
-
-
-def _runner(name: str, words: Sequence[str | None], clipped: str) -> Program | None:
-    """``uv run python x.py``, ``npx node -e ...``: the command a runner starts is analysed as program text when it is
-    one. Its options are not read: every later word is tried as that command (the first that runs program text)."""
-    commands = _RUNNERS[name]
-    if commands and (not words or words[0] not in commands):
-        return None
-    for index in range(1 if commands else 0, len(words)):
-        word = words[index]
-        if word is None:
-            reason = f"{name} runs a command only known at run time: {clipped}"
-            return Program(uncertain=(reason,), unknown=(reason,))
-        if word.startswith("-"):
-            continue
-        inner = posixpath.basename(word) or word
-        if "/" in word or runs_program(inner):
-            return program_text(inner, words[index + 1 :], clipped, path=word if "/" in word else None)
-    return None
 
 
 def _interpreter(name: str, spec: _Interpreter, words: Sequence[str | None], clipped: str) -> Program | None:

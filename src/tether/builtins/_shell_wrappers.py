@@ -4,9 +4,15 @@ A wrapper runs another command; the path check and the "always" pattern apply to
 options take an argument keeps ``nice -n 5 rm x`` from being read as the command ``5``. An option outside the table,
 or one that moves the working directory or root, makes the wrapped command unknown: the analysis is then uncertain,
 never wrong.
+
+Runners are wrappers too, after their subcommand: ``uv run rm x``, ``poetry run``, ``npx``, ``npm exec`` run the command
+that follows (from ``PATH`` or the project's environment), so a ``deny`` on ``rm *`` applies to ``uv run rm x`` as to
+``sudo rm x``, and the wrapped command's program text (``uv run python -c ...``) is analysed as if it stood alone.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from .._record import record
 
@@ -32,7 +38,19 @@ class Wrapper:
     stdin_operands: bool = False
     lookup: str = ""
     """Flags that make the wrapper only look the command up, never run it (``command -v python3``)."""
+    subcommands: frozenset[str] = frozenset()
+    """A runner's subcommands that run a command (``uv run``, ``npm exec``): it wraps only after one of them, given
+    first; an option before it makes the wrapped command unknown, another subcommand runs none (``uv pip``)."""
 
+
+_NPX = Wrapper(
+    flags="yq",
+    with_arg="p",
+    long_flags=frozenset({"--yes", "--no", "--quiet"}),
+    long_with_arg=frozenset({"--package"}),
+    unsure=frozenset({"-c", "--call"}),
+)
+"""``npx`` and ``npm exec``: ``-p PKG`` names a package to install first; ``-c``/``--call`` carry a command string."""
 
 WRAPPERS: dict[str, Wrapper] = {
     "command": Wrapper(flags="pvV", lookup="vV"),
@@ -103,6 +121,36 @@ WRAPPERS: dict[str, Wrapper] = {
         ),
         stdin_operands=True,
     ),
+    **dict.fromkeys(
+        ("poetry", "pdm", "hatch", "pipenv", "rye", "pixi"), Wrapper(subcommands=frozenset({"run"}))
+    ),
+    "uv": Wrapper(
+        subcommands=frozenset({"run"}),
+        flags="qv",
+        with_arg="p",
+        long_flags=frozenset(
+            "--frozen --locked --no-sync --isolated --all-extras --no-dev --active --no-project --exact --offline "
+            "--quiet --verbose".split()
+        ),
+        long_with_arg=frozenset(
+            "--with --with-editable --with-requirements --python --extra --group --only-group --package "
+            "--env-file --index --default-index".split()
+        ),
+        unsure=frozenset({"--directory", "--project", "-m", "--module", "-s", "--script"}),
+    ),
+    **dict.fromkeys(
+        ("conda", "mamba"),
+        Wrapper(
+            subcommands=frozenset({"run"}),
+            with_arg="np",
+            long_flags=frozenset({"--no-capture-output", "--live-stream"}),
+            long_with_arg=frozenset({"--name", "--prefix"}),
+            unsure=frozenset({"--cwd"}),
+        ),
+    ),
+    **dict.fromkeys(("npx", "bunx", "pnpx"), _NPX),
+    "npm": replace(_NPX, subcommands=frozenset({"exec", "x"})),
+    **dict.fromkeys(("pnpm", "yarn"), Wrapper(subcommands=frozenset({"exec", "dlx"}))),
 }
 
 
@@ -113,6 +161,17 @@ def unwrap(spec: Wrapper, words: list[str | None], start: int) -> tuple[int | No
     ``(None, reason)`` when an option is unknown, dynamic, or moves the working directory.
     """
     index = start
+    if spec.subcommands:
+        first = words[index] if index < len(words) else ""
+        if first in spec.subcommands:
+            index += 1
+        elif first is None or (first.startswith("-") and any(w in spec.subcommands for w in words[index:])):
+            return None, "the runner's subcommand is not known statically"  # dynamic, or options before it
+        else:
+            return (
+                None,
+                None,
+            )  # another subcommand (``uv pip install``, ``npm test``), or none: decided by its name
     positionals = spec.positionals
     options = True
     while index < len(words):
