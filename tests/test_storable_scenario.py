@@ -338,7 +338,8 @@ def test_the_inspector_shows_a_refused_input_with_a_lone_surrogate(tmp_path: Pat
     cli = Cli(tmp_path)
     project = tmp_path / "project"
     project.mkdir()
-    script = [{"tool_calls": [{"name": "bash", "arguments": {"command": "true", "description": "\ud800"}}]}]
+    # the page shows a call by its subject (its path here; a bash call by its command only)
+    script = [{"tool_calls": [{"name": "read", "arguments": {"path": "a\ud800"}}]}]
     script_file = tmp_path / "script.json"
     script_file.write_text(json.dumps(script), encoding="ascii")
     assert cli.run("run", "go", "--model", f"scripted:{script_file}", "--dir", str(project)).code == 0
@@ -358,7 +359,7 @@ def test_the_inspector_shows_a_refused_input_with_a_lone_surrogate(tmp_path: Pat
                         item.click()
                         break
                 page.wait_for_selector("li.tool")
-                assert '"description": "\\\\ud800"' in page.inner_text("li.tool")
+                assert "a\\ud800" in page.inner_text("li.tool")
                 page.click(f"li[data-id='{session_id}']")
                 page.wait_for_selector("#session-head h2:text('title x')")
                 page.wait_for_selector("li.tool")
