@@ -102,6 +102,51 @@ async def measure_tether(n: int, parallel: bool) -> Measure:
         return await bench.turn(n, parallel)
 
 
+async def measure_tether_runtime(n: int, parallel: bool) -> Measure:
+    """``n`` no-op calls in the first turn of a freshly opened :class:`tether.Runtime` (its own data directory, store,
+    permission service, built-in tools and Location): what every ``tether run`` process pays, minus the process.
+
+    Opening the runtime, its Location and the session is not timed (they are start-up: ``bench/startup.py``); the
+    turn is, from ``prompt()`` to the store's commit of its last event, with every first use it makes (the catalog's
+    schemas, the codecs, SQLite compiling the writer's statements, the permission rules' first evaluation).
+    """
+    from tether import Runtime
+    from tether.config import parse_config
+    from tether.testing import ScriptedModel
+    from tether.tools import Tool, ToolResponse
+
+    executed = 0
+    # one step per sequential call plus the final text step: above the default cap of 100 steps a turn
+    config = parse_config({"agent": {"build": {"steps": n + 1}}}, file="bench") if not parallel else None
+
+    async def noop(value: NoopInput, ctx: Any) -> ToolResponse[Any]:
+        nonlocal executed
+        executed += 1
+        return ToolResponse(content="ok")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "project"
+        root.mkdir()
+        async with Runtime(data_dir=Path(tmp) / "data", config=config, plugins=False) as rt:
+            with rt.tools.register({"noop": Tool(description="Do nothing", input=NoopInput, execute=noop)}):
+                location = await rt.location(root)
+                session = await rt.sessions.create(location, rules=[("noop", "*", "allow")])
+                await rt.store.flush()  # the session's creation is not part of the turn
+                model = ScriptedModel(_steps(n, parallel))
+                start, cpu_start = time.perf_counter(), time.process_time()
+                result = await session.prompt("go", model=model)
+                elapsed = time.perf_counter() - start
+                await rt.store.flush()  # until everything is committed to the file
+                measure = Measure(
+                    returned=elapsed,
+                    committed=time.perf_counter() - start,
+                    cpu=time.process_time() - cpu_start,
+                )
+    assert result.tool_calls == n == executed, (result, executed)
+    model.assert_done()
+    return measure
+
+
 class TetherBench:
     """An open SQLite store, tool registry and ``Sessions``, as in a runtime that serves many turns.
 

@@ -51,19 +51,24 @@ from runner import (  # the bench folder is not a package
     TetherBench,
     measure_pydantic_ai,
     measure_tether,
+    measure_tether_runtime,
 )
 
 WORKLOADS: dict[str, tuple[int, bool]] = {
     "par100": (100, True),
+    "seq10": (10, False),
     "seq100": (100, False),
     "par1000": (1_000, True),
     "seq1000": (1_000, False),
     "par10000": (10_000, True),
     "seq10000": (10_000, False),
 }
-DEFAULT = ("par100", "seq100", "par1000", "seq1000", "par10000")
+DEFAULT = ("par100", "seq10", "seq100", "par1000", "seq1000", "par10000")
 """seq10000 is opt-in (``--only seq10000``): pydantic-ai's run grows with its history, which takes minutes here."""
 TARGETS = {True: 3.0, False: 10.0}
+FRESH = ("par100", "seq10")
+"""Issue 38: these are also timed as the first turn of a freshly opened Runtime (its own store), against pydantic-ai
+runs interleaved with them, and held to the same targets."""
 """The ratio to pydantic-ai a workload must reach (parallel, sequential); parallel steps past 100 calls are FLAT."""
 FLAT = 1.5
 """A parallel step of 1,000 or 10,000 calls is flat when its wall per call is at most this times par100's."""
@@ -78,8 +83,11 @@ def _repeats(n: int, asked: int | None) -> int:
     return 7 if n <= 100 else 3 if n <= 1_000 else 1
 
 
-async def _measure(workload: str, repeats: int) -> tuple[dict[str, list[Measure]], list[Measure]]:
-    """Interleaved repeats of both runtimes, then tether's first turns of new stores."""
+async def _measure(
+    workload: str, repeats: int
+) -> tuple[dict[str, list[Measure]], list[Measure], list[Measure], list[Measure]]:
+    """Interleaved repeats of both runtimes, tether's first turns of new stores, then (for the workloads of issue
+    38) the first turns of fresh runtimes interleaved with pydantic-ai runs of their own."""
     n, parallel = WORKLOADS[workload]
     runs: dict[str, list[Measure]] = {name: [] for name in NAMES}
     async with TetherBench() as tether:
@@ -94,7 +102,18 @@ async def _measure(workload: str, repeats: int) -> tuple[dict[str, list[Measure]
     for _ in range(min(repeats, 3)):
         gc.collect()
         first.append(await measure_tether(n, parallel))
-    return runs, first
+    fresh: list[Measure] = []
+    beside: list[Measure] = []
+    if workload in FRESH:
+        await measure_tether_runtime(min(n, 10), parallel)  # the imports, once per process like the others
+        for i in range(repeats):
+            for kind in ("fresh", "pydantic-ai") if i % 2 == 0 else ("pydantic-ai", "fresh"):
+                gc.collect()
+                if kind == "fresh":
+                    fresh.append(await measure_tether_runtime(n, parallel))
+                else:
+                    beside.append(await measure_pydantic_ai(n, parallel))
+    return runs, first, fresh, beside
 
 
 def _per_call(values: list[float], n: int) -> float:
@@ -128,10 +147,11 @@ def main() -> None:
         f"{'workload':<10}{'tether wall':>12}{'(returned)':>11}{'tether cpu':>11}{'new store':>10}"
         f"{'p-ai wall':>11}{'p-ai cpu':>10}{'x wall':>8}{'x cpu':>7}  target"
     )
+    fresh_rows: list[str] = []
     par100: float | None = None  # the flat check's reference, measured first by default
     for workload in args.only or DEFAULT:
         n, parallel = WORKLOADS[workload]
-        runs, first = anyio.run(_measure, workload, _repeats(n, args.repeat))
+        runs, first, fresh, beside = anyio.run(_measure, workload, _repeats(n, args.repeat))
         ours, theirs = runs["tether"], runs["pydantic-ai"]
         new_store = _per_call([m.committed for m in first], n)
         wall = _per_call([m.committed for m in ours], n)
@@ -146,6 +166,22 @@ def main() -> None:
             f"{workload:<10}{wall:>12.1f}{returned:>11.1f}{cpu:>11.1f}{new_store:>10.1f}{their_wall:>11.1f}{their_cpu:>10.1f}"
             f"{x_wall:>7.1f}x{x_cpu:>6.1f}x  {_verdict(n, parallel, x_wall, wall, par100)}"
         )
+        if fresh:
+            ours_fresh = _per_call([m.committed for m in fresh], n)
+            theirs_fresh = _per_call([m.returned for m in beside], n)
+            cpu_fresh = _per_call([m.cpu for m in fresh], n)
+            x_fresh = theirs_fresh / ours_fresh
+            fresh_rows.append(
+                f"{workload:<10}{ours_fresh:>12.1f}{cpu_fresh:>11.1f}{theirs_fresh:>11.1f}{x_fresh:>7.1f}x  "
+                f"{_verdict(n, parallel, x_fresh, ours_fresh, None)}"
+            )
+    if fresh_rows:
+        print(
+            "first turn of a freshly opened Runtime (own data directory and store), pydantic-ai interleaved:"
+        )
+        print(f"{'workload':<10}{'tether wall':>12}{'tether cpu':>11}{'p-ai wall':>11}{'x wall':>8}  target")
+        for row in fresh_rows:
+            print(row)
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     print(f"load average after: {' '.join(load)}")

@@ -418,6 +418,15 @@ def git_state(
     return (found, "") if found is not None else (None, note)
 
 
+def _outside_any_repository(directory: str | os.PathLike[str]) -> bool:
+    """No ``.git`` in ``directory`` or above it and no ``$GIT_DIR``: git would only answer "not a git repository",
+    so no git runs (two processes a turn saved; issue 38). Blocking (a few ``lstat``)."""
+    if os.environ.get("GIT_DIR"):
+        return False
+    real = Path(os.path.realpath(directory))
+    return not any(os.path.lexists(place / ".git") for place in (real, *real.parents))
+
+
 async def measure_environment(
     *,
     root: str | os.PathLike[str],
@@ -442,7 +451,12 @@ async def measure_environment(
     # git kills itself at git_timeout; this bounds the .git reads too (a hung filesystem), the thread abandoned
     with anyio.move_on_after(git_timeout + 1):
         git, note = await anyio.to_thread.run_sync(
-            lambda: git_state(directory, trusted=trusted, timeout=git_timeout), abandon_on_cancel=True
+            lambda: (
+                (None, "")
+                if _outside_any_repository(directory)
+                else git_state(directory, trusted=trusted, timeout=git_timeout)
+            ),
+            abandon_on_cancel=True,
         )
     return Environment(
         root=str(Path(root)),
