@@ -404,6 +404,30 @@ async def test_program_text_that_writes_outside_is_refused_by_an_external_direct
     assert plan is not None and (plan.analysis.uncertain or plan.outside)
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("spelling", ["awk 1 {secret}", "awk -F: '{{print $1}}' notes.txt {secret}"])
+async def test_awk_reading_a_file_outside_is_refused_by_an_external_directory_deny(
+    root: Path, tmp_path: Path, make_project: Callable[..., Any], kit: Any, spelling: str
+) -> None:
+    secret = tmp_path / "elsewhere" / "secret"
+    secret.parent.mkdir()
+    secret.write_text("the key\n")
+    (root / "notes.txt").write_text("a:1\n")
+    decided: list[tuple[str, str]] = []
+
+    def decide(request: PermissionRequest) -> str:
+        effect = evaluate_request(request.action, request.resources, OUTSIDE_DENIED).effect
+        decided.append((request.action, effect))
+        return "allow" if effect == "allow" else "deny"
+
+    outcome = await make_project(kit.Recorder(decide=decide)).fail(
+        "bash", command=spelling.format(secret=secret)
+    )
+    assert outcome.kind == "blocked"
+    assert ("external_directory", "deny") in decided
+    assert "the key" not in str(outcome)
+
+
 CONTROLS = [
     "python3 --version",
     "python3 -V",

@@ -236,6 +236,17 @@ def test_what_only_prints_or_filters_is_certain(command: str) -> None:
     assert analysis.uncertain == () and analysis.unknown == (), (analysis.uncertain, analysis.unknown)
 
 
+def test_awks_input_files_are_read_paths_and_its_program_and_assignments_are_not() -> None:
+    # ``awk 1 /elsewhere/secret`` read outside the project unasked while ``cat`` and ``sed -n p`` asked
+    analysis = run("awk -F: '/a/ {print $1}' /etc/passwd data FS=, -")
+    assert read(analysis) == {"/etc/passwd", f"{CWD}/data"} and analysis.uncertain == ()
+    assert read(run("awk -f prog.awk /etc/hosts")) >= {"/etc/hosts"}  # every operand is input after -f
+    assert read(run("awk -e '{print}' /etc/hosts")) == {"/etc/hosts"}
+    assert read(run("awk --sandbox '{print}' /etc/hosts")) == {"/etc/hosts"}
+    assert run("awk '{print}' $F").uncertain != ()
+    assert read(run("awk 'BEGIN { print 1 }'")) == set()
+
+
 def test_sed_files_are_paths_like_any_operand_and_its_e_command_is_a_command() -> None:
     analysis = run("sed -n -e '/x/w out.txt' -e 's/a/b/w /tmp/o' -e '1r /etc/hosts' -e 'R in.txt' data")
     assert written(analysis) >= {f"{CWD}/out.txt", "/tmp/o"}

@@ -36,7 +36,8 @@ class Program:
     unknown: tuple[str, ...] = ()
     """Why what it runs is not known (the caller adds the uncertain ``bash`` resource)."""
     reads: tuple[str, ...] = ()
-    """Files its text names that it reads (``sed 'r FILE'``), relative to the working directory."""
+    """Files it reads that its words or text name (``sed 'r FILE'``, awk's input files), relative to the working
+    directory."""
     writes: tuple[str, ...] = ()
     """Files its text names that it writes (``sed 'w FILE'``)."""
     commands: tuple[str, ...] = ()
@@ -548,6 +549,8 @@ _AWK_LONG = (
 )
 """gawk's long options (any unambiguous prefix is one, as for sed)."""
 _AWK_SANDBOX = frozenset({"-S", "--sandbox"})
+_AWK_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+"""An operand awk reads as an assignment, not a file (``FS=, data``)."""
 _AWK_TOKEN = re.compile(
     r"""(?P<space>[ \t\r]+|\\\n)|(?P<comment>\#[^\n]*)|(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"""
     r"""|(?P<number>[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|\.[0-9]+)|(?P<op>\|\||&&|>>|\|&|[<>!=]=|\+\+|--|.|\n)""",
@@ -562,6 +565,7 @@ _AWK_KEYWORDS = frozenset(
 def _awk(name: str, words: Sequence[str | None], clipped: str) -> Program | None:
     programs: list[str | None] = []
     from_file = False
+    script_file = False  # -f, -E or -W exec: the program is a file, so every operand is input
     writes_file = False
     sandbox = False
     operands: list[str | None] = []
@@ -582,6 +586,7 @@ def _awk(name: str, words: Sequence[str | None], clipped: str) -> Program | None
             option = _long(option, _AWK_LONG)
             if option in _AWK_FILES:
                 from_file = True
+                script_file = script_file or option in ("--file", "--exec")
             elif option in _AWK_WRITES:
                 writes_file = True
             elif option in _AWK_SANDBOX:
@@ -596,6 +601,7 @@ def _awk(name: str, words: Sequence[str | None], clipped: str) -> Program | None
             sandbox = True
         elif head in _AWK_FILES:
             from_file = True
+            script_file = script_file or head in ("-f", "-E")
         elif head in _AWK_WRITES:
             writes_file = True  # -d[FILE], -o[FILE], -p[FILE]: an attached name only
             continue
@@ -604,18 +610,26 @@ def _awk(name: str, words: Sequence[str | None], clipped: str) -> Program | None
         elif head == "-W":  # mawk: -W exec FILE reads the program from a file; other -W options print or tune
             value = word[2:] or (words[index] if index < len(words) else None)
             from_file = from_file or value is None or value.startswith("e")
+            script_file = script_file or value is None or value.startswith("e")
         elif word[1] in _AWK_FLAGS:
             continue
         if word[1] in "fiElWvFe" and len(word) == 2:
             index += 1
+    # the operands after the program are the files it reads (``var=value`` assigns, ``-`` is the input)
+    files = operands if programs or script_file else operands[1:]
+    reads = tuple(
+        dict.fromkeys(f for f in files if f is not None and f != "-" and not _AWK_ASSIGNMENT.match(f))
+    )
+    uncertain: list[str] = []
+    if any(f is None for f in files):
+        uncertain.append(f"{name} reads a file only known at run time: {clipped}")
     if not programs and not from_file and operands:
         programs.append(operands[0])
     if sandbox:
-        return None
+        return Program(uncertain=tuple(uncertain), reads=reads) if reads or uncertain else None
     if from_file or any(p is None for p in programs):
         reason = f"{name} runs a program that is not known statically: {clipped}"
-        return Program(uncertain=(reason,), unknown=(reason,))
-    uncertain: list[str] = []
+        return Program(uncertain=(*uncertain, reason), unknown=(reason,), reads=reads)
     unknown: list[str] = []
     if writes_file:
         uncertain.append(f"{name} writes a file of its own (a dump or profile): {clipped}")
@@ -634,9 +648,11 @@ def _awk(name: str, words: Sequence[str | None], clipped: str) -> Program | None
             uncertain.append(
                 f"{name}'s program reads or writes files it names itself (getline, >): {clipped}"
             )
-    if not uncertain:
+    if not (uncertain or reads):
         return None
-    return Program(uncertain=tuple(dict.fromkeys(uncertain)), unknown=tuple(dict.fromkeys(unknown)))
+    return Program(
+        uncertain=tuple(dict.fromkeys(uncertain)), unknown=tuple(dict.fromkeys(unknown)), reads=reads
+    )
 
 
 def _awk_effects(program: str) -> tuple[bool, bool] | None:
