@@ -405,8 +405,19 @@ async def test_program_text_that_writes_outside_is_refused_by_an_external_direct
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("spelling", ["awk 1 {secret}", "awk -F: '{{print $1}}' notes.txt {secret}"])
-async def test_awk_reading_a_file_outside_is_refused_by_an_external_directory_deny(
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "awk 1 {secret}",
+        "awk -F: '{{print $1}}' notes.txt {secret}",
+        "tac {secret}",
+        "base64 {secret}",
+        "rev {secret}",
+        "shuf -n 1 {secret}",
+        "fold -w 80 {secret}",
+    ],
+)
+async def test_a_command_reading_a_file_outside_is_refused_by_an_external_directory_deny(
     root: Path, tmp_path: Path, make_project: Callable[..., Any], kit: Any, spelling: str
 ) -> None:
     secret = tmp_path / "elsewhere" / "secret"

@@ -57,7 +57,8 @@ _WRITE = _Spec(write=True)
 _SPECS: dict[str, _Spec] = {
     **dict.fromkeys(
         "cat head tail wc grep egrep fgrep rg ls stat du file less more diff cmp nl od xxd hexdump strings "
-        "md5sum sha1sum sha256sum sha512sum realpath readlink source . bat".split(),
+        "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum realpath readlink source . bat "
+        "tac rev base64 base32 fold fmt expand unexpand shuf pr look zcat bzcat xzcat zstdcat zless zmore".split(),
         _READ,
     ),
     **dict.fromkeys("rm rmdir unlink shred chmod chown chgrp tee ed ex".split(), _WRITE),
