@@ -155,6 +155,7 @@ RUNNERS = [
     "npx --yes",
     "bunx",
     "pnpx",
+    "bun x",
     "npm exec --",
     "npm x --yes --",
     "pnpm exec",

@@ -151,6 +151,7 @@ WRAPPERS: dict[str, Wrapper] = {
     **dict.fromkeys(("npx", "bunx", "pnpx"), _NPX),
     "npm": replace(_NPX, subcommands=frozenset({"exec", "x"})),
     **dict.fromkeys(("pnpm", "yarn"), Wrapper(subcommands=frozenset({"exec", "dlx"}))),
+    "bun": Wrapper(subcommands=frozenset({"x"})),  # ``bun x`` is bunx; ``bun run x.ts`` is program text
 }
 
 
