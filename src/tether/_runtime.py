@@ -18,6 +18,7 @@ Imports here stay light (the CLI imports ``tether`` and must start fast): the he
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import weakref
@@ -91,6 +92,24 @@ def _prepare_data_dir(data_dir: Path, sqlite: bool = True) -> tuple[Path, Path]:
 
 
 _CLEANUP_INTERVAL = 3600.0
+
+
+def _probe_sandbox(config: Config) -> None:
+    """Start the sandbox's detection (one bubblewrap start: 5-12 ms, mostly waiting) in a thread of its own, so it
+    runs while the store opens; ``detect`` caches the answer, and the runtime's own call further on takes it (or
+    waits for it under the same lock)."""
+    import threading
+
+    from .sandbox import SandboxSettings, detect
+
+    mode = SandboxSettings.from_config(config.get("sandbox")).mode
+
+    def probe() -> None:
+        # A failure here is the runtime's own call's to raise (nothing is cached): only the head start is lost.
+        with contextlib.suppress(Exception):
+            detect(mode)
+
+    threading.Thread(target=probe, name="tether-sandbox-probe", daemon=True).start()
 
 
 def _output_root(config: Config, data_dir: Path) -> Path:
@@ -259,6 +278,7 @@ class Runtime:
         data_dir = self._data_dir or default_data_dir()
         config = self._config if self._config is not None else Config()
         url = _store_url(config)
+        _probe_sandbox(config)
         # resources are canonical paths: the rules about the data and temp directories name their real paths
         real_data, real_tmp = await anyio.to_thread.run_sync(_prepare_data_dir, data_dir, url is None)
         self.data_dir: Path = data_dir
