@@ -449,6 +449,14 @@ def sessions(
     all_: Annotated[bool, typer.Option("--all", help="Sessions of every directory.")] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many to list.")] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="The list as JSON, for machines.")] = False,
+    owners: Annotated[
+        bool,
+        typer.Option(
+            "--owners",
+            help="List the open stores sharing the session store instead (workers, runs, servers): their heartbeat, "
+            "PostgreSQL lease and lock, whether recovery counts them live, their claims and unfinished calls.",
+        ),
+    ] = False,
 ) -> None:
     """List sessions, newest first; prune old ones.
 
@@ -461,8 +469,14 @@ def sessions(
       tether sessions --all -n 50
       tether sessions --json | jq -r '.[0].id'
       tether sessions prune --older-than 30d --dry-run
+      tether sessions --owners
     """
     if ctx.invoked_subcommand is not None:
+        return
+    if owners:
+        from ._owners import owners_command
+
+        owners_command(data_dir=_data_dir(ctx), directory=directory, as_json=as_json)
         return
     from ._sessions import list_command
 

@@ -12,7 +12,8 @@ no longer runs (or is a zombie), or that pid now belongs to another process (a d
 the pid cannot be checked (another host sharing the file, a platform without ``/proc``) the heartbeat decides:
 an owner silent for :data:`STALE_SECONDS` is gone.
 
-This module holds the pure parts (identity, the liveness verdict); ``_sqlite`` runs them in its writer thread.
+This module holds the pure parts (identity, the liveness verdict) and the owners' listing
+(:func:`owner_statuses`, ``tether sessions --owners``); ``_sqlite`` runs them in its writer thread.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import sqlite3
 import sys
 
 from .._record import record
@@ -27,10 +29,13 @@ from .._record import record
 __all__ = [
     "HEARTBEAT_SECONDS",
     "STALE_SECONDS",
+    "SWEEP_SECONDS",
     "Owner",
     "OwnerRow",
+    "OwnerStatus",
     "current_owner",
     "owner_alive",
+    "owner_statuses",
     "process_identity",
 ]
 
@@ -39,6 +44,11 @@ HEARTBEAT_SECONDS = 15.0
 
 STALE_SECONDS = 60.0
 """An owner whose pid cannot be checked is gone after this long without a heartbeat."""
+
+SWEEP_SECONDS = 30.0
+"""How often an open store recovers the work of owners that are gone (besides when it opens): a worker that dies
+leaves its calls ``running`` for at most this long (plus its lease, where the pid cannot be checked), even when no
+process opens the store meanwhile."""
 
 
 @record
@@ -144,3 +154,57 @@ def owner_alive(row: OwnerRow, me: Owner, now_ms: int) -> bool:
     if row.identity and me.identity:
         return process_identity(row.pid) == row.identity
     return fresh
+
+
+@record
+class OwnerStatus:
+    """One open store (an owner) of a session store, as ``tether sessions --owners`` shows it.
+
+    ``live`` is the verdict recovery acts on: a store that is not live has its unfinished work interrupted by the next
+    sweep. ``lease_until`` (the server's clock) and ``locked`` (its advisory lock is held, so its connection lives)
+    are PostgreSQL's; a SQLite owner is judged by its pid and heartbeat instead.
+    """
+
+    id: str
+    host: str
+    pid: int
+    opened: int
+    heartbeat: int
+    live: bool
+    this: bool = False
+    lease_until: int | None = None
+    locked: bool | None = None
+    claims: tuple[str, ...] = ()
+    unfinished: int = 0
+    """Tool parts this owner wrote that are still ``pending`` or ``running``."""
+
+
+def owner_statuses(conn: sqlite3.Connection, me: Owner, now: int) -> list[OwnerStatus]:
+    """Every owner row of a SQLite store with its verdict, claims and unfinished calls, oldest first."""
+    claims: dict[str, list[str]] = {}
+    for session_id, owner in conn.execute("SELECT session_id, owner FROM claims ORDER BY session_id"):
+        claims.setdefault(owner, []).append(session_id)
+    unfinished = dict(
+        conn.execute(
+            "SELECT owner, count(*) FROM parts WHERE state IN ('pending', 'running') GROUP BY owner"
+        ).fetchall()
+    )
+    found: list[OwnerStatus] = []
+    for oid, host, pid, identity, opened, heartbeat in conn.execute(
+        "SELECT id, host, pid, identity, opened, heartbeat FROM owners ORDER BY opened, id"
+    ):
+        row = OwnerRow(id=oid, host=host, pid=pid, identity=identity, heartbeat=heartbeat)
+        found.append(
+            OwnerStatus(
+                id=oid,
+                host=host,
+                pid=pid,
+                opened=opened,
+                heartbeat=heartbeat,
+                live=owner_alive(row, me, now),
+                this=oid == me.id,
+                claims=tuple(claims.get(oid, ())),
+                unfinished=int(unfinished.get(oid, 0)),
+            )
+        )
+    return found

@@ -19,6 +19,7 @@ its calls, and a turn must not go on writing as if nothing happened.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import queue
 import socket
@@ -36,8 +37,9 @@ from . import _postgres_admin as admin
 from ._admin import Deleted, SessionKind
 from ._events import DurableEvent
 from ._model import SessionInfo, now_ms
+from ._owners import SWEEP_SECONDS, OwnerStatus
 from ._postgres_conn import connect, describe, redact
-from ._postgres_owners import DEFAULT_LEASE, claim, new_lock_key, recover, register, renew
+from ._postgres_owners import DEFAULT_LEASE, claim, new_lock_key, owner_statuses, recover, register, renew
 from ._postgres_rows import EVENTS_LOCK, PgWrites, pg_text
 from ._postgres_schema import migrate
 from ._search import SessionMatch, search_postgres
@@ -78,17 +80,28 @@ class PostgresStore:
 
     Args:
         url: a ``postgresql://`` URL (libpq syntax). Its password never appears in errors, logs or ``repr``.
-        recover: interrupt the unfinished calls of gone owners on open.
+        recover: interrupt the unfinished calls of gone owners on open, and every ``sweep`` seconds while open.
         window: seconds the writer lets events accumulate before a commit.
         lease: seconds this store stays live in others' eyes without renewing (renewed every third of it, and by
             every write).
+        sweep: seconds between two recoveries while the store is open (a worker that died meanwhile, on any host,
+            leaves no call ``running`` for longer), when ``recover`` is on.
     """
 
     def __init__(
-        self, url: str, *, recover: bool = True, window: float = 0.002, lease: float = DEFAULT_LEASE
+        self,
+        url: str,
+        *,
+        recover: bool = True,
+        window: float = 0.002,
+        lease: float = DEFAULT_LEASE,
+        sweep: float = SWEEP_SECONDS,
     ) -> None:
         if lease <= 0:
             raise UsageError(f"a store lease must be positive seconds, not {lease!r}")
+        if not sweep > 0:
+            raise UsageError(f"a store's sweep is positive seconds, not {sweep!r}")
+        self._sweep = sweep
         self._url = url
         self.path = describe(url)
         """The URL without its password (what errors name; ``SQLiteStore.path`` is the file)."""
@@ -367,6 +380,16 @@ class PostgresStore:
         self.recovered = await self._run(lambda conn: recover(conn, owner, now_ms()))
         return self.recovered
 
+    async def owners(self) -> list[OwnerStatus]:
+        """The open stores sharing this database (the owner rows), each with its lease, its advisory lock, its
+        liveness verdict, its claims and its unfinished calls (``tether sessions --owners``).
+
+        Raises:
+            StoreError: the store is closed or failed.
+        """
+        owner = self._writable()
+        return await self._run(lambda conn: owner_statuses(conn, owner), read=True)
+
     # -- the writer thread -------------------------------------------------------------------------------------------
 
     def _connect(self) -> Any:
@@ -402,17 +425,21 @@ class PostgresStore:
         started.set_result(None)
         q = self._queue
         beat_at = time.monotonic() + self._beat_every
+        sweep_at = time.monotonic() + self._sweep if self._recover_on_open else math.inf
         try:
             while True:
                 try:
-                    first = q.get(timeout=max(0.0, beat_at - time.monotonic()))
+                    first = q.get(timeout=max(0.0, min(beat_at, sweep_at) - time.monotonic()))
                 except queue.Empty:
-                    beat_at = time.monotonic() + self._beat_every
-                    self._beat(conn)
-                    continue
+                    first = None
+                if time.monotonic() >= sweep_at:  # a live store recovers too, not only an opening one
+                    sweep_at = time.monotonic() + self._sweep
+                    q.put(_Call(self._sweep_once))
                 if time.monotonic() >= beat_at:  # a store kept busy (even with reads only) still renews
                     beat_at = time.monotonic() + self._beat_every
                     self._beat(conn)
+                if first is None:
+                    continue
                 batch = [first]
                 if self._window and not isinstance(first, _Call | _Stop):
                     self._wake.wait(self._window)
@@ -434,6 +461,12 @@ class PostgresStore:
                     break
                 if isinstance(item, _Call) and not item.future.done():
                     item.future.set_exception(self._error or StoreError("The session store is closed"))
+
+    def _sweep_once(self, conn: Any) -> int:
+        # a failed store answers reads only: it writes nothing, not even a recovery
+        if self._error is not None or self._owner is None:
+            return 0
+        return recover(conn, self._owner, now_ms())
 
     def _store_error(self, what: str, exc: BaseException) -> StoreError:
         message = redact(str(exc).strip(), self._url) or type(exc).__name__

@@ -30,16 +30,19 @@ from typing import Any
 
 from ._events import MessageUpdated, PartUpdated
 from ._model import AssistantInfo, MessageError, ToolPart, message_from_json, part_from_json
+from ._owners import OwnerStatus
 from ._postgres_rows import PgWrites, pg_text, py_text
 from ._store import INTERRUPTED_ERROR
 
 __all__ = [
     "DEFAULT_LEASE",
     "LIVE",
+    "LOCKED",
     "NOW",
     "RECOVER_LOCK",
     "claim",
     "new_lock_key",
+    "owner_statuses",
     "recover",
     "register",
     "renew",
@@ -55,11 +58,14 @@ RECOVER_LOCK = 0x7465_7468_6572_0003
 NOW = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
 """The server's clock in milliseconds: leases are judged on one clock whatever the hosts' clocks say."""
 
-LIVE = (
-    f"(o.lease_until > {NOW} AND EXISTS (SELECT 1 FROM pg_locks AS l WHERE l.locktype = 'advisory' AND l.granted "
+LOCKED = (
+    "EXISTS (SELECT 1 FROM pg_locks AS l WHERE l.locktype = 'advisory' AND l.granted "
     "AND l.objsubid = 1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-    "AND l.classid::bigint * 4294967296 + l.objid::bigint = o.lock_key))"
+    "AND l.classid::bigint * 4294967296 + l.objid::bigint = o.lock_key)"
 )
+"""SQL: the owner row ``o``'s advisory lock is held (the connection of its store lives)."""
+
+LIVE = f"(o.lease_until > {NOW} AND {LOCKED})"
 """SQL: the owner row ``o`` is live (lease unexpired and its advisory lock held)."""
 
 
@@ -129,7 +135,7 @@ def recover(conn: Any, me: str, now: int) -> int:
             error=INTERRUPTED_ERROR,
             error_kind="interrupted",
             interrupted=True,
-            started=part.started if part.started is not None else now,
+            started=part.started,  # None: the call never started (a durable turn may still run it)
             ended=now,
         )
         writes.add(PartUpdated(fixed), now)
@@ -148,3 +154,41 @@ def recover(conn: Any, me: str, now: int) -> int:
     if count:
         log.warning("recovered %d interrupted tool call(s) of closed, exited or expired stores", count)
     return count
+
+
+def owner_statuses(conn: Any, me: str) -> list[OwnerStatus]:
+    """Every owner row with its lease, its advisory lock, its verdict, claims and unfinished calls, oldest first."""
+    claims: dict[str, list[str]] = {}
+    for session_id, owner in conn.execute(
+        "SELECT session_id, owner FROM claims ORDER BY session_id"
+    ).fetchall():
+        claims.setdefault(py_text(owner), []).append(py_text(session_id))
+    unfinished = {
+        py_text(owner): int(n)
+        for owner, n in conn.execute(
+            "SELECT owner, count(*) FROM parts WHERE state IN ('pending', 'running') AND owner IS NOT NULL "
+            "GROUP BY owner"
+        ).fetchall()
+    }
+    found: list[OwnerStatus] = []
+    for oid, host, pid, opened, heartbeat, lease_until, live, holds in conn.execute(
+        f"SELECT o.id, o.host, o.pid, o.opened, o.heartbeat, o.lease_until, {LIVE}, {LOCKED} FROM owners AS o "
+        "ORDER BY o.opened, o.id"
+    ).fetchall():
+        oid = py_text(oid)
+        found.append(
+            OwnerStatus(
+                id=oid,
+                host=py_text(host),
+                pid=int(pid),
+                opened=int(opened),
+                heartbeat=int(heartbeat),
+                live=bool(live),
+                this=oid == me,
+                lease_until=int(lease_until),
+                locked=bool(holds),
+                claims=tuple(claims.get(oid, ())),
+                unfinished=unfinished.get(oid, 0),
+            )
+        )
+    return found

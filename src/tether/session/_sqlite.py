@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import queue
 import sqlite3
@@ -63,7 +64,16 @@ from ._model import (
     rules_from_json,
     rules_to_json,
 )
-from ._owners import HEARTBEAT_SECONDS, Owner, OwnerRow, current_owner, owner_alive
+from ._owners import (
+    HEARTBEAT_SECONDS,
+    SWEEP_SECONDS,
+    Owner,
+    OwnerRow,
+    OwnerStatus,
+    current_owner,
+    owner_alive,
+    owner_statuses,
+)
 from ._search import SessionMatch, search_sqlite
 from ._store import INTERRUPTED_ERROR, StoredMessage
 from ._todos import Todo, read_todos, write_todos
@@ -266,13 +276,20 @@ class SQLiteStore:
 
     Args:
         path: the database file (its directory is created).
-        recover: mark unfinished tool parts interrupted on open.
+        recover: mark unfinished tool parts interrupted on open, and every ``sweep`` seconds while open.
         window: seconds the writer lets events accumulate before a commit (bounds how stale the file may be).
+        sweep: seconds between two recoveries while the store is open (a worker that died meanwhile leaves no call
+            ``running`` for longer), when ``recover`` is on.
     """
 
-    def __init__(self, path: str | Path, *, recover: bool = True, window: float = 0.002) -> None:
+    def __init__(
+        self, path: str | Path, *, recover: bool = True, window: float = 0.002, sweep: float = SWEEP_SECONDS
+    ) -> None:
+        if not sweep > 0:
+            raise UsageError(f"a store's sweep is positive seconds, not {sweep!r}")
         self.path = Path(path)
         self._window = window
+        self._sweep = sweep
         self._wake = threading.Event()
         self._recover_on_open = recover
         self._queue: queue.SimpleQueue[DurableEvent | _Call | _Stop] = queue.SimpleQueue()
@@ -645,6 +662,17 @@ class SQLiteStore:
         self.recovered = await self._run(lambda conn: _recover(conn, owner))
         return self.recovered
 
+    async def owners(self) -> list[OwnerStatus]:
+        """The open stores sharing this file (the owner rows), each with its liveness verdict, its claims and its
+        unfinished calls (``tether sessions --owners``).
+
+        Raises:
+            StoreError: the store is closed.
+        """
+        owner = self._owner
+        assert owner is not None
+        return await self._run(lambda conn: owner_statuses(conn, owner, now_ms()))
+
     # -- the writer thread -------------------------------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
@@ -708,17 +736,21 @@ class SQLiteStore:
         q = self._queue
         window = self._window
         beat_at = time.monotonic() + HEARTBEAT_SECONDS
+        sweep_at = time.monotonic() + self._sweep if self._recover_on_open else math.inf
         try:
             while True:
                 try:
-                    first = q.get(timeout=max(0.0, beat_at - time.monotonic()))
+                    first = q.get(timeout=max(0.0, min(beat_at, sweep_at) - time.monotonic()))
                 except queue.Empty:
-                    beat_at = time.monotonic() + HEARTBEAT_SECONDS
-                    self._beat(conn)
-                    continue
+                    first = None
+                if time.monotonic() >= sweep_at:  # a live store recovers too, not only an opening one
+                    sweep_at = time.monotonic() + self._sweep
+                    q.put(_Call(self._sweep_once))
                 if time.monotonic() >= beat_at:  # a store kept busy still beats
                     beat_at = time.monotonic() + HEARTBEAT_SECONDS
                     self._beat(conn)
+                if first is None:
+                    continue
                 batch = [first]
                 if window and not isinstance(first, _Call | _Stop):
                     # Let a burst of events accumulate: one transaction, and fewer GIL hand-offs with the loop.
@@ -746,6 +778,12 @@ class SQLiteStore:
                     break
                 if isinstance(item, _Call) and not item.future.done():
                     item.future.set_exception(self._error or StoreError("The session store is closed"))
+
+    def _sweep_once(self, conn: sqlite3.Connection) -> int:
+        # a failed store answers reads only: it writes nothing, not even a recovery
+        if self._error is not None or self._owner is None:
+            return 0
+        return _recover(conn, self._owner)
 
     def _beat(self, conn: sqlite3.Connection) -> None:
         assert self._owner is not None
@@ -1169,7 +1207,7 @@ def _recover(conn: sqlite3.Connection, me: Owner) -> int:
             error=INTERRUPTED_ERROR,
             error_kind="interrupted",
             interrupted=True,
-            started=part.started if part.started is not None else now,
+            started=part.started,  # None: the call never started (a durable turn may still run it)
             ended=now,
         )
         _write(conn, PartUpdated(fixed), me.id, now)
