@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +26,7 @@ from tests.postgres.fixtures import postgres
 
 from tether import Runtime
 from tether.llm import Model
-from tether.temporal import TurnHandle, connect, submit_turn, worker
+from tether.temporal import TurnHandle, TurnWorkflow, connect, submit_turn, worker
 from tether.tools import Tool
 
 from .support import CONFIG, MODEL, model, tools
@@ -151,3 +155,79 @@ async def turns(temporal_server: str, tmp_path: Path) -> Turns:
         directory=tmp_path,
         client=await connect(temporal_server, data_dir=tmp_path / "data"),
     )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """After every test that used the dev server: each turn it started replays on today's workflow code.
+
+    The SDK's ``Replayer`` runs the workflow over the turn's recorded history; a change of ``_workflow.py`` that
+    takes another path for the same history (a nondeterminism error, ``TMPRL1100``) fails the test that exercised
+    it. Runs before the test's fixtures are torn down, while its key is still in the environment or its data dir.
+    """
+    started = datetime.now(UTC)
+    result = yield
+    fixtures = getattr(item, "funcargs", {})
+    target = fixtures.get("temporal_server") or (fixtures["turns"].target if "turns" in fixtures else None)
+    if target is None:
+        return result
+    keys = _keys(fixtures.get("tmp_path"))
+    failures = _run_in_thread(lambda: _replay_since(target, started, keys))
+    assert not failures, "turns that do not replay on today's workflow:\n" + "\n".join(failures)
+    return result
+
+
+def _keys(tmp_path: Path | None) -> list[bytes]:
+    """The signing keys a test's turns may carry: the environment's and every data directory's key file."""
+    found: list[bytes] = []
+    if os.environ.get("TETHER_TEMPORAL_KEY"):
+        found.append(os.environ["TETHER_TEMPORAL_KEY"].encode())
+    if tmp_path is not None:
+        found.extend(path.read_bytes().strip() for path in sorted(tmp_path.glob("**/temporal/key")))
+    return found
+
+
+def _run_in_thread(run: Callable[[], Any]) -> Any:
+    """``asyncio.run(run())`` in a thread of its own (the test's event loop may still exist in this one)."""
+    box: list[Any] = []
+    thread = threading.Thread(target=lambda: box.append(asyncio.run(run())))
+    thread.start()
+    thread.join()
+    assert box, "the replay thread failed (see its traceback above)"
+    return box[0]
+
+
+async def _replay_since(target: str, started: datetime, keys: list[bytes]) -> list[str]:
+    from temporalio.api.enums.v1 import EventType
+    from temporalio.client import WorkflowHistory
+    from temporalio.worker import Replayer
+
+    from tether.temporal._codec import data_converter
+    from tether.temporal._worker import workflow_runner
+
+    client = await Client.connect(target)
+    since = started.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    histories: list[WorkflowHistory] = []
+    async for found in client.list_workflows(f"StartTime >= '{since}'"):
+        history = await client.get_workflow_handle(found.id, run_id=found.run_id).fetch_history()
+        # a turn whose first workflow task never completed (a stranger's, refused) took no decision to replay
+        if any(e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED for e in history.events):
+            histories.append(history)
+    failures: list[str] = []
+    for history in histories:
+        errors: list[str] = []
+        for key in keys or [b"no key"]:
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                replayer = Replayer(
+                    workflows=[TurnWorkflow],
+                    data_converter=data_converter(key),
+                    workflow_runner=workflow_runner(),
+                    workflow_task_executor=pool,
+                )
+                outcome = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+            if outcome.replay_failure is None:
+                break
+            errors.append(str(outcome.replay_failure))
+        else:
+            failures.append(f"{history.workflow_id}: {errors[0] if len(set(errors)) == 1 else errors}")
+    return failures

@@ -3,7 +3,8 @@
 import tether.temporal
 
 SURFACE = {
-    "DEFAULT_TASK_QUEUE", "AskInfo", "TemporalRunner", "TurnEvent", "TurnHandle", "TurnWorkflow", "connect",
+    "DEFAULT_TASK_QUEUE", "AskInfo", "TemporalRunner", "TurnEvent", "TurnHandle", "TurnUnreadable", "TurnWorkflow",
+    "connect",
     "run_worker", "submit_turn", "worker",
 }  # fmt: skip
 

@@ -62,6 +62,7 @@ def _forged(turn: _Turn) -> dict[str, list[Any]]:
     return {
         "answer": [AnswerInput(ask_id=turn.ask_id, reply="always")],
         "hold": [HoldInput(session_id=turn.session_id, run_id=turn.run_id)],
+        "hold_state": [HoldInput(session_id=turn.session_id, run_id=turn.run_id)],
         "events": [0],
         "asks": [AsksQuery()],
     }

@@ -9,6 +9,7 @@ prompt, ``--yes`` or ``--deny-asks``), and Ctrl-C cancels the turn. Both need ``
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -129,8 +130,10 @@ def run_temporal_command(
     if not isinstance(chosen, str) or not chosen:
         fail('--temporal needs a model: pass --model provider/model (the workers resolve it) or set "model"')
 
+    patience = _patience()
+
     async def main() -> int:
-        from ..temporal import TemporalRunner
+        from ..temporal import TemporalRunner, TurnUnreadable
 
         runner = await TemporalRunner.connect(
             temporal, task_queue=task_queue, data_dir=data_dir, **connection
@@ -146,18 +149,28 @@ def run_temporal_command(
         )
         if output != "json":
             err_console().print(f"turn {handle.workflow_id} submitted to {task_queue!r} on {temporal}")
+        reconnecting = _Reconnecting(handle.workflow_id)
         try:
-            async for event in handle.events():
+            async for event in handle.events(patience=patience, reconnecting=reconnecting):
+                reconnecting.back()
                 _show(event.kind, event.data, output)
                 if event.kind == "ask":
                     await _answer(handle, event.data, approval, why_deny)
-        except (
-            BaseException
-        ):  # Ctrl-C (or any failure) while following: the turn is cancelled, not left running
+            result = await handle.result(patience=patience, reconnecting=reconnecting)
+        except anyio.get_cancelled_exc_class():
+            # Ctrl-C (asyncio cancels the main task on SIGINT): the one way this follower cancels the turn. A failure
+            # to read the turn is no reason to: it propagates below, and the turn goes on without this follower.
             with anyio.CancelScope(shield=True):
                 await handle.cancel()
             raise
-        result = await handle.result()
+        except TurnUnreadable as exc:
+            err_console().print(
+                f"gave up following turn {handle.workflow_id}: {exc.message}. The turn was not cancelled: it goes on "
+                "on the workers (tether session show shows its session).",
+                markup=False,
+                highlight=False,
+            )
+            return TURN_FAILED
         if output == "quiet":
             if result.text:
                 sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
@@ -173,6 +186,44 @@ def run_temporal_command(
         raise typer.Exit(run_async(main))
     except KeyboardInterrupt:
         raise typer.Exit(CANCELLED) from None
+
+
+PATIENCE_ENV = "TETHER_TEMPORAL_PATIENCE"
+
+
+def _patience() -> float:
+    """Seconds of failed reads in a row after which ``tether run --temporal`` stops following (the turn goes on)."""
+    from ..temporal._client import PATIENCE_SECONDS
+
+    raw = os.environ.get(PATIENCE_ENV)
+    if raw is None:
+        return PATIENCE_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        fail(f"${PATIENCE_ENV} is a number of seconds above 0; got {raw!r}")
+    return value
+
+
+class _Reconnecting:
+    """Tells the person once per streak of failed reads that the turn still runs and this follower reconnects."""
+
+    def __init__(self, workflow_id: str) -> None:
+        self._workflow_id = workflow_id
+        self._failing = False
+
+    def __call__(self, error: Exception) -> None:
+        if self._failing:
+            return
+        self._failing = True
+        err_console().print(
+            f"turn {self._workflow_id} still running, reconnecting ({error})", markup=False, highlight=False
+        )
+
+    def back(self) -> None:
+        self._failing = False
 
 
 def _show(kind: str, data: dict[str, Any], output: str) -> None:

@@ -338,6 +338,7 @@ class Sessions:
         parent_id: str | None = None,
         deps: Any = None,
         parent_call_id: str | None = None,
+        session_id: str | None = None,
     ) -> Session:
         """Create a session in ``location`` for ``agent``.
 
@@ -348,6 +349,8 @@ class Sessions:
                 on the returned handle, never stored. They last as long as someone holds the handle; once nobody
                 does, the session is released and :meth:`get` reopens it from the store with ``deps=None`` (set
                 ``session.deps`` again, or keep the handle). A ``task`` child inherits its parent's.
+            session_id: the new session's id (default: a new ascending ``ses_`` id). A durable runner derives it
+                from its turn, so a retry of the activity that created the session finds it (``tether.temporal``).
 
         Raises:
             UsageError: no such agent, or a rule is not a valid ``(action, resource, effect)`` triple.
@@ -356,7 +359,7 @@ class Sessions:
         checked = check_session_rules(rules)
         now = now_ms()
         info = SessionInfo(
-            id=ids.ascending("ses"),
+            id=session_id if session_id is not None else ids.ascending("ses"),
             project=str(location.root),
             directory=str(location.directory),
             title=title,

@@ -4,7 +4,7 @@ A turn runs as the ``tether.turn`` workflow; each model request and each tool ca
 has an open :class:`~tether.Runtime`, and the activities write the session store as the in-process runner does.
 """
 
-from ._client import DEFAULT_TASK_QUEUE, TemporalRunner, TurnHandle, connect, submit_turn
+from ._client import DEFAULT_TASK_QUEUE, TemporalRunner, TurnHandle, TurnUnreadable, connect, submit_turn
 from ._types import AskInfo, TurnEvent
 from ._worker import run_worker, worker
 from ._workflow import TurnWorkflow
@@ -15,6 +15,7 @@ __all__ = [
     "TemporalRunner",
     "TurnEvent",
     "TurnHandle",
+    "TurnUnreadable",
     "TurnWorkflow",
     "connect",
     "run_worker",

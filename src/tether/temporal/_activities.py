@@ -12,6 +12,8 @@ in-process runner stays the fast path.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
@@ -20,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from temporalio import activity
+from temporalio.client import WorkflowHandle, WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 
 from .. import ids
 from ..codemode import CodeMode
@@ -31,9 +35,11 @@ from ..permissions import DEFAULT_AGENT
 from ..session import (
     MessageUpdated,
     PartUpdated,
+    Session,
     SessionUpdated,
     StepFinishPart,
     StepStartPart,
+    StoredMessage,
     TextPart,
     ToolPart,
 )
@@ -44,7 +50,8 @@ from ..session._runner import DEFAULT_MAX_STEPS, _user_parts, resolve_agent
 from ..session._session import _model_catalog, _title
 from ..session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT, History
 from ..tools import Failed
-from ._calls import CallActivity, adopt, find_message
+from ._calls import CallActivity, adopt, find_message, heartbeating
+from ._faults import fault
 from ._types import (
     BeginRequest,
     BeginResult,
@@ -52,6 +59,7 @@ from ._types import (
     CloseRequest,
     HoldInput,
     HoldRequest,
+    HoldState,
     StepRequest,
     StepResult,
 )
@@ -60,8 +68,11 @@ from ._workflow import BEGIN, CLOSE, HOLD, STEP
 if TYPE_CHECKING:
     from .._runtime import Runtime
     from ..llm import Model
+    from ..tools.internal import Materialization
 
 __all__ = ["TurnActivities"]
+
+log = logging.getLogger("tether.temporal")
 
 _FINAL_TAIL = (AssistantMessage(content=(TextContent(text=MAX_STEPS_PROMPT),)),)
 _TEST_MODEL_NAMES = ("replay", "replay/demo")
@@ -164,7 +175,20 @@ class TurnActivities:
 
                 tg.start_soon(beat)
                 turn = activity.client().get_workflow_handle(workflow_id, run_id=run_id)
-                await turn.execute_update("hold", HoldInput(session_id=session_id, run_id=run_id))
+                claim = HoldInput(session_id=session_id, run_id=run_id)
+                # a retry (the first attempt's worker died) tells the turn only if it still waits: a second "hold"
+                # accepted while the turn runs would make its history unreplayable (_workflow._check_hold)
+                ended = False
+                if info.attempt == 1 or await _hold_state(turn, claim) == "waiting":
+                    try:
+                        await turn.execute_update("hold", claim)  # returns when the turn is over
+                        ended = True
+                    except WorkflowUpdateFailedError:
+                        if await _hold_state(turn, claim) == "waiting":
+                            raise
+                while not ended:
+                    await anyio.sleep(_HOLD_POLL)
+                    ended = await _hold_state(turn, claim) == "ending"
                 tg.cancel_scope.cancel()
         finally:
             if self._held.get(session_id) == workflow_id:
@@ -212,8 +236,19 @@ class TurnActivities:
     @activity.defn(name=BEGIN)
     async def begin_turn(self, request: BeginRequest) -> BeginResult:
         """Open (or create) the session, append the user's input, and build the turn's system prompt once."""
+        return await heartbeating(lambda: self._begin(request))
+
+    async def _begin(self, request: BeginRequest) -> BeginResult:
+        """The body of :meth:`begin_turn`.
+
+        A later attempt (its worker died after writing) finds what the earlier one wrote instead of writing it twice:
+        a new session's id is derived from the turn's run (:func:`turn_id`), the user message's and its parts' from
+        the activity (:func:`keyed_id`), so the session is created once and the prompt stored once.
+        """
         rt = self._rt
         turn = request.turn
+        key = activity_key()
+        again = activity.info().attempt > 1
         # refused before anything is written: a model, a directory or an agent this worker does not serve
         model = self.model(turn.model)
         if turn.session_id is not None:
@@ -223,7 +258,14 @@ class TurnActivities:
         else:
             self._check_directory(turn.directory)
             self._check_codemode(turn.agent or DEFAULT_AGENT)
-            session = await rt.sessions.create(turn.directory, agent=turn.agent)
+            session_id = turn_id("ses", key)
+            session = await self._created(session_id) if again else None
+            if session is None:
+                location = await rt.location(turn.directory)
+                await rt.sessions.service.create(
+                    location, agent=turn.agent or DEFAULT_AGENT, session_id=session_id
+                )
+                session = await rt.sessions.get(session_id)
         # the store's record, not this worker's cached handle: another worker may have titled the session
         info = await rt.store.get_session(session.id)
         emitter = self._emitter
@@ -235,26 +277,58 @@ class TurnActivities:
         system = await rt.sessions.service.system_prompt(
             session.location, agent=agent.name, model=model.name, directory=info.directory
         )
-        user = UserInfo(id=ids.ascending("msg"), session_id=info.id, agent=agent.name, created=now_ms())
-        emitter.durable(MessageUpdated(user))
-        for part in _user_parts(turn.prompt):
+        written: dict[str, str] = {}  # key tail -> id of what an earlier attempt stored
+        if again:
+            for message in await rt.store.load_messages(info.id):
+                if isinstance(message.info, UserInfo):
+                    written[message.info.id[-_TAIL:]] = message.info.id
+                    written.update((part.id[-_TAIL:], part.id) for part in message.parts)
+        user_id = written.get(key_tail(f"{key}/user")) or keyed_id("msg", f"{key}/user")
+        if user_id not in written.values():
+            emitter.durable(
+                MessageUpdated(UserInfo(id=user_id, session_id=info.id, agent=agent.name, created=now_ms()))
+            )
+        for index, part in enumerate(_user_parts(turn.prompt)):
+            if key_tail(f"{key}/user/{index}") in written:
+                continue
             text = getattr(part, "text", "")
             emitter.durable(
                 PartUpdated(
-                    TextPart(id=ids.ascending("prt"), session_id=info.id, message_id=user.id, text=text)
+                    TextPart(
+                        id=keyed_id("prt", f"{key}/user/{index}"),
+                        session_id=info.id,
+                        message_id=user_id,
+                        text=text,
+                    )
                 )
             )
         await rt.store.flush()
+        fault("begin-stored")
         return BeginResult(
             session_id=info.id,
-            user_message_id=user.id,
+            user_message_id=user_id,
             system=list(system),
             max_steps=agent.steps if agent.steps is not None else DEFAULT_MAX_STEPS,
         )
 
+    async def _created(self, session_id: str) -> Session | None:
+        """The session an earlier attempt of this ``begin_turn`` created, if it got that far."""
+        try:
+            return await self._rt.sessions.get(session_id)
+        except NotFoundError:
+            return None
+
     @activity.defn(name=STEP)
     async def model_step(self, request: StepRequest) -> StepResult:
-        """Run one model request; write its parts; settle the calls that can never run; return the others."""
+        """Run one model request; write its parts; settle the calls that can never run; return the others.
+
+        A later attempt (its worker died) finds what the earlier ones wrote by the message id's tail, derived from the
+        activity (:func:`keyed_id`): an answer stored whole is returned as it is (the model is never asked twice for
+        it); a message cut off mid-stream is closed (its calls aborted, never run) and the model asked again.
+        """
+        return await heartbeating(lambda: self._step(request))
+
+    async def _step(self, request: StepRequest) -> StepResult:
         rt = self._rt
         session = await rt.sessions.get(request.session_id)
         info = session.info
@@ -266,12 +340,21 @@ class TurnActivities:
             rules, final_step=request.final, visible=_model_catalog(rt.sessions.service.catalog, model)
         )
         stored = await rt.store.load_messages(info.id)
+        key = activity_key()
+        answered, unfinished = _attempts(stored, request.parent_id, key_tail(key))
+        if answered is not None:  # an earlier attempt stored the model's answer: it is never asked again
+            return await self._answered(answered, request, materialization, model)
         earlier = activity.info().heartbeat_details
-        if earlier:  # a worker died mid-stream: that attempt's message is closed before the history is read
+        if earlier:  # a step of an earlier tether names its message only in its heartbeat
             found = find_message(stored, str(earlier[0]))
-            if found is not None:
-                await self._close(info.id, found.info.id, stored)
-                stored = await rt.store.load_messages(info.id)
+            if found is not None and found not in unfinished:
+                unfinished.append(found)
+        if (
+            unfinished
+        ):  # a worker died mid-stream: that attempt's message is closed before the history is read
+            for message in unfinished:
+                await self._close(info.id, message.info.id, stored)
+            stored = await rt.store.load_messages(info.id)
         history = History.from_stored(stored)
         options: Any = {**agent.options, **request.options} if agent.options else request.options
         model_request = ModelRequest(
@@ -282,7 +365,7 @@ class TurnActivities:
             options=options,
         )
         message = AssistantInfo(
-            id=ids.ascending("msg"),
+            id=keyed_id("msg", key),
             session_id=info.id,
             parent_id=request.parent_id,
             agent=agent.name,
@@ -290,7 +373,6 @@ class TurnActivities:
             created=now_ms(),
         )
         self._emitter.durable(MessageUpdated(message))
-        activity.heartbeat(message.id)
         processor = StepProcessor(self._emitter, session_id=info.id, message_id=message.id)
         processor.put(
             StepStartPart(
@@ -307,10 +389,10 @@ class TurnActivities:
             stream = model.stream(model_request)
             try:
                 async for event in stream:
-                    activity.heartbeat(message.id)  # throttled by the SDK
                     call = processor.handle(event)
                     if call is not None:
                         calls.append(call)
+                    fault("step-streaming")
             finally:
                 aclose = getattr(stream, "aclose", None)
                 if aclose is not None:
@@ -352,6 +434,12 @@ class TurnActivities:
             attempt = request.retry_attempt + 1
             if error.retryable and attempt < retry.attempts:
                 retry_in = retry.delay(attempt, error)
+        for spec in specs:
+            # decided, not started: the call's activity marks it running when its tool starts, so a call found
+            # running was started, and one found pending (or interrupted but never started) may still run
+            part = processor.tool(spec.call_id)
+            if part is not None and part.state == "running":
+                processor.put(replace(part, state="pending", started=None))
         finish = processor.finish_reason or ("error" if error is not None else "unknown")
         processor.put(
             StepFinishPart(
@@ -370,6 +458,7 @@ class TurnActivities:
             )
         )
         await rt.store.flush()
+        fault("step-stored")
         text = "\n".join(p.text for p in processor.parts.values() if isinstance(p, TextPart) and p.text)
         return StepResult(
             message_id=message.id,
@@ -381,13 +470,72 @@ class TurnActivities:
             retry_in=retry_in,
         )
 
+    async def _answered(
+        self, stored: StoredMessage, request: StepRequest, materialization: Materialization, model: Model
+    ) -> StepResult:
+        """The result of a step an earlier attempt ran to its end, read back from its stored message.
+
+        The calls it returns are the ones no tool activity has settled: still ``pending``, or interrupted by the
+        store's recovery before they started (the tool activity runs those). A message whose completion did not
+        reach the store (the worker died between the two writes) is completed now.
+        """
+        info = stored.info
+        assert isinstance(info, AssistantInfo)
+        finish = next(p for p in stored.parts if isinstance(p, StepFinishPart))
+        if info.completed is None:
+            self._emitter.durable(
+                MessageUpdated(replace(info, completed=now_ms(), finish=finish.reason, usage=finish.usage))
+            )
+            await self._rt.store.flush()
+        specs: list[CallSpec] = []
+        settled: list[dict[str, Any]] = []
+        for part in stored.parts:
+            if not isinstance(part, ToolPart) or part.provider_executed:
+                continue
+            if part.settled and part.error_kind != "interrupted":
+                settled.append(_settled_call(part))
+                continue
+            tool = materialization.tool(part.tool)
+            specs.append(
+                CallSpec(
+                    call_id=part.call_id,
+                    name=part.tool,
+                    input=part.input,
+                    timeout=tool.timeout if tool is not None else None,
+                    idempotent=tool.idempotent if tool is not None else False,
+                )
+            )
+        error = info.error if info.error is not None and info.error.kind == "provider" else None
+        retry_in: float | None = None
+        if error is not None and error.retryable:
+            retry = model.retry or self._rt.sessions.service.retry
+            attempt = request.retry_attempt + 1
+            if attempt < retry.attempts:
+                failure = ProviderError(error.message)
+                failure.retryable = True
+                retry_in = retry.delay(attempt, failure)
+        return StepResult(
+            message_id=info.id,
+            calls=specs,
+            settled=settled,
+            text="\n".join(p.text for p in stored.parts if isinstance(p, TextPart) and p.text),
+            usage=asdict(finish.usage) if finish.usage is not None else None,
+            error=error.message if error is not None else None,
+            retry_in=retry_in,
+        )
+
     @activity.defn(name=CLOSE)
     async def close_step(self, request: CloseRequest) -> None:
         """After a cancelled turn: every unsettled call of the step becomes aborted (as ``Session.cancel`` does)."""
-        if request.message_id is None:
+        message_id = request.message_id
+        if message_id is None:
             return
-        stored = await self._rt.store.load_messages(request.session_id)
-        await self._close(request.session_id, request.message_id, stored)
+
+        async def close() -> None:
+            stored = await self._rt.store.load_messages(request.session_id)
+            await self._close(request.session_id, message_id, stored)
+
+        await heartbeating(close)
 
     async def _close(self, session_id: str, message_id: str, stored: Any) -> None:
         message = find_message(stored, message_id)
@@ -428,3 +576,67 @@ def _settled_call(part: ToolPart) -> dict[str, Any]:
         "error": part.error,
         "error_kind": part.error_kind,
     }
+
+
+_HOLD_POLL = 1.0
+"""Seconds between a retried hold activity's questions to its turn (is it over?)."""
+
+
+async def _hold_state(turn: WorkflowHandle[Any, Any], claim: HoldInput) -> str:
+    """The turn's ``hold_state``; a query that fails (no worker answers it now, a server restart) is asked again."""
+    while True:
+        try:
+            found: HoldState = await turn.query("hold_state", claim, result_type=HoldState)
+        except (RPCError, WorkflowQueryFailedError) as exc:
+            log.info("hold_state of %s not answered yet (%s): asking again", turn.id, exc)
+            await anyio.sleep(_HOLD_POLL)
+            continue
+        return found.state
+
+
+_TAIL = 14
+"""Hex digits of an id's random tail (``tether.ids``): where a keyed id carries its key."""
+
+
+def activity_key() -> str:
+    """What names this activity across its attempts (and nothing else): the turn's run and the activity's id."""
+    info = activity.info()
+    return f"{info.workflow_run_id}/{info.activity_id}"
+
+
+def key_tail(key: str) -> str:
+    """The id tail :func:`keyed_id` derives from ``key``."""
+    return hashlib.blake2b(key.encode(), digest_size=_TAIL // 2).hexdigest()
+
+
+def keyed_id(prefix: ids.Prefix, key: str) -> str:
+    """A new ascending id whose tail is derived from ``key`` instead of random: a later attempt of the activity that
+    wrote it finds it by that tail (the head still sorts it among the session's other ids as ``ids.ascending`` does)."""
+    return ids.ascending(prefix)[:-_TAIL] + key_tail(key)
+
+
+def turn_id(prefix: ids.Prefix, key: str) -> str:
+    """An id every attempt of this activity derives alike: the head from the time the activity was first scheduled
+    (the same for each attempt), the tail from ``key``."""
+    scheduled = int(activity.info().scheduled_time.timestamp() * 1000)
+    return f"{prefix}_{scheduled * 4096:0{_TAIL}x}{key_tail(key)}"
+
+
+def _attempts(
+    stored: Sequence[StoredMessage], parent_id: str, tail: str
+) -> tuple[StoredMessage | None, list[StoredMessage]]:
+    """The messages earlier attempts of this step wrote (their ids end in ``tail``): the one that ran to its end (it
+    has its step-finish part), if any, and those that did not (closed by the next attempt before it asks again)."""
+    answered: StoredMessage | None = None
+    unfinished: list[StoredMessage] = []
+    for message in stored:
+        info = message.info
+        if not (isinstance(info, AssistantInfo) and info.parent_id == parent_id and info.id.endswith(tail)):
+            continue
+        finish = next((p for p in message.parts if isinstance(p, StepFinishPart)), None)
+        # a provider error is stored on the message's completion only: a finish without it is not the whole answer
+        if finish is not None and (finish.reason != "error" or info.completed is not None):
+            answered = message
+        elif info.completed is None or any(isinstance(p, ToolPart) and not p.settled for p in message.parts):
+            unfinished.append(message)
+    return answered, unfinished

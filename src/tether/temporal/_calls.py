@@ -21,9 +21,9 @@ cancellation reaches the tool as cancellation (law 3): the part becomes aborted 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from temporalio import activity
@@ -40,6 +40,7 @@ from ..session._session import _model_catalog
 from ..session.internal import ABORTED_ERROR, INTERRUPTED_ERROR
 from ..tools import Failed, Outcome, ToolCall, ToolContext
 from ..tools.internal import DECLINED_ERROR
+from ._faults import fault
 from ._types import Answer, AskInfo, CallOutcome, CallRequest, CallSpec
 from ._workflow import CALL
 
@@ -47,7 +48,39 @@ if TYPE_CHECKING:
     from .._runtime import Runtime
     from ..llm import Model
 
-__all__ = ["CallActivity", "adopt", "find_message"]
+__all__ = ["CallActivity", "adopt", "find_message", "heartbeating"]
+
+_T = TypeVar("_T")
+
+
+async def heartbeating(body: Callable[[], Awaitable[_T]]) -> _T:
+    """Run ``body`` while heartbeating every third of the activity's heartbeat timeout: a worker that dies (or whose
+    event loop is stuck) stops, and Temporal retries the activity elsewhere after the timeout.
+
+    What ``body`` raises is raised as it is (not wrapped in the task group's ``ExceptionGroup``): an activity's
+    ``ApplicationError`` must reach Temporal as it was raised (``non_retryable``).
+    """
+    timeout = activity.info().heartbeat_timeout
+    every = timeout.total_seconds() / 3 if timeout is not None else 5.0
+    failure: Exception | None = None
+    result: list[_T] = []
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await anyio.sleep(every)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(beat)
+        try:
+            result.append(await body())
+        except Exception as exc:  # re-raised unchanged below, outside the task group
+            failure = exc
+        finally:
+            tg.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return result[0]
 
 
 def find_message(stored: Sequence[StoredMessage], message_id: str) -> StoredMessage | None:
@@ -97,10 +130,12 @@ class CallActivity:
         again = activity.info().attempt > 1  # the worker of an earlier attempt died (or the attempt failed)
         if part.settled:
             recovered = part.error_kind == "interrupted"
-            if not (recovered and (request.rerun or (again and spec.idempotent))):
+            # interrupted by the store's recovery before any activity started it (its step's worker died): it runs
+            never_started = recovered and part.started is None
+            if not (recovered and (never_started or request.rerun or (again and spec.idempotent))):
                 return _outcome(part)
-            part = _reopen(processor, part)
-        elif again and not spec.idempotent:
+        elif part.state == "running" and again and not spec.idempotent:
+            # started by an earlier attempt whose worker died: it may have acted, so it never runs again
             interrupted = processor.put(
                 replace(
                     part,
@@ -114,8 +149,24 @@ class CallActivity:
             await rt.store.flush()
             assert isinstance(interrupted, ToolPart)
             return _outcome(interrupted)
+        if part.state != "running" or part.settled:
+            # the start is committed before the tool runs: a call is started at most once (law 14)
+            processor.put(
+                replace(
+                    part,
+                    state="running",
+                    error=None,
+                    error_kind=None,
+                    interrupted=False,
+                    started=now_ms(),
+                    ended=None,
+                )
+            )
+            await rt.store.flush()
+            fault("call-started")
         outcome = await self._run(request, processor)
         await rt.store.flush()
+        fault("call-stored")
         return outcome
 
     async def _run(self, request: CallRequest, processor: StepProcessor) -> CallOutcome:
@@ -191,6 +242,7 @@ class CallActivity:
                 raise
         if outcome is None:
             return CallOutcome(call_id=spec.call_id, status="ask", ask=needed[0])
+        fault("call-ran")
         part = processor.settle(spec.call_id, outcome)
         assert part is not None
         return _outcome(part)
@@ -267,13 +319,6 @@ def _ask_info(event: Any, call_id: str) -> AskInfo:
         call_id=call_id,
         request=pending.to_json(),
     )
-
-
-def _reopen(processor: StepProcessor, part: ToolPart) -> ToolPart:
-    """A part recovery marked interrupted runs again: back to ``running`` (the one way a settled part moves)."""
-    reopened = replace(part, state="running", error=None, error_kind=None, interrupted=False, ended=None)
-    processor.put(reopened)
-    return reopened
 
 
 def _outcome(part: ToolPart) -> CallOutcome:

@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+)
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
@@ -29,12 +36,28 @@ from ._codec import data_converter, load_key
 from ._types import AnswerInput, AskInfo, AsksQuery, TurnEvent, TurnInput, TurnOutput
 from ._workflow import WORKFLOW
 
-__all__ = ["DEFAULT_TASK_QUEUE", "TemporalRunner", "TurnHandle", "connect", "submit_turn"]
+__all__ = [
+    "BACKOFF_CAP",
+    "DEFAULT_TASK_QUEUE",
+    "PATIENCE_SECONDS",
+    "POLL_SECONDS",
+    "TemporalRunner",
+    "TurnHandle",
+    "TurnUnreadable",
+    "connect",
+    "submit_turn",
+]
 
 DEFAULT_TASK_QUEUE = "tether"
 _REPLIES = ("once", "always", "reject")
 POLL_SECONDS = 0.2
 """How often a follower asks the workflow for new events (a query: it adds nothing to the workflow's history)."""
+BACKOFF_CAP = 5.0
+"""Longest wait between two attempts of a failing read of a turn."""
+PATIENCE_SECONDS = 600.0
+"""How long a follower keeps retrying reads that fail before it gives up (the turn goes on without it)."""
+_REFUSED = (RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNAUTHENTICATED, RPCStatusCode.INVALID_ARGUMENT)
+_T = TypeVar("_T")
 
 
 async def connect(
@@ -85,16 +108,35 @@ class TurnHandle:
     def workflow_id(self) -> str:
         return self._handle.id
 
-    async def events(self, after: int = 0) -> AsyncIterator[TurnEvent]:
-        """The turn's events from index ``after`` on, as they happen, until the turn is over."""
+    async def events(
+        self,
+        after: int = 0,
+        *,
+        patience: float = PATIENCE_SECONDS,
+        reconnecting: Callable[[TetherError], object] | None = None,
+    ) -> AsyncIterator[TurnEvent]:
+        """The turn's events from index ``after`` on, as they happen, until the turn is over.
+
+        Following never changes the turn. A read that fails for a while (the Temporal server restarting, no worker
+        answering the query, a query timing out under load) is retried with backoff (:data:`POLL_SECONDS` doubling
+        to :data:`BACKOFF_CAP`), ``reconnecting`` hearing each failure, for ``patience`` seconds of failures in a
+        row; then the last failure is raised. The turn goes on meanwhile.
+
+        Raises:
+            NotFoundError: there is no such turn on the server.
+            TetherError: the turn could not be read for ``patience`` seconds (it goes on: follow it again later).
+        """
+        retry = _Retry(patience, reconnecting)
         while True:
-            found: list[TurnEvent] = await self._query("events", after, result_type=list[TurnEvent])
+            found: list[TurnEvent] = await retry(
+                partial(self._query, "events", after, result_type=list[TurnEvent])
+            )
             for event in found:
                 yield event
                 if event.kind == "done":
                     return
             after += len(found)
-            if not found and await self._closed():
+            if not found and await retry(self._closed):
                 return
             await anyio.sleep(POLL_SECONDS)
 
@@ -137,18 +179,24 @@ class TurnHandle:
         """Cancel the turn: running calls are cancelled (their parts aborted) and the turn ends ``cancelled``."""
         await self._handle.cancel()
 
-    async def result(self) -> TurnResult:
-        """Wait for the turn to end.
+    async def result(
+        self,
+        *,
+        patience: float = PATIENCE_SECONDS,
+        reconnecting: Callable[[TetherError], object] | None = None,
+    ) -> TurnResult:
+        """Wait for the turn to end (a server that cannot be reached is retried as :meth:`events` does).
 
         Raises:
             ProviderError: the model failed and retrying did not help.
             UsageError: a worker refused the turn before it wrote anything (``session … is busy``, a directory it
                 does not serve, a test model, Code Mode).
             NotFoundError: the session the turn continues does not exist.
-            TetherError: the turn failed for another reason (its message says why).
+            TetherError: the turn failed for another reason (its message says why), or the server could not be
+                reached for ``patience`` seconds (the turn goes on).
         """
         try:
-            out: TurnOutput = await self._handle.result()
+            out: TurnOutput = await _Retry(patience, reconnecting)(self._wait)
         except WorkflowFailureError as exc:
             cause = exc.cause
             while cause is not None and not isinstance(cause, ApplicationError):
@@ -163,6 +211,12 @@ class TurnHandle:
             raise TetherError(f"The turn {self.workflow_id} failed: {cause or exc}") from exc
         return _result(out)
 
+    async def _wait(self) -> TurnOutput:
+        try:
+            return await self._handle.result()
+        except RPCError as exc:
+            raise self._unreadable(exc) from exc
+
     async def session_id(self) -> str | None:
         """The turn's session, once its first activity created or opened it."""
         for event in await self._query("events", 0, result_type=list[TurnEvent]):
@@ -174,16 +228,57 @@ class TurnHandle:
         try:
             return await self._handle.query(name, args=args, result_type=result_type)
         except RPCError as exc:
-            if exc.status == RPCStatusCode.NOT_FOUND:
-                raise NotFoundError(
-                    f"No turn {self.workflow_id} on the Temporal server: {exc.message}"
-                ) from exc
-            # a query runs on a worker: none polls the queue now (the turn itself is safe and waits)
-            raise TetherError(f"The turn {self.workflow_id} cannot be read now: {exc.message}") from exc
+            raise self._unreadable(exc) from exc
+        except WorkflowQueryFailedError as exc:
+            # the query reached a worker that could not answer it (its workflow task failed): the turn is untouched
+            raise TurnUnreadable(f"The turn {self.workflow_id} cannot be read now: {exc.message}") from exc
+
+    def _unreadable(self, exc: RPCError) -> TetherError:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            return NotFoundError(f"No turn {self.workflow_id} on the Temporal server: {exc.message}")
+        if exc.status in _REFUSED:
+            return TetherError(
+                f"The Temporal server refused to show the turn {self.workflow_id}: {exc.message}"
+            )
+        # the server is unreachable or busy, or no worker polls the queue to answer a query (the turn itself is safe)
+        return TurnUnreadable(f"The turn {self.workflow_id} cannot be read now: {exc.message}")
 
     async def _closed(self) -> bool:
-        description = await self._handle.describe()
+        try:
+            description = await self._handle.describe()
+        except RPCError as exc:
+            raise self._unreadable(exc) from exc
         return description.close_time is not None
+
+
+class TurnUnreadable(TetherError):
+    """A turn could not be read for a while (the server unreachable, no worker answering its queries): raised by
+    :meth:`TurnHandle.events` and :meth:`TurnHandle.result` once their patience is spent. The turn is untouched."""
+
+
+class _Retry:
+    """Runs a read of a turn, retrying :class:`TurnUnreadable` failures with backoff for ``patience`` seconds of failures
+    in a row (a success starts the count again); ``reconnecting`` hears each failure."""
+
+    def __init__(self, patience: float, reconnecting: Callable[[TetherError], object] | None) -> None:
+        self._patience = patience
+        self._reconnecting = reconnecting
+
+    async def __call__(self, read: Callable[[], Awaitable[_T]]) -> _T:
+        failing_since: float | None = None
+        delay = POLL_SECONDS
+        while True:
+            try:
+                return await read()
+            except TurnUnreadable as exc:
+                now = anyio.current_time()
+                failing_since = now if failing_since is None else failing_since
+                if now - failing_since >= self._patience:
+                    raise
+                if self._reconnecting is not None:
+                    self._reconnecting(exc)
+                await anyio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_CAP)
 
 
 async def submit_turn(

@@ -23,6 +23,7 @@ __all__ = [
     "CloseRequest",
     "HoldInput",
     "HoldRequest",
+    "HoldState",
     "StepRequest",
     "StepResult",
     "TurnEvent",
@@ -67,6 +68,13 @@ class HoldInput:
 
     session_id: str
     run_id: str
+
+
+@dataclass
+class HoldState:
+    """The ``hold_state`` query's answer: the turn waits for its claim, holds it, or is over (release it)."""
+
+    state: Literal["waiting", "held", "ending"]
 
 
 @dataclass

@@ -17,17 +17,21 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from ..errors import UsageError
+from ..errors import StoreError, UsageError
 from ._activities import TurnActivities
 from ._client import DEFAULT_TASK_QUEUE
 from ._codec import PayloadConverter, SigningCodec
+from ._faults import check_faults
 from ._workflow import TurnWorkflow
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
     from ..llm import Model
 
-__all__ = ["run_worker", "worker", "workflow_runner"]
+__all__ = ["STORE_CHECK_SECONDS", "run_worker", "worker", "workflow_runner"]
+
+STORE_CHECK_SECONDS = 1.0
+"""How often a running worker checks that its store can still write."""
 
 
 def worker(
@@ -57,7 +61,8 @@ def worker(
             (``scripted:<path>``, ``replay``); off, such a turn fails. ``models`` given here are always served.
 
     Raises:
-        UsageError: ``client`` does not sign its payloads (make it with :func:`tether.temporal.connect`).
+        UsageError: ``client`` does not sign its payloads (make it with :func:`tether.temporal.connect`), or
+            ``$TETHER_TEMPORAL_FAULT`` (a test's fault injection, ``_faults.py``) names no fault point.
     """
     converter = client.data_converter
     if (
@@ -68,6 +73,10 @@ def worker(
             "A tether worker needs a client that signs its payloads: connect with tether.temporal.connect "
             "(docs/temporal.md, Trust boundary)"
         )
+    try:
+        check_faults()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     activities = TurnActivities(
         runtime,
         models,
@@ -111,8 +120,13 @@ async def run_worker(
     ``allow_test_models`` are :func:`worker`'s; ``options`` :func:`tether.temporal.connect`'s (the key defaults to
     the runtime's data directory's).
 
+    A worker whose store fails (a PostgreSQL restart ends its connection, and with it its lease: the store never
+    writes again, law 12) stops in order within :data:`STORE_CHECK_SECONDS` and raises: run it under a supervisor
+    that starts it again (``Restart=always``), with a fresh store.
+
     Raises:
         UsageError: the server cannot be reached, or the key cannot be read.
+        StoreError: the runtime's store failed while the worker ran.
     """
     from ._client import connect
 
@@ -131,4 +145,25 @@ async def run_worker(
             done = ready()
             if done is not None:
                 await done
-        await (stop.wait() if stop is not None else anyio.sleep_forever())
+        failure: StoreError | None = None
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                nonlocal failure
+                while True:
+                    await anyio.sleep(STORE_CHECK_SECONDS)
+                    try:
+                        await runtime.store.flush()  # a failed store raises its failure on every flush
+                    except StoreError as exc:
+                        failure = exc
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(watch)
+            await (stop.wait() if stop is not None else anyio.sleep_forever())
+            tg.cancel_scope.cancel()
+        if failure is not None:
+            # every activity here would fail: stop polling, so the turns' activities go to workers that can write
+            raise StoreError(
+                f"{failure.message}; this worker stopped (start it again: it opens the store anew)"
+            )

@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
         CloseRequest,
         HoldInput,
         HoldRequest,
+        HoldState,
         StepRequest,
         StepResult,
         TurnEvent,
@@ -70,9 +71,13 @@ _MARGIN = 30.0
 """Seconds past the tool's own timeout before Temporal gives up: settle's "timed out" failure must come first."""
 _SHORT = timedelta(minutes=2)
 _STEP = timedelta(minutes=30)
-_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=5)
-_CALL_RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), maximum_attempts=3)
-"""A call's second attempt either reports it interrupted or, for an idempotent tool, runs it again."""
+_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10), maximum_attempts=10
+)
+"""An attempt fails mostly because its worker died or its store failed (a provider's error is returned, not raised):
+another worker takes it over, so attempts are many, and each finds what the earlier ones stored (no work twice)."""
+_CALL_RETRY = _RETRY
+"""A call's later attempt reports it interrupted or, for an idempotent tool, runs it again (never twice)."""
 _HOLD_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10)
 )
@@ -152,6 +157,21 @@ class TurnWorkflow:
                 f"it claims session {claim.session_id} for the run {claim.run_id}, not what this run claims "
                 f"({self._claiming or 'nothing yet'} for {workflow.info().run_id}): a claim copied from another turn",
             )
+        if self._held:
+            # A retried hold activity (its first worker died) that raced the query below. Accepting it would record
+            # an update accepted beside other commands of a busy turn, which the SDK does not replay (TMPRL1100
+            # "Update machine does not handle this event", docs/temporal.md "Determinism"); a rejected update leaves
+            # nothing in the history.
+            raise ValueError(
+                f"The turn already holds session {claim.session_id}: wait for its end with hold_state"
+            )
+
+    @workflow.query(name="hold_state")
+    def hold_state(self, claim: HoldInput | None = None) -> HoldState:
+        """Whether the turn waits for its claim (``waiting``), has it (``held``) or is over (``ending``): what a retried
+        hold activity asks instead of sending ``hold`` again."""
+        _signed("hold_state query", claim, HoldInput)
+        return HoldState(state="ending" if self._ending else "held" if self._held else "waiting")
 
     @workflow.signal(dynamic=True)
     def dropped(self, name: str, args: Sequence[RawValue]) -> None:
@@ -201,11 +221,15 @@ class TurnWorkflow:
             await handle  # raises the refusal: "session ... is busy"
 
     async def _turn(self, turn: TurnInput, claim_new: bool) -> TurnOutput:
+        # every activity heartbeats: a dead worker's attempt is retried after the heartbeat timeout, not _SHORT (the
+        # timeouts are not part of the replayed decisions: histories without them replay alike)
+        heartbeat = timedelta(seconds=turn.heartbeat_timeout)
         begin = await workflow.execute_activity(
             BEGIN,
             BeginRequest(turn=turn),
             result_type=BeginResult,
             start_to_close_timeout=_SHORT,
+            heartbeat_timeout=heartbeat,
             retry_policy=_RETRY,
         )
         if claim_new:  # a session this turn created: no one else knew it before begin returned
@@ -223,6 +247,7 @@ class TurnWorkflow:
                 CLOSE,
                 CloseRequest(session_id=begin.session_id, message_id=message_id[0]),
                 start_to_close_timeout=_SHORT,
+                heartbeat_timeout=heartbeat,
                 retry_policy=_RETRY,
             )
             out.stop = "cancelled"
