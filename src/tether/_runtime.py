@@ -323,8 +323,11 @@ class Runtime:
             detection = await anyio.to_thread.run_sync(detect, settings.mode)  # cached per process
             # the user's own rules only (an untrusted project's are tighten-only and never widen the sandbox)
             self.sandbox: Sandbox = Sandbox.make(settings, detection, real_tmp, config.permission)
+            # dead runtimes' session temp directories go now, this one's when it closes (after every session)
+            await anyio.to_thread.run_sync(self.sandbox.open)
+            stack.push_async_callback(anyio.to_thread.run_sync, self.sandbox.close)
             self.agents: dict[str, Agent] = builtin_agents(
-                real_data, real_tmp, config, sandboxed=settings.auto_allow and detection.mechanism == "bwrap"
+                real_data, real_tmp, config, sandboxed=self.sandbox.auto_allow
             )
             self.permissions: PermissionService = await stack.enter_async_context(
                 PermissionService(bus=self.bus, saved=self.saved, resolve=self._resolve_rules)

@@ -28,6 +28,10 @@ def test_explain_bash_shows_paths_writes_and_uncertain_text(cli: Any, project: P
 
 
 def test_explain_bash_says_a_read_only_command_runs_by_default(cli: Any, project: Path) -> None:
+    # the read-only list decides when the sandbox does not let every command run (auto_allow off, or no bubblewrap)
+    config = cli.tmp / "config" / "tether.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('{"sandbox": {"auto_allow": false}}', encoding="utf-8")
     result = cli.run("permissions", "--explain", "bash", "git status", "--dir", str(project))
     assert 'git status: allow by bash "git status *" (agent)' in result.stdout, result.output
     assert "The bash tool runs without asking" in result.stdout

@@ -54,6 +54,8 @@ def test_printable_output_holds_no_control_bidi_or_surrogate(text: str) -> None:
 def test_an_escape_sequence_in_a_command_cannot_redraw_the_approval_prompt(cli: Any, project: Path) -> None:
     canary = project / "PWNED"
     command = f"touch {canary} '{SPOOF}'"
+    # asked even when the sandbox would let it run
+    cli.configure(project, {"permission": {"bash": {"*": "ask"}}})
     model = cli.script(
         [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "done"}]
     )
@@ -75,6 +77,7 @@ def test_a_plain_command_is_shown_as_written(cli: Any, project: Path) -> None:
     # control: a command without controls is shown unchanged, and approving it runs it
     target = project / "made.txt"
     command = f"touch {target}\t# é"
+    cli.configure(project, {"permission": {"bash": {"*": "ask"}}})
     model = cli.script(
         [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "done"}]
     )

@@ -109,7 +109,9 @@ async def test_an_inner_call_asks_with_the_calling_session_and_a_decline_stops_t
     code = "await tools.bash(command='mkdir made', description='make a dir')\nprint('after')"
     script = Script([execute(code)], "never asked for")
     asked: list[PermissionAsked] = []
-    async with Runtime(data_dir=tmp_path / "data", config=codemode_config(project)) as rt:
+    # every command asks (under the sandbox, mkdir would run without a question)
+    config = codemode_config(project, permission={"bash": {"*": "ask"}})
+    async with Runtime(data_dir=tmp_path / "data", config=config) as rt:
         session = await rt.sessions.create(project)
 
         def decline(event: PermissionAsked) -> None:

@@ -67,10 +67,13 @@ def model() -> Iterator[Callable[[list[dict[str, Any]]], int]]:
 
 
 def _configure(served: Served, port: int, **more: Any) -> None:
+    # every command asks: the asks are the subject (under the sandbox, `touch canary` would run without one)
+    permission = {"bash": {"*": "ask"}, **more.pop("permission", {})}
     served.user_config(
         {
             "provider": {"fake": {"base_url": f"http://127.0.0.1:{port}/v1"}},
             "agent": {"general": {"model": "fake/m"}},
+            "permission": permission,
             **more,
         }
     )

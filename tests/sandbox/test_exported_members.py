@@ -19,6 +19,7 @@ def test_exported_members() -> None:
         "Sandbox",
         "SandboxPolicy",
         "SandboxSettings",
+        "SessionTemps",
         "build_policy",
         "bwrap_argv",
         "destination_resource",
@@ -29,6 +30,6 @@ def test_exported_members() -> None:
         "protected_allows",
         "protected_entries",
         "reset",
-        "session_tmp",
+        "sweep",
         "writable_from_rules",
     }

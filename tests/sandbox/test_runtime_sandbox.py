@@ -28,16 +28,41 @@ def effect(rt: Runtime, command: str) -> str:
 
 
 @needs_bwrap
-async def test_auto_allow_lets_commands_that_stay_inside_run_and_destructive_ones_ask(tmp_path: Path) -> None:
-    config = Config(data={"sandbox": {"auto_allow": True}})
-    async with Runtime(data_dir=tmp_path / "data", config=config) as rt:
+async def test_commands_that_stay_inside_bubblewrap_run_by_default_and_destructive_ones_ask(
+    tmp_path: Path,
+) -> None:
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        assert rt.sandbox.detection.mechanism == "bwrap" and rt.sandbox.auto_allow
         assert effect(rt, "make test") == "allow"
         assert effect(rt, "python3 -c 'print(1)' >> log") == "allow"
         for destructive in ("rm -rf build", "git reset --hard", "mv a b", "echo x > a.txt", "git clean -fdx"):
             assert effect(rt, destructive) == "ask", destructive
-    async with Runtime(data_dir=tmp_path / "data2") as rt:
-        assert effect(rt, "make test") == "ask"  # today's defaults without the opt-in
-        assert rt.sandbox.detection.mechanism == "bwrap"
+
+
+@pytest.mark.parametrize(
+    "sandbox",
+    [
+        {"auto_allow": False},  # the key that turns it off
+        {"network": "host"},  # the kernel no longer holds the network: only an explicit auto_allow allows
+        {"mode": "landlock"},  # Landlock cannot hold the protected paths: never
+        {"mode": "landlock", "auto_allow": True},
+        {"mode": "off", "auto_allow": True},
+    ],
+)
+async def test_without_bubblewrap_holding_commands_and_the_network_todays_asks_stay(
+    tmp_path: Path, sandbox: dict[str, object]
+) -> None:
+    async with Runtime(data_dir=tmp_path / "data", config=Config(data={"sandbox": sandbox})) as rt:
+        assert not rt.sandbox.auto_allow
+        assert effect(rt, "make test") == "ask"
+        assert effect(rt, "ls -la") == "allow"
+
+
+@needs_bwrap
+async def test_an_explicit_auto_allow_holds_with_the_hosts_network(tmp_path: Path) -> None:
+    config = Config(data={"sandbox": {"network": "host", "auto_allow": True}})
+    async with Runtime(data_dir=tmp_path / "data", config=config) as rt:
+        assert effect(rt, "make test") == "allow" and effect(rt, "git push") == "ask"
 
 
 async def test_a_runtime_without_a_sandbox_says_so_once_per_location(tmp_path: Path) -> None:

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from tether.cli._jsonevents import events_adapter
 from tether.client import ApiError, Client, Event
+from tether.config import Config
+from tether.rules import Rule
 from tether.testing import Step, tool_call
 
-from .conftest import Live
+from .conftest import Live, start
 
 READ_TIMEOUT = 10.0
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Live]:
+    """The server, with every bash command asked: the asks here are the subject (with the sandbox, the built-in
+    agents would run ``touch made.txt`` without one)."""
+    yield from start(tmp_path, config=Config(permission=(Rule("bash", "*", "ask"),)))
 
 
 def until(events: Iterator[Event], done: Callable[[Event], bool], seen: list[Event] | None = None) -> Event:

@@ -421,7 +421,7 @@ def _description(shell: str, sandbox: Sandbox | None) -> str:
         )
     extra = SANDBOX_TEXT.format(
         mechanism=mechanism,
-        tmp=f"{sandbox.tmp_base}/tether-sandbox-{os.getuid()}",
+        tmp=str(sandbox.temps.parent),
         network=network,
         net_errors=net_errors,
     )

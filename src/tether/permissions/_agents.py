@@ -121,15 +121,35 @@ BASH_WRITING_OPTIONS = (
 """Options that make a :data:`BASH_READ_ONLY` command write a file or run another program: they ask."""
 
 
-BASH_DESTRUCTIVE = (
-    *("rm *", "rmdir *", "unlink *", "shred *", "truncate *", "mv *", "dd *", "> *", "find *-delete*"),
-    *("git reset *--hard*", "git reset --hard*", "git clean*", "git checkout *", "git restore *"),
-    *("git stash drop*", "git stash clear*", "git branch -D *", "git worktree remove*", "git push *"),
+_GIT_DESTRUCTIVE = (
+    *("reset *--hard*", "clean *", "checkout *", "restore *", "rm *", "stash drop *", "stash clear *"),
+    *("branch -D *", "worktree remove *", "switch -f*", "switch * -f*", "switch *--force*"),
+    *("switch *--discard-changes*", "push *"),
 )
-"""What still asks when the sandbox holds commands: deleting, moving over, truncating or resetting the project's
-files (no sandbox protects work from a command allowed to write the project), and ``git push`` (it leaves the
-machine through git's own credentials, when the network is on). ``> *`` is a truncating redirection (``>> f``
-appends and ``2>&1`` duplicates: both are allowed); ``> /dev/null`` is allowed after it."""
+
+BASH_DESTRUCTIVE = (
+    *(
+        "rm *",
+        "rmdir *",
+        "unlink *",
+        "shred *",
+        "truncate *",
+        "mv *",
+        "dd *",
+        "find *-delete*",
+        "rsync *--delete*",
+    ),
+    *("> *", ">| *", "1> *", "1>| *", "2> *", "2>| *", "&> *"),
+    *(f"git {pattern}" for pattern in _GIT_DESTRUCTIVE),
+    *(f"git -* {pattern}" for pattern in _GIT_DESTRUCTIVE),
+)
+"""What still asks when the sandbox holds commands (``docs/permissions.md``, "With the sandbox"): deleting, moving
+over, truncating or resetting the project's files, which no sandbox protects from a command allowed to write the
+project. A truncating redirection (``> f``, ``2> f``, ``&> f``, ``>| f``) asks because the rules cannot see whether
+``f`` exists and ``sort f > f`` empties it (``>>`` appends and ``2>&1``, ``> /dev/null`` write nothing: allowed);
+``mv`` asks because its target may exist. ``git push`` asks too: it leaves the machine through git's own
+credentials when the network is on. ``git -* ...`` are the same subcommands after git's own options (``git -C .
+clean -fd``, ``git --no-pager reset --hard``), which the rules cannot skip."""
 
 
 def _bash_defaults(sandboxed: bool) -> list[Rule]:
@@ -142,6 +162,7 @@ def _bash_defaults(sandboxed: bool) -> list[Rule]:
             *_rules("bash", [(pattern, "ask") for pattern in BASH_DESTRUCTIVE]),
             Rule("bash", "> /dev/null", "allow"),
             Rule("bash", "git checkout -b *", "allow"),
+            Rule("bash", "git -* checkout -b *", "allow"),
         ]
     return [
         Rule("bash", "*", "ask"),
@@ -286,8 +307,9 @@ def builtin_agents(
         config: adds the top-level ``permission`` rules after each agent's defaults, then ``agent.<name>`` settings
             and rules; an ``agent.<name>`` that is not built in defines a custom agent (mode ``all`` by default) on the
             base defaults; ``disable: true`` removes an agent.
-        sandboxed: bubblewrap holds bash's commands (``tether.sandbox``): ``bash`` allows what stays inside it, except
-            :data:`BASH_DESTRUCTIVE`; without it, only :data:`BASH_READ_ONLY` commands run without asking.
+        sandboxed: bubblewrap holds bash's commands (``tether.sandbox.Sandbox.auto_allow``, the runtime's default
+            with bubblewrap): ``bash`` allows what stays inside it, except :data:`BASH_DESTRUCTIVE`; without it, only
+            :data:`BASH_READ_ONLY` commands run without asking.
     """
     data = data_dir.as_posix().rstrip("/")
     tmp = tmp_dir.as_posix().rstrip("/")

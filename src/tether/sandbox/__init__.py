@@ -18,7 +18,8 @@ from ._policy import (
 )
 from ._proxy import open_proxy
 from ._sandbox import LANDLOCK_MODULE, Launch, Sandbox, protected_allows, writable_from_rules
-from ._settings import SandboxSettings, session_tmp
+from ._settings import SandboxSettings
+from ._tmp import SessionTemps, sweep
 
 __all__ = [
     "LANDLOCK_MODULE",
@@ -35,6 +36,7 @@ __all__ = [
     "Sandbox",
     "SandboxPolicy",
     "SandboxSettings",
+    "SessionTemps",
     "build_policy",
     "bwrap_argv",
     "destination_resource",
@@ -45,6 +47,6 @@ __all__ = [
     "protected_allows",
     "protected_entries",
     "reset",
-    "session_tmp",
+    "sweep",
     "writable_from_rules",
 ]

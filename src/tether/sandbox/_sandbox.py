@@ -3,11 +3,13 @@
 :class:`Sandbox` is made once per runtime (after detection, off the event loop) and captured by the bash tool and
 the MCP stdio servers marked ``"sandbox": true``. Per call, :meth:`Sandbox.policy` builds the
 :class:`~tether.sandbox.SandboxPolicy` for a Location and a session, and :meth:`Sandbox.wrap` turns a command's argv
-into what actually starts (the bubblewrap argv, or the Landlock rules the guard applies before ``execve``).
+into what actually starts (the bubblewrap argv, or the Landlock rules the guard applies before ``execve``). The
+session temp directories it made go when the runtime closes (:meth:`Sandbox.close`, :mod:`._tmp`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,9 +22,12 @@ from ._bwrap import bwrap_argv
 from ._detect import Detection
 from ._policy import PROXY_SOCKET, Network, ProxySeam, SandboxPolicy, build_policy
 from ._proxy import proxy_socket
-from ._settings import SandboxSettings, session_tmp
+from ._settings import SandboxSettings
+from ._tmp import SessionTemps, sweep
 
 __all__ = ["LANDLOCK_MODULE", "Launch", "Sandbox", "protected_allows", "writable_from_rules"]
+
+_log = logging.getLogger("tether.sandbox")
 
 LANDLOCK_MODULE = str(Path(__file__).with_name("_landlock.py"))
 """The stdlib-only module the guard loads by path to apply Landlock in the shell it forks."""
@@ -76,6 +81,7 @@ class Sandbox:
         settings: the user's ``sandbox`` settings.
         detection: what holds commands on this machine.
         tmp_base: the directory session temp directories are made in (the real system temp directory).
+        temps: the session temp directories this sandbox made (removed by :meth:`close`).
         writable: further writable directories (settings' ``writable`` and the user's ``external_directory`` allows).
         allowed_protected: the user's ``edit`` allow patterns (naming a protected anchor makes it writable).
     """
@@ -83,6 +89,7 @@ class Sandbox:
     settings: SandboxSettings
     detection: Detection
     tmp_base: Path
+    temps: SessionTemps
     writable: tuple[str, ...] = ()
     allowed_protected: tuple[str, ...] = ()
 
@@ -95,6 +102,7 @@ class Sandbox:
             settings=settings,
             detection=detection,
             tmp_base=tmp_base,
+            temps=SessionTemps(tmp_base),
             writable=tuple(dict.fromkeys((*settings.writable, *writable_from_rules(rules)))),
             allowed_protected=protected_allows(rules),
         )
@@ -103,6 +111,22 @@ class Sandbox:
     def active(self) -> bool:
         """Whether commands run in a sandbox at all."""
         return self.detection.mechanism != "none"
+
+    @property
+    def auto_allow(self) -> bool:
+        """Whether the built-in agents let bash commands run without asking, except destructive ones
+        (``permissions.builtin_agents(sandboxed=...)``): only when bubblewrap holds them, and by default only when it
+        holds the network too (``sandbox.network`` is not ``host``); ``sandbox.auto_allow`` decides otherwise.
+
+        Never with Landlock only: it cannot make the protected paths inside the project read-only, so a command
+        allowed without asking could plant ``core.fsmonitor`` in ``.git/config`` through a program the parse-level
+        asks cannot read (``sh ./build.sh``, ``make``).
+        """
+        if self.detection.mechanism != "bwrap":
+            return False
+        if self.settings.auto_allow is not None:
+            return self.settings.auto_allow
+        return self.settings.network != "host"
 
     @property
     def network(self) -> Network:
@@ -157,7 +181,7 @@ class Sandbox:
         Raises:
             OSError: the session temp directory cannot be made safely.
         """
-        tmp = str(session_tmp(self.tmp_base, session_id)) if self.active else None
+        tmp = str(self.temps.session(session_id)) if self.active else None
         seam: ProxySeam | None = None
         if proxy and self.network == "proxy" and tmp is not None:
             # beside the session temp directories, never in one
@@ -181,7 +205,7 @@ class Sandbox:
         return build_policy(
             mechanism=self.detection.mechanism,
             root=root,
-            tmp=str(self.tmp_base / f"tether-sandbox-{os.getuid()}" / "<session id>"),
+            tmp=str(self.temps.parent / "<session id>"),
             writable=self.writable,
             allowed_protected=self.allowed_protected,
             extra_protected=frozenset(extra_protected),
@@ -200,7 +224,7 @@ class Sandbox:
         """
         if self.detection.mechanism != "bwrap":
             return None
-        tmp = str(session_tmp(self.tmp_base, f"mcp-{name}"))
+        tmp = str(self.temps.session(f"mcp-{name}"))
         policy = build_policy(
             mechanism="bwrap",
             root=root,
@@ -218,6 +242,22 @@ class Sandbox:
         return [
             d for d in directories if d != "/" and not (base == d or base.startswith(d.rstrip("/") + "/"))
         ]
+
+    def open(self) -> None:
+        """At a runtime's start: remove the temp directories of runtimes whose process died, then (when a sandbox is
+        active) choose this one's parent and register it there. Blocking; errors are logged (the first command that
+        needs a temp directory reports its own)."""
+        sweep(self.tmp_base)
+        if self.active:
+            try:
+                self.temps.open()
+            except OSError as exc:
+                _log.warning("sandbox: no session temp directories in %s: %s", self.tmp_base, exc)
+
+    def close(self) -> None:
+        """At a runtime's end: remove the session temp directories it made that no other live runtime uses.
+        Blocking."""
+        self.temps.close()
 
     def wrap(self, policy: SandboxPolicy, argv: list[str], cwd: str) -> Launch:
         """How ``argv`` starts under ``policy`` in ``cwd`` (its environment additions included)."""

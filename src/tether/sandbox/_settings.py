@@ -1,4 +1,4 @@
-"""The user's ``sandbox`` settings (``tether.json``), read from the validated config, and the session temp directory.
+"""The user's ``sandbox`` settings (``tether.json``), read from the validated config.
 
 The keys are described (checked, defaulted, documented) by ``config._models.SandboxSection``; this module reads the
 merged JSON that validation passed. An untrusted project's file never reaches it (``config._restrict`` keeps only
@@ -8,16 +8,14 @@ keys that tighten, and ``sandbox`` is not one of them), so a repository cannot t
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, cast
 
 from .._record import record
 from ._detect import Mode
 from ._policy import Network
 
-__all__ = ["SandboxSettings", "session_tmp"]
+__all__ = ["SandboxSettings"]
 
 
 @record
@@ -30,14 +28,15 @@ class SandboxSettings:
         network: ``proxy`` (the default: only through tether's proxy, which asks ``network`` per host; ``none`` where
             the proxy cannot run, see ``Sandbox.network``), ``none`` or ``host``.
         writable: further directories commands may write (``~`` expanded, made real).
-        auto_allow: with bubblewrap, the built-in agents allow bash commands except destructive ones.
+        auto_allow: whether the built-in agents let bash commands that bubblewrap holds run without asking, except
+            destructive ones; ``None`` (the default) means yes unless ``network`` is ``host`` (``Sandbox.auto_allow``).
     """
 
     mode: Mode = "auto"
     required: bool = False
     network: Network = "proxy"
     writable: tuple[str, ...] = ()
-    auto_allow: bool = False
+    auto_allow: bool | None = None
 
     @classmethod
     def from_config(cls, value: object) -> SandboxSettings:
@@ -58,29 +57,5 @@ class SandboxSettings:
             required=data.get("required") is True,
             network=network if network in ("none", "proxy", "host") else "proxy",
             writable=paths,
-            auto_allow=data.get("auto_allow") is True,
+            auto_allow=auto_allow if isinstance(auto_allow := data.get("auto_allow"), bool) else None,
         )
-
-
-def session_tmp(base: Path, session_id: str) -> Path:
-    """The session's private temp directory, ``<base>/tether-sandbox-<uid>/<session id>`` (0700, made on first use).
-
-    Raises:
-        OSError: the parent exists but is not this user's private directory (another user made it first), or the
-            directory cannot be made.
-    """
-    parent = base / f"tether-sandbox-{os.getuid()}"
-    try:
-        parent.mkdir(mode=0o700)
-    except FileExistsError:
-        pass
-    info = parent.lstat()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise OSError(f"refusing the sandbox temp directory {parent}: not a private directory of this user")
-    name = "".join(c for c in session_id if c.isalnum() or c in "_-") or "session"
-    path = parent / name
-    try:
-        path.mkdir(mode=0o700)
-    except FileExistsError:
-        pass
-    return path
