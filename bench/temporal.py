@@ -62,6 +62,76 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _spread(values: list[float]) -> float:
+    """Half the interquartile range (the median absolute deviation's cheap cousin): how much one run swings."""
+    if len(values) < 4:
+        return (max(values) - min(values)) / 2
+    q = statistics.quantiles(values, n=4)
+    return (q[2] - q[0]) / 2
+
+
+def _figure(value: float, noise: float) -> str:
+    """``value`` ms, or "below noise" when the empty turn's own swing hides it (a negative difference included)."""
+    return "below noise" if value <= noise else f"{value:.3f}"
+
+
+def _ratio(figures: dict[str, float], noise: dict[str, float]) -> str:
+    if figures["in-process"] <= noise["in-process"] or figures["temporal"] <= noise["temporal"]:
+        return "n/a"  # a ratio to a figure below noise would be noise
+    return f"{figures['temporal'] / figures['in-process']:.0f}x"
+
+
+async def _breakdown(client: Any, turn_on_temporal: Any, calls: int) -> None:
+    """Where a sequential call's time goes, from one turn's history (the server's timestamps) and a codec timing."""
+    from temporalio.api.enums.v1 import EventType as E
+
+    from tether.temporal._codec import SigningCodec
+
+    started = time.time()
+    await turn_on_temporal(calls, False)()
+    async for found in client.list_workflows(f"StartTime >= '{_iso(started)}'"):
+        history = await client.get_workflow_handle(found.id, run_id=found.run_id).fetch_history()
+    at: dict[int, float] = {}
+    kinds: dict[int, str] = {}
+    spent: dict[str, float] = {"tether.model_step": 0.0, "tether.tool_call": 0.0, "workflow task": 0.0}
+    for event in history.events:
+        at[event.event_id] = event.event_time.ToMicroseconds() / 1e6
+        kind = event.event_type
+        if kind == E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            kinds[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
+        elif kind == E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            # a retried activity's "started" event is written with its completion: schedule to completion it is
+            scheduled = event.activity_task_completed_event_attributes.scheduled_event_id
+            if kinds[scheduled] in spent:
+                spent[kinds[scheduled]] += at[event.event_id] - at[scheduled]
+        elif kind == E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+            scheduled = event.workflow_task_completed_event_attributes.scheduled_event_id
+            spent["workflow task"] += at[event.event_id] - at[scheduled]
+    total = at[max(at)] - at[min(at)]
+    codec = SigningCodec(b"k" * 32)
+    payload = client.data_converter.payload_converter.to_payloads([{"input": "x" * 200}])[0]
+    rounds = 2000
+    clock = time.perf_counter()
+    for _ in range(rounds):
+        await codec.decode(await codec.encode([payload]))
+    sign_us = (time.perf_counter() - clock) / rounds * 1e6
+    per = 1000 / calls
+    rest = total - sum(spent.values())
+    print(f"one sequential turn of {calls} calls on the server's clock, divided by {calls} (ms per call):")
+    print(f"  model step activities, scheduled to completed: {spent['tether.model_step'] * per:8.1f}")
+    print(f"  tool call activities, scheduled to completed:  {spent['tether.tool_call'] * per:8.1f}")
+    print(f"  workflow tasks, scheduled to completed:        {spent['workflow task'] * per:8.1f}")
+    print(f"  between them (the server's own hand-offs):     {rest * per:8.1f}")
+    print(f"  the whole turn, first to last event:           {total * per:8.1f}")
+    print(f"  signing and checking one payload: {sign_us:.0f} us (a call moves ~8 payloads)")
+
+
+def _iso(seconds: float) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 async def _timed(run: Any) -> float:
     start = time.perf_counter()
     await run()
@@ -126,20 +196,19 @@ async def main(calls: int, repeats: int) -> None:
                 print(f"{'shape':6} {'in-process ms/call':>20} {'temporal ms/call':>18} {'ratio':>8}")
                 for shape, parallel in (("seq", False), ("par", True)):
                     figures: dict[str, float] = {}
+                    noise: dict[str, float] = {}
                     for name, make in (("in-process", turn_in_process), ("temporal", turn_on_temporal)):
-                        empty = statistics.median([await _timed(make(0, parallel)) for _ in range(repeats)])
-                        full = statistics.median(
-                            [await _timed(make(calls, parallel)) for _ in range(repeats)]
-                        )
-                        figures[name] = (full - empty) / calls * 1000
-                    ratio = (
-                        figures["temporal"] / figures["in-process"]
-                        if figures["in-process"] > 0
-                        else float("inf")
-                    )
+                        empties = [await _timed(make(0, parallel)) for _ in range(repeats)]
+                        fulls = [await _timed(make(calls, parallel)) for _ in range(repeats)]
+                        figures[name] = (statistics.median(fulls) - statistics.median(empties)) / calls * 1000
+                        # what the per-call figure cannot resolve: the spread of the empty turn, per call
+                        noise[name] = _spread(empties) / calls * 1000
                     print(
-                        f"{shape:6} {figures['in-process']:>20.3f} {figures['temporal']:>18.3f} {ratio:>7.0f}x"
+                        f"{shape:6} {_figure(figures['in-process'], noise['in-process']):>20} "
+                        f"{_figure(figures['temporal'], noise['temporal']):>18} {_ratio(figures, noise):>8}"
                     )
+                print()
+                await _breakdown(client, turn_on_temporal, calls)
     finally:
         server.terminate()
         server.wait(10)
