@@ -495,13 +495,15 @@ def main() -> None:
         print(
             f"tether's sequential step: {step * 1e3:.3f} ms = {step / floor:.1f}x the loopback floor "
             f"(targets, issue 38: <= {STEP_TARGET_MS:g} ms and <= {FLOOR_RATIO:g}x the floor: "
-            f"{'met' if step * 1e3 <= STEP_TARGET_MS and step / floor <= FLOOR_RATIO else 'MISSED'})"
+            f"{'noise: rerun' if step <= 0 else 'met' if step * 1e3 <= STEP_TARGET_MS and step / floor <= FLOOR_RATIO else 'MISSED'})"
         )
     if "par1000" in kinds or "par200" in kinds:
         for kind in ("par200", "par1000"):
             if kind in kinds:
                 call = _per_call(ours, kind).wall
-                verdict = "met" if call * 1e3 <= PAR_TARGET_MS else "MISSED"
+                verdict = (
+                    "met" if 0 < call * 1e3 <= PAR_TARGET_MS else "MISSED" if call > 0 else "noise: rerun"
+                )
                 print(
                     f"tether's parallel call ({kind}): {call * 1e3:.3f} ms (target <= {PAR_TARGET_MS:g} ms: {verdict})"
                 )
