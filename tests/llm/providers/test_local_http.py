@@ -15,7 +15,7 @@ import pytest
 from tether.errors import ProviderBadRequestError, ProviderConnectionError, ProviderError
 from tether.llm import ModelRequest, ProviderErrorEvent, StepFinish, TextDelta, UserMessage
 from tether.llm.providers import ClientSettings, OpenAIChatModel
-from tether.llm.providers._http11 import LocalClient
+from tether.llm.providers._http11 import HTTPFailure, LocalClient
 from tether.tools import Text
 
 from ._broken import Behaviour, BrokenServer, broken_server, chat_chunk, sse
@@ -201,3 +201,35 @@ async def test_tls_or_a_proxy_variable_goes_through_httpx(
     async with OpenAIChatModel("m", settings=ClientSettings(base_url=base)) as model:
         client: Any = model.client
         assert isinstance(client, httpx2.AsyncClient)
+
+
+@pytest.mark.anyio
+async def test_an_unknown_content_encoding_or_charset_is_handled() -> None:
+    brotli = head("Content-Encoding: br", f"Content-Length: {len(EVENTS)}") + EVENTS
+    with broken_server(raw(brotli, close=True)) as server:
+        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="k")
+        async with OpenAIChatModel("m", settings=settings) as model:
+            events = [e async for e in model.stream(REQUEST)]
+    last = events[-1]
+    assert isinstance(last, ProviderErrorEvent) and isinstance(last.error, ProviderConnectionError)
+    assert "Content-Encoding 'br'" in last.error.message
+    odd = b'{"error": {"message": "gone"}}'
+    answer = (
+        b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json; charset=no-such-charset\r\n"
+        + f"Content-Length: {len(odd)}\r\n\r\n".encode()
+        + odd
+    )
+    with broken_server(raw(answer)) as server:
+        settings = ClientSettings(base_url=f"{server.url}/v1", api_key="k")
+        async with OpenAIChatModel("m", settings=settings) as model:
+            with pytest.raises(ProviderError) as info:
+                [e async for e in model.stream(REQUEST)]
+    assert info.value.status == 404 and "gone" in info.value.message
+
+
+@pytest.mark.anyio
+async def test_a_closed_model_client_refuses_to_send() -> None:
+    client = LocalClient("127.0.0.1", 9, connect_timeout=1)
+    await client.aclose()
+    with pytest.raises(HTTPFailure, match="closed"):
+        await client.post("/v1/x", {}, b"")
