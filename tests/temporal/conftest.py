@@ -213,10 +213,13 @@ async def _replay_since(target: str, started: datetime, keys: list[bytes]) -> li
         # a turn whose first workflow task never completed (a stranger's, refused) took no decision to replay
         if any(e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED for e in history.events):
             histories.append(history)
+    if histories and not keys:
+        return ["no key to replay the turns with: give the test's key to the environment (monkeypatch.setenv"
+                " TETHER_TEMPORAL_KEY) or keep it in a data directory under tmp_path"]  # fmt: skip
     failures: list[str] = []
     for history in histories:
         errors: list[str] = []
-        for key in keys or [b"no key"]:
+        for key in keys:
             with ThreadPoolExecutor(max_workers=1) as pool:
                 replayer = Replayer(
                     workflows=[TurnWorkflow],
