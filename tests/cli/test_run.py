@@ -110,10 +110,9 @@ def test_continue_appends_a_turn_to_the_latest_session(cli: Any, project: Path) 
     second = cli.run("run", "second question", "--model", model, "--dir", str(project), "--continue")
     assert second.code == 0, second.output
     assert "second answer" in second.stdout
-    listed = cli.run("sessions", "--dir", str(project))
-    assert listed.stdout.count("ses_") == 1, listed.stdout
-    session_id = listed.stdout.split("ses_", 1)[1].split()[0]
-    timeline = cli.json("session", "show", f"ses_{session_id}", "--json")
+    listed = cli.run("sessions", "--dir", str(project)).stdout.splitlines()
+    assert len(listed) == 3, listed  # the header, one session, the note on short ids
+    timeline = cli.json("session", "show", listed[1].split()[0], "--json")  # by its short id
     users = [item["text"] for item in timeline["timeline"] if item["type"] == "user"]
     assert users == ["first question", "second question"]
 
