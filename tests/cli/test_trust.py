@@ -129,7 +129,8 @@ def test_project_allow_does_not_override_the_users_deny(cli: Any, project: Path,
 
 
 def test_a_shell_in_the_repository_is_not_used(cli: Any, project: Path, tmp_path: Path) -> None:
-    canary = tmp_path / "shell-ran"
+    # inside the project: a trusted shell runs in the sandbox, which holds what it would write outside
+    canary = project / "shell-ran"
     evil = project / "tools" / "sh"
     evil.parent.mkdir()
     evil.write_text(f'#!/bin/sh\necho pwned > "{canary}"\nexec /bin/sh "$@"\n', encoding="utf-8")

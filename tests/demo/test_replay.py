@@ -40,25 +40,27 @@ async def _replay(tmp_path: Path, reply: str, message: str | None = None) -> tup
     # The demo trusts the project it wrote (``tether demo`` does the same): its bash allow rules apply.
     config = await anyio.to_thread.run_sync(lambda: load_config(project, trusted=True))
     async with Runtime(data_dir=tmp_path / "data", config=config) as rt:
-        asked: list[str] = []
-        arrived = anyio.Event()
-
-        def answer(event: PermissionAsked) -> None:
-            asked.append(event.request.id)
-            arrived.set()
+        # The edit is answered with ``reply``; any other ask (the recording's program text, ``python3 -m unittest``,
+        # asks external_directory for what it may touch) is approved once, as ``tether demo --yes`` does.
+        send, receive = anyio.create_memory_object_stream[PermissionAsked](16)
 
         location = await rt.location(project)
         session = await rt.sessions.create(location)
-        with rt.bus.subscribe(PermissionAsked, answer):
+        with send, receive, rt.bus.subscribe(PermissionAsked, send.send_nowait):
             async with anyio.create_task_group() as tg:
 
                 async def replier() -> None:
-                    await arrived.wait()
-                    await rt.permissions.reply(asked[0], reply, message)  # type: ignore[arg-type]
+                    async for event in receive:
+                        pending = event.request
+                        if pending.request.action == "edit":
+                            await rt.permissions.reply(pending.id, reply, message)  # type: ignore[arg-type]
+                        else:
+                            await rt.permissions.reply(pending.id, "once")
 
                 tg.start_soon(replier)
                 with anyio.fail_after(60):
                     result = await session.prompt(DEMO_PROMPT, model=ReplayModel())
+                tg.cancel_scope.cancel()
         messages = await rt.store.load_messages(session.id)
     tools = [p for m in messages for p in m.parts if isinstance(p, ToolPart)]
     return result, tools, project

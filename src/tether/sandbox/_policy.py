@@ -23,7 +23,9 @@ for tether's proxy: a unix socket bound into the sandbox and the proxy variables
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import field
 from typing import Any, Literal
@@ -225,5 +227,16 @@ def build_policy(
         network=network,
         proxy=proxy if network == "proxy" else None,
         git_dirs=tuple(git_dirs),
-        visible=tuple(dict.fromkeys(visible)),
+        visible=tuple(dict.fromkeys((*visible, *_own_environment()) if tmp is not None else visible)),
     )
+
+
+@functools.cache
+def _own_environment() -> tuple[str, ...]:
+    """The directories of the Python running tether (its prefixes and tether's own package), when they lie under the
+    real ``/tmp``: the session's temp directory covers ``/tmp`` inside, which would hide them, and the sandbox's own
+    helpers (the proxy's bridge) and the commands a project runs with that Python need them (a checkout or a venv in
+    ``/tmp``, as CI and throwaway clones have). Shown read-only; elsewhere they are visible already."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = (os.path.realpath(path) for path in (sys.prefix, sys.exec_prefix, sys.base_prefix, package))
+    return tuple(dict.fromkeys(path for path in found if path.startswith("/tmp/")))
