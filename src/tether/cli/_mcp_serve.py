@@ -47,7 +47,7 @@ def serve_command(
 
         console = err_console()
         async with stop_on_signals("tether mcp serve") as stop, await runtime(data_dir, path) as rt:
-            stop.export_telemetry(rt.config)  # telemetry: config telemetry.otlp_endpoint
+            stop.export_telemetry(rt.config.data)  # telemetry: config telemetry.otlp_endpoint
             location = await rt.location(path)
             freeze_startup()
             chosen = agent or rt.config.get("default_agent") or "build"

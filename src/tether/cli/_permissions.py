@@ -231,7 +231,10 @@ def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory:
             analysis = plan.analysis
             if analysis.uncertain_paths_resource is not None:
                 asks.append(
-                    ("paths not known statically", decide("external_directory", [analysis.uncertain_paths_resource]))
+                    (
+                        "paths not known statically",
+                        decide("external_directory", [analysis.uncertain_paths_resource]),
+                    )
                 )
             if plan.ordinary_writes:
                 asks.append(("writes", decide("edit", list(plan.ordinary_writes))))
@@ -278,7 +281,9 @@ def _explain_bash(*, data_dir: Path, command: str, agent: str | None, directory:
             effect = decision.effect
     if analysis.uncertain_paths_resource is not None:
         saved = analysis.uncertain_paths_save
-        saves = f'external_directory "{saved[0]}"' if saved else "nothing (acts as once: the text holds * or ?)"
+        saves = (
+            f'external_directory "{saved[0]}"' if saved else "nothing (acts as once: the text holds * or ?)"
+        )
         console.print(Text('an "always" reply to the paths request saves: ', style="dim") + shown(saves))
     if analysis.resources:
         saves = ", ".join(f'bash "{pattern}"' for pattern in analysis.save) or "nothing (acts as once)"

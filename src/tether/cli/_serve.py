@@ -53,7 +53,7 @@ def serve_command(
             await runtime(data_dir, path) as rt,
             Models(rt.config) as models,
         ):
-            stop.export_telemetry(rt.config)  # telemetry: config telemetry.otlp_endpoint
+            stop.export_telemetry(rt.config.data)  # telemetry: config telemetry.otlp_endpoint
             location = await rt.location(path)
             freeze_startup()
             if model is not None:
