@@ -381,27 +381,30 @@ async def run(
             async def kill() -> None:
                 while True:
                     await anyio.sleep(kill_every * rng.uniform(0.5, 1.5))
-                    done = len(results) + len(failures)
-                    if restart_postgres and not report.postgres_restarts and done >= turns / 3:
-                        say("restarting PostgreSQL")
-                        await anyio.to_thread.run_sync(postgres.restart)
-                        report.postgres_restarts += 1
-                        continue
-                    if restart_temporal and not report.temporal_restarts and done >= 2 * turns / 3:
-                        say("restarting Temporal")
-                        temporal.stop()
-                        await anyio.sleep(1.0)
-                        temporal.start()
-                        report.temporal_restarts += 1
-                        continue
                     index = rng.randrange(workers)
                     say(f"killing worker {index}")
                     fleet.kill(index)
                     report.worker_kills += 1
 
+            async def restart() -> None:  # each server once, a third and two thirds of the way
+                while True:
+                    await anyio.sleep(0.2)
+                    done = len(results) + len(failures)
+                    if restart_postgres and not report.postgres_restarts and done >= turns / 3:
+                        say("restarting PostgreSQL")
+                        await anyio.to_thread.run_sync(postgres.restart)
+                        report.postgres_restarts += 1
+                    elif restart_temporal and not report.temporal_restarts and done >= 2 * turns / 3:
+                        say("restarting Temporal")
+                        temporal.stop()
+                        await anyio.sleep(1.0)
+                        temporal.start()
+                        report.temporal_restarts += 1
+
             async with anyio.create_task_group() as chaos:
                 chaos.start_soon(supervise)
                 chaos.start_soon(kill)
+                chaos.start_soon(restart)
                 async with anyio.create_task_group() as tg:
                     for turn in range(turns):
                         tg.start_soon(one, turn)
