@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -91,6 +92,11 @@ def survivors(root: int, mark: str) -> dict[int, str]:
 def _no_process_survives() -> Iterator[None]:
     """Set up before every other fixture, so torn down after them all (session servers included)."""
     yield
+    # The bash tool's guard server lives as long as the process that started it (it stops at exit, atexit): stop it
+    # now, as the process's exit would, so that only what outlives that counts.
+    shell_run = sys.modules.get("tether.builtins._shell_run")
+    if shell_run is not None:
+        shell_run._stop_server()
     mark = os.environ[MARK].rpartition(":")[2]
     deadline = time.monotonic() + GRACE
     left = survivors(os.getpid(), mark)
