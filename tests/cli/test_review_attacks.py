@@ -133,7 +133,7 @@ def test_the_data_directory_named_through_a_symlink_still_asks(
     link.symlink_to(real, target_is_directory=True)
     cli.env["TETHER_DATA_DIR"] = str(link)
     other = tmp_path / "other.txt"
-    other.write_text("ordinary temp file\n", encoding="utf-8")
+    other.write_text("ordinary\ntemp\nfile\n", encoding="utf-8")
     calls = [
         {"name": "bash", "arguments": {"command": f"cat {real}/tether.db"}},
         {"name": "list", "arguments": {"path": str(real)}},
@@ -148,8 +148,9 @@ def test_the_data_directory_named_through_a_symlink_still_asks(
     ), out
     assert out.count("permission asked and rejected") == 3, out
     assert "SQLite format" not in out
-    # control: the rest of the temp directory reads without asking
-    assert f"✓ read {other}" in out, out
+    # control: the rest of the temp directory reads without asking. The tool line's title (the path) is cut to the
+    # terminal's width, so the line is known by its outcome: the only read that can succeed is other.txt's 3 lines
+    assert re.search(r"^✓ read /.*lines 1-3 of 3$", out, re.MULTILINE), out
 
 
 def test_the_data_directory_and_the_store_are_private_to_the_user(cli: Any, project: Path) -> None:
