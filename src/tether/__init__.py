@@ -57,7 +57,7 @@ import os  # noqa: E402  (after the path is safe)
 from collections.abc import Mapping, Sequence  # noqa: E402
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 __all__ = ["Runtime", "__version__", "run"]
 

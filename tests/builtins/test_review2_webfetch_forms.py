@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tether._addresses import literal, reached
 from tether.builtins import BuiltinDeps, webfetch
-from tether.builtins._ssrf import literal, reached
 from tether.bus import Bus
 from tether.content import text_of
 from tether.location import Location

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tether._addresses import private_reason
 from tether.builtins import BuiltinDeps, webfetch
-from tether.builtins._ssrf import private_reason
 from tether.content import File, text_of
 from tether.location import Location
 from tether.output import OutputStore

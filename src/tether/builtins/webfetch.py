@@ -8,7 +8,7 @@ Order, for the URL and then for every redirect target (at most :data:`MAX_REDIRE
    (``2130706433``, ``127.1``, ``0x7f.1``, ``[::ffff:127.0.0.1]``), the URL with that address written canonically
    (:func:`address_forms`); a name is not looked up before this ask (the lookup alone would tell the name to the
    resolver);
-3. resolve the host and check every address (``_ssrf``): when any is loopback, private, link-local (the cloud
+3. resolve the host and check every address (``tether._addresses``): when any is loopback, private, link-local (the cloud
    metadata address), CGNAT, unique-local, ..., ask ``webfetch_private`` as well, with the URL as written and the
    URL on every address it resolved to (``http://127.0.0.1:8080/x``, ``http://[::1]:8080/x``): a deny on any form
    denies, an allow must match every form, as bash's normalized forms, so a rule written for one spelling of an
@@ -40,13 +40,13 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
+from .._addresses import Address, ResolveError, literal, private_reason, reached, resolve, shown
 from .._record import record
 from ..content import File, Text
 from ..errors import ToolFailure
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
-from ._ssrf import Address, ResolveError, literal, private_reason, reached, resolve, shown
 
 if TYPE_CHECKING:
     import ssl

@@ -298,7 +298,7 @@ class Connection:
     async def _connect(self, transport: str) -> None:
         from mcp import ClientSession, types
 
-        from .. import __version__
+        from .._version import __version__
 
         self._lost = None
         with anyio.CancelScope() as deadline:

@@ -13,7 +13,7 @@ For each new destination of the call, :meth:`NetworkGate.connect`:
    source, so the decision is recorded on the call), before any DNS lookup (the lookup alone would tell the name to
    the resolver);
 2. resolves a name once; when an address it resolved to is loopback, private, link-local (the cloud metadata
-   address), ... (``builtins._ssrf``), asks ``network`` again with each address as a resource (``127.0.0.1:8000``),
+   address), ... (``tether._addresses``), asks ``network`` again with each address as a resource (``127.0.0.1:8000``),
    so an allowed name cannot lead to the machine's own services by DNS;
 3. connects to an address it checked, never resolving the name again: a DNS answer that changes between the check and
    the connection cannot move it elsewhere.
@@ -40,7 +40,7 @@ from ..errors import BlockedError, CorrectedError, DeclinedError, PermissionOutc
 from ..permissions import PermissionRequest
 
 if TYPE_CHECKING:
-    from ..builtins._ssrf import Address
+    from .._addresses import Address
     from ..permissions import PermissionService
     from ..tools import ToolContext
 
@@ -91,7 +91,7 @@ class Refusal:
 def normal_host(host: str) -> str | None:
     """``host`` as a resource writes it: a lowercase name without trailing dot, or a canonical IP address (IPv6 in
     brackets); ``None`` when it is neither (empty, too long, other characters)."""
-    from ..builtins._ssrf import literal, reached, shown
+    from .._addresses import literal, reached, shown
 
     bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     ip = literal(bare)
@@ -131,7 +131,7 @@ def destination_resource(host: str, port: int) -> str:
 
 
 def _address_resource(ip: Address, port: int) -> str:
-    from ..builtins._ssrf import shown
+    from .._addresses import shown
 
     text = shown(ip)
     return destination_resource(f"[{text}]" if ":" in text else text, port)
@@ -161,7 +161,7 @@ class NetworkGate:
 
     async def connect(self, host: str, port: int, *, via: str) -> anyio.abc.SocketStream | Refusal:
         """A connection to ``host:port`` (as the client wrote them), or why not. ``via`` names the protocol."""
-        from ..builtins._ssrf import ResolveError, literal, private_reason, reached, resolve
+        from .._addresses import ResolveError, literal, private_reason, reached, resolve
 
         shown_host = normal_host(host)
         if shown_host is None or not 0 < port < 65536:

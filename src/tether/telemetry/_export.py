@@ -169,7 +169,7 @@ def configure(settings: TelemetrySettings | None = None, *, exporter: Any = None
             )
     except ImportError as exc:
         raise UsageError(INSTALL_HINT) from exc
-    from .. import __version__
+    from .._version import __version__
 
     resource = Resource.create({"service.name": settings.service_name, "service.version": __version__})
     provider = TracerProvider(resource=resource, shutdown_on_exit=False)

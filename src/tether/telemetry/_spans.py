@@ -39,7 +39,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
-from .. import __version__
+from .._version import __version__
 from ..content import Content, File, Text, text_of
 from ..errors import ProviderError
 from ..llm import Model, ModelRequest, Usage

@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from ... import __version__
 from ..._record import record
+from ..._version import __version__
 from ._base import ClientSettings
 
 __all__ = ["ANTHROPIC_VERSION", "Loaded", "load_anthropic", "load_openai"]

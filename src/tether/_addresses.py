@@ -1,4 +1,8 @@
-"""Which network addresses are not the public internet (server-side request forgery), for ``webfetch``.
+"""Which network addresses are not the public internet (server-side request forgery), for ``webfetch`` and the
+sandbox's network proxy.
+
+On the ground floor because two rooms on different floors judge addresses the same way: ``builtins/webfetch.py``
+(a tool source) and ``sandbox/_network.py`` (a service below the tool sources). It imports nothing of tether.
 
 ``webfetch`` resolves a URL's host itself, checks *every* address the name resolves to with :func:`private_reason`,
 and connects to one of the addresses it checked (never resolving again: a DNS answer that changes between the check
