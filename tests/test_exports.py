@@ -64,6 +64,7 @@ SURFACES = {
     "tether.ids": {"Prefix", "ascending", "descending", "timestamp_ms"},
     "tether.mcp": set(),
     "tether.mcp.internal": {"McpServers", "ServerSpec", "ServerStatus", "specs_from_config"},
+    "tether.mcp_server": {"MAX_BODY_BYTES", "TOKEN_FILE", "ToolServer", "serve_http", "serve_stdio", "server_token"},
     "tether.output": {
         "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "MAX_STRUCTURED_BYTES", "RETENTION_SECONDS", "Bounded",
         "OutputStore", "bounded_preview", "marker_for", "utf8_len",

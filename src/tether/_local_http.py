@@ -2,7 +2,7 @@
 the ``Host`` allow-list, the listening socket and the private token file.
 
 Both serve the user's project with the user's rights to whoever holds a token, so both are guarded the same way
-(docs/security.md); the guards themselves live with each server (``server/_security.py``, ``mcp/_serve_http.py``).
+(docs/security.md); the guards themselves live with each server (``server/_security.py``, ``mcp_server/_http.py``).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ carries nothing else (the SDK points fd 1 at stderr while serving). Over ``--htt
 ``--host``:``--port`` (loopback and a free port by default), prints its URL and, when it made one, its bearer token
 on stderr, and serves until stopped. Either way SIGTERM or SIGINT stops it in order (:mod:`._stop`: running calls
 cancelled and recorded as aborted, the runtime closed, the last spans exported; exit 0), as does the client closing
-stdin over stdio. What guards the HTTP transport is in :mod:`tether.mcp._serve_http`; how a call runs and is
-recorded, in :mod:`tether.mcp._serve`.
+stdin over stdio. What guards the HTTP transport is in :mod:`tether.mcp_server._http`; how a call runs and is
+recorded, in :mod:`tether.mcp_server._server`.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def serve_command(
     async def main() -> None:
         import anyio
 
-        from ..mcp._serve import ToolServer
-        from ..mcp._serve_http import bind, is_loopback, serve_http, server_token
+        from .._local_http import bind, is_loopback
+        from ..mcp_server import ToolServer, serve_http, serve_stdio, server_token
         from ..permissions import PermissionAsked
         from ..session import SessionUpdated, ToolProgress
         from ._stop import stop_on_signals
@@ -59,8 +59,6 @@ def serve_command(
                 rt.bus.subscribe(SessionUpdated, served.on_session),
             ):
                 if not http:
-                    from ..mcp._serve_stdio import serve_stdio
-
                     async with served.running():
                         await serve_stdio(served, stop=stop.event)
                     return

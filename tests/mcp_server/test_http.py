@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mcp import Client
-from tether.mcp._serve_http import allowed_hosts, is_loopback
+from tether.mcp_server._http import allowed_hosts, is_loopback
 
 from .serve_fixtures.served import HttpServer, Served
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tether.mcp._serve_asks import reply_of
+from tether.mcp_server._asks import reply_of
 
 from .serve_fixtures.served import Served
 
@@ -84,7 +84,7 @@ async def test_the_always_choice_names_what_it_saves_and_that_it_is_broad(tmp_pa
     ],
 )
 def test_the_always_label_of_each_kind_of_save(save: tuple[str, ...], label: str) -> None:
-    from tether.mcp._serve_asks import elicit_form
+    from tether.mcp_server._asks import elicit_form
     from tether.permissions import Decision, PendingRequest, PermissionRequest
 
     request = PermissionRequest(session_id="ses_x", action="bash", resources=("x",), save=save)

@@ -11,7 +11,7 @@ client's model reads; ``allow`` approves once, except a protected path, which on
 On the handshake protocol versions (up to 2025-11-25) the server sends ``elicitation/create`` while the call waits.
 On 2026-07-28 a request carries no server-to-client request: the call's ``tools/call`` returns an
 ``InputRequiredResult`` holding the same form, and the client retries the call with the answer
-(``_serve.ToolServer`` keeps the call waiting meanwhile, at most :data:`ROUND_TRIP_WAIT` seconds).
+(``_server.ToolServer`` keeps the call waiting meanwhile, at most :data:`ROUND_TRIP_WAIT` seconds).
 
 A rejection always carries feedback (a ``CorrectedError`` for the waiting call): a reply without feedback would
 reject every other pending request of the session (``PermissionService.reply``), and the session holds every call of

@@ -23,7 +23,7 @@ import anyio
 import anyio.to_thread
 
 if TYPE_CHECKING:
-    from ._serve import ToolServer
+    from ._server import ToolServer
 
 __all__ = ["serve_stdio", "stdio_streams"]
 

@@ -34,7 +34,7 @@ def _defaults(schema: dict[str, Any]) -> dict[str, Any]:
     ],
 )
 def test_an_empty_declined_cancelled_or_missing_answer_rejects(answer: types.ElicitResult | None) -> None:
-    from tether.mcp._serve_asks import reply_of
+    from tether.mcp_server._asks import reply_of
 
     reply, feedback = reply_of(answer)
     assert reply == "reject" and feedback

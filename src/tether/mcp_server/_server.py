@@ -16,7 +16,7 @@ The server is the MCP SDK's low-level ``Server`` with two handlers:
 Each call runs on its own handle of the client's session (:meth:`~tether.session.Session.beside`), so one client's
 calls run in parallel and a client's ``notifications/cancelled`` (which the SDK turns into cancelling the handler)
 cancels only that call's turn: the part is recorded as aborted and interrupted, as tether records any cancellation.
-While a call runs, its permission asks (``permission.asked``) are answered for it (:mod:`._serve_asks`) and its
+While a call runs, its permission asks (``permission.asked``) are answered for it (:mod:`._asks`) and its
 progress (``ctx.progress``) becomes MCP progress notifications when the client sent a progress token.
 
 A call's turn runs in the server's task group (:meth:`ToolServer.running`), not in the request handler: on the
@@ -49,7 +49,7 @@ from ..session import Session, SessionUpdated, ToolProgress
 from ..session.internal import Descendants
 from ..storable import printable, visible
 from ..tools import AfterEvent, Completed
-from ._serve_asks import ROUND_TRIP_WAIT, AskMode, ElicitChannel, answer_ask, elicit_form
+from ._asks import ROUND_TRIP_WAIT, AskMode, ElicitChannel, answer_ask, elicit_form
 
 if TYPE_CHECKING:
     import mcp_types as types
