@@ -48,7 +48,9 @@ def _modules(package: str) -> list[Path]:
 
 def test_the_import_scan_sees_relative_and_type_only_imports() -> None:
     assert {"tether.rules.Rule", "tether.tools.ToolContext"} <= _imports(SRC / "permissions" / "_types.py")
-    assert "tether.config.Config" in _imports(SRC / "permissions" / "_agents.py")  # under TYPE_CHECKING
+    assert "tether.permissions.PermissionService" in _imports(
+        SRC / "sandbox" / "_network.py"
+    )  # under TYPE_CHECKING
 
 
 @pytest.mark.parametrize("package", ["tools", "config"])
@@ -58,6 +60,17 @@ def test_tools_and_config_never_import_permissions(package: str) -> None:
         for path in _modules(package)
         for name in _imports(path)
         if name == "tether.permissions" or name.startswith("tether.permissions.")
+    }
+    assert offending == set()
+
+
+def test_permissions_never_imports_config_not_even_for_types() -> None:
+    # permissions stands below config: the agent record it layers (tether._agent_config) lives below both
+    offending = {
+        (path.name, name)
+        for path in _modules("permissions")
+        for name in _imports(path)
+        if name == "tether.config" or name.startswith("tether.config.")
     }
     assert offending == set()
 

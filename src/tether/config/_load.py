@@ -25,8 +25,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import field, replace
 from pathlib import Path
-from typing import Any, Literal, NoReturn, cast
+from typing import Any, NoReturn, cast
 
+from .._agent_config import AgentConfig, AgentMode
 from .._record import record
 from ..errors import ConfigError
 from ..paths import default_config_dir
@@ -58,25 +59,6 @@ PROJECT_CONFIG = Path(".tether") / CONFIG_FILE
 ``.tether/tether.jsonc``, are read as well)."""
 PERMISSION_ENV = "TETHER_PERMISSION"
 """An environment variable holding a JSON ``permission`` value, applied after both files."""
-
-AgentMode = Literal["primary", "subagent", "all"]
-
-
-@record
-class AgentConfig:
-    """The ``agent.<name>`` section. ``None`` means "not set": the built-in agent's own value stays."""
-
-    name: str
-    permission: tuple[Rule, ...] = ()
-    project_permission: tuple[Rule, ...] = ()
-    mode: AgentMode | None = None
-    steps: int | None = None
-    prompt: str | None = None
-    hidden: bool | None = None
-    disable: bool = False
-    description: str | None = None
-    model: str | None = None
-    data: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 
 @record

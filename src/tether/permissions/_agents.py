@@ -20,16 +20,14 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Protocol
 
+from .._agent_config import AgentConfig, AgentMode
 from .._record import record
 from ..errors import UsageError
 from ..paths import default_config_dir
 from ._ruleset import Ruleset
 from ._types import Effect, Rule
-
-if TYPE_CHECKING:  # types only: config never imports permissions (rules live in tether.rules)
-    from ..config import AgentConfig, Config
 
 __all__ = [
     "BASH_DESTRUCTIVE",
@@ -42,7 +40,26 @@ __all__ = [
 ]
 
 DEFAULT_AGENT = "build"
-AgentMode = Literal["primary", "subagent", "all"]
+
+
+class AgentLayers(Protocol):
+    """What the agents are layered from: the configured rules and ``agent.<name>`` sections. A loaded
+    ``tether.config.Config`` is one; this package stands below ``config`` and never imports it."""
+
+    @property
+    def permission(self) -> tuple[Rule, ...]:
+        """The top-level ``permission`` (and legacy ``tools``) rules, every file's in order."""
+        ...
+
+    @property
+    def project_permission(self) -> tuple[Rule, ...]:
+        """An untrusted project's top-level rules (a tighten-only layer)."""
+        ...
+
+    @property
+    def agents(self) -> Mapping[str, AgentConfig]:
+        """The ``agent.<name>`` sections by name."""
+        ...
 
 
 @record
@@ -246,7 +263,7 @@ def _builtin(data: str, tmp: str, skills: str, sandboxed: bool) -> list[Agent]:
     ]
 
 
-def _layered(agent: Agent, config: Config, section: AgentConfig | None) -> Agent:
+def _layered(agent: Agent, config: AgentLayers, section: AgentConfig | None) -> Agent:
     own = section.permission if section is not None else ()
     layers = [*agent.rulesets, Ruleset(source="config", rules=config.permission)]
     if own:
@@ -291,7 +308,7 @@ def _request_options(section: AgentConfig) -> dict[str, Any]:
 def builtin_agents(
     data_dir: Path,
     tmp_dir: Path,
-    config: Config | None = None,
+    config: AgentLayers | None = None,
     *,
     skills_dir: Path | None = None,
     sandboxed: bool = False,
