@@ -1,7 +1,7 @@
 """``tether config``: the JSON Schema of ``tether.json``, and the configuration that applies in a project.
 
-The command tree of this family lives here (registered by ``_app`` with one ``add_typer``); as everywhere in the CLI,
-each body imports its implementation on call, so ``tether --help`` stays fast.
+The command tree of this family lives here (``_app`` loads it when the command line names ``config``); as everywhere
+in the CLI, each body imports its implementation on call, so ``tether --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ config_app = typer.Typer(
     help="The configuration: its JSON Schema, and what applies in a project.",
     no_args_is_help=True,
     rich_markup_mode=None,
+    add_completion=False,
 )
 
 
@@ -70,14 +71,14 @@ def show(
       tether config show --dir ~/src/api --json | jq .config.model
     """
     from ..errors import ConfigError
-    from ._app import _data_dir  # pyright: ignore[reportPrivateUsage]
+    from ._commands import data_dir
     from ._common import fail, out_console
 
     path = (directory or Path.cwd()).expanduser().resolve()
     if not path.is_dir():
         fail(f"--dir {path} is not a directory")
     try:
-        report = _report(_data_dir(ctx), path)
+        report = _report(data_dir(ctx), path)
     except ConfigError as exc:
         fail(f"configuration: {exc.message}")
     if as_json:
@@ -180,7 +181,7 @@ def _without_secrets(value: Any, path: tuple[str, ...], redacted: list[str]) -> 
     """``value`` (the config, or a part of it at ``path``) with every secret replaced; their key paths go in
     ``redacted``. Works on an invalid config too: anything but an object on the way to a secret is hidden whole."""
     from ..config._json import format_path
-    from ..session._postgres_conn import describe
+    from ..store.internal import describe
 
     secret = _leads_to_secret(path)
     if secret is None or value in ("", None, {}, []):
