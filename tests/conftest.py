@@ -19,6 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No property test's verdict depends on the machine's speed: no per-example deadline and no "too slow" health check
+# (a busy 2-core machine generated inputs slowly enough to fail tests/mcp/test_units.py). A test's own @settings
+# still sets its example count; these are the defaults it starts from.
+settings.register_profile("tether", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("tether")
 
 MARK = "PYTEST_TETHER_RUN"
 """The environment variable that carries this test process's run id to every process it starts."""

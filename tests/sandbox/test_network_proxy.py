@@ -40,7 +40,7 @@ from tether.sandbox import (
 )
 from tether.sandbox._network import may_use_network, normal_host
 from tether.sandbox._proxy import MAX_HEAD, open_proxy, proxy_socket
-from tether.sandbox._sandbox import BRIDGE_MODULE
+from tether.sandbox._sandbox import BRIDGE_MODULE, SECCOMP_MODULE
 from tether.tools import ToolContext
 from tether.tools.internal import PermissionRecord
 
@@ -466,18 +466,22 @@ def test_a_call_gets_the_bridge_in_front_only_with_its_proxy(tmp_path: Path) -> 
     with_proxy = build_policy(mechanism="bwrap", root=str(root), tmp=None, network="proxy", proxy=seam)
     launch = sandbox.wrap(with_proxy, ["/bin/bash", "-c", "curl x"], str(root))
     bridge = launch.argv.index(BRIDGE_MODULE)
-    assert launch.argv[bridge - 3 : bridge + 3] == [
+    assert launch.argv[bridge - 3 : bridge + 5] == [
         sandbox.bridge_python,
         "-S",
         "-I",
         BRIDGE_MODULE,
         PROXY_SOCKET,
+        "--seccomp",
+        SECCOMP_MODULE,
         "--",
     ]
-    assert launch.argv[bridge + 3 :] == ["/bin/bash", "-c", "curl x"]
+    assert launch.argv[bridge + 5 :] == ["/bin/bash", "-c", "curl x"]
+    assert launch.seccomp is None  # the bridge filters the command's child: it needs its own unix socket
     assert ["--ro-bind", seam.socket, PROXY_SOCKET] == launch.argv[launch.argv.index(PROXY_SOCKET) - 2 :][:3]
     offline = build_policy(mechanism="bwrap", root=str(root), tmp=None, network="none")
-    assert BRIDGE_MODULE not in sandbox.wrap(offline, ["/bin/bash", "-c", "ls"], str(root)).argv
+    plain = sandbox.wrap(offline, ["/bin/bash", "-c", "ls"], str(root))
+    assert BRIDGE_MODULE not in plain.argv and plain.seccomp == SECCOMP_MODULE  # the guard filters
     # what doctor and --explain show; an MCP server has no call to ask for, so no network
     preview = sandbox.preview(str(root))
     assert preview is not None and preview.describe()["network"] == "proxy"

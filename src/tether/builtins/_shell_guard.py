@@ -7,8 +7,9 @@ costs ~15 ms). It ends when tether closes the socket or dies. It reaps the guard
 
 A request is an 8-byte length, then a JSON object ``{"argv", "cwd", "env", "grace"}`` (and ``"landlock"`` when the
 sandbox falls back to Landlock: ``{"module", "writable", "network"}``; the guard loads that stdlib-only module by path,
-once, and confines the shell with it just before ``execve``, so a failure is reported like a failed ``execve``), with
-three descriptors
+once, and confines the shell with it just before ``execve``, so a failure is reported like a failed ``execve``; and
+``"seccomp"``, the path of ``sandbox/_seccomp.py``, whose filter refusing unix sockets the guard installs the same
+way, after Landlock), with three descriptors
 attached (``SCM_RIGHTS``): the output pipe's write end, the control pipe's read end (tether alone holds the write
 end), and the report pipe's write end. The guard
 
@@ -86,11 +87,12 @@ def main(argv: list[str]) -> int:
                 os.close(fd)
             continue
         landlock = request.get("landlock")
-        if landlock is not None:
-            try:
-                _landlock(landlock["module"])  # loaded once here, so each guard's fork has it
-            except Exception:  # the shell's child reports the same failure as a failed execve
-                pass
+        for module in (landlock["module"] if landlock is not None else None, request.get("seccomp")):
+            if module is not None:
+                try:
+                    _loaded(module)  # loaded once here, so each guard's fork has it
+                except Exception:  # the shell's child reports the same failure as a failed execve
+                    pass
         # SIGCHLD is blocked until the new guard is in _GUARDS, so the handler never takes it for an orphan.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         pid = os.fork()
@@ -191,9 +193,14 @@ def guard(request: dict[str, Any], fds: list[int], prctl: Prctl | None) -> int:
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
             landlock = request.get("landlock")
             if landlock is not None:
-                _landlock(landlock["module"]).restrict(
+                _loaded(landlock["module"]).restrict(
                     list(landlock["writable"]), network=bool(landlock["network"])
                 )
+            seccomp = request.get("seccomp")
+            if (
+                seccomp is not None
+            ):  # after Landlock: the filter refuses unix sockets, not the calls Landlock makes
+                _loaded(seccomp).deny_unix_sockets()
             os.execve(command[0], command, env)
         except OSError as exc:
             os.write(errors_w, str(exc.errno or 0).encode())
@@ -219,25 +226,27 @@ def guard(request: dict[str, Any], fds: list[int], prctl: Prctl | None) -> int:
     return code
 
 
-_LANDLOCK: dict[str, Any] = {}
+_MODULES: dict[str, Any] = {}
 
 
-def _landlock(path: str) -> Any:
-    """The Landlock module at ``path`` (tether's ``sandbox/_landlock.py``), loaded once per server.
+def _loaded(path: str) -> Any:
+    """The stdlib-only module at ``path`` (tether's ``sandbox/_landlock.py`` or ``sandbox/_seccomp.py``), loaded once
+    per server.
 
     Raises:
         OSError: it cannot be loaded.
     """
-    module = _LANDLOCK.get(path)
+    module = _MODULES.get(path)
     if module is None:
         import importlib.util
 
-        spec = importlib.util.spec_from_file_location("_tether_landlock", path)
+        name = "_tether_" + os.path.basename(path).removesuffix(".py").lstrip("_")
+        spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
-            raise OSError(2, "cannot load the Landlock module", path)
+            raise OSError(2, "cannot load the sandbox module", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        _LANDLOCK[path] = module
+        _MODULES[path] = module
     return module
 
 

@@ -137,11 +137,12 @@ async def run_shell(
     environment["PWD"] = str(cwd)
     argv = [default_shell(shell), "-c", command]
     landlock: Mapping[str, Any] | None = None
+    seccomp: str | None = None
     if sandbox is not None and policy is not None:
         launch = sandbox.wrap(policy, argv, str(cwd))
-        argv, landlock = launch.argv, launch.landlock
+        argv, landlock, seccomp = launch.argv, launch.landlock, launch.seccomp
         environment.update(launch.env)
-    request = _request(argv, cwd, environment, kill_grace, landlock)
+    request = _request(argv, cwd, environment, kill_grace, landlock, seccomp)
     started = time.monotonic()
     # Shielded: a process started by a worker thread whose result is lost would be an orphan.
     call: _Call | None = None
@@ -336,11 +337,14 @@ def _request(
     env: Mapping[str, str],
     grace: float,
     landlock: Mapping[str, Any] | None = None,
+    seccomp: str | None = None,
 ) -> bytes:
     # ensure_ascii: a name or value that is not valid UTF-8 (a surrogate escape) travels as \udcXX and comes back.
     data: dict[str, Any] = {"argv": argv, "cwd": str(cwd), "env": dict(env), "grace": grace}
     if landlock is not None:
         data["landlock"] = dict(landlock)
+    if seccomp is not None:
+        data["seccomp"] = seccomp
     return json.dumps(data, ensure_ascii=True).encode("ascii")
 
 

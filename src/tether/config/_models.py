@@ -493,6 +493,13 @@ class SandboxSection(_Strict):
         description="Further directories commands may write (absolute or ~/...), e.g. a build cache. An "
         'external_directory allow rule naming a directory ("/cache/*": "allow") makes it writable too.',
     )
+    unix_sockets: bool = Field(
+        default=False,
+        description="true lets sandboxed commands make unix sockets. By default a seccomp filter refuses them "
+        "(Operation not permitted), since a read-only mount does not stop a connect to the host's docker.sock, "
+        "containerd or the D-Bus system bus; turn it on for a command that must reach a local daemon or serve one "
+        "(a database on a socket in /tmp).",
+    )
 
 
 class TerminalSection(_Strict):

@@ -1,12 +1,14 @@
 """The bridge inside a sandbox: a loopback TCP port in the sandbox's network namespace, forwarded to tether's proxy.
 
-Run as ``python -S -I _bridge.py SOCKET -- ARGV...`` inside bubblewrap (network ``proxy``), in front of the command.
+Run as ``python -S -I _bridge.py SOCKET [--seccomp MODULE] -- ARGV...`` inside bubblewrap (network ``proxy``), in front of the command.
 Processes in the sandbox's network namespace reach nothing by TCP but its loopback; tether's proxy listens on a unix
 socket bound into the sandbox (``SOCKET``). This script:
 
 1. listens on ``127.0.0.1:<port>`` (a port the kernel picks, so it never collides with what the command binds);
 2. forks: the child ``execve``\\ s ``ARGV`` with the proxy variables (:data:`VARIABLES`, each pointing at that port)
-   and the default signal dispositions; the parent forwards each connection to ``SOCKET`` byte for byte (the proxy
+   and the default signal dispositions, after installing the seccomp filter of ``MODULE`` (``sandbox/_seccomp.py``:
+   no unix sockets) when one is named, since the bridge itself must still open one to the proxy (a filter fails
+   closed: the command does not run, exit 126); the parent forwards each connection to ``SOCKET`` byte for byte (the proxy
    reads the protocol) until the child exits, then exits with its status (``128 + n`` for a signal ``n``).
 
 The port listens before the command starts (connections made at once wait in the backlog). The bridge never
@@ -51,10 +53,12 @@ _CHUNK = 1 << 16
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) < 4 or argv[2] != "--":
-        sys.stderr.write("usage: _bridge.py SOCKET -- ARGV...\n")
+    seccomp = argv[3] if len(argv) > 4 and argv[2] == "--seccomp" else None
+    rest = 4 if seccomp is not None else 2
+    if len(argv) < rest + 2 or argv[rest] != "--":
+        sys.stderr.write("usage: _bridge.py SOCKET [--seccomp MODULE] -- ARGV...\n")
         posix._exit(2)
-    target, command = argv[1], argv[3:]
+    target, command = argv[1], argv[rest + 1 :]
     listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -70,6 +74,8 @@ def main(argv: list[str]) -> None:
         for name in ("SIGPIPE", "SIGXFSZ", "SIGXFZ"):
             if hasattr(_signal, name):
                 _signal.signal(getattr(_signal, name), _signal.SIG_DFL)
+        if seccomp is not None:
+            _filter(seccomp)
         _exec(command, env)
     _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
     null = posix.open("/dev/null", posix.O_RDWR)
@@ -80,6 +86,18 @@ def main(argv: list[str]) -> None:
     _, status = posix.waitpid(child, 0)
     code = posix.waitstatus_to_exitcode(status)
     posix._exit(code if code >= 0 else 128 - code)  # the command's status, as bubblewrap reports a signal's
+
+
+def _filter(module: str) -> None:
+    """Install ``module``'s seccomp filter in this process (the command's child), or end it with 126."""
+    try:
+        sys.path.insert(0, module.rpartition("/")[0])
+        import _seccomp  # pyright: ignore[reportMissingImports] (sandbox/_seccomp.py, by path)
+
+        _seccomp.deny_unix_sockets()
+    except (ImportError, OSError) as exc:
+        sys.stderr.write(f"tether sandbox: cannot refuse unix sockets: {exc}\n")
+        posix._exit(126)
 
 
 def _exec(command: list[str], env: dict[bytes, bytes]) -> None:

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from .._record import record
 from ..location import protected_anchor
 from ..permissions import names_protected_path
+from ._seccomp import supported as seccomp_supported
 
 __all__ = ["Mechanism", "Network", "ProxySeam", "SandboxPolicy", "build_policy", "protected_entries"]
 
@@ -75,6 +76,9 @@ class SandboxPolicy:
         git_dirs: git directories bound writable onto themselves (a mount point cannot be renamed away).
         visible: outside directories this call was approved to use (``external_directory``), shown read-only even
             where the sandbox's own mounts cover them (a directory under ``/tmp``).
+        unix_sockets: whether the command may make unix sockets; ``False`` (the default) refuses them with a seccomp
+            filter where the machine has one (``sandbox/_seccomp.py``: a read-only mount does not stop a
+            ``connect()`` to the host's ``docker.sock``).
     """
 
     mechanism: Mechanism
@@ -85,6 +89,13 @@ class SandboxPolicy:
     proxy: ProxySeam | None = None
     git_dirs: tuple[str, ...] = ()
     visible: tuple[str, ...] = ()
+    unix_sockets: bool = False
+
+    @property
+    def filtered(self) -> bool:
+        """Whether the seccomp filter refuses unix sockets to this command (a mechanism holds it, the user did not
+        allow them, and the filter knows the machine)."""
+        return self.mechanism != "none" and not self.unix_sockets and seccomp_supported()
 
     def describe(self) -> dict[str, Any]:
         """The compact JSON the session record keeps per call, and ``--explain`` prints."""
@@ -95,6 +106,8 @@ class SandboxPolicy:
         }
         if self.read_only:
             data["readOnly"] = list(self.read_only)
+        if self.mechanism != "none":
+            data["unixSockets"] = not self.filtered
         return data
 
 
@@ -192,6 +205,7 @@ def build_policy(
     proxy: ProxySeam | None = None,
     visible: Iterable[str] = (),
     create: bool = True,
+    unix_sockets: bool = False,
 ) -> SandboxPolicy:
     """The policy of one command run in the Location whose real root is ``root``. Reads the file system.
 
@@ -207,6 +221,7 @@ def build_policy(
         proxy: the proxy seam for ``network == "proxy"``.
         visible: outside directories approved for this call (real paths), read-only inside.
         create: make the missing directories of tether's and git's layout first (``False``: only look).
+        unix_sockets: let the command make unix sockets (``sandbox.unix_sockets``).
     """
     roots = [root, *(path for path in dict.fromkeys(writable) if path != root)]
     carve: list[str] = []
@@ -228,6 +243,7 @@ def build_policy(
         proxy=proxy if network == "proxy" else None,
         git_dirs=tuple(git_dirs),
         visible=tuple(dict.fromkeys((*visible, *_own_environment()) if tmp is not None else visible)),
+        unix_sockets=unix_sockets,
     )
 
 

@@ -32,6 +32,7 @@ _log = logging.getLogger("tether.sandbox")
 LANDLOCK_MODULE = str(Path(__file__).with_name("_landlock.py"))
 """The stdlib-only module the guard loads by path to apply Landlock in the shell it forks."""
 BRIDGE_MODULE = str(Path(__file__).with_name("_bridge.py"))
+SECCOMP_MODULE = str(Path(__file__).with_name("_seccomp.py"))
 """The stdlib-only script that forwards a loopback port inside the sandbox to tether's proxy (network ``proxy``)."""
 
 _WILD = ("*", "?")
@@ -66,11 +67,14 @@ def protected_allows(rules: Iterable[Rule]) -> tuple[str, ...]:
 
 @record
 class Launch:
-    """How one command starts: its argv, the variables it gets, and the Landlock rules the guard applies."""
+    """How one command starts: its argv, the variables it gets, and what the guard applies in its child before
+    ``execve``: the Landlock rules, and the seccomp filter that refuses unix sockets (``seccomp``: the path of
+    ``sandbox/_seccomp.py``, ``None``: not by the guard; the bridge applies it itself)."""
 
     argv: list[str]
     env: Mapping[str, str]
     landlock: Mapping[str, Any] | None = None
+    seccomp: str | None = None
 
 
 @record
@@ -196,6 +200,7 @@ class Sandbox:
             network="none" if self.network == "proxy" and seam is None else self.network,
             proxy=seam,
             visible=self._approved(visible),
+            unix_sockets=self.settings.unix_sockets,
         )
 
     def preview(self, root: str, *, extra_protected: Iterable[str] = ()) -> SandboxPolicy | None:
@@ -212,6 +217,7 @@ class Sandbox:
             network=self.network,
             proxy=ProxySeam(socket="<the call's proxy>") if self.network == "proxy" else None,
             create=False,
+            unix_sockets=self.settings.unix_sockets,
         )
 
     def wrap_server(self, name: str, argv: list[str], root: str, cwd: str) -> Launch | None:
@@ -232,8 +238,15 @@ class Sandbox:
             writable=self.writable,
             allowed_protected=self.allowed_protected,
             network="host" if self.network == "host" else "none",  # no call to ask for: no proxy
+            unix_sockets=self.settings.unix_sockets,
         )
-        return self.wrap(policy, argv, cwd)
+        launch = self.wrap(policy, argv, cwd)
+        if launch.seccomp is None:
+            return launch
+        # No guard starts a server: the filter goes on through a trampoline in front of bubblewrap (outside it,
+        # where tether's own Python always runs), once per server start.
+        trampoline = [sys.executable, "-S", "-I", launch.seccomp, "--"]
+        return Launch(argv=[*trampoline, *launch.argv], env=launch.env)
 
     def _approved(self, directories: Iterable[str]) -> list[str]:
         # The temp directory itself (or one above it) stays out: /tmp inside is the session's own, and other
@@ -266,12 +279,22 @@ class Sandbox:
                 assert self.detection.bwrap is not None
                 env = {"TMPDIR": "/tmp"} if policy.tmp else {}
                 python = self.bridge_python
+                seccomp = SECCOMP_MODULE if policy.filtered else None
                 if policy.proxy is not None and python is not None:
-                    argv = [python, "-S", "-I", BRIDGE_MODULE, PROXY_SOCKET, "--", *argv]
-                return Launch(argv=[*bwrap_argv(self.detection.bwrap, policy, cwd=cwd), *argv], env=env)
+                    # The bridge must reach the proxy's unix socket itself: it filters the command's child instead.
+                    options = ["--seccomp", SECCOMP_MODULE] if seccomp else []
+                    argv = [python, "-S", "-I", BRIDGE_MODULE, PROXY_SOCKET, *options, "--", *argv]
+                    seccomp = None
+                bwrap = bwrap_argv(self.detection.bwrap, policy, cwd=cwd)
+                return Launch(argv=[*bwrap, *argv], env=env, seccomp=seccomp)
             case "landlock":
                 writable = [*policy.writable, *([policy.tmp] if policy.tmp else []), "/dev"]
                 spec = {"module": LANDLOCK_MODULE, "writable": writable, "network": policy.network != "none"}
-                return Launch(argv=argv, env={"TMPDIR": policy.tmp} if policy.tmp else {}, landlock=spec)
+                return Launch(
+                    argv=argv,
+                    env={"TMPDIR": policy.tmp} if policy.tmp else {},
+                    landlock=spec,
+                    seccomp=SECCOMP_MODULE if policy.filtered else None,
+                )
             case "none":
                 return Launch(argv=argv, env={})

@@ -30,6 +30,8 @@ class SandboxSettings:
         writable: further directories commands may write (``~`` expanded, made real).
         auto_allow: whether the built-in agents let bash commands that bubblewrap holds run without asking, except
             destructive ones; ``None`` (the default) means yes unless ``network`` is ``host`` (``Sandbox.auto_allow``).
+        unix_sockets: let commands make unix sockets (``False``: a seccomp filter refuses them, so the host's
+            ``docker.sock`` and the D-Bus system bus stay out of reach; ``sandbox/_seccomp.py``).
     """
 
     mode: Mode = "auto"
@@ -37,6 +39,7 @@ class SandboxSettings:
     network: Network = "proxy"
     writable: tuple[str, ...] = ()
     auto_allow: bool | None = None
+    unix_sockets: bool = False
 
     @classmethod
     def from_config(cls, value: object) -> SandboxSettings:
@@ -58,4 +61,5 @@ class SandboxSettings:
             network=network if network in ("none", "proxy", "host") else "proxy",
             writable=paths,
             auto_allow=auto_allow if isinstance(auto_allow := data.get("auto_allow"), bool) else None,
+            unix_sockets=data.get("unix_sockets") is True,
         )
