@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.sandbox import detect
+from tether.sandbox._seccomp import supported as seccomp_supported
 
 
 def user_config(cli: Any, config: dict[str, Any]) -> None:
@@ -27,6 +28,11 @@ def test_doctor_reports_the_mechanism_roots_network_rg_and_keys(cli: Any, projec
     data = json.loads(cli.run("doctor", "--json", "--dir", str(project)).stdout)
     assert data["ready"] is True and data["sandbox"]["mechanism"] == mechanism
     assert not (project / ".tether").exists()  # doctor only looks
+    held = mechanism != "none" and seccomp_supported()
+    assert data["sandbox"]["unix_sockets"] is not held
+    assert ("unix sockets: refused (seccomp" in result.stdout) is held
+    user_config(cli, {"sandbox": {"unix_sockets": True}})
+    assert "unix sockets: allowed" in cli.run("doctor", "--dir", str(project)).stdout
 
 
 def test_doctor_fails_when_a_required_sandbox_is_off(cli: Any, project: Path) -> None:

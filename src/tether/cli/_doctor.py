@@ -52,6 +52,7 @@ def doctor_report(data_dir: Path, directory: Path) -> dict[str, Any]:
             "writable": [] if policy is None else [*policy.writable, *([policy.tmp] if policy.tmp else [])],
             "read_only": [] if policy is None else list(policy.read_only),
             "network": "host (no sandbox)" if policy is None else policy.describe()["network"],
+            "unix_sockets": policy is None or not policy.filtered,
         },
         "rg": shutil.which("rg"),
         "providers": [
@@ -96,6 +97,12 @@ def doctor_command(*, data_dir: Path, directory: Path | None, as_json: bool) -> 
         for path_ in sandbox["read_only"]:
             console.print(f"  read-only: {path_}", markup=False, highlight=False)
         console.print(f"  network:   {sandbox['network']}", markup=False, highlight=False)
+        sockets = (
+            "allowed"
+            if sandbox["unix_sockets"]
+            else "refused (seccomp: the host's docker.sock is out of reach)"
+        )
+        console.print(f"  unix sockets: {sockets}", markup=False, highlight=False)
         console.print(
             f"rg: {report['rg'] or 'not found (grep and glob need ripgrep: apt install ripgrep)'}",
             markup=False,
