@@ -11,9 +11,10 @@ import pytest
 
 from tether import Runtime
 from tether.server._events import EventHub
-from tether.server._state import ServedProject
-from tether.session import PartDelta, Session, SQLiteStore
-from tether.session._sqlite import _PROJECT_EVENTS
+from tether.server._project import ServedProject
+from tether.session import PartDelta, Session
+from tether.store import SQLiteStore
+from tether.store._sqlite import _PROJECT_EVENTS
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._events import EventHub
+from ._project import ServedProject
 from ._security import MAX_BODY_BYTES, Guard, allowed_hosts
-from ._state import ServedProject, ServerState
+from ._state import ServerState
 
 if TYPE_CHECKING:
     import uvicorn

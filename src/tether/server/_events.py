@@ -13,7 +13,7 @@ the concept is the same: ``text``, ``reasoning``, ``permission_asked``, ``permis
   What is still pending when a client connects (permission requests, questions) is sent to it first, so a
   reconnect loses no open ask either.
 
-Only the served project's events go out (:class:`~._state.ServedProject`), though the store is shared with every
+Only the served project's events go out (:class:`~._project.ServedProject`), though the store is shared with every
 project of the data directory: the log is read joined to each event's session (the store's
 ``project_events_after``, indexed by key), and a live frame goes out only when its session runs in this process for
 the served project. A ``session`` filter naming another project's session streams nothing, as for a missing one.
@@ -50,8 +50,8 @@ from ..session import (
 if TYPE_CHECKING:
     from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-    from ..session import PostgresStore, SQLiteStore
-    from ._state import ServedProject
+    from ..store import PostgresStore, SQLiteStore
+    from ._project import ServedProject
 
 __all__ = ["DURABLE_TYPES", "Client", "EventHub", "Frame", "encode"]
 

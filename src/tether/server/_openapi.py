@@ -1,17 +1,47 @@
 """The OpenAPI document of ``tether serve``, built from the route table and the body models.
 
+A row of the table is a :class:`Route`: what the app serves (method, path, handler) and what the document says about
+it. The table itself (``_routes.ROUTES``) stands above this module, beside its handlers, and hands itself to
+:func:`openapi_document`: so the route that serves the document needs no import back.
+
 ``docs/openapi.json`` is this document as committed; ``tests/server/test_openapi.py`` fails when they differ
 (regenerate with ``python -m tether.server.openapi > docs/openapi.json``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ._routes import ROUTES
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .._record import record
 from ._schemas import ErrorBody
 
-__all__ = ["openapi_document"]
+__all__ = ["Handler", "Route", "openapi_document"]
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+@record(kw_only=False)
+class Route:
+    """One operation: method, path, handler, and what the OpenAPI document says about it."""
+
+    method: str
+    path: str
+    handler: Handler
+    operation: str
+    summary: str
+    body: type[BaseModel] | None = None
+    response: str = "object"
+    """The component schema of a success (``object``: any JSON object)."""
+    status: int = 200
+    errors: tuple[int, ...] = ()
+    query: tuple[tuple[str, dict[str, Any], str], ...] = ()
+    """(name, JSON Schema, description) of each query parameter."""
+
 
 _STATUS_TEXT = {
     400: "The request cannot be served as asked (the detail says why and how to ask).",
@@ -98,11 +128,11 @@ def _schema(model: type[Any]) -> dict[str, Any]:
     return model.model_json_schema(ref_template="#/components/schemas/{model}")
 
 
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document (paths, bodies, responses, the bearer scheme)."""
+def openapi_document(routes: Sequence[Route]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``routes`` (``_routes.ROUTES``): paths, bodies, responses, the bearer scheme."""
     schemas: dict[str, Any] = {**_COMPONENTS, "Error": _schema(ErrorBody)}
     paths: dict[str, dict[str, Any]] = {}
-    for route in ROUTES:
+    for route in routes:
         parameters: list[dict[str, Any]] = [
             {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
             for name in ("session_id", "request_id", "output_id")

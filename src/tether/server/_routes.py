@@ -2,9 +2,10 @@
 
 Each handler reads its body through a pydantic model (:mod:`._schemas`) and answers JSON; the errors map in one place
 (:func:`_errors`): ``NotFoundError`` 404, a busy session 409, ``UsageError``/``ConfigError`` 400, an invalid body 422.
-A session or pending request is reached only through ``ServerState.project`` (:class:`~._state.ServedProject`): another
+A session or pending request is reached only through ``ServerState.project`` (:class:`~._project.ServedProject`): another
 project's reads as a missing one (404), and lists leave it out.
-The table :data:`ROUTES` is what both the app and the OpenAPI document are built from, so they cannot drift apart.
+The table :data:`ROUTES` (rows of :class:`~._openapi.Route`) is what both the app and the OpenAPI document are built
+from, so they cannot drift apart.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -22,19 +22,18 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 
 from .._export import export_document, messages_json
-from .._record import record
 from .._wire import session_json
 from ..errors import ConfigError, NotFoundError, UsageError
 from ..session import SessionInfo, ToolPart
 from ..storable import storable
+from ._openapi import Handler, Route, openapi_document
 from ._preview import EDIT_TOOLS, change_of
 from ._schemas import AnswerBody, CreateSessionBody, PromptBody, ReplyBody
 from ._state import Conflict, ServerState
 
-__all__ = ["ROUTES", "Route"]
+__all__ = ["ROUTES"]
 
 B = TypeVar("B", bound=BaseModel)
-Handler = Callable[[Request], Awaitable[Response]]
 
 MAX_SEARCH = 200
 """The longest search text (``q``) in characters."""
@@ -45,24 +44,6 @@ _OUTPUT_HEADERS = {
     "x-content-type-options": "nosniff",
     "cache-control": "no-store",
 }
-
-
-@record(kw_only=False)
-class Route:
-    """One operation: method, path, handler, and what the OpenAPI document says about it."""
-
-    method: str
-    path: str
-    handler: Handler
-    operation: str
-    summary: str
-    body: type[BaseModel] | None = None
-    response: str = "object"
-    """The component schema of a success (``object``: any JSON object)."""
-    status: int = 200
-    errors: tuple[int, ...] = ()
-    query: tuple[tuple[str, dict[str, Any], str], ...] = ()
-    """(name, JSON Schema, description) of each query parameter."""
 
 
 def _state(request: Request) -> ServerState:
@@ -386,9 +367,7 @@ async def mcp_status(request: Request) -> Response:
 
 
 async def openapi(request: Request) -> Response:
-    from ._openapi import openapi_document
-
-    return _json(openapi_document())
+    return _json(openapi_document(ROUTES))
 
 
 # -- events -----------------------------------------------------------------------------------------------------------
