@@ -47,6 +47,7 @@ from anyio.abc import ObjectReceiveStream
 
 from ..errors import ToolFailure
 from ._errors import call_errors, closed, describe
+from ._schemas import schema_codecs
 from ._spec import ServerSpec
 
 if TYPE_CHECKING:
@@ -394,8 +395,6 @@ class Connection:
 
     async def _list_tools(self, session: ClientSession) -> tuple[types.Tool, ...]:
         """Every tool, with their codecs built in a worker thread (:attr:`codecs`) under the caller's deadline."""
-        from ._tools import schema_codecs
-
         tools = tuple(await every_page(session.list_tools, "tools"))
         self.codecs = await anyio.to_thread.run_sync(schema_codecs, tools, abandon_on_cancel=True)
         return tools

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from ..content import Content, Text
 from ..errors import ToolFailure
 from ..tools import Tool, ToolContext, ToolResponse
-from ..tools.internal import Codec, make_codec
 from ._results import resource_parts, tool_response
 
 if TYPE_CHECKING:
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 
     from ._connection import Connection
 
-__all__ = ["LIST_RESOURCES", "READ_RESOURCE", "mcp_tool", "resource_tools", "schema_codecs"]
+__all__ = ["LIST_RESOURCES", "READ_RESOURCE", "mcp_tool", "resource_tools"]
 
 LIST_RESOURCES = "list_mcp_resources"
 READ_RESOURCE = "read_mcp_resource"
@@ -61,20 +60,6 @@ def mcp_tool(connection: Connection, raw: types.Tool, name: str) -> Tool[Any, An
         execute=execute,
         timeout=None,
     )
-
-
-def schema_codecs(tools: Sequence[types.Tool]) -> dict[str, tuple[Codec, Codec | None] | str]:
-    """Each tool's input and output codecs by raw name, or why they cannot be built. Run in a worker thread under
-    the connect deadline (``Connection._list_tools``): a server's schemas are outside input, and building a codec
-    costs CPU up to the codec's bounds (``tools._codec``), which must never stall the event loop."""
-    built: dict[str, tuple[Codec, Codec | None] | str] = {}
-    for raw in tools:
-        try:
-            output = None if raw.output_schema is None else make_codec(dict(raw.output_schema))
-            built[raw.name] = (make_codec(dict(raw.input_schema)), output)
-        except (TypeError, ValueError) as exc:
-            built[raw.name] = str(exc)
-    return built
 
 
 def _find(connections: Callable[[], Sequence[Connection]], server: str) -> Connection:
