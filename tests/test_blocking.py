@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import pytest
 from anyio.abc import TaskGroup
 
@@ -16,15 +18,25 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of pieces each worker-thread run ran."""
     sizes: list[int] = []
-    run_all = _blocking._run_all
+    drain = _blocking._drain
 
-    def counting(batch: list[_blocking._Job[object]]) -> None:
-        sizes.append(len(batch))
-        run_all(batch)
+    def counting(queue: Any, first: Any) -> None:
+        before = _ran[0]
+        drain(queue, first)
+        sizes.append(_ran[0] - before)
 
-    monkeypatch.setattr(_blocking, "_run_all", counting)
+    _ran = [0]
+    run = _blocking._Job.run
+
+    def run_counted(job: Any) -> None:
+        _ran[0] += 1
+        run(job)
+
+    monkeypatch.setattr(_blocking, "_drain", counting)
+    monkeypatch.setattr(_blocking._Job, "run", run_counted)
     return sizes
 
 
@@ -35,7 +47,7 @@ def _square(n: int) -> int:
 
 
 async def test_each_caller_gets_its_own_result_or_exception_and_a_burst_shares_hand_offs(
-    batches: list[int],
+    runs: list[int],
 ) -> None:
     results: dict[int, object] = {}
 
@@ -50,28 +62,36 @@ async def test_each_caller_gets_its_own_result_or_exception_and_a_burst_shares_h
             tg.start_soon(call, n)
     assert {n: r for n, r in results.items() if n != 13} == {n: n * n for n in range(100) if n != 13}
     assert isinstance(results[13], ValueError)
-    assert sum(batches) == 100
-    assert len(batches) < 100  # the calls that queued behind the first one ran together
+    assert sum(runs) == 100
+    assert len(runs) < 100  # the calls that queued behind the first one ran in its hand-off
 
 
 class Held:
-    """A first batch held in its worker thread (``first`` waits for ``release``), and callers that queue behind it."""
+    """A first run held in its worker thread (``first`` waits for ``release``), and callers that queue behind it."""
 
     def __init__(self) -> None:
         self.release = threading.Event()
         self.started = threading.Event()
         self.results: list[str] = []
+        self.ran: list[str] = []
 
     def first(self) -> str:
         self.started.set()
         self.release.wait(10)
         return "first"
 
+    def named(self, name: str) -> Any:
+        def work() -> str:
+            self.ran.append(name)
+            return name
+
+        return work
+
     async def call(self, func: object) -> None:
         self.results.append(await run_batched(func))  # type: ignore[arg-type]
 
     async def start(self, tg: TaskGroup) -> None:
-        """Start ``first`` in ``tg`` and return once its batch runs (so later calls queue behind it)."""
+        """Start ``first`` in ``tg`` and return once its run is in its thread (so later calls queue behind it)."""
         tg.start_soon(self.call, self.first)
         await anyio.to_thread.run_sync(self.started.wait, 10)
 
@@ -80,36 +100,71 @@ async def test_the_work_runs_off_the_event_loop_thread() -> None:
     assert await run_batched(threading.get_ident) != threading.get_ident()
 
 
-async def test_a_cancelled_waiter_never_stalls_the_queue(batches: list[int]) -> None:
+async def test_work_queued_while_a_run_is_under_way_joins_that_run(runs: list[int]) -> None:
     held = Held()
-    release, results, call = held.release, held.results, held.call
+    async with anyio.create_task_group() as tg:
+        await held.start(tg)
+        for name in ("a", "b"):
+            tg.start_soon(held.call, held.named(name))
+        await anyio.wait_all_tasks_blocked()
+        held.release.set()
+    assert sorted(held.results) == ["a", "b", "first"]
+    assert runs == [3]  # one hand-off: a and b ran in the thread that ran first
 
+
+async def test_a_cancelled_waiter_never_stalls_the_queue_and_its_work_never_runs() -> None:
+    held = Held()
     async with anyio.create_task_group() as tg:
         await held.start(tg)
         with anyio.CancelScope() as doomed:
             doomed.cancel()
-            await run_batched(lambda: "cancelled")  # queued behind `first`, cancelled at its first checkpoint
+            await run_batched(
+                held.named("cancelled")
+            )  # queued behind `first`, cancelled at its first checkpoint
         for name in ("a", "b"):
-            tg.start_soon(call, lambda name=name: name)
-        await anyio.sleep(0.01)
-        release.set()
-    assert sorted(results) == ["a", "b", "first"]
+            tg.start_soon(held.call, held.named(name))
+        await anyio.wait_all_tasks_blocked()
+        held.release.set()
+    assert sorted(held.results) == ["a", "b", "first"]
+    assert "cancelled" not in held.ran
 
 
-async def test_a_next_leader_cancelled_as_it_is_chosen_hands_the_batch_on() -> None:
+async def test_a_leader_cancelled_before_its_thread_starts_hands_the_queue_on(runs: list[int]) -> None:
+    # Every worker thread is taken: the leader waits for one (cancellable), the others queue behind it.
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    tokens = limiter.total_tokens
+    limiter.total_tokens = 1
     held = Held()
-    release, results, call = held.release, held.results, held.call
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, held.first)
+            await anyio.to_thread.run_sync(held.started.wait, 10, limiter=anyio.CapacityLimiter(1))
+            async with anyio.create_task_group() as doomed:
+                doomed.start_soon(held.call, held.named("doomed"))  # leads: waits for a thread
+                await anyio.wait_all_tasks_blocked()
+                for name in ("a", "b"):
+                    tg.start_soon(held.call, held.named(name))
+                await anyio.wait_all_tasks_blocked()
+                doomed.cancel_scope.cancel()
+            held.release.set()
+    finally:
+        limiter.total_tokens = tokens
+    assert sorted(held.results) == ["a", "b"]
+    assert "doomed" not in held.ran
+    assert sum(runs) == 2
 
+
+async def test_a_full_run_leaves_the_rest_to_the_next_one(
+    runs: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_blocking, "RUN_LIMIT", 2)
+    held = Held()
     async with anyio.create_task_group() as tg:
         await held.start(tg)
-        async with anyio.create_task_group() as doomed:
-            doomed.start_soon(call, lambda: "doomed")  # first in the queue: it leads the next batch
-            await anyio.sleep(0.01)
-            queued = _blocking._queue.get().jobs[0]
-            tg.start_soon(call, lambda: "after")
-            await anyio.sleep(0.01)
-            release.set()
-            while not queued.lead:  # chosen as the leader, and cancelled before it wakes up
-                await anyio.lowlevel.checkpoint()
-            doomed.cancel_scope.cancel()
-    assert "first" in results and "after" in results
+        for name in ("a", "b", "c"):
+            tg.start_soon(held.call, held.named(name))
+        await anyio.wait_all_tasks_blocked()
+        held.release.set()
+    assert sorted(held.results) == ["a", "b", "c", "first"]
+    assert sum(runs) == 4
+    assert max(runs) <= 2

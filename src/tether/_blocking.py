@@ -3,19 +3,23 @@
 Law 9 puts filesystem work in worker threads. A hand-off costs far more than a path resolution or a one-page read
 (two thread switches and a wake-up of the loop: ~80 µs of CPU each in a burst, against ~10 µs for the work), and
 a parallel step asks for them all at once: 100 ``read`` calls made 200 hand-offs. :func:`run_batched` queues the
-work instead; the first caller runs the queue in one worker thread while more work queues up behind it, then hands
-the next batch to the first caller waiting in it. Each caller gets its own result or exception, as from
-``anyio.to_thread.run_sync``.
+work instead. The first caller with nothing running becomes the leader: it hands the queue to one worker thread,
+which runs the work queued so far and, before it returns, whatever was queued meanwhile (the calls of a parallel
+step start one loop iteration apart, so most of a step's work joins a run already under way). Every caller whose
+work that thread ran is woken by one event, the run's, when the leader is back. Each caller gets its own result or
+exception, as from ``anyio.to_thread.run_sync``.
 
 ``bench/blocking.py`` measures it against one ``anyio.to_thread.run_sync`` per piece (a burst of 100 stat + 4 KiB
-reads, load 5): 37 against 96 µs of loop CPU and 98 against 306 µs of wall time per piece.
+reads).
 
-The cost of batching is head-of-line blocking: work in a batch runs one after the other, so use it only for short
-filesystem work (resolving a path, reading one page), never for process waits or network calls.
+The cost of batching is head-of-line blocking: work in a run goes one piece after the other, and a caller hears of
+its result when the run ends (a run takes at most :data:`RUN_LIMIT` pieces), so use it only for short filesystem
+work (resolving a path, reading one page), never for process waits or network calls.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, TypeVarTuple
 
@@ -23,21 +27,23 @@ import anyio
 import anyio.to_thread
 from anyio.lowlevel import RunVar
 
-__all__ = ["run_batched"]
+__all__ = ["RUN_LIMIT", "run_batched"]
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
 
+RUN_LIMIT = 1_000
+"""Pieces one worker-thread run takes at most; what is queued after them starts a run of its own."""
+
 
 class _Job(Generic[T]):
-    __slots__ = ("abandoned", "args", "done", "error", "func", "lead", "result")
+    __slots__ = ("abandoned", "args", "error", "func", "ran", "result")
 
     def __init__(self, func: Callable[..., T], args: tuple[Any, ...]) -> None:
         self.func = func
         self.args = args
-        self.done = anyio.Event()
-        self.lead = False  # this job's caller runs the next batch
-        self.abandoned = False  # its caller was cancelled while it waited in the queue
+        self.ran = False
+        self.abandoned = False  # its caller was cancelled while it waited in the queue: never run
         self.result: T | None = None
         self.error: Exception | None = None
 
@@ -46,14 +52,19 @@ class _Job(Generic[T]):
             self.result = self.func(*self.args)
         except Exception as exc:  # handed to the caller, which raises it as its own
             self.error = exc
+        self.ran = True
 
 
 class _Queue:
-    __slots__ = ("jobs", "running")
+    """The work waiting for this event loop's worker-thread run; ``lock`` orders the loop and the worker thread."""
+
+    __slots__ = ("done", "jobs", "lock")
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()
         self.jobs: list[_Job[Any]] = []
-        self.running = False
+        self.done: anyio.Event | None = None
+        """The run under way: set when its leader is back (``None``: no run, the next caller leads one)."""
 
 
 _queue: RunVar[_Queue] = RunVar("tether_blocking_queue")
@@ -61,19 +72,29 @@ _queue: RunVar[_Queue] = RunVar("tether_blocking_queue")
 
 def _run_all(batch: list[_Job[Any]]) -> None:
     for job in batch:
-        job.run()
+        if not job.abandoned:
+            job.run()
 
 
-def _hand_off(queue: _Queue) -> None:
-    """Make the first live waiting job's caller the next leader, or note that nothing runs."""
-    jobs = queue.jobs
-    while jobs and jobs[0].abandoned:
-        jobs.pop(0)
-    if jobs:
-        jobs[0].lead = True
-        jobs[0].done.set()
-    else:
-        queue.running = False
+def _drain(queue: _Queue, first: _Job[Any]) -> None:
+    """In the worker thread: run ``first``, then what was queued meanwhile, until nothing is or the run is full.
+
+    What is still queued when the run is full is left out of it: woken with the run, those callers queue again.
+    """
+    first.run()
+    taken = 1
+    while True:
+        with queue.lock:
+            batch = queue.jobs
+            room = RUN_LIMIT - taken
+            if not batch or room <= 0:
+                queue.jobs = []  # what is left waits for this run: woken with it, it queues again
+                queue.done = None  # from here on, a new caller leads a run of its own
+                return
+            queue.jobs = batch[room:]
+            batch = batch[:room]
+        taken += len(batch)
+        _run_all(batch)
 
 
 async def run_batched(func: Callable[[*Ts], T], *args: *Ts) -> T:
@@ -88,37 +109,37 @@ async def run_batched(func: Callable[[*Ts], T], *args: *Ts) -> T:
         queue = _Queue()
         _queue.set(queue)
     job: _Job[T] = _Job(func, args)
-    queue.jobs.append(job)
-    if queue.running:
-        waited = False
+    while True:
+        with queue.lock:
+            run = queue.done
+            queued = run is not None
+            if run is None:
+                run = queue.done = anyio.Event()
+            else:
+                queue.jobs.append(job)
+        if queued:
+            waited = False
+            try:
+                await run.wait()
+                waited = True
+            finally:
+                if (
+                    not waited
+                ):  # cancelled: a run that has not taken it skips it; one that has runs it for no one
+                    job.abandoned = True
+            if job.ran:
+                return _outcome(job)
+            continue  # queued when the run was full, or its leader was cancelled before the thread started
         try:
-            await job.done.wait()
-            waited = True
+            # Not abandoned on cancel: once the thread has started, this returns when the whole run is over.
+            await anyio.to_thread.run_sync(_drain, queue, job)
         finally:
-            if not waited:  # cancelled while waiting: never leave the queue without a leader
-                job.abandoned = True
-                if job.lead:
-                    _hand_off(queue)
-        if not job.lead:
-            return _outcome(job)
-    else:
-        queue.running = True
-    batch = [j for j in queue.jobs if not j.abandoned]
-    queue.jobs = []
-    ran = False
-    try:
-        # Not abandoned on cancel: once the thread has started, this returns when the whole batch has run.
-        await anyio.to_thread.run_sync(_run_all, batch)
-        ran = True
-    finally:
-        if ran:
-            for other in batch:
-                if other is not job:
-                    other.done.set()
-        else:  # cancelled before the thread started: the others wait for the next leader
-            queue.jobs[:0] = [other for other in batch if other is not job]
-        _hand_off(queue)
-    return _outcome(job)
+            with queue.lock:
+                if queue.done is run:  # cancelled before the thread started: the run never happened
+                    queue.done = None
+                    queue.jobs = []  # all queued for this run: woken below, they queue again
+            run.set()  # everyone woken: those whose work ran have their outcome, the others queue again
+        return _outcome(job)
 
 
 def _outcome(job: _Job[T]) -> T:

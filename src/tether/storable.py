@@ -69,7 +69,11 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def _clean(value: Any) -> bool:
-    """Whether a JSON value holds no lone surrogate, in a string or a key (exact types first: the common case)."""
+    """Whether a JSON value holds no lone surrogate, in a string or a key (exact types first: the common case).
+
+    Strings and scalars inside a container are checked in its loop, not by a call each: a tool part's permission
+    records and metadata are mostly short strings.
+    """
     kind = type(value)
     if kind is str:
         return value.isascii() or not has_surrogates(value)
@@ -77,12 +81,25 @@ def _clean(value: Any) -> bool:
         return True
     if kind is dict or isinstance(value, Mapping):
         for key, item in value.items():  # a loop, not all(): every tool part's input and metadata pass here
-            if not (_clean(key) and _clean(item)):
+            if type(key) is str:
+                if not key.isascii() and has_surrogates(key):
+                    return False
+            elif not _clean(key):
+                return False
+            leaf = type(item)
+            if leaf is str:
+                if not item.isascii() and has_surrogates(item):
+                    return False
+            elif leaf not in _SCALARS and not _clean(item):
                 return False
         return True
     if kind is list or kind is tuple or isinstance(value, list | tuple):
         for item in value:
-            if not _clean(item):
+            leaf = type(item)
+            if leaf is str:
+                if not item.isascii() and has_surrogates(item):
+                    return False
+            elif leaf not in _SCALARS and not _clean(item):
                 return False
         return True
     return not isinstance(value, str) or not has_surrogates(value)  # a str subclass; any other object: as is
