@@ -430,7 +430,8 @@ async def _count(
 ) -> None:
     from tests.postgres.fixtures import query
 
-    from tether.session import AssistantInfo, PostgresStore, StepFinishPart, StepStartPart
+    from tether.session import AssistantInfo, StepFinishPart, StepStartPart
+    from tether.store import PostgresStore
 
     def lines(name: str) -> list[str]:
         path = files / name

@@ -164,7 +164,8 @@ class TetherBench:
 
         from tether.bus import Bus
         from tether.output import OutputStore
-        from tether.session import Sessions, SQLiteStore
+        from tether.session import Sessions
+        from tether.store import SQLiteStore
         from tether.tools import Tool, ToolRegistry, ToolResponse
 
         async def noop(value: NoopInput, ctx: Any) -> ToolResponse[Any]:
@@ -179,6 +180,13 @@ class TetherBench:
         # One step per sequential call plus the final text step: above the default cap of 100 steps a turn, which is
         # configurable per agent.
         self._sessions = Sessions(store=self.store, bus=Bus(), agents={"build": _Agent(steps=100_001)})
+        # as the runtime wires it: telemetry observes every turn (bench/telemetry.py's "on"; untraced: one check a
+        # turn). An older tree (bench/telemetry.py --baseline) has no such hook, or called telemetry itself.
+        try:
+            from tether.telemetry.internal import turn_trace
+        except ImportError:
+            turn_trace = None
+        self._sessions.observe = turn_trace
         stack.callback(self._sessions.close)
         return self
 

@@ -47,7 +47,8 @@ async def run_sessions(target: str, sessions: int, calls: int, wait_for_go: bool
     """Run ``sessions`` concurrent turns of ``calls`` calls each on the store ``target`` (a path or a URL)."""
     from tether.bus import Bus
     from tether.output import OutputStore
-    from tether.session import PostgresStore, Sessions, SQLiteStore
+    from tether.session import Sessions
+    from tether.store import PostgresStore, SQLiteStore
     from tether.testing import ScriptedModel, Step, tool_call
     from tether.tools import Tool, ToolRegistry, ToolResponse
 

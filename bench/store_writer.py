@@ -31,10 +31,10 @@ import anyio.to_thread
 
 from tether.content import Text
 from tether.ids import ascending
-from tether.session import SQLiteStore
-from tether.session._events import PartUpdated
-from tether.session._model import ToolPart, now_ms
-from tether.session._sqlite import _Writes  # the store's own row code: the comparison is the writer alone
+from tether.records._events import PartUpdated
+from tether.records._model import ToolPart, now_ms
+from tether.store import SQLiteStore
+from tether.store._sqlite import _Writes  # the store's own row code: the comparison is the writer alone
 
 CALLS = 100
 

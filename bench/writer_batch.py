@@ -1,7 +1,7 @@
 """The SQLite writer's batch cap: how much a large parallel step's versions fold, in writer CPU per call.
 
 The writer writes each record once per transaction in its last version (``_Writes``), so the number of events one
-transaction may take from the queue (``tether.session._sqlite._MAX_BATCH``) decides how much folding a burst gets.
+transaction may take from the queue (``tether.store._sqlite._MAX_BATCH``) decides how much folding a burst gets.
 This records the durable events of real turns (``runner.TetherBench``: ``N`` no-op calls in one parallel step
 through ``Session.prompt``, the store on), then replays them into fresh stores through the writer's own
 ``_apply``, in batches of the old cap (4,096) and of the current one, in the same run: thread CPU per call, no event
@@ -26,8 +26,8 @@ from typing import Any
 import anyio
 
 from runner import TetherBench
-from tether.session import SQLiteStore
-from tether.session import _sqlite as writer  # pyright: ignore[reportPrivateUsage]
+from tether.store import SQLiteStore
+from tether.store import _sqlite as writer  # pyright: ignore[reportPrivateUsage]
 
 OLD_CAP = 4096
 

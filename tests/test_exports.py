@@ -20,24 +20,37 @@ SURFACES = {
     },
     "tether.session": {
         "CANCEL_GRACE", "AssistantInfo", "FilePart", "MessageError", "MessageInfo", "MessageUpdated", "Part",
-        "PartDelta", "PartUpdated", "PendingQuestion", "PostgresStore", "Question", "QuestionAsked", "QuestionOption",
-        "QuestionReplied", "QuestionService", "ReasoningPart", "RetryPolicy", "SQLiteStore", "Session", "SessionInfo",
-        "SessionStatus", "SessionStore", "SessionUpdated", "Sessions", "StepFinishPart", "StepStartPart",
-        "StopReason", "StoredMessage", "TextPart", "ToolPart", "ToolProgress", "ToolState", "TurnCall", "TurnResult",
+        "PartDelta", "PartUpdated", "PendingQuestion", "Question", "QuestionAsked", "QuestionOption",
+        "QuestionReplied", "QuestionService", "ReasoningPart", "RetryPolicy", "Session", "SessionInfo",
+        "SessionStatus", "SessionUpdated", "Sessions", "StepFinishPart", "StepStartPart",
+        "StopReason", "TextPart", "ToolPart", "ToolProgress", "ToolState", "TurnCall", "TurnResult",
         "UserInfo",
     },
     "tether.session.internal": {
-        "ABORTED_ERROR", "DOOM_LOOP_THRESHOLD", "INCOMPLETE_CALL_ERROR", "INTERRUPTED_ERROR", "MAX_STEPS_MARKERS",
-        "MAX_STEPS_PROMPT", "MAX_DEPTH", "AgentLike", "ChildRequest", "ChildResult", "Children", "Subagent",
-        "Descendants", "DoomLoopDetector", "DurableEvent", "History", "OneCallModel",
-        "PermissionAsserter",
-        "SessionLocation", "StepProcessor", "TODO_PRIORITIES", "TODO_STATUSES", "Todo", "TodoPriority", "TodoStatus", "TodoStore",
-        "TodoUpdated", "part_from_json", "part_to_json",
+        "ABORTED_ERROR", "DOOM_LOOP_THRESHOLD", "INCOMPLETE_CALL_ERROR", "MAX_STEPS_MARKERS", "MAX_STEPS_PROMPT",
+        "MAX_DEPTH", "AgentLike", "ChildRequest", "ChildResult", "Children", "Subagent", "Descendants",
+        "DoomLoopDetector", "History", "OneCallModel", "PermissionAsserter", "SessionLocation", "StepProcessor",
+        "Observe", "StepObserver", "TurnObserver", "TurnSoFar",
+    },
+    "tether.store": {"PgSavedApprovals", "PostgresStore", "SQLiteStore", "SessionStore", "StoredMessage"},
+    "tether.store.internal": {
+        "INTERRUPTED_ERROR", "TODO_PRIORITIES", "TODO_STATUSES", "Todo", "TodoPriority", "TodoStatus", "TodoStore",
+        "TodoUpdated", "describe",
+    },
+    "tether.records": {
+        "AssistantInfo", "DurableEvent", "FilePart", "MessageError", "MessageInfo", "MessageUpdated", "Part",
+        "PartDelta", "PartUpdated", "ReasoningPart", "SessionInfo", "SessionStatus", "SessionUpdated",
+        "StepFinishPart", "StepStartPart", "TextPart", "ToolPart", "ToolProgress", "ToolState", "UserInfo",
+    },
+    "tether.records.internal": {
+        "MESSAGES", "PARTS", "MessageErrorKind", "ToolErrorKind", "check_session_rules", "message_from_json",
+        "message_to_json", "now_ms", "part_from_json", "part_to_json", "rules_from_json", "rules_to_json",
+        "storable_event", "storable_part", "usage_from_json", "usage_to_json",
     },
     "tether.plugins": {"DefinitionEvent", "Plugin", "PluginAPI", "PluginHookError"},
     "tether.plugins.internal": {
-        "GROUP", "TOOLS_DIR", "Activation", "LoadedPlugin", "Problem", "activate", "load_entry_points",
-        "project_tool_files",
+        "GROUP", "TOOLS_DIR", "Activation", "LoadedPlugin", "Plugins", "Problem", "activate",
+        "load_entry_points", "project_tool_files",
     },
     "tether.client": {"ApiError", "Client", "Event", "EventStream"},
     "tether.server": {
@@ -63,7 +76,7 @@ SURFACES = {
     "tether.bus": {"Bus", "Event", "Subscription"},
     "tether.ids": {"Prefix", "ascending", "descending", "timestamp_ms"},
     "tether.mcp": set(),
-    "tether.mcp.internal": {"McpServers", "ServerSpec", "ServerStatus", "specs_from_config"},
+    "tether.mcp.internal": {"McpRoots", "McpServers", "ServerSpec", "ServerStatus", "specs_from_config"},
     "tether.mcp_server": {"MAX_BODY_BYTES", "TOKEN_FILE", "ToolServer", "serve_http", "serve_stdio", "server_token"},
     "tether.output": {
         "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "MAX_STRUCTURED_BYTES", "RETENTION_SECONDS", "Bounded",
@@ -86,7 +99,9 @@ def test_public_surface_is_sorted(module: str) -> None:
     assert names == sorted(names, key=lambda n: (not n.isupper(), n)) or names == sorted(names)
 
 
-@pytest.mark.parametrize("package", ["tether.tools", "tether.session", "tether.mcp"])
+@pytest.mark.parametrize(
+    "package", ["tether.tools", "tether.session", "tether.mcp", "tether.store", "tether.records"]
+)
 def test_the_user_surface_and_the_internal_names_do_not_overlap(package: str) -> None:
     user = importlib.import_module(package)
     internal = importlib.import_module(f"{package}.internal")

@@ -29,7 +29,7 @@ from tests.test_storable_scenario import serving, showable, strings
 from tether import Runtime
 from tether.config import parse_config
 from tether.llm.providers._common import MAX_DEPTH
-from tether.session._model import message_to_json, part_to_json
+from tether.records._model import message_to_json, part_to_json
 from tether.storable import has_surrogates, storable
 from tether.testing import Reasoning, ScriptedModel, invalid_call, tool_call
 from tether.tools import Text, Tool, ToolFailure, ToolResponse

@@ -35,12 +35,12 @@ from tether.session import (
     PartUpdated,
     SessionInfo,
     SessionUpdated,
-    SQLiteStore,
     TextPart,
     ToolPart,
     UserInfo,
 )
 from tether.storable import has_surrogates
+from tether.store import SQLiteStore
 
 TOKEN = "storable-token-" + "x" * 32
 ODD_DIR = os.fsdecode(b"proj\xff")  # a project directory whose name is not UTF-8: "proj\udcff"

@@ -16,7 +16,9 @@ from tests.postgres.fixtures import postgres
 from tests.session.test_codec import PART_KINDS, json_values
 from tests.test_storable_scenario import strings
 
-from tether.permissions import PgSavedApprovals, SavedApprovals
+from tether.permissions import SavedApprovals
+from tether.records._events import storable_event, storable_part
+from tether.records._model import part_to_json
 from tether.session import (
     AssistantInfo,
     MessageError,
@@ -27,9 +29,8 @@ from tether.session import (
     ToolPart,
     UserInfo,
 )
-from tether.session._events import storable_event, storable_part
-from tether.session._model import part_to_json
 from tether.storable import column_text, column_value, has_surrogates, storable, visible
+from tether.store import PgSavedApprovals
 
 __all__ = ["postgres"]
 

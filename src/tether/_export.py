@@ -20,18 +20,12 @@ from typing import Any, Protocol
 from ._record import record
 from ._wire import session_json
 from .content import content_to_json
-from .session import SessionInfo, StoredMessage
-from .session._model import (
-    ReasoningPart,
-    TextPart,
-    ToolPart,
-    UserInfo,
-    message_to_json,
-    part_to_json,
-    usage_to_json,
-)
-from .session.internal import Todo
+from .records import ReasoningPart, TextPart, ToolPart, UserInfo
+from .records.internal import message_to_json, part_to_json, usage_to_json
+from .session import SessionInfo
 from .storable import storable
+from .store import StoredMessage
+from .store.internal import Todo
 
 __all__ = [
     "EXPORT_FORMAT",

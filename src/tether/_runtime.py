@@ -22,7 +22,7 @@ import contextlib
 import os
 import tempfile
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -41,28 +41,13 @@ if TYPE_CHECKING:
     from .llm import Model
     from .llm._model import ModelCache
     from .location import Location
-    from .mcp.internal import McpServers
+    from .mcp.internal import McpRoots, McpServers
     from .output import OutputStore
-    from .permissions import (
-        Agent,
-        CallerRules,
-        PermissionService,
-        ResolvedRules,
-        Rule,
-        Ruleset,
-        SavedApprovals,
-    )
-    from .session import (
-        PostgresStore,
-        Question,
-        QuestionService,
-        Session,
-        SessionInfo,
-        Sessions,
-        SQLiteStore,
-        TurnResult,
-    )
-    from .tools import Content, Tool, ToolContext, ToolRegistry
+    from .permissions import Agent, PermissionService, Rule, SavedApprovals, SessionRules
+    from .plugins.internal import Plugins
+    from .session import QuestionService, Session, SessionInfo, Sessions, TurnResult
+    from .store import PostgresStore, SQLiteStore
+    from .tools import Content, Tool, ToolRegistry
 
 __all__ = ["Runtime", "RuntimeLocation", "RuntimeSessions"]
 
@@ -251,12 +236,10 @@ class Runtime:
         self._config = config
         self._concurrency = concurrency
         self._plugins_enabled = plugins
-        self._plugins: Sequence[Any] | None = None  # the loaded entry points, once per runtime
+        self._plugins: Plugins | None = None  # the entry points, loaded once per runtime
         self._stack: AsyncExitStack | None = None
         self._locations: dict[tuple[str, str], RuntimeLocation] = {}
-        self._mcp: dict[Path, McpServers] = {}  # per project root
-        self._rules_cache: dict[tuple[Rule, ...], tuple[Ruleset, ...]] = {}
-        self._session_rules: dict[tuple[str, int], ResolvedRules] = {}
+        self._mcp: McpRoots | None = None  # the MCP servers per project root, once a Location opens
         self._models: ModelCache | None = None
         """The models this runtime resolved from ``provider/model`` specs, one per spec, closed with the runtime."""
 
@@ -269,9 +252,11 @@ class Runtime:
         from .config import Config
         from .output import OutputStore
         from .paths import default_data_dir
-        from .permissions import PermissionService, SavedApprovals, builtin_agents
-        from .session import QuestionService, Sessions, SQLiteStore
+        from .permissions import PermissionService, SavedApprovals, SessionRules, builtin_agents
+        from .session import QuestionService, Sessions
         from .session.internal import Children
+        from .store import SQLiteStore
+        from .telemetry.internal import turn_trace
         from .tools import ToolRegistry
         from .tools.internal import ModelCatalog
 
@@ -312,8 +297,7 @@ class Runtime:
                     SavedApprovals(data_dir / _STORE)
                 )
             else:  # docs/postgres.md: sessions, claims and saved approvals in one database every worker shares
-                from .permissions import PgSavedApprovals
-                from .session import PostgresStore
+                from .store import PgSavedApprovals, PostgresStore
 
                 self.store = await stack.enter_async_context(PostgresStore(url))
                 self.saved = await stack.enter_async_context(PgSavedApprovals(url))
@@ -329,6 +313,14 @@ class Runtime:
             self.agents: dict[str, Agent] = builtin_agents(
                 real_data, real_tmp, config, sandboxed=self.sandbox.auto_allow
             )
+            # the permission service's view of a session: its agent's layers, its retained outputs, its own rules
+            self._resolve_rules: SessionRules = SessionRules(
+                agents=self.agents,
+                info=lambda session_id: self.sessions.service.info(session_id),
+                stored=self.store.get_session,
+                output=self.output,
+                output_root=self._output_root,
+            )
             self.permissions: PermissionService = await stack.enter_async_context(
                 PermissionService(bus=self.bus, saved=self.saved, resolve=self._resolve_rules)
             )
@@ -342,6 +334,7 @@ class Runtime:
                 instructions=self._instructions,
                 trusted=self._trusted,
                 catalog=ModelCatalog.from_config(config.get("catalog")).for_model,
+                observe=turn_trace,  # telemetry traces each turn (None, at one check a turn, when untraced)
             )
             stack.callback(service.close)
             # Code Mode (docs/codemode.md): imported only when an agent has it on
@@ -437,7 +430,7 @@ class Runtime:
                 todos=self.store,
                 bus=self.bus,
                 skills=skills,
-                questions=self._ask_questions,
+                questions=self.questions.ask_for_call,
                 children=self._children.run,
                 subagents=self._children.subagents(self._default_agent),
                 sandbox=self.sandbox,
@@ -457,79 +450,36 @@ class Runtime:
         return self._locations.setdefault(key, scope)
 
     async def _start_mcp(self, scope: RuntimeLocation) -> None:
-        """Connect the configured MCP servers (once per project root, in parallel, each within its deadline) and
-        register their tools in ``scope``; closing the runtime stops them (``tether.mcp``)."""
-        from .mcp.internal import McpServers, specs_from_config
-
+        """Connect the configured MCP servers (once per project root) and register their tools in ``scope``; closing
+        the runtime stops them (``tether.mcp``)."""
         assert self._stack is not None
-        servers = self._mcp.get(scope.root)
-        if servers is None:
-            specs = specs_from_config(self.config.data)
-            if not specs:
-                return
-            # An untrusted project is never a stdio server's working directory: `python -m pkg`, `npx pkg` and a
-            # relative command would run the repository's own files (docs/security.md). A neutral private one is.
-            workdir = None if self._trusted(scope) else await anyio.to_thread.run_sync(self._mcp_workdir)
-            if any(spec.sandbox for spec in specs):
-                specs = await anyio.to_thread.run_sync(self._sandboxed_servers, specs, scope, workdir)
-            servers = McpServers(specs, scope.root, taken=scope.builtins, workdir=workdir)
-            self._mcp[scope.root] = servers
-            self._stack.push_async_callback(servers.aclose)
-        await servers.start(self._task_group)
-        self._stack.callback(servers.attach(scope.tools).close)
-        scope.mcp = servers
+        if self._mcp is None:
+            from .mcp.internal import McpRoots
 
-    def _sandboxed_servers(
-        self, specs: Sequence[Any], scope: RuntimeLocation, workdir: Path | None
-    ) -> list[Any]:
-        """The stdio servers marked ``"sandbox": true`` wrapped in the sandbox (docs/sandbox.md); without bubblewrap
-        they start unconfined, or are left out (with a notice) when ``sandbox.required`` is set. Blocking."""
-        import dataclasses
-
-        out: list[Any] = []
-        for spec in specs:
-            if not spec.sandbox or spec.transport != "stdio" or not spec.command:
-                out.append(spec)
-                continue
-            cwd = workdir if workdir is not None and not spec.run_in_project else scope.root
-            launch = self.sandbox.wrap_server(spec.name, list(spec.command), str(scope.root), str(cwd))
-            if launch is None:
-                if self.sandbox.settings.required:
-                    scope.notices = (
-                        *scope.notices,
-                        f"MCP server {spec.name}: not started, the sandbox is required and only bubblewrap holds "
-                        "MCP servers (tether doctor)",
-                    )
-                    continue
-                out.append(spec)
-                continue
-            out.append(dataclasses.replace(spec, command=tuple(launch.argv), env={**spec.env, **launch.env}))
-        return out
-
-    def _mcp_workdir(self) -> Path:
-        """``<data>/mcp-cwd``: the empty private directory stdio MCP servers of untrusted projects start in."""
-        workdir = self._real_data_dir / "mcp-cwd"
-        workdir.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(workdir, 0o700)
-        return workdir
+            self._mcp = McpRoots(
+                self.config.data,
+                sandbox=self.sandbox,
+                data_dir=self._real_data_dir,
+                task_group=self._task_group,
+                stack=self._stack,
+            )
+        scope.mcp, notices = await self._mcp.start(
+            scope.tools, root=scope.root, taken=scope.builtins, trusted=self._trusted(scope)
+        )
+        scope.notices = (*scope.notices, *notices)
 
     async def _activate_plugins(self, scope: RuntimeLocation) -> None:
         """Activate the plugins and (trusted project) tool files in ``scope``, closed when the runtime closes."""
-        from .paths import default_config_dir
-        from .plugins.internal import activate, load_entry_points
-
         assert self._stack is not None
         if self._plugins is None:
+            from .paths import default_config_dir
+            from .plugins.internal import Plugins
+
             config = self.config  # an untrusted project's own .dist-info folders are not installed plugins
             untrusted = () if config.project_trusted or config.root is None else (config.root,)
-            self._plugins = await anyio.to_thread.run_sync(lambda: load_entry_points(untrusted))
-        activation = await activate(
-            scope.tools,
-            root=scope.root,
-            directory=scope.directory,
-            trusted=self._trusted(scope),
-            plugins=self._plugins,
-            user_tools=default_config_dir() / "tools",
+            self._plugins = Plugins(exclude=untrusted, user_tools=default_config_dir() / "tools")
+        activation = await self._plugins.activate(
+            scope.tools, root=scope.root, directory=scope.directory, trusted=self._trusted(scope)
         )
         self._stack.callback(activation.close)
         scope.notices = (*scope.notices, *activation.notices)
@@ -556,18 +506,6 @@ class Runtime:
 
         assert spec is not None, "the runtime resolves specs only"
         return resolve_model(spec, self.config.data)
-
-    async def _ask_questions(
-        self, ctx: ToolContext, questions: Sequence[Question]
-    ) -> tuple[tuple[str, ...], ...]:
-        """The question tool's way to a person: :attr:`questions` (answered like permission requests)."""
-        return await self.questions.ask(
-            session_id=ctx.session_id,
-            agent=ctx.agent,
-            message_id=ctx.message_id,
-            call_id=ctx.call_id,
-            questions=questions,
-        )
 
     def _own_task(self, session: Session) -> Session:
         """Give ``session`` a ``task`` tool in its own placement listing the subagents its agent may run (the
@@ -633,129 +571,6 @@ class Runtime:
         return (
             isinstance(location, RuntimeLocation) and config.project_trusted and location.root == config.root
         )
-
-    # -- permissions -------------------------------------------------------------------------------------------------
-
-    def _resolve_rules(
-        self, session_id: str, agent: str | None
-    ) -> ResolvedRules | Awaitable[ResolvedRules | None] | None:
-        """The permission service's view of a session: its agent's rulesets, its own retained outputs, its rules; for
-        a child session also its callers' (parent, grandparent, ...) whole rules, which only tighten (``CallerRules``).
-        """
-        service = self.sessions.service
-        info = service.info(session_id)
-        if info is None:
-            return None
-        found = self.agents.get(agent or info.agent)
-        if found is None:
-            return None
-        per_session = (session_id, id(found))
-        resolved = self._session_rules.get(per_session)
-        if resolved is not None:
-            return resolved  # before any import: this runs twice per tool call
-        from .permissions import ResolvedRules
-
-        outputs = self._session_outputs(session_id, info.parent_id, found)
-        # after the agent's layers (and the config's), before the session's own rules
-        rulesets = (*found.rulesets, *outputs, *self._session_layer(info.rules))
-        ancestors: list[SessionInfo] = []
-        parent_id = info.parent_id
-        seen = {session_id}
-        while parent_id is not None and len(ancestors) < 32 and parent_id not in seen:
-            seen.add(parent_id)
-            parent = service.info(parent_id)
-            if parent is None:  # no handle on it is alive here (a child prompted on its own): read the store
-                return self._resolve_stored(per_session, info, found)
-            ancestors.append(parent)
-            parent_id = parent.parent_id
-        callers = self._callers(ancestors, outputs)
-        resolved = ResolvedRules(project=info.project, rulesets=rulesets, callers=callers)
-        return self._keep(per_session, resolved)
-
-    async def _resolve_stored(
-        self, per_session: tuple[str, int], info: SessionInfo, found: Agent
-    ) -> ResolvedRules:
-        """``_resolve_rules`` for a child whose ancestors are not all open here: their records come from the store (a
-        missing one is a caller that denies everything), and so does the retained-output chain."""
-        from .errors import NotFoundError
-        from .permissions import ResolvedRules
-
-        ancestors: list[SessionInfo | str] = []
-        parent_id = info.parent_id
-        seen = {info.id}
-        while parent_id is not None and len(ancestors) < 32 and parent_id not in seen:
-            seen.add(parent_id)
-            parent = self.sessions.service.info(parent_id)
-            if parent is None:
-                try:
-                    parent = await self.store.get_session(parent_id)
-                except NotFoundError:
-                    ancestors.append(parent_id)
-                    break
-            ancestors.append(parent)
-            parent_id = parent.parent_id
-        chain = [info.id, *(a.id for a in ancestors if not isinstance(a, str))]
-        outputs = self._outputs_of(chain, found)
-        rulesets = (*found.rulesets, *outputs, *self._session_layer(info.rules))
-        callers = self._callers(ancestors, outputs)
-        resolved = ResolvedRules(project=info.project, rulesets=rulesets, callers=callers)
-        return self._keep(per_session, resolved)
-
-    def _callers(
-        self, ancestors: Sequence[SessionInfo | str], outputs: tuple[Ruleset, ...]
-    ) -> tuple[CallerRules, ...]:
-        """Each ancestor session's whole rules as a caller of a child (with the child's retained-output allow, so the
-        child may read its own outputs); an ancestor whose record or agent is gone denies everything."""
-        from .permissions import CallerRules, Rule, Ruleset
-
-        denied = (Ruleset(source="unresolved", rules=(Rule("*", "*", "deny"),)),)
-        callers: list[CallerRules] = []
-        for ancestor in ancestors:
-            agent = self.agents.get(ancestor.agent) if not isinstance(ancestor, str) else None
-            if isinstance(ancestor, str) or agent is None:
-                name = ancestor if isinstance(ancestor, str) else ancestor.id
-                callers.append(CallerRules(session_id=name, agent="(unknown)", rulesets=denied))
-                continue
-            chain = (*agent.rulesets, *outputs, *self._session_layer(ancestor.rules))
-            callers.append(CallerRules(session_id=ancestor.id, agent=agent.name, rulesets=chain))
-        return tuple(callers)
-
-    def _session_layer(self, rules: tuple[Rule, ...]) -> tuple[Ruleset, ...]:
-        """A session's own rules as one ``session`` ruleset, shared by the sessions with equal rules (warm index)."""
-        from .permissions import Ruleset
-
-        if not rules:
-            return ()
-        layer = self._rules_cache.get(rules)
-        if layer is None:
-            if len(self._rules_cache) >= 4096:
-                self._rules_cache.clear()
-            layer = self._rules_cache[rules] = (Ruleset(source="session", rules=rules),)
-        return layer
-
-    def _keep(self, per_session: tuple[str, int], resolved: ResolvedRules) -> ResolvedRules:
-        if len(self._session_rules) >= 4096:  # a long-running server: keep the cache bounded
-            self._session_rules.clear()
-        self._session_rules[per_session] = resolved
-        return resolved
-
-    def _session_outputs(self, session_id: str, parent_id: str | None, agent: Agent) -> tuple[Ruleset, ...]:
-        """The allow for reading this session's (and its ancestors') retained outputs, and nothing else there."""
-        chain = [session_id]
-        while parent_id is not None and parent_id not in chain and len(chain) < 32:
-            chain.append(parent_id)
-            parent = self.sessions.service.info(parent_id)
-            parent_id = parent.parent_id if parent is not None else None
-        return self._outputs_of(chain, agent)
-
-    def _outputs_of(self, chain: Sequence[str], agent: Agent) -> tuple[Ruleset, ...]:
-        """The allow for reading the retained outputs of the sessions of ``chain`` (a session, then its ancestors)."""
-        from .permissions import retained_output_rules
-
-        root = Path(self._output_root)
-        directories = [(root / self.output.session_directory(s).name).as_posix() for s in chain]
-        found = retained_output_rules(agent, directories, root=root.as_posix())
-        return (found,) if found is not None else ()
 
     # -- convenience -------------------------------------------------------------------------------------------------
 

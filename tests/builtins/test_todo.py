@@ -18,8 +18,8 @@ from tether.errors import BlockedError
 from tether.location import Location
 from tether.output import OutputStore
 from tether.permissions import PermissionRequest
-from tether.session import SQLiteStore
-from tether.session.internal import Todo, TodoUpdated
+from tether.store import SQLiteStore
+from tether.store.internal import Todo, TodoUpdated
 from tether.tools import Completed, Failed, ToolCall, ToolContext, ToolRegistry
 
 from ..cli.conftest import Cli

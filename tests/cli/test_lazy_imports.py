@@ -15,7 +15,7 @@ _REPORT = (
     "main(sys.argv[1:])\n"
 )
 
-NOT_LOADED = ("tether.session._postgres", "psycopg", "pygments", "rich.syntax", "rich.live", "rich.table")
+NOT_LOADED = ("tether.store._postgres", "psycopg", "pygments", "rich.syntax", "rich.live", "rich.table")
 
 
 def test_a_run_without_tools_or_terminal_loads_none_of_the_unused_modules(cli: Any, project: Path) -> None:
@@ -24,5 +24,25 @@ def test_a_run_without_tools_or_terminal_loads_none_of_the_unused_modules(cli: A
     done = subprocess.run(argv, env=cli.env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     loaded = set(done.stdout.splitlines())
-    assert "tether.session._sqlite" in loaded  # the report is the run's own
+    assert "tether.store._sqlite" in loaded  # the report is the run's own
     assert [m for m in loaded if m.startswith(NOT_LOADED)] == []
+
+
+def _cli_modules(cli: Any, *args: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _REPORT, *args], env=cli.env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return {m for m in done.stdout.splitlines() if m.startswith("tether.cli")}
+
+
+def test_the_command_tree_is_built_only_for_the_command_named(cli: Any, project: Path) -> None:
+    # issue 39: one module per command group, loaded when the command line names it
+    assert _cli_modules(cli, "--version") == {"tether.cli", "tether.cli._app"}
+    model = cli.script([{"text": "done"}])
+    loaded = _cli_modules(cli, "run", "go", "--model", model, "--dir", str(project))
+    assert {m for m in loaded if m.startswith("tether.cli._commands")} == {
+        "tether.cli._commands",
+        "tether.cli._commands.run",
+    }
+    assert "tether.cli._config" not in loaded

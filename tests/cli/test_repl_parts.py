@@ -11,16 +11,17 @@ from typing import Any
 
 from rich.console import Console
 
-from tether.cli._repl import _shown_error, session_cost, turn_line
+from tether.cli._repl import _shown_error
 from tether.cli._repl_input import HistoryFile
+from tether.cli._repl_session import session_cost, turn_line
 from tether.cli._repl_view import ReplView
 from tether.cli._turn import TurnOutcome
 from tether.config import Config
 from tether.errors import StoreError, UsageError
 from tether.llm import Usage
+from tether.records._events import PartDelta, PartUpdated
+from tether.records._model import TextPart, ToolPart
 from tether.session import AssistantInfo
-from tether.session._events import PartDelta, PartUpdated
-from tether.session._model import TextPart, ToolPart
 
 SESSION = "ses_1"
 

@@ -15,7 +15,8 @@ import pytest
 from tether.cli._shortid import resolve_session, short_id, short_ids  # pyright: ignore[reportPrivateUsage]
 from tether.errors import NotFoundError, UsageError
 from tether.ids import ascending
-from tether.session import SessionInfo, SessionUpdated, SQLiteStore
+from tether.session import SessionInfo, SessionUpdated
+from tether.store import SQLiteStore
 
 TIME = "1a24339c432000"
 

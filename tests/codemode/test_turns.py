@@ -17,7 +17,8 @@ import pytest
 from tether import Runtime
 from tether.errors import StoreError
 from tether.permissions import PermissionAsked
-from tether.session import PartUpdated, SQLiteStore, ToolPart
+from tether.session import PartUpdated, ToolPart
+from tether.store import SQLiteStore
 from tether.tools import AfterEvent, BeforeEvent, Tool, ToolContext
 
 from .conftest import Script, codemode_config, execute, last_tool_text, tool_parts

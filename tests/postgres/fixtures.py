@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from tests.postgres.server import PostgresServer, find_bin, start_server
 
-from tether.session import PostgresStore, SQLiteStore
+from tether.store import PostgresStore, SQLiteStore
 
 __all__ = ["OpenStore", "open_store", "postgres", "query", "store_kind", "store_target"]
 

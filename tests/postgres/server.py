@@ -147,7 +147,7 @@ def start_server() -> PostgresServer:
 def _migrate(url: str) -> None:
     import psycopg
 
-    from tether.session._postgres_schema import migrate
+    from tether.store._postgres_schema import migrate
 
     with psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)

@@ -22,20 +22,12 @@ from tests.postgres.server import PASSWORD, PostgresServer
 from tether import Runtime
 from tether.config import Config
 from tether.errors import StoreError, UsageError
-from tether.permissions._saved_pg import PgSavedApprovals
-from tether.session import (
-    AssistantInfo,
-    MessageUpdated,
-    PartUpdated,
-    PostgresStore,
-    SessionInfo,
-    SessionUpdated,
-    ToolPart,
-)
-from tether.session._postgres_conn import describe, redact
-from tether.session._postgres_rows import pg_text, py_text
-from tether.session._postgres_schema import MIGRATIONS
-from tether.session.internal import INTERRUPTED_ERROR
+from tether.session import AssistantInfo, MessageUpdated, PartUpdated, SessionInfo, SessionUpdated, ToolPart
+from tether.store import PgSavedApprovals, PostgresStore
+from tether.store._postgres_conn import describe, redact
+from tether.store._postgres_rows import pg_text, py_text
+from tether.store._postgres_schema import MIGRATIONS
+from tether.store.internal import INTERRUPTED_ERROR
 from tether.tools import Text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -414,7 +406,7 @@ async def test_an_idle_store_renews_its_lease_and_fails_once_it_is_lost(postgres
 
 @pytest.mark.anyio
 async def test_todos_children_and_the_event_stream_read_from_postgres(postgres: PostgresServer) -> None:
-    from tether.session._todos import Todo
+    from tether.store._todos import Todo
 
     url = postgres.database()
     async with PostgresStore(url) as store:

@@ -8,8 +8,8 @@ import psycopg
 import pytest
 from tests.postgres.server import PostgresServer
 
-from tether.permissions._saved_pg import PgSavedApprovals
-from tether.session import PostgresStore, SessionInfo, SessionUpdated
+from tether.session import SessionInfo, SessionUpdated
+from tether.store import PgSavedApprovals, PostgresStore
 
 
 def info(sid: str) -> SessionInfo:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from tether.session._postgres_conn import describe, redact
+from tether.store._postgres_conn import describe, redact
 
 PASSWORDS = st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), min_size=4)
 """Any text libpq can hold (no NUL; no lone surrogate: no file or URL encodes one); at least 4 characters, so that it is not a trivial substring of the rest."""

@@ -16,8 +16,9 @@ import pytest
 from tests.postgres.fixtures import OpenStore
 
 from tether.errors import UsageError
-from tether.session import PostgresStore, SQLiteStore, ToolPart
-from tether.session.internal import INTERRUPTED_ERROR
+from tether.session import ToolPart
+from tether.store import PostgresStore, SQLiteStore
+from tether.store.internal import INTERRUPTED_ERROR
 
 pytestmark = pytest.mark.anyio
 

@@ -253,7 +253,7 @@ def test_a_session_another_process_runs_is_refused(live: Live, api: Client) -> N
     import anyio
     import anyio.to_thread
 
-    from tether.session import SQLiteStore
+    from tether.store import SQLiteStore
 
     session = api.create_session()
     claimed, release = threading.Event(), threading.Event()

@@ -31,7 +31,7 @@ from tether.session import (
     ToolPart,
     UserInfo,
 )
-from tether.session._search import snippet
+from tether.store._search import snippet
 from tether.testing import tool_call
 
 from .conftest import Live, start

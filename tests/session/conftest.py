@@ -12,7 +12,8 @@ from tests.postgres.fixtures import open_store, postgres, store_kind, store_targ
 
 from tether.bus import Bus
 from tether.output import OutputStore
-from tether.session import PostgresStore, RetryPolicy, Sessions, SQLiteStore
+from tether.session import RetryPolicy, Sessions
+from tether.store import PostgresStore, SQLiteStore
 from tether.tools import ToolRegistry
 
 __all__ = ["open_store", "postgres", "store_kind", "store_target"]  # the store factory, over both stores

@@ -14,14 +14,13 @@ from tether.session import (
     AssistantInfo,
     MessageUpdated,
     PartUpdated,
-    PostgresStore,
     SessionInfo,
     SessionUpdated,
-    SQLiteStore,
     ToolPart,
     UserInfo,
 )
-from tether.session._admin import _upper
+from tether.store import PostgresStore, SQLiteStore
+from tether.store._admin import _upper
 
 TABLES = ("sessions", "messages", "parts", "inputs", "events", "claims")
 REFUSE = {
@@ -312,7 +311,7 @@ async def test_a_failed_delete_rolls_back_every_row_it_touched(
 
 @pytest.mark.anyio
 async def test_tool_call_sessions_stored_before_kinds_are_marked_by_the_migration(tmp_path: Path) -> None:
-    from tether.session._migrations import MIGRATIONS, statements
+    from tether.store._migrations import MIGRATIONS, statements
 
     path = tmp_path / "db"
     conn = sqlite3.connect(path)

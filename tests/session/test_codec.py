@@ -18,6 +18,9 @@ from hypothesis import strategies as st
 from pydantic_core import PydanticSerializationError
 
 from tether.llm import Usage
+from tether.records._events import PartUpdated
+from tether.records._model import PARTS, message_from_json, message_to_json
+from tether.records.internal import part_from_json, part_to_json
 from tether.rules import Rule
 from tether.session import (
     AssistantInfo,
@@ -26,17 +29,15 @@ from tether.session import (
     MessageUpdated,
     Part,
     ReasoningPart,
-    SQLiteStore,
     StepFinishPart,
     StepStartPart,
     TextPart,
     ToolPart,
     UserInfo,
 )
-from tether.session._events import PartUpdated
-from tether.session._model import PARTS, message_from_json, message_to_json
-from tether.session._sqlite import _VARIANTS, _dump_part, _dumps  # pyright: ignore[reportPrivateUsage]
-from tether.session.internal import INTERRUPTED_ERROR, part_from_json, part_to_json
+from tether.store import SQLiteStore
+from tether.store._sqlite import _VARIANTS, _dump_part, _dumps  # pyright: ignore[reportPrivateUsage]
+from tether.store.internal import INTERRUPTED_ERROR
 from tether.tools import File, Text
 
 # -- strategies ----------------------------------------------------------------------------------------------------

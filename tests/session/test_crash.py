@@ -17,8 +17,9 @@ from tests.postgres.fixtures import OpenStore, query
 
 from tether.bus import Bus
 from tether.llm import ToolMessage
-from tether.session import AssistantInfo, Sessions, StoredMessage, ToolPart
-from tether.session.internal import INTERRUPTED_ERROR
+from tether.session import AssistantInfo, Sessions, ToolPart
+from tether.store import StoredMessage
+from tether.store.internal import INTERRUPTED_ERROR
 from tether.testing import ScriptedModel
 from tether.tools import Text
 

@@ -16,8 +16,10 @@ from pydantic import BaseModel
 import tether.session
 from tether.errors import ProviderBadRequestError, StoreError, UsageError
 from tether.llm import Event, Model, ModelRequest, StepFinish, StepStart, ToolInputStart
-from tether.session import AssistantInfo, Sessions, SQLiteStore, StoredMessage, ToolPart
-from tether.session.internal import ABORTED_ERROR, DurableEvent
+from tether.records import DurableEvent
+from tether.session import AssistantInfo, Sessions, ToolPart
+from tether.session.internal import ABORTED_ERROR
+from tether.store import SQLiteStore, StoredMessage
 from tether.testing import ScriptedModel, tool_call
 from tether.tools import Text, Tool, ToolContext, ToolResponse
 

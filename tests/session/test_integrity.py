@@ -24,10 +24,10 @@ from tether.session import (
     PartUpdated,
     SessionInfo,
     SessionUpdated,
-    SQLiteStore,
     TextPart,
     ToolPart,
 )
+from tether.store import SQLiteStore
 from tether.testing import FunctionModel, ScriptedModel, Step, tool_call
 from tether.tools import Text, Tool, ToolContext, ToolResponse
 

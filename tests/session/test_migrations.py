@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tether.session import SQLiteStore
-from tether.session._migrations import MIGRATIONS, statements
+from tether.store import SQLiteStore
+from tether.store._migrations import MIGRATIONS, statements
 
 SCRIPT = """
 -- a comment; with a semicolon

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tether.session._owners import STALE_SECONDS, Owner, OwnerRow, owner_alive, process_identity
+from tether.store._owners import STALE_SECONDS, Owner, OwnerRow, owner_alive, process_identity
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 NOW = 10_000_000

@@ -15,10 +15,11 @@ from pydantic import BaseModel
 from tests.postgres.fixtures import OpenStore
 
 from tether.errors import UsageError
-from tether.session import AssistantInfo, MessageUpdated, PartUpdated, SQLiteStore, ToolPart
-from tether.session._migrations import MIGRATIONS
-from tether.session._owners import STALE_SECONDS, Owner, OwnerRow, owner_alive, process_identity
-from tether.session.internal import INTERRUPTED_ERROR
+from tether.session import AssistantInfo, MessageUpdated, PartUpdated, ToolPart
+from tether.store import SQLiteStore
+from tether.store._migrations import MIGRATIONS
+from tether.store._owners import STALE_SECONDS, Owner, OwnerRow, owner_alive, process_identity
+from tether.store.internal import INTERRUPTED_ERROR
 from tether.testing import ScriptedModel, tool_call
 from tether.tools import Text, Tool, ToolResponse
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tether.content import Text
-from tether.session._model import ToolPart
+from tether.records._model import ToolPart
 from tether.session._processor import _evolve
 
 FULL = ToolPart(

@@ -34,20 +34,20 @@ from tether.permissions import (
     Ruleset,
     SavedApprovals,
 )
+from tether.records import DurableEvent
 from tether.session import (
     AssistantInfo,
     PartDelta,
     PartUpdated,
     Session,
     Sessions,
-    SQLiteStore,
-    StoredMessage,
     TextPart,
     ToolPart,
     ToolProgress,
     TurnResult,
 )
-from tether.session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT, DurableEvent
+from tether.session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT
+from tether.store import SQLiteStore, StoredMessage
 from tether.testing import (
     FunctionModel,
     ScriptedModel,

@@ -12,19 +12,20 @@ import pytest
 from tests.postgres.fixtures import OpenStore
 
 from tether.errors import NotFoundError, StoreError
+from tether.records.internal import part_from_json, part_to_json
 from tether.session import (
     AssistantInfo,
     MessageUpdated,
     PartUpdated,
     SessionInfo,
     SessionUpdated,
-    SQLiteStore,
     StepStartPart,
     ToolPart,
     UserInfo,
 )
-from tether.session._migrations import MIGRATIONS
-from tether.session.internal import INTERRUPTED_ERROR, part_from_json, part_to_json
+from tether.store import SQLiteStore
+from tether.store._migrations import MIGRATIONS
+from tether.store.internal import INTERRUPTED_ERROR
 from tether.tools import File, Text
 
 

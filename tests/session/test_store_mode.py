@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.session import SQLiteStore
+from tether.store import SQLiteStore
 
 pytestmark = pytest.mark.anyio
 

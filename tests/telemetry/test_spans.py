@@ -356,8 +356,10 @@ async def test_a_call_the_store_never_recorded_as_settled_still_ends_with_its_tu
     from tether.bus import Bus
     from tether.errors import StoreError
     from tether.output import OutputStore
-    from tether.session import Sessions, SQLiteStore
-    from tether.session.internal import DurableEvent
+    from tether.records import DurableEvent
+    from tether.session import Sessions
+    from tether.store import SQLiteStore
+    from tether.telemetry.internal import turn_trace
     from tether.tools import Tool, ToolRegistry, ToolResponse
     from tether.tools import ToolContext as Ctx
 
@@ -385,7 +387,7 @@ async def test_a_call_the_store_never_recorded_as_settled_still_ends_with_its_tu
     async with SQLiteStore(tmp_path / "tether.db") as store:
         registry = ToolRegistry(output=OutputStore(tmp_path / "out"))
         registry.register({"ok": Tool(description="ok", input={"type": "object"}, execute=ok)})
-        sessions = Sessions(store=FullDisk(store), bus=Bus(), agents={"build": Agent()})  # type: ignore[arg-type]
+        sessions = Sessions(store=FullDisk(store), bus=Bus(), agents={"build": Agent()}, observe=turn_trace)  # type: ignore[arg-type]
         session = await sessions.create(Loc(registry, tmp_path, tmp_path))
         with pytest.raises(StoreError), anyio.fail_after(20):
             await session.prompt("go", model=ScriptedModel([[tool_call("ok", {}, id="k1")], "never"]))

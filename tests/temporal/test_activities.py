@@ -17,7 +17,8 @@ from tether import Runtime
 from tether.errors import NotFoundError
 from tether.llm import ModelRequest, StepStart, ToolCallEvent
 from tether.session import AssistantInfo, PartUpdated, StepFinishPart, TextPart, ToolPart, UserInfo
-from tether.session.internal import ABORTED_ERROR, INTERRUPTED_ERROR
+from tether.session.internal import ABORTED_ERROR
+from tether.store.internal import INTERRUPTED_ERROR
 from tether.temporal._activities import TurnActivities
 from tether.temporal._types import BeginRequest, CallRequest, CloseRequest, StepRequest, StepResult, TurnInput
 from tether.testing import FunctionModel

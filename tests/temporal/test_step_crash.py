@@ -23,7 +23,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tether.session import AssistantInfo, SQLiteStore, StepStartPart, ToolPart, UserInfo
+from tether.session import AssistantInfo, StepStartPart, ToolPart, UserInfo
+from tether.store import SQLiteStore
 from tether.temporal import TurnHandle, connect, submit_turn
 from tether.temporal._faults import FAULT_ENV
 

@@ -22,7 +22,8 @@ import anyio.to_thread
 import pytest
 from tests.postgres.fixtures import query
 
-from tether.session import PostgresStore, SQLiteStore, ToolPart
+from tether.session import ToolPart
+from tether.store import PostgresStore, SQLiteStore
 from tether.temporal import connect, submit_turn
 
 from .support import MODEL, count

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ..permissions import PermissionService
     from ..sandbox import Sandbox
     from ..session._children import Subagent
-    from ..session.internal import TodoStore
+    from ..store.internal import TodoStore
     from ._skills import Skills
     from .question import AskQuestions
     from .task import RunChild

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolFailure
 from ..permissions import PermissionRequest
-from ..session.internal import Todo, TodoPriority, TodoStatus, TodoStore, TodoUpdated
 from ..storable import visible
+from ..store.internal import Todo, TodoPriority, TodoStatus, TodoStore, TodoUpdated
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
 

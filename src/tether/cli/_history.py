@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
-from ..session._model import AssistantInfo, TextPart, ToolPart, UserInfo
-from ..session._store import StoredMessage
+from ..records import AssistantInfo, TextPart, ToolPart, UserInfo
+from ..store import StoredMessage
 from ._format import shown
 from ._live import LiveView
 

@@ -31,10 +31,10 @@ from .. import _wire as wire
 from ..content import text_of
 from ..llm import Usage
 from ..permissions import PermissionAsked, PermissionDecided, PermissionReplied
+from ..records import ReasoningPart, StepFinishPart, TextPart, ToolPart
 from ..rules import Rule
 from ..session import PartDelta, PartUpdated, QuestionAsked, QuestionReplied, SessionUpdated
-from ..session._model import ReasoningPart, StepFinishPart, TextPart, ToolPart
-from ..session.internal import TodoUpdated
+from ..store.internal import TodoUpdated
 
 __all__ = [
     "VERSION",

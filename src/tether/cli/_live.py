@@ -32,7 +32,7 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from ..llm import Usage
-from ..session._model import StepFinishPart, TextPart, ToolPart
+from ..records import StepFinishPart, TextPart, ToolPart
 from ..storable import printable
 from ._format import duration, first_line, shown, subject
 from ._toolview import Line, TerminalSettings, body_lines, summary_of

@@ -28,7 +28,7 @@ from rich.markdown import Heading, Markdown, MarkdownElement
 from rich.spinner import Spinner
 from rich.text import Text
 
-from ..session._model import TextPart, ToolPart
+from ..records import TextPart, ToolPart
 from ..storable import printable
 from ._live import FRAME, LiveView
 from ._toolview import TerminalSettings

@@ -16,7 +16,7 @@ from rich.text import Text
 from .._export import EXPORT_FORMAT, SubSession, export_document, timeline_json
 from .._wire import session_json
 from ..content import text_of
-from ..session._model import (
+from ..records import (
     AssistantInfo,
     FilePart,
     ReasoningPart,
@@ -27,8 +27,8 @@ from ..session._model import (
     ToolPart,
     UserInfo,
 )
-from ..session._store import StoredMessage
 from ..storable import printable
+from ..store import StoredMessage
 from ._format import decision_lines, duration, first_line, shown, subject
 
 __all__ = [

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from .._record import record
 from ..content import text_of
-from ..session._model import ToolPart
+from ..records import ToolPart
 from ..storable import printable
 from ._format import first_line
 

@@ -12,15 +12,17 @@ from ._events import AskResult, PendingRequest, PermissionAsked, PermissionDecid
 from ._outputs import retained_output_rules
 from ._resolve import CallerRules, ResolvedRules, RulesResolver, StaticRules
 from ._ruleset import Ruleset
-from ._saved import SavedApproval, SavedApprovals
-from ._saved_pg import PgSavedApprovals
+from ._saved import ApprovalsConnection, ApprovalsDatabase, SavedApproval, SavedApprovals
 from ._service import PermissionService
+from ._sessions import SessionRules, SessionView
 from ._types import Effect, PermissionRequest, PermissionSource, Reply, Rule
 
 __all__ = [
     "DEFAULT_AGENT",
     "Agent",
     "AgentMode",
+    "ApprovalsConnection",
+    "ApprovalsDatabase",
     "AskResult",
     "CallerRules",
     "Decision",
@@ -32,7 +34,6 @@ __all__ = [
     "PermissionRequest",
     "PermissionService",
     "PermissionSource",
-    "PgSavedApprovals",
     "Reply",
     "ResolvedRules",
     "Rule",
@@ -40,6 +41,8 @@ __all__ = [
     "Ruleset",
     "SavedApproval",
     "SavedApprovals",
+    "SessionRules",
+    "SessionView",
     "StaticRules",
     "Verdict",
     "always_saves",

@@ -7,6 +7,10 @@ SQLite call runs in a worker thread (law 9) over one connection guarded by a loc
 
 Saved approvals are allow rules only; they never override a configured deny (see ``evaluate_request``).
 
+Elsewhere than a SQLite file, they live in a database the store room provides (:class:`ApprovalsDatabase`: the
+PostgreSQL store's, ``tether.store.PgSavedApprovals``): the statements stay these, over a connection shaped like
+``sqlite3``'s. This package never imports the store (it stands below it).
+
 The project and the resource are kept exactly (``tether.storable.column_text``): a project directory or a file whose
 name is not UTF-8 (a lone surrogate from ``os.fsdecode``) is saved and found like any other, never a failed statement.
 """
@@ -19,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 
@@ -30,7 +34,7 @@ from ..storable import column_text, column_value
 from ._ruleset import Ruleset
 from ._types import Rule
 
-__all__ = ["SAVED_SOURCE", "SavedApproval", "SavedApprovals"]
+__all__ = ["SAVED_SOURCE", "ApprovalsConnection", "ApprovalsDatabase", "SavedApproval", "SavedApprovals"]
 
 SAVED_SOURCE = "saved"
 
@@ -61,17 +65,78 @@ class SavedApproval:
         return Rule(self.action, self.resource, "allow")
 
 
+class ApprovalsConnection(Protocol):
+    """What saved approvals use of a connection (a ``sqlite3.Connection`` is one): ``execute`` with ``?``
+    placeholders (``INSERT OR IGNORE`` included), ``with conn:`` as one transaction, ``close``."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any, /) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class ApprovalsDatabase(Protocol):
+    """A database that keeps saved approvals, other than a SQLite file (the store room implements it)."""
+
+    @property
+    def name(self) -> str:
+        """How errors name the database (never with a password)."""
+        ...
+
+    @property
+    def errors(self) -> tuple[type[Exception], ...]:
+        """The exceptions a failed connection or statement raises (they become ``StoreError``)."""
+        ...
+
+    def redact(self, text: str) -> str:
+        """``text`` (an error's) without the secrets of the connection."""
+        ...
+
+    def connect(self) -> ApprovalsConnection:
+        """A new connection, with the ``permission_saved`` table in place."""
+        ...
+
+
+class _SQLiteFile:
+    """The default :class:`ApprovalsDatabase`: one SQLite file (WAL), the table created if missing."""
+
+    __slots__ = ("name",)
+
+    errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+
+    def __init__(self, path: str) -> None:
+        self.name = path
+
+    def redact(self, text: str) -> str:
+        return text
+
+    def connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.name, check_same_thread=False, timeout=5.0)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            with conn:
+                conn.execute(_SCHEMA)
+        except sqlite3.Error:
+            conn.close()
+            raise
+        return conn
+
+
 class SavedApprovals:
-    """The saved approvals in one SQLite file (``":memory:"`` works for tests).
+    """The saved approvals in one SQLite file (``":memory:"`` works for tests) or in an :class:`ApprovalsDatabase`.
 
     The file survives restarts; :meth:`list`, :meth:`add` and :meth:`remove` manage it. Use it as an async context
     manager, or call :meth:`close`.
     """
 
-    def __init__(self, path: Path | str, *, refresh: float = 1.0) -> None:
-        self._path = str(path)
+    def __init__(self, path: Path | str | ApprovalsDatabase, *, refresh: float = 1.0) -> None:
+        self._database: ApprovalsDatabase = _SQLiteFile(str(path)) if isinstance(path, Path | str) else path
+        self._path = self._database.name
         self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        self._conn: ApprovalsConnection | None = None
         self._closed = False
         self._rulesets: dict[str, Ruleset] = {}
         # project -> (ruleset, monotonic time read). Our own add/remove clear it; changes made by another process
@@ -88,32 +153,27 @@ class SavedApprovals:
     def path(self) -> str:
         return self._path
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> ApprovalsConnection:
         if self._conn is None:
             if self._closed:
                 raise StoreError("Saved approvals are closed")
-            conn = sqlite3.connect(self._path, check_same_thread=False, timeout=5.0)
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                with conn:
-                    conn.execute(_SCHEMA)
-            except sqlite3.Error:
-                conn.close()
-                raise
-            self._conn = conn
+            self._conn = self._database.connect()
         return self._conn
 
-    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def _run(self, work: Callable[[ApprovalsConnection], T]) -> T:
         def call() -> T:
             with self._lock:
                 try:
                     return work(self._connect())
-                except sqlite3.Error as exc:
-                    raise StoreError(f"Saved approvals ({self._path}): {exc}") from exc
+                except self._database.errors as exc:
+                    # from None: the chained exception could show the connection's secrets
+                    raise StoreError(
+                        f"Saved approvals ({self._path}): {self._database.redact(str(exc))}"
+                    ) from None
 
         return await anyio.to_thread.run_sync(call)
 
-    async def _changing(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def _changing(self, work: Callable[[ApprovalsConnection], T]) -> T:
         # Invalidate before and after the write, so that no read racing with it caches the old rows.
         self._changes += 1
         self._fresh.clear()
@@ -130,7 +190,7 @@ class SavedApprovals:
             StoreError: the database cannot be read.
         """
 
-        def read(conn: sqlite3.Connection) -> builtins.list[SavedApproval]:
+        def read(conn: ApprovalsConnection) -> builtins.list[SavedApproval]:
             if project is None:
                 rows = conn.execute("SELECT id, project, action, resource FROM permission_saved ORDER BY id")
             else:
@@ -159,7 +219,7 @@ class SavedApprovals:
             for resource in dict.fromkeys(resources)
         ]
 
-        def write(conn: sqlite3.Connection) -> builtins.list[SavedApproval]:
+        def write(conn: ApprovalsConnection) -> builtins.list[SavedApproval]:
             added: builtins.list[SavedApproval] = []
             with conn:
                 for row in rows:
@@ -181,7 +241,7 @@ class SavedApprovals:
             StoreError: the database cannot be written.
         """
 
-        def delete(conn: sqlite3.Connection) -> int:
+        def delete(conn: ApprovalsConnection) -> int:
             with conn:
                 return conn.execute("DELETE FROM permission_saved WHERE id = ?", (approval_id,)).rowcount
 
@@ -199,7 +259,7 @@ class SavedApprovals:
             StoreError: the database cannot be read.
         """
 
-        def read(conn: sqlite3.Connection) -> tuple[Rule, ...]:
+        def read(conn: ApprovalsConnection) -> tuple[Rule, ...]:
             rows = conn.execute(
                 "SELECT action, resource FROM permission_saved WHERE project = ? ORDER BY id",
                 (column_text(project),),

@@ -1,34 +1,38 @@
-"""Sessions: the durable store, the runner (steps, dispatch, final step, cancellation) and the tool-part state machine.
+"""Sessions: the runner (steps, dispatch, final step, cancellation) and the tool-part state machine.
 
 See ``docs/sessions.md``. The names here are the user surface: :class:`Sessions` / :class:`Session` (``prompt``,
-``cancel``), what a turn returns (:class:`TurnResult`, :class:`TurnCall`), the :class:`SessionStore` protocol and
-:class:`SQLiteStore`, the stored records (sessions, messages, parts) and the events a UI reads on the bus. What
-tether's own packages share beyond that (the runner's texts, the durable event union, the part codec) is in
-:mod:`tether.session.internal`.
+``cancel``), what a turn returns (:class:`TurnResult`, :class:`TurnCall`), questions, the stored records (sessions,
+messages, parts) and the events a UI reads on the bus. What tether's own packages share beyond that (the runner's
+texts, the part codec's users, ...) is in :mod:`tether.session.internal`.
+
+The records (``SessionInfo``, the parts, the bus events) live in :mod:`tether.records`, below both the store and the
+runner; they are re-exported here without a warning because they are this package's surface too: a turn returns its
+parts and a UI reads these events from a session, so ``from tether.session import ToolPart`` stays the way to name
+them. The stores moved to :mod:`tether.store`: ``tether.session.SQLiteStore``, ``PostgresStore``, ``SessionStore``
+and ``StoredMessage`` still work for one release, with a ``DeprecationWarning`` naming the new path.
 """
 
-from typing import TYPE_CHECKING, Any
+import warnings
+from typing import Any
 
-from ._events import (
-    MessageUpdated,
-    PartDelta,
-    PartUpdated,
-    SessionStatus,
-    SessionUpdated,
-    ToolProgress,
-)
-from ._model import (
+from ..records import (
     AssistantInfo,
     FilePart,
     MessageError,
     MessageInfo,
+    MessageUpdated,
     Part,
+    PartDelta,
+    PartUpdated,
     ReasoningPart,
     SessionInfo,
+    SessionStatus,
+    SessionUpdated,
     StepFinishPart,
     StepStartPart,
     TextPart,
     ToolPart,
+    ToolProgress,
     ToolState,
     UserInfo,
 )
@@ -42,12 +46,7 @@ from ._questions import (
 )
 from ._runner import RetryPolicy, StopReason, TurnCall, TurnResult
 from ._session import Session, Sessions
-from ._sqlite import SQLiteStore
 from ._step import CANCEL_GRACE
-from ._store import SessionStore, StoredMessage
-
-if TYPE_CHECKING:
-    from ._postgres import PostgresStore
 
 __all__ = [
     "CANCEL_GRACE",
@@ -60,7 +59,6 @@ __all__ = [
     "PartDelta",
     "PartUpdated",
     "PendingQuestion",
-    "PostgresStore",
     "Question",
     "QuestionAsked",
     "QuestionOption",
@@ -68,17 +66,14 @@ __all__ = [
     "QuestionService",
     "ReasoningPart",
     "RetryPolicy",
-    "SQLiteStore",
     "Session",
     "SessionInfo",
     "SessionStatus",
-    "SessionStore",
     "SessionUpdated",
     "Sessions",
     "StepFinishPart",
     "StepStartPart",
     "StopReason",
-    "StoredMessage",
     "TextPart",
     "ToolPart",
     "ToolProgress",
@@ -88,11 +83,25 @@ __all__ = [
     "UserInfo",
 ]
 
-
 def __getattr__(name: str) -> Any:
-    # The PostgreSQL store loads only when a process uses it: a run on the SQLite file never imports it.
-    if name == "PostgresStore":
-        from ._postgres import PostgresStore
+    # The stores moved to tether.store (the old names work for one release); PostgresStore still loads only when used.
+    from .. import store
 
-        return PostgresStore
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    match name:
+        case "SQLiteStore":
+            moved: Any = store.SQLiteStore
+        case "PostgresStore":
+            moved = store.PostgresStore
+        case "SessionStore":
+            moved = store.SessionStore
+        case "StoredMessage":
+            moved = store.StoredMessage
+        case _:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"tether.session.{name} moved to tether.store.{name}; import it from there "
+        "(the old path is removed in the next release)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return moved

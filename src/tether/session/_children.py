@@ -30,9 +30,8 @@ from .._record import record
 from ..errors import NotFoundError, ProviderError, ToolFailure
 from ..llm import Model
 from ..permissions import Agent, evaluate_request
+from ..records import SessionInfo, SessionUpdated
 from ..rules import Rule
-from ._events import SessionUpdated
-from ._model import SessionInfo
 from ._onecall import OneCallModel
 from ._runner import StopReason
 from ._session import Session

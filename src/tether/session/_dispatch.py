@@ -35,10 +35,10 @@ from ..errors import BlockedError, CorrectedError, DeclinedError
 from ..llm import ToolCallEvent
 from ..location import PermissionAsserter
 from ..permissions import PermissionRequest
+from ..records import ToolProgress
 from ..storable import has_surrogates, visible
 from ..tools import Failed, Outcome, ToolCall, ToolContext
 from ..tools.internal import DECLINED_ERROR, Asker, Deadlines, Expiry, Lane, Materialization
-from ._events import ToolProgress
 from ._processor import StepProcessor
 from ._prompts import DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
 

@@ -44,11 +44,11 @@ from typing import Any, TypeVar
 import anyio
 
 from ..errors import StoreError
+from ..records import AssistantInfo, MessageError, MessageUpdated
+from ..records.internal import ToolErrorKind, now_ms
 from ..tools import Failed
 from ._dispatch import CallPool
-from ._events import MessageUpdated
 from ._history import History
-from ._model import AssistantInfo, MessageError, ToolErrorKind, now_ms
 from ._processor import StepProcessor
 from ._prompts import ABORTED_ERROR, DEFECT_PREFIX
 

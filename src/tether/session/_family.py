@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from ._model import SessionInfo
+from ..records import SessionInfo
 
 __all__ = ["Descendants"]
 

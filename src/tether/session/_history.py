@@ -27,11 +27,11 @@ from ..llm import (
     ToolResultContent,
     UserMessage,
 )
+from ..records import FilePart, Part, ReasoningPart, TextPart, ToolPart
 from ..storable import visible
+from ..store import StoredMessage
 from ..tools import Content, Text
-from ._model import FilePart, Part, ReasoningPart, TextPart, ToolPart
 from ._prompts import REPLAY_UNFINISHED
-from ._store import StoredMessage
 
 __all__ = ["History", "HistoryView", "step_messages", "tool_result"]
 

@@ -37,12 +37,12 @@ from ..llm import (
     ToolResultEvent,
     Usage,
 )
+from ..records import DurableEvent, Part, PartDelta, PartUpdated, ReasoningPart, TextPart, ToolPart
+from ..records.internal import ToolErrorKind, now_ms, storable_event, storable_part
 from ..storable import visible
+from ..store import SessionStore
 from ..tools import Completed, Outcome, Text
 from ..tools.internal import PermissionRecord, PermissionRecorder
-from ._events import DurableEvent, PartDelta, PartUpdated, storable_event, storable_part
-from ._model import Part, ReasoningPart, TextPart, ToolErrorKind, ToolPart, now_ms
-from ._store import SessionStore
 
 __all__ = ["COALESCE_SECONDS", "Emitter", "StepProcessor"]
 

@@ -23,11 +23,11 @@ from .._record import record
 from ..content import text_of
 from ..errors import UsageError
 from ..llm import RetryPolicy, Usage
+from ..records import FilePart, MessageUpdated, Part, PartUpdated, SessionStatus, TextPart, ToolPart, UserInfo
+from ..records.internal import ToolErrorKind, now_ms
 from ..rules import Rule
 from ..storable import has_surrogates, visible
 from ..tools import Content, Text
-from ._events import MessageUpdated, PartUpdated, SessionStatus
-from ._model import FilePart, Part, TextPart, ToolErrorKind, ToolPart, UserInfo, now_ms
 from ._step import run_step
 from ._turn import AgentLike, TurnContext
 
@@ -190,8 +190,10 @@ async def run_turn(turn: TurnContext, progress: TurnProgress, content: str | Seq
                 PartUpdated(FilePart(id=pid, session_id=info.id, message_id=user.id, content=part))
             )
     turn.history.add_user(parts)
-    if turn.trace is not None:  # telemetry: the turn's invoke_agent span around its steps
-        return await turn.trace.run(_run_steps(turn, progress, user.id), turn, progress, user.id, parts)
+    if turn.trace is not None:  # an observer (telemetry: the turn's invoke_agent span) around its steps
+        return await turn.trace.run(
+            _run_steps(turn, progress, user.id), turn.system, progress, user.id, parts
+        )
     await _run_steps(turn, progress, user.id)
 
 

@@ -30,21 +30,21 @@ from ..bus import Bus
 from ..content import text_of
 from ..errors import UsageError
 from ..llm import Model
+from ..records import SessionInfo, SessionStatus, SessionUpdated
+from ..records.internal import check_session_rules, now_ms
 from ..rules import Rule
 from ..storable import visible
-from ..telemetry.internal import turn_trace
+from ..store import SessionStore, StoredMessage
 from ..tools import Content, ToolRegistry
 from ..tools.internal import Entry
 from ._dispatch import DoomLoopDetector, PermissionAsserter
-from ._events import SessionStatus, SessionUpdated
 from ._failures import turn_calls
 from ._history import History
-from ._model import SessionInfo, check_session_rules, now_ms
+from ._observer import Observe
 from ._onecall import OneCallModel
 from ._processor import Emitter
 from ._runner import AgentLike, RetryPolicy, TurnContext, TurnProgress, TurnResult, resolve_agent, run_turn
 from ._step import CANCEL_GRACE
-from ._store import SessionStore, StoredMessage
 
 __all__ = ["Session", "SessionLocation", "Sessions"]
 
@@ -195,7 +195,7 @@ class Session:
                         root=self.location.root,
                         deps=self.deps,
                         codemode=service.codemode,
-                        trace=turn_trace(self._info, model),  # telemetry: None when no tracer is configured
+                        trace=None if service.observe is None else service.observe(self._info, model),
                     )
                     await run_turn(turn, progress, content)
         finally:
@@ -249,6 +249,8 @@ class Sessions:
         catalog: the per-model catalog rules: a model's ``provider/model`` name → the ``visible`` predicate every
             step of its turns materializes with (``tether.tools.internal.ModelCatalog.for_model``); ``None``: no
             per-model rules.
+        observe: called once per turn, returns the turn's observer (``_observer.py``; the runtime installs
+            telemetry's ``turn_trace``); ``None``: no turn is observed.
     """
 
     def __init__(
@@ -265,6 +267,7 @@ class Sessions:
         instructions: Callable[[SessionLocation, str], Awaitable[Sequence[str]]] | None = None,
         trusted: Callable[[SessionLocation], bool] | None = None,
         catalog: Callable[[str], Callable[[Entry], bool] | None] | None = None,
+        observe: Observe | None = None,
     ) -> None:
         self.store = store
         self.bus = bus
@@ -278,6 +281,7 @@ class Sessions:
         self._instructions = instructions
         self._trusted = trusted
         self.catalog = catalog
+        self.observe = observe
         self.codemode: Callable[[str, Any, ToolRegistry], Any] | None = None
         """Code Mode's catalog transform for every turn (the runtime sets it when an agent has ``codemode``)."""
         # Weak: a handle nobody holds is released (its history with it); while one is alive, ``get`` returns it.

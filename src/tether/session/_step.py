@@ -18,11 +18,12 @@ import anyio
 from .. import ids
 from ..errors import ProviderError
 from ..llm import AssistantMessage, Event, ModelRequest, TextContent
+from ..records import AssistantInfo, MessageError, MessageUpdated, StepFinishPart, StepStartPart
+from ..records.internal import now_ms
 from ..tools.internal import Materialization
 from ._dispatch import Dispatcher
-from ._events import MessageUpdated
 from ._failures import StepFailures
-from ._model import AssistantInfo, MessageError, StepFinishPart, StepStartPart, now_ms
+from ._observer import ObservedEmitter
 from ._processor import StepProcessor
 from ._prompts import INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT
 from ._turn import AgentLike, TurnContext
@@ -79,8 +80,10 @@ async def run_step(
         created=now_ms(),
     )
     turn.emitter.durable(MessageUpdated(info))
-    chat = None if turn.trace is None else turn.trace.chat(request, info, step)  # telemetry: the chat span
-    emitter = turn.emitter if chat is None else chat.emitter(turn.emitter)
+    chat = (
+        None if turn.trace is None else turn.trace.chat(request, info, step)
+    )  # observed (telemetry: chat span)
+    emitter = turn.emitter if chat is None else ObservedEmitter(turn.emitter, chat)
     processor = StepProcessor(emitter, session_id=session_id, message_id=info.id)
     processor.put(
         StepStartPart(

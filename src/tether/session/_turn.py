@@ -10,16 +10,16 @@ import anyio
 
 from .._record import record
 from ..llm import Model, RetryPolicy
+from ..records import SessionInfo
 from ..rules import Rule
 from ..tools import ToolRegistry
 from ..tools.internal import Entry, Materialization
 from ._dispatch import CallPool, DoomLoopDetector, PermissionAsserter
 from ._history import History
-from ._model import SessionInfo
 from ._processor import Emitter
 
 if TYPE_CHECKING:
-    from ..telemetry.internal import TurnTrace
+    from ._observer import TurnObserver
 
 __all__ = ["AgentLike", "TurnContext"]
 
@@ -47,7 +47,7 @@ class TurnContext:
     the calls that settle at once (``None``: no cap); ``cancel_grace`` is how long a cancelled step waits for its
     calls' cleanup. ``system`` texts are already storable (``tether.storable.visible``). ``root`` (the Location's
     root) and ``deps`` (the session's application dependencies) reach every call's ``ToolContext``. ``trace`` is the
-    turn's OpenTelemetry trace (``tether.telemetry``; ``None``: not traced, no hook does anything). ``visible`` is the
+    turn's observer (``_observer.py``: telemetry's trace; ``None``: not observed, no hook does anything). ``visible`` is the
     turn's model's catalog rules (hides more than the agent's rules, at every step's materialize).
     """
 
@@ -70,4 +70,4 @@ class TurnContext:
     deps: Any = None
     codemode: Callable[[str, Materialization, ToolRegistry], Materialization] | None = None
     """Code Mode's catalog transform (``tether.codemode.CodeMode``), applied after each step's materialize."""
-    trace: TurnTrace | None = None
+    trace: TurnObserver | None = None

@@ -2,52 +2,42 @@
 
 ``tether.session.__all__`` is what README.md and docs/ show: sessions, turn results, the stored records and the bus
 events a UI reads. The names here are for sibling packages (``testing``, ``cli``, ``server``, ...): the runner's
-texts, the durable event union, the part codec, the protocols the runner asks of its collaborators. They may change
+texts, the protocols the runner asks of its collaborators. They may change
 without notice. ``tests/test_exports.py`` pins both lists.
 """
 
 from ._children import MAX_DEPTH, Children, ChildRequest, ChildResult, Subagent
 from ._dispatch import DOOM_LOOP_THRESHOLD, DoomLoopDetector, PermissionAsserter
-from ._events import DurableEvent
 from ._family import Descendants
 from ._history import History
-from ._model import part_from_json, part_to_json
+from ._observer import Observe, StepObserver, TurnObserver, TurnSoFar
 from ._onecall import OneCallModel
 from ._processor import StepProcessor
 from ._prompts import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_MARKERS, MAX_STEPS_PROMPT
 from ._session import SessionLocation
-from ._store import INTERRUPTED_ERROR
-from ._todos import TODO_PRIORITIES, TODO_STATUSES, Todo, TodoPriority, TodoStatus, TodoStore, TodoUpdated
 from ._turn import AgentLike
 
 __all__ = [
     "ABORTED_ERROR",
     "DOOM_LOOP_THRESHOLD",
     "INCOMPLETE_CALL_ERROR",
-    "INTERRUPTED_ERROR",
     "MAX_DEPTH",
     "MAX_STEPS_MARKERS",
     "MAX_STEPS_PROMPT",
-    "TODO_PRIORITIES",
-    "TODO_STATUSES",
     "AgentLike",
     "ChildRequest",
     "ChildResult",
     "Children",
     "Descendants",
     "DoomLoopDetector",
-    "DurableEvent",
     "History",
+    "Observe",
     "OneCallModel",
     "PermissionAsserter",
     "SessionLocation",
+    "StepObserver",
     "StepProcessor",
     "Subagent",
-    "Todo",
-    "TodoPriority",
-    "TodoStatus",
-    "TodoStore",
-    "TodoUpdated",
-    "part_from_json",
-    "part_to_json",
+    "TurnObserver",
+    "TurnSoFar",
 ]

@@ -43,15 +43,11 @@ from .._version import __version__
 from ..content import Content, File, Text, text_of
 from ..errors import ProviderError
 from ..llm import Model, ModelRequest, Usage
-from ..session import AssistantInfo, PartUpdated, SessionInfo, TextPart, ToolPart
-from ..session._processor import Emitter
-from ..session.internal import DurableEvent
+from ..session import AssistantInfo, SessionInfo, TextPart, ToolPart
 from ..storable import has_surrogates, visible
 
 if TYPE_CHECKING:
-    from ..session._processor import StepProcessor
-    from ..session._runner import TurnProgress
-    from ..session._turn import TurnContext
+    from ..session.internal import StepProcessor, TurnSoFar
 
 __all__ = ["ChatTrace", "TurnTrace"]
 
@@ -156,7 +152,11 @@ def _failed(span: Span, exc: BaseException, *, content: bool) -> None:
 
 
 class TurnTrace:
-    """The ``invoke_agent`` span of one turn; its :meth:`chat` gives each step's trace (``None`` when not sampled)."""
+    """The ``invoke_agent`` span of one turn; its :meth:`chat` gives each step's trace (``None`` when not sampled).
+
+    It is the session runner's ``TurnObserver`` (``tether.session.internal``), as :class:`ChatTrace` is its
+    ``StepObserver``: the runner calls these hooks and never imports this package.
+    """
 
     __slots__ = (
         "_span",
@@ -186,14 +186,14 @@ class TurnTrace:
     async def run(
         self,
         work: Awaitable[None],
-        turn: TurnContext,
-        progress: TurnProgress,
+        system: Sequence[str],
+        progress: TurnSoFar,
         user_id: str,
         user: Sequence[Content],
     ) -> None:
         """Await ``work`` (the turn's steps) inside the turn's span (made current: a child session nests under it).
 
-        ``user_id`` and ``user`` are the turn's user message and its parts.
+        ``system`` is the turn's system texts; ``user_id`` and ``user`` are the turn's user message and its parts.
 
         Raises:
             Exception: whatever ``work`` raises, recorded on the span first.
@@ -216,9 +216,9 @@ class TurnTrace:
                 {"type": "text", "content": _clip(p.text)} if isinstance(p, Text) else _file(p) for p in user
             ]
             attributes["gen_ai.input.messages"] = _json([{"role": "user", "parts": parts}])
-            if turn.system:
+            if system:
                 attributes["gen_ai.system_instructions"] = _json(
-                    [{"type": "text", "content": _clip(text)} for text in turn.system]
+                    [{"type": "text", "content": _clip(text)} for text in system]
                 )
         parent = None
         if info.parent_id is not None and info.parent_call_id is not None:
@@ -341,12 +341,8 @@ class ChatTrace:
                 attributes[name] = value
         return attributes
 
-    def emitter(self, inner: Emitter) -> Emitter:
-        """``inner`` (the turn's emitter) for this step's processor: each tool part it records drives its call's span."""
-        return _TracedEmitter(inner, self)
-
     def tool_part(self, part: ToolPart) -> None:
-        """A tool part was recorded: the first running (or settled) record starts the call's ``execute_tool`` span,
+        """A tool part was recorded (the runner's emitter for this step tells each one): the first running (or settled) record starts the call's ``execute_tool`` span,
         the settled one ends it with the outcome the part holds."""
         key = (part.session_id, part.call_id)
         span = _CALLS.get(key)
@@ -380,24 +376,6 @@ class ChatTrace:
             self._turn.calls.discard(key)
             _tool_outcome(span, part, content=self._turn.content)
             span.end()
-
-
-class _TracedEmitter(Emitter):
-    """The turn's emitter, telling the step's trace about each tool part once the store has taken it."""
-
-    __slots__ = ("_chat", "_inner")
-
-    def __init__(self, inner: Emitter, chat: ChatTrace) -> None:  # pyright: ignore[reportMissingSuperCall]
-        self._inner = inner
-        self._chat = chat
-
-    def durable(self, event: DurableEvent) -> None:
-        self._inner.durable(event)
-        if isinstance(event, PartUpdated) and isinstance(event.part, ToolPart):
-            self._chat.tool_part(event.part)
-
-    def live(self, event: Any) -> None:
-        self._inner.live(event)
 
 
 def _output(processor: StepProcessor) -> dict[str, Any]:

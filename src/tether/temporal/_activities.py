@@ -32,6 +32,8 @@ from ..content import text_of
 from ..errors import NotFoundError, ProviderError, UsageError
 from ..llm import AssistantMessage, ModelRequest, TextContent, ToolCallEvent
 from ..permissions import DEFAULT_AGENT
+from ..records import AssistantInfo, MessageError, UserInfo
+from ..records.internal import now_ms
 from ..session import (
     MessageUpdated,
     PartUpdated,
@@ -39,16 +41,15 @@ from ..session import (
     SessionUpdated,
     StepFinishPart,
     StepStartPart,
-    StoredMessage,
     TextPart,
     ToolPart,
 )
 from ..session._dispatch import SURROGATE_INPUT_ERROR, _has_lone_surrogate, _invalid_arguments
-from ..session._model import AssistantInfo, MessageError, UserInfo, now_ms
 from ..session._processor import Emitter, StepProcessor
 from ..session._runner import DEFAULT_MAX_STEPS, _user_parts, resolve_agent
 from ..session._session import _model_catalog, _title
 from ..session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT, History
+from ..store import StoredMessage
 from ..tools import Failed
 from ._calls import CallActivity, adopt, find_message, heartbeating
 from ._faults import fault

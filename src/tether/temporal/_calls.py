@@ -31,13 +31,15 @@ from temporalio import activity
 from ..content import text_of
 from ..errors import BlockedError, CorrectedError, DeclinedError, NotFoundError
 from ..permissions import PermissionAsked, PermissionRequest
-from ..session import QuestionAsked, StoredMessage, ToolPart
+from ..records.internal import now_ms
+from ..session import QuestionAsked, ToolPart
 from ..session._dispatch import permission_asker
-from ..session._model import now_ms
 from ..session._processor import Emitter, StepProcessor
 from ..session._runner import resolve_agent
 from ..session._session import _model_catalog
-from ..session.internal import ABORTED_ERROR, INTERRUPTED_ERROR
+from ..session.internal import ABORTED_ERROR
+from ..store import StoredMessage
+from ..store.internal import INTERRUPTED_ERROR
 from ..tools import Failed, Outcome, ToolCall, ToolContext
 from ..tools.internal import DECLINED_ERROR
 from ._faults import fault

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..errors import NotFoundError, StoreError
+from ..records import DurableEvent
 from ..session import (
     AssistantInfo,
     MessageError,
@@ -14,10 +15,10 @@ from ..session import (
     Part,
     PartUpdated,
     SessionInfo,
-    StoredMessage,
     ToolPart,
 )
-from ..session.internal import INTERRUPTED_ERROR, DurableEvent
+from ..store import StoredMessage
+from ..store.internal import INTERRUPTED_ERROR
 
 __all__ = ["MemoryStore"]
 

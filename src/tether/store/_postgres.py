@@ -33,10 +33,11 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from ..errors import NotFoundError, StoreError, UsageError
+from ..records import DurableEvent, SessionInfo
+from ..records.internal import now_ms
 from . import _postgres_admin as admin
 from ._admin import Deleted, SessionKind
-from ._events import DurableEvent
-from ._model import SessionInfo, now_ms
+from ._interface import StoredMessage
 from ._owners import SWEEP_SECONDS, OwnerStatus
 from ._postgres_conn import connect, describe, redact
 from ._postgres_owners import DEFAULT_LEASE, claim, new_lock_key, owner_statuses, recover, register, renew
@@ -44,7 +45,6 @@ from ._postgres_rows import EVENTS_LOCK, PgWrites, pg_text
 from ._postgres_schema import migrate
 from ._search import SessionMatch, search_postgres
 from ._sqlite import _SESSION_COLUMNS, _STOP, _Call, _Stop
-from ._store import StoredMessage
 from ._todos import Todo
 
 __all__ = ["PostgresStore"]

@@ -44,19 +44,20 @@ from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError
 
 from ..errors import NotFoundError, StoreError, UsageError
-from ..storable import visible
-from . import _admin
-from ._admin import Deleted, SessionKind
-from ._events import DurableEvent, MessageUpdated, PartUpdated, SessionUpdated
-from ._migrations import MIGRATIONS, statements
-from ._model import (
-    PARTS,
+from ..records import (
     AssistantInfo,
+    DurableEvent,
     MessageError,
     MessageInfo,
+    MessageUpdated,
     Part,
+    PartUpdated,
     SessionInfo,
+    SessionUpdated,
     ToolPart,
+)
+from ..records.internal import (
+    PARTS,
     message_from_json,
     message_to_json,
     now_ms,
@@ -64,6 +65,11 @@ from ._model import (
     rules_from_json,
     rules_to_json,
 )
+from ..storable import visible
+from . import _admin
+from ._admin import Deleted, SessionKind
+from ._interface import INTERRUPTED_ERROR, StoredMessage
+from ._migrations import MIGRATIONS, statements
 from ._owners import (
     HEARTBEAT_SECONDS,
     SWEEP_SECONDS,
@@ -75,7 +81,6 @@ from ._owners import (
     owner_statuses,
 )
 from ._search import SessionMatch, search_sqlite
-from ._store import INTERRUPTED_ERROR, StoredMessage
 from ._todos import Todo, read_todos, write_todos
 
 __all__ = ["SQLiteStore"]
@@ -148,7 +153,7 @@ JSON), without the union's dispatch on every write: ~25 % of encoding a part (th
 
 
 def _dump_part(part: Part, exclude: set[str] | None = None) -> str:
-    """A part's JSON through the one codec (:data:`~tether.session._model.PARTS`), total like :func:`_dumps`.
+    """A part's JSON through the one codec (:data:`~tether.records.internal.PARTS`), total like :func:`_dumps`.
 
     The fast path is pydantic's encoder. It refuses a lone surrogate in a value (it encodes UTF-8), and replaces one
     in a ``str``-typed dict key (metadata) by U+FFFD; it refuses a cycle or excessive nesting (in a tool's input).

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from .._record import record
-from ._model import SessionInfo
+from ..records import SessionInfo
 
 __all__ = ["SessionMatch", "like_pattern", "search_postgres", "search_sqlite", "snippet"]
 

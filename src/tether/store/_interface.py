@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .._record import record
-from ._events import DurableEvent
-from ._model import MessageInfo, Part, SessionInfo
+from ..records import DurableEvent, MessageInfo, Part, SessionInfo
 
 __all__ = ["INTERRUPTED_ERROR", "SessionStore", "StoredMessage"]
 

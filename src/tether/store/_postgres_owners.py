@@ -28,11 +28,11 @@ import secrets
 from dataclasses import replace
 from typing import Any
 
-from ._events import MessageUpdated, PartUpdated
-from ._model import AssistantInfo, MessageError, ToolPart, message_from_json, part_from_json
+from ..records import AssistantInfo, MessageError, MessageUpdated, PartUpdated, ToolPart
+from ..records.internal import message_from_json, part_from_json
+from ._interface import INTERRUPTED_ERROR
 from ._owners import OwnerStatus
 from ._postgres_rows import PgWrites, pg_text, py_text
-from ._store import INTERRUPTED_ERROR
 
 __all__ = [
     "DEFAULT_LEASE",

@@ -13,7 +13,7 @@ the caller removes them after the rows are gone (:meth:`SQLiteStore.delete_sessi
 
 **A live session is never deleted**: one claimed by a live store (``tether run`` claims its session), or one with
 an unfinished assistant message or tool part written by a live store (a turn running through the library API,
-which does not claim). Liveness is :func:`~tether.session._owners.owner_alive`, the rule recovery uses.
+which does not claim). Liveness is :func:`~tether.store._owners.owner_alive`, the rule recovery uses.
 
 **Kinds.** A session is a ``conversation`` (what ``tether run`` and the API create) or a ``tool-call`` (the session
 ``tether tool call`` records its one call in). ``tether run --continue`` picks the latest conversation.
@@ -27,7 +27,7 @@ from typing import Literal
 
 from .._record import record
 from ..errors import NotFoundError, UsageError
-from ._model import SessionInfo
+from ..records import SessionInfo
 from ._owners import Owner, OwnerRow, owner_alive
 
 __all__ = [

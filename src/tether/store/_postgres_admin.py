@@ -14,14 +14,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import NotFoundError, UsageError
+from ..records import MessageInfo, Part, SessionInfo
+from ..records.internal import message_from_json, part_from_json, rules_from_json
 from ..storable import visible
 from ._admin import AMBIGUOUS_SHOWN, Deleted, LiveSession, SessionKind
-from ._model import MessageInfo, Part, SessionInfo, message_from_json, part_from_json, rules_from_json
+from ._interface import StoredMessage
 from ._owners import OwnerRow
 from ._postgres_owners import LIVE
 from ._postgres_rows import pg_text, py_text
 from ._sqlite import _SESSION_COLUMNS
-from ._store import StoredMessage
 from ._todos import TODO_PRIORITIES, TODO_STATUSES, Todo, _known
 
 __all__ = [
