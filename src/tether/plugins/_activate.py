@@ -28,12 +28,13 @@ from ._sources import (
     LoadedPlugin,
     Problem,
     ToolFile,
+    load_entry_points,
     load_project_tools,
     load_user_tools,
     project_tool_files,
 )
 
-__all__ = ["ACTIVATION_DEADLINE", "Activation", "activate"]
+__all__ = ["ACTIVATION_DEADLINE", "Activation", "Plugins", "activate"]
 
 log = logging.getLogger("tether.plugins")
 
@@ -110,6 +111,39 @@ async def activate(
         return done
     _register(done, registry, await anyio.to_thread.run_sync(load_project_tools, root))
     return done
+
+
+class Plugins:
+    """A runtime's plugins: the entry points, loaded once (the first Location), activated in each Location.
+
+    Args:
+        exclude: folders whose installed distributions are not the user's plugins (an untrusted project's own
+            ``.dist-info`` folders, when tether runs from inside it).
+        user_tools: the user's own tool files folder (``<config dir>/tools``).
+    """
+
+    __slots__ = ("_exclude", "_loaded", "_user_tools")
+
+    def __init__(self, *, exclude: Sequence[Path] = (), user_tools: Path | None = None) -> None:
+        self._exclude = tuple(exclude)
+        self._user_tools = user_tools
+        self._loaded: Sequence[LoadedPlugin | Problem] | None = None
+
+    async def activate(
+        self, registry: ToolRegistry, *, root: Path, directory: Path, trusted: bool
+    ) -> Activation:
+        """:func:`activate` the plugins, the user's tool files and (when ``trusted``) the project's in ``registry``.
+        Never raises for a plugin's or a file's fault; the caller closes the activation with the Location."""
+        if self._loaded is None:
+            self._loaded = await anyio.to_thread.run_sync(load_entry_points, self._exclude)
+        return await activate(
+            registry,
+            root=root,
+            directory=directory,
+            trusted=trusted,
+            plugins=self._loaded,
+            user_tools=self._user_tools,
+        )
 
 
 def _register(done: Activation, registry: ToolRegistry, found: Sequence[ToolFile | Problem]) -> None:

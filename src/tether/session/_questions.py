@@ -18,7 +18,7 @@ This module knows nothing about the tool's input schema (``builtins/question.py`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
@@ -26,6 +26,9 @@ from .. import ids
 from .._record import record
 from ..bus import Bus
 from ..errors import DeclinedError, NotFoundError, ToolFailure, UsageError
+
+if TYPE_CHECKING:
+    from ..tools import ToolContext
 
 __all__ = [
     "DISMISSED",
@@ -170,6 +173,23 @@ class QuestionService:
     def answerable(self) -> bool:
         """Whether someone answers questions now: a subscriber to :class:`QuestionAsked` (by class), service open."""
         return not self._closed and self._bus.subscribed(QuestionAsked)
+
+    async def ask_for_call(self, ctx: ToolContext, questions: Sequence[Question]) -> Answers:
+        """:meth:`ask` on behalf of the tool call ``ctx`` (its session, agent, message and call): the ``question``
+        tool's way to a person (``builtins.question.AskQuestions``).
+
+        Raises:
+            ToolFailure: as :meth:`ask`.
+            DeclinedError: as :meth:`ask`.
+            UsageError: as :meth:`ask`.
+        """
+        return await self.ask(
+            session_id=ctx.session_id,
+            agent=ctx.agent,
+            message_id=ctx.message_id,
+            call_id=ctx.call_id,
+            questions=questions,
+        )
 
     async def ask(
         self,
