@@ -82,7 +82,7 @@ def _child(mode: str, workloads: list[str], repeats: int) -> None:
 
 STEP_HOOKS = (
     "chat = None if turn.trace is None else turn.trace.chat(); "
-    "emitter = turn.emitter if chat is None else chat.emitter(); "
+    "emitter = turn.emitter if chat is None else Observed(); "
     "work = turn.work if chat is None else chat.wrap()"
 )
 """What ``session/_step.py`` runs per step when a turn is not traced (its three hook lines, as written there)."""

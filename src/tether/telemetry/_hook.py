@@ -1,8 +1,9 @@
 """The one decision the runner pays for when tracing is off: whether a turn is traced at all.
 
-:func:`turn_trace` runs once per turn. With no tracer provider of tether's own (:func:`use_tracer_provider`,
-:func:`~tether.telemetry.configure`) and no SDK installed as the OpenTelemetry global, it returns ``None`` without
-importing OpenTelemetry (a process that never imported ``opentelemetry.trace`` cannot have configured an SDK), and
+:func:`turn_trace` runs once per turn: it is the session runner's ``Observe`` hook, which the runtime installs into
+the sessions service (``session`` never imports this package). With no tracer provider of tether's own
+(:func:`use_tracer_provider`, :func:`~tether.telemetry.configure`) and no SDK installed as the OpenTelemetry global,
+it returns ``None`` without importing OpenTelemetry (a process that never imported ``opentelemetry.trace`` cannot have configured an SDK), and
 every later hook of the turn is one ``is None`` test: no span, no attribute built. Only a traced turn imports
 :mod:`tether.telemetry._spans`.
 """

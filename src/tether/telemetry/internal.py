@@ -1,4 +1,6 @@
-"""What tether's own packages use of telemetry: the session runner's hook (``turn_trace``) and the trace it returns.
+"""What tether's own packages use of telemetry: ``turn_trace``, the turn observer the runtime installs into the
+sessions service (``Sessions(observe=turn_trace)``: the session runner's hook interface, ``tether.session.internal``'s
+``Observe``), and the trace it returns.
 
 ``TurnTrace`` is imported on first use only (``__getattr__``): it needs ``opentelemetry``, which an untraced process
 never imports.
