@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import threading
 
 import pytest
 
@@ -68,3 +70,124 @@ def test_the_type_checker_is_told_records_are_frozen() -> None:
     }  # Python 3.11 keeps frozen_default among the kwargs
     assert options["frozen_default"] is True
     assert options["kw_only_default"] is True
+
+
+def _twin(kind: type, **options: bool) -> type:
+    """The plain dataclass ``@record`` stood for before issue 38: four methods compiled at declaration."""
+    return dataclasses.dataclass(kind, unsafe_hash=options.pop("eq", True), **options)
+
+
+def _declare_pair() -> tuple[type, type]:
+    """The same class body declared as a record and as its compiled dataclass twin."""
+
+    def body() -> type:
+        class Base:
+            first: int
+            hidden: str = dataclasses.field(default="h", repr=False, compare=False)
+
+        return Base
+
+    record_base = record(body())
+
+    @record
+    class Rec(record_base):  # pyright: ignore[reportUntypedBaseClass]
+        items: list[int] = dataclasses.field(default_factory=list[int])
+        label: str = ""
+
+        def __post_init__(self) -> None:
+            self.items.append(len(self.label))
+
+    twin_base = _twin(body(), kw_only=True, slots=True)
+
+    @dataclasses.dataclass(kw_only=True, slots=True, unsafe_hash=True)
+    class Twin(twin_base):  # pyright: ignore[reportUntypedBaseClass]
+        items: list[int] = dataclasses.field(default_factory=list[int])
+        label: str = ""
+
+        def __post_init__(self) -> None:
+            self.items.append(len(self.label))
+
+    return Rec, Twin
+
+
+def test_a_record_compiles_its_methods_at_first_use_not_at_declaration() -> None:
+    rec, twin = _declare_pair()
+    assert list(inspect.signature(rec).parameters) == ["args", "kwargs"]  # the stand-in: nothing compiled yet
+    made = rec(first=1, label="ab")
+    assert str(inspect.signature(rec)) == str(inspect.signature(twin))
+    assert rec.__init__.__qualname__ == "_declare_pair.<locals>.Rec.__init__"
+    assert made.items == [2]
+    assert (
+        rec.__dict__["__init__"].__code__.co_name == "__init__"
+    )  # the compiled method replaced the stand-in
+    assert rec.__dict__["__repr__"].__code__.co_name != "__repr__"  # each method at its own first use
+
+
+@pytest.mark.parametrize("first_use", ["init", "repr", "eq", "hash"])
+def test_a_record_behaves_as_the_compiled_dataclass_whichever_method_is_used_first(first_use: str) -> None:
+    rec, twin = _declare_pair()
+    # an instance built without __init__ (as pydantic builds one) lets repr, eq or hash be the first use
+    bare = object.__new__(rec)
+    for name, value in {"first": 1, "hidden": "x", "items": [], "label": "a"}.items():
+        object.__setattr__(bare, name, value)
+    if first_use == "repr":
+        assert repr(bare).endswith(".Rec(first=1, items=[], label='a')")
+    elif first_use == "eq":
+        assert bare != rec(first=1, label="a")  # items [] against the built one's [1]
+    elif first_use == "hash":
+        with pytest.raises(TypeError, match="unhashable"):
+            hash(bare)  # a list field, as the dataclass's own hash
+    made, other = rec(first=1, label="ab"), twin(first=1, label="ab")
+    assert (
+        repr(made).split("Rec", 1)[1] == repr(other).split("Twin", 1)[1] == "(first=1, items=[2], label='ab')"
+    )
+    assert made == rec(first=1, hidden="other", label="ab")  # compare=False left out, as there
+    assert made != rec(first=2, label="ab") and made != other  # another class is never equal
+    assert rec(first=1).items == [0] and twin(first=1).items == [0]
+    with pytest.raises(TypeError):
+        rec(1)
+    assert dataclasses.asdict(made) == dataclasses.asdict(other)
+    assert dataclasses.replace(made, first=3).first == 3
+    assert rec.__match_args__ == twin.__match_args__
+
+
+def test_a_method_the_class_defines_is_kept_and_an_explicit_hash_refused() -> None:
+    @record(kw_only=False)
+    class Own:
+        value: int
+
+        def __init__(self, *values: int) -> None:
+            object.__setattr__(self, "value", sum(values))
+
+        def __repr__(self) -> str:
+            return "own"
+
+    assert Own(1, 2).value == 3 and repr(Own(1)) == "own" and Own(1) == Own(1)
+
+    with pytest.raises(TypeError, match="__hash__"):
+
+        @record
+        class Hashed:
+            value: int
+
+            def __hash__(self) -> int:
+                return 0
+
+
+def test_threads_building_a_fresh_record_at_once_all_get_correct_instances() -> None:
+    for _ in range(20):
+        rec, _twin_kind = _declare_pair()
+        start = threading.Barrier(4)
+        built: list[object] = []
+
+        def build(start: threading.Barrier = start, rec: type = rec, built: list[object] = built) -> None:
+            start.wait(timeout=60)
+            built.append(rec(first=1, label="abc"))
+
+        workers = [threading.Thread(target=build) for _ in range(4)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=60)
+        assert len(built) == 4 and all(made == built[0] for made in built)
+        assert rec.__dict__["__init__"].__code__.co_name == "__init__"
