@@ -8,7 +8,7 @@ batch runs go in the next one, as ``tether._blocking.run_batched`` does). anyio 
 task group, and ``SQLiteStore.open()`` / ``aclose()`` are separate calls, so such a writer is driven by the callers:
 every durable write becomes an ``await``.
 
-Both write the same events through the same row code (``_Writes``) into the same schema; a call is its three
+Both write the same events through the same row code (``Writes``) into the same schema; a call is its three
 tool-part states (pending, running, completed). Workloads: ``par100`` (100 concurrent calls) and ``seq100`` (100
 calls one after the other). Figures: loop-thread CPU per call and wall time per call until everything is committed,
 medians of interleaved repeats.
@@ -34,7 +34,7 @@ from tether.ids import ascending
 from tether.records._events import PartUpdated
 from tether.records._model import ToolPart, now_ms
 from tether.store import SQLiteStore
-from tether.store._sqlite import _Writes  # the store's own row code: the comparison is the writer alone
+from tether.store._rows import Writes  # the store's own row code: the comparison is the writer alone
 
 CALLS = 100
 
@@ -90,7 +90,7 @@ class AnyioWriter:
             done.set()
 
     def _commit(self, batch: list[PartUpdated]) -> None:
-        writes = _Writes(self._owner, self._written)
+        writes = Writes(self._owner, self._written)
         self._conn.execute("BEGIN IMMEDIATE")
         now = now_ms()
         for event in batch:

@@ -1,6 +1,6 @@
 """The SQLite writer's batch cap: how much a large parallel step's versions fold, in writer CPU per call.
 
-The writer writes each record once per transaction in its last version (``_Writes``), so the number of events one
+The writer writes each record once per transaction in its last version (``Writes``), so the number of events one
 transaction may take from the queue (``tether.store._sqlite._MAX_BATCH``) decides how much folding a burst gets.
 This records the durable events of real turns (``runner.TetherBench``: ``N`` no-op calls in one parallel step
 through ``Session.prompt``, the store on), then replays them into fresh stores through the writer's own

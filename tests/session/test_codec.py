@@ -36,7 +36,7 @@ from tether.session import (
     UserInfo,
 )
 from tether.store import SQLiteStore
-from tether.store._sqlite import _VARIANTS, _dump_part, _dumps  # pyright: ignore[reportPrivateUsage]
+from tether.store._rows import _VARIANTS, _dump_part, _dumps  # pyright: ignore[reportPrivateUsage]
 from tether.store.internal import INTERRUPTED_ERROR
 from tether.tools import File, Text
 

@@ -43,8 +43,8 @@ from ._postgres_conn import connect, describe, redact
 from ._postgres_owners import DEFAULT_LEASE, claim, new_lock_key, owner_statuses, recover, register, renew
 from ._postgres_rows import EVENTS_LOCK, PgWrites, pg_text
 from ._postgres_schema import migrate
+from ._rows import SESSION_COLUMNS, STOP, Call, Stop
 from ._search import SessionMatch, search_postgres
-from ._sqlite import _SESSION_COLUMNS, _STOP, _Call, _Stop
 from ._todos import Todo
 
 __all__ = ["PostgresStore"]
@@ -61,7 +61,7 @@ def _nothing(conn: Any) -> None:
     """The read a flush queues: it only waits for the writes before it (answered without a savepoint)."""
 
 
-class _Read(_Call):
+class _Read(Call):
     """A queued call that only reads: a batch of nothing else is answered without a transaction or a lock."""
 
     __slots__ = ()
@@ -110,7 +110,7 @@ class PostgresStore:
         self._beat_every = lease / 3
         self._wake = threading.Event()
         self._recover_on_open = recover
-        self._queue: queue.SimpleQueue[DurableEvent | _Call | _Stop] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[DurableEvent | Call | Stop] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._closed = False
         self._error: StoreError | None = None
@@ -159,7 +159,7 @@ class PostgresStore:
         thread = self._thread
         if thread is None:
             return
-        self._queue.put(_STOP)
+        self._queue.put(STOP)
         self._wake.set()
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(thread.join)
@@ -201,7 +201,7 @@ class PostgresStore:
     async def _run(self, fn: Callable[[Any], T], *, read: bool = False) -> T:
         if self._closed or self._thread is None:
             raise StoreError("The session store is closed")
-        call = _Read(fn) if read else _Call(fn)
+        call = _Read(fn) if read else Call(fn)
         self._queue.put(call)
         self._wake.set()
         result: T = await anyio.to_thread.run_sync(call.future.result, abandon_on_cancel=True)
@@ -236,7 +236,7 @@ class PostgresStore:
         ``SQLiteStore.search_sessions``)."""
         return await self._run(
             lambda conn: search_postgres(
-                conn, _SESSION_COLUMNS, admin._session, pg_text(project), words, limit
+                conn, SESSION_COLUMNS, admin._session, pg_text(project), words, limit
             ),
             read=True,
         )
@@ -434,14 +434,14 @@ class PostgresStore:
                     first = None
                 if time.monotonic() >= sweep_at:  # a live store recovers too, not only an opening one
                     sweep_at = time.monotonic() + self._sweep
-                    q.put(_Call(self._sweep_once))
+                    q.put(Call(self._sweep_once))
                 if time.monotonic() >= beat_at:  # a store kept busy (even with reads only) still renews
                     beat_at = time.monotonic() + self._beat_every
                     self._beat(conn)
                 if first is None:
                     continue
                 batch = [first]
-                if self._window and not isinstance(first, _Call | _Stop):
+                if self._window and not isinstance(first, Call | Stop):
                     self._wake.wait(self._window)
                 self._wake.clear()  # before the drain, whatever came first (as the SQLite writer: a stale wake)
                 while len(batch) < _MAX_BATCH:
@@ -459,7 +459,7 @@ class PostgresStore:
                     item = q.get_nowait()
                 except queue.Empty:
                     break
-                if isinstance(item, _Call) and not item.future.done():
+                if isinstance(item, Call) and not item.future.done():
                     item.future.set_exception(self._error or StoreError("The session store is closed"))
 
     def _sweep_once(self, conn: Any) -> int:
@@ -506,27 +506,27 @@ class PostgresStore:
                 raise LeaseLost("this store's lease expired and another worker recovered its calls")
             body()
 
-    def _apply(self, conn: Any, batch: list[DurableEvent | _Call | _Stop]) -> bool:
+    def _apply(self, conn: Any, batch: list[DurableEvent | Call | Stop]) -> bool:
         """Write one batch in one transaction and answer its reads; false when the batch asked the thread to stop.
 
         As ``SQLiteStore._apply``: a failed batch is rolled back and written again event by event up to the one that
         fails, which becomes the store's error; reads are still answered (outside a transaction) after that.
         """
-        keep_going = not any(isinstance(item, _Stop) for item in batch)
+        keep_going = not any(isinstance(item, Stop) for item in batch)
         reads_only = all(
-            isinstance(item, _Read | _Stop) or (isinstance(item, _Call) and item.fn is _nothing)
+            isinstance(item, _Read | Stop) or (isinstance(item, Call) and item.fn is _nothing)
             for item in batch
         )
         if self._error is None and not reads_only:
             assert self._owner is not None
             inputs = dict(self._inputs)
             writes = PgWrites(self._owner, self._inputs)
-            done: list[tuple[_Call, Any, Exception | None]] = []
+            done: list[tuple[Call, Any, Exception | None]] = []
 
             def body() -> None:
                 now = now_ms()
                 for item in batch:
-                    if isinstance(item, _Call):
+                    if isinstance(item, Call):
                         writes.execute(conn)  # a read sees every write queued before it
                         if item.fn is _nothing:
                             done.append((item, None, None))
@@ -538,7 +538,7 @@ class PostgresStore:
                                 done.append((item, item.fn(conn), None))
                         except Exception as exc:
                             done.append((item, None, exc))
-                    elif not isinstance(item, _Stop):
+                    elif not isinstance(item, Stop):
                         writes.add(item, now)
                 writes.execute(conn)
 
@@ -562,7 +562,7 @@ class PostgresStore:
         # Reads only (everything queued before is committed), or the store has failed: answered outside a
         # transaction.
         for item in batch:
-            if isinstance(item, _Call):
+            if isinstance(item, Call):
                 try:
                     result = item.fn(conn)
                 except Exception as exc:
@@ -571,7 +571,7 @@ class PostgresStore:
                     self._resolve(item, result, None)
         return keep_going
 
-    def _write_prefix(self, conn: Any, batch: list[DurableEvent | _Call | _Stop]) -> Exception | None:
+    def _write_prefix(self, conn: Any, batch: list[DurableEvent | Call | Stop]) -> Exception | None:
         """Write the batch's events one by one up to the first that fails; return that failure (``None``: none)."""
         assert self._owner is not None
         owner = self._owner
@@ -580,7 +580,7 @@ class PostgresStore:
         def body() -> None:
             now = now_ms()
             for item in batch:
-                if isinstance(item, _Call | _Stop):
+                if isinstance(item, Call | Stop):
                     continue
                 try:
                     with conn.transaction():
@@ -594,7 +594,7 @@ class PostgresStore:
         self._transaction(conn, body)
         return failure[0] if failure else None
 
-    def _resolve(self, call: _Call, result: Any, error: Exception | None) -> None:
+    def _resolve(self, call: Call, result: Any, error: Exception | None) -> None:
         import psycopg
 
         if error is None:

@@ -22,7 +22,7 @@ from ._interface import StoredMessage
 from ._owners import OwnerRow
 from ._postgres_owners import LIVE
 from ._postgres_rows import pg_text, py_text
-from ._sqlite import _SESSION_COLUMNS
+from ._rows import SESSION_COLUMNS
 from ._todos import TODO_PRIORITIES, TODO_STATUSES, Todo, _known
 
 __all__ = [
@@ -42,11 +42,11 @@ __all__ = [
     "write_todos",
 ]
 
-_SELECT = ", ".join(_SESSION_COLUMNS)
+_SELECT = ", ".join(SESSION_COLUMNS)
 
 
 def _session(row: Sequence[Any]) -> SessionInfo:
-    r = dict(zip(_SESSION_COLUMNS, row, strict=True))
+    r = dict(zip(SESSION_COLUMNS, row, strict=True))
     return SessionInfo(
         id=py_text(r["id"]),
         project=py_text(r["project"]),

@@ -2,12 +2,12 @@
 
 PostgreSQL ``text`` refuses two things Python strings may hold: NUL (``\\x00``) and text that is not valid UTF-8 (a
 lone surrogate from ``os.fsdecode`` or a model). JSON documents never hold either (the encoder escapes both, see
-``_sqlite._dumps``); plain columns (ids, paths, titles, todo texts) go through :func:`pg_text`
+``_rows._dumps``); plain columns (ids, paths, titles, todo texts) go through :func:`pg_text`
 (``tether.storable.column_text``): a value PostgreSQL can hold is stored as is, any other one as ``\\x01`` + its ASCII
 JSON string, and so is a value that itself starts with ``\\x01``. The mapping is injective (a lookup maps its argument the same way and finds what was stored) and
 :func:`py_text` reverses it exactly: nothing is lost, and the writer never fails on a text.
 
-:class:`PgWrites` reuses the SQLite store's batching (``_sqlite._Writes``: one log entry per record per transaction, the
+:class:`PgWrites` reuses the SQLite store's batching (``_rows.Writes``: one log entry per record per transaction, the
 last version of each record) and runs it as PostgreSQL statements (``executemany``, which psycopg pipelines).
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..storable import column_text, column_value
-from ._sqlite import _SESSION_COLUMNS, _Writes
+from ._rows import SESSION_COLUMNS, Writes
 
 __all__ = ["PgWrites", "pg_text", "py_text"]
 
@@ -41,7 +41,7 @@ _INSERT_INPUT = (
     "ON CONFLICT (session_id, part_id) DO UPDATE SET data = excluded.data"
 )
 _UPSERT_SESSION = (
-    f"INSERT INTO sessions ({', '.join(_SESSION_COLUMNS)}) VALUES ({', '.join(['%s'] * len(_SESSION_COLUMNS))}) "
+    f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}) VALUES ({', '.join(['%s'] * len(SESSION_COLUMNS))}) "
     "ON CONFLICT (id) DO UPDATE SET title = excluded.title, agent = excluded.agent, rules = excluded.rules, "
     "updated = excluded.updated"
 )
@@ -67,8 +67,8 @@ rows; a worker renews its own).
 """
 
 
-class PgWrites(_Writes):
-    """One batch's rows (``_sqlite._Writes``), written with PostgreSQL statements."""
+class PgWrites(Writes):
+    """One batch's rows (``_rows.Writes``), written with PostgreSQL statements."""
 
     __slots__ = ()
 
@@ -81,7 +81,7 @@ class PgWrites(_Writes):
         if self.sessions:
             cursor.executemany(
                 _UPSERT_SESSION,
-                [_cells(tuple(row[c] for c in _SESSION_COLUMNS)) for row in self.sessions.values()],
+                [_cells(tuple(row[c] for c in SESSION_COLUMNS)) for row in self.sessions.values()],
             )
             self.sessions.clear()
         if self.messages:

@@ -18,6 +18,10 @@ Several processes may share the file. Each open store registers an owner (``_own
 rows it writes with it, and refreshes its heartbeat while open; recovery on open interrupts only the unfinished
 calls of owners that are gone, never those of a live neighbour. Transactions start ``IMMEDIATE`` so a writer waits
 for another process's commit (``busy_timeout``) instead of failing to upgrade a read snapshot.
+
+Split by concept as the PostgreSQL store is: this module is the store and its writer thread; the schema is
+``_migrations``, the rows and codec both stores write ``_rows``, the owners' rules ``_owners`` and their SQL here
+``_sqlite_owners`` (claims, recovery), finding and removing sessions ``_admin``, search ``_search``, todos ``_todos``.
 """
 
 from __future__ import annotations
@@ -33,54 +37,49 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import replace
-from itertools import chain
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar
 
 import anyio.to_thread
-from pydantic import TypeAdapter
-from pydantic_core import PydanticSerializationError
 
 from ..errors import NotFoundError, StoreError, UsageError
 from ..records import (
-    AssistantInfo,
     DurableEvent,
-    MessageError,
     MessageInfo,
-    MessageUpdated,
     Part,
-    PartUpdated,
     SessionInfo,
-    SessionUpdated,
-    ToolPart,
 )
 from ..records.internal import (
-    PARTS,
     message_from_json,
-    message_to_json,
     now_ms,
     part_from_json,
-    rules_from_json,
-    rules_to_json,
 )
 from ..storable import visible
 from . import _admin
 from ._admin import Deleted, SessionKind
-from ._interface import INTERRUPTED_ERROR, StoredMessage
+from ._interface import StoredMessage
 from ._migrations import MIGRATIONS, statements
 from ._owners import (
     HEARTBEAT_SECONDS,
     SWEEP_SECONDS,
     Owner,
-    OwnerRow,
     OwnerStatus,
     current_owner,
-    owner_alive,
     owner_statuses,
 )
+from ._rows import (
+    SESSION_COLUMNS,
+    SESSION_SELECT,
+    STOP,
+    Call,
+    Stop,
+    Writes,
+    _text,
+    session_from_row,
+)
 from ._search import SessionMatch, search_sqlite
+from ._sqlite_owners import claim_session, recover_gone
 from ._todos import Todo, read_todos, write_todos
 
 __all__ = ["SQLiteStore"]
@@ -92,90 +91,13 @@ T = TypeVar("T")
 _MAX_BATCH = 32_768
 """Events (and reads) one transaction takes from the queue at most.
 
-The writer folds the versions of a record within one transaction (see :class:`_Writes`), so the cap decides how much
+The writer folds the versions of a record within one transaction (see :class:`Writes`), so the cap decides how much
 folding a burst gets: in a 10,000-call parallel step (30,000 part versions) a cap of 4,096 wrote almost every version
 (each batch held one state of ~1,300 calls): 27.6 us of writer CPU per call against 17.6 us with this cap
 (``bench/writer_batch.py`` replays a step's events both ways). The rows a batch encodes are about the
 size of the records it holds, which the queue holds already; a read queued in a batch is answered at its commit.
 """
-_INLINE_LIMIT = 16_384
-"""A tool part whose JSON is longer than this keeps its input in the ``inputs`` table (written once)."""
 _BUSY_TIMEOUT_MS = 30_000
-_dumps_utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
-_dumps_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=repr).encode
-
-
-def _dumps(value: Any) -> str:
-    """JSON text that SQLite can always store: total over any text (law 12).
-
-    A lone surrogate (``"\\ud800"`` from a model, ``os.fsdecode`` of a non-UTF-8 file name) cannot be encoded as
-    UTF-8, so SQLite would refuse the row. Such a value is written with ``\\uXXXX`` escapes instead: still JSON, and
-    ``json.loads`` gives back exactly the same string (lossless and reversible). ASCII text is checked in O(1).
-    A value JSON cannot hold at all (a cycle, nesting deeper than the interpreter's recursion limit) is stored as a
-    string saying so: the writer never fails on a value.
-    """
-    try:
-        return _encode(value)
-    except (ValueError, RecursionError) as exc:  # a cycle, or nesting deeper than the encoder can go
-        return _dumps_ascii(_unstorable(exc))
-
-
-def _encode(value: Any) -> str:
-    """:func:`_dumps` without its last resort: raises ``ValueError`` or ``RecursionError`` for what JSON cannot hold."""
-    text = _dumps_utf8(value)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return _dumps_ascii(value)
-    return text
-
-
-def _unstorable(exc: BaseException) -> str:
-    return f"<unstorable value: {type(exc).__name__}: {exc}>"
-
-
-class _Serializers(dict[type[Any], Callable[..., bytes]]):
-    """Each part kind's own serializer, built the first time the writer meets that kind (a run with no tool call
-    never builds the tool part's)."""
-
-    def __missing__(self, kind: type[Any]) -> Callable[..., bytes]:
-        if kind not in _KINDS:
-            raise KeyError(kind)
-        serializer = self[kind] = TypeAdapter(kind).dump_json
-        return serializer
-
-
-_KINDS = frozenset(get_args(Part))
-_VARIANTS: dict[type[Any], Callable[..., bytes]] = _Serializers()
-"""Each part kind's own serializer: what :data:`PARTS` runs for a part of that kind (the same declaration, the same
-JSON), without the union's dispatch on every write: ~25 % of encoding a part (the writer encodes 3-5 per call)."""
-
-
-def _dump_part(part: Part, exclude: set[str] | None = None) -> str:
-    """A part's JSON through the one codec (:data:`~tether.records.internal.PARTS`), total like :func:`_dumps`.
-
-    The fast path is pydantic's encoder. It refuses a lone surrogate in a value (it encodes UTF-8), and replaces one
-    in a ``str``-typed dict key (metadata) by U+FFFD; it refuses a cycle or excessive nesting (in a tool's input).
-    Such a part (or any whose JSON holds a U+FFFD, found in O(1) for ASCII text) is dumped again as plain Python data
-    and encoded by :func:`_encode`, which escapes surrogates losslessly; a tool input JSON cannot hold at all is
-    replaced by a string saying so, so the row stays a part.
-    """
-    try:
-        text = _VARIANTS[type(part)](part, exclude=exclude, exclude_none=True, fallback=repr).decode()
-    except PydanticSerializationError:
-        pass
-    else:
-        if text.isascii() or "\ufffd" not in text:
-            return text
-    try:
-        return _encode(PARTS.dump_python(part, exclude=exclude, exclude_none=True))
-    except (ValueError, RecursionError) as exc:  # a cycle, or nesting too deep (in a tool input only)
-        if not isinstance(part, ToolPart):
-            raise
-        part = replace(part, input=_unstorable(exc))
-        return _encode(PARTS.dump_python(part, exclude=exclude, exclude_none=True))
-
 
 _PROJECT_EVENTS = (
     "SELECT e.seq, e.session_id, e.type, e.data, p.message_id FROM events e CROSS JOIN sessions s "
@@ -187,90 +109,6 @@ _PROJECT_EVENTS = (
 walked by its key range (or ``events_session``'s), each event's session looked up by its key. ``CROSS JOIN`` keeps
 that order: left free, SQLite walks every session of the project and sorts their events, a cost that grows with the
 project's history instead of the new events."""
-
-
-def _text(value: str) -> str | bytes:
-    """A plain text column (ids, paths, a title), stored exactly.
-
-    Text that is not valid Unicode (a project directory whose name has undecodable bytes, from ``os.fsdecode``) is
-    bound as its ``surrogatepass`` bytes (a BLOB in the column) and read back by :func:`_untext`, lossless: a session
-    reopened from it reaches the same directory, never one literally named like an escape. The same mapping is
-    applied to a value a query compares with, so a lookup finds what was stored.
-    """
-    if value.isascii():
-        return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return value.encode("utf-8", "surrogatepass")
-    return value
-
-
-def _untext(value: str | bytes) -> str:
-    return value if isinstance(value, str) else value.decode("utf-8", "surrogatepass")
-
-
-class _Call:
-    __slots__ = ("fn", "future")
-
-    def __init__(self, fn: Callable[[sqlite3.Connection], Any]) -> None:
-        self.fn = fn
-        self.future: Future[Any] = Future()
-
-
-class _Stop:
-    __slots__ = ()
-
-
-_STOP = _Stop()
-
-
-_SESSION_COLUMNS = (
-    "id",
-    "project",
-    "directory",
-    "title",
-    "agent",
-    "parent_id",
-    "parent_call_id",
-    "rules",
-    "created",
-    "updated",
-)
-_SESSION_SELECT = ", ".join(_SESSION_COLUMNS)
-
-
-def _session_row(s: SessionInfo) -> dict[str, Any]:
-    """The ``sessions`` row of ``s``, by column (bound as ``:name`` parameters)."""
-    return {
-        "id": _text(s.id),
-        "project": _text(s.project),
-        "directory": _text(s.directory),
-        "title": _text(s.title),
-        "agent": _text(s.agent),
-        "parent_id": None if s.parent_id is None else _text(s.parent_id),
-        "parent_call_id": None if s.parent_call_id is None else _text(s.parent_call_id),
-        "rules": _dumps(rules_to_json(s.rules)),
-        "created": s.created,
-        "updated": s.updated,
-    }
-
-
-def _session_from_row(row: sqlite3.Row) -> SessionInfo:
-    parent_id = row["parent_id"]
-    parent_call_id = row["parent_call_id"]
-    return SessionInfo(
-        id=_untext(row["id"]),
-        project=_untext(row["project"]),
-        directory=_untext(row["directory"]),
-        title=_untext(row["title"]),
-        agent=_untext(row["agent"]),
-        parent_id=None if parent_id is None else _untext(parent_id),
-        parent_call_id=None if parent_call_id is None else _untext(parent_call_id),
-        rules=rules_from_json(json.loads(row["rules"])),
-        created=row["created"],
-        updated=row["updated"],
-    )
 
 
 class SQLiteStore:
@@ -297,7 +135,7 @@ class SQLiteStore:
         self._sweep = sweep
         self._wake = threading.Event()
         self._recover_on_open = recover
-        self._queue: queue.SimpleQueue[DurableEvent | _Call | _Stop] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[DurableEvent | Call | Stop] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._closed = False
         self._error: StoreError | None = None
@@ -341,7 +179,7 @@ class SQLiteStore:
         thread = self._thread
         if thread is None:
             return
-        self._queue.put(_STOP)
+        self._queue.put(STOP)
         self._wake.set()
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(thread.join)
@@ -380,7 +218,7 @@ class SQLiteStore:
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed or self._thread is None:
             raise StoreError("The session store is closed")
-        call = _Call(fn)
+        call = Call(fn)
         self._queue.put(call)
         self._wake.set()
         result: T = await anyio.to_thread.run_sync(call.future.result, abandon_on_cancel=True)
@@ -395,9 +233,9 @@ class SQLiteStore:
 
         def read(conn: sqlite3.Connection) -> SessionInfo | None:
             row = conn.execute(
-                f"SELECT {_SESSION_SELECT} FROM sessions WHERE id = ?", (_text(session_id),)
+                f"SELECT {SESSION_SELECT} FROM sessions WHERE id = ?", (_text(session_id),)
             ).fetchone()
-            return None if row is None else _session_from_row(row)
+            return None if row is None else session_from_row(row)
 
         found = await self._run(read)
         if found is None:
@@ -410,16 +248,16 @@ class SQLiteStore:
         def read(conn: sqlite3.Connection) -> list[SessionInfo]:
             if project is None:
                 rows = conn.execute(
-                    f"SELECT {_SESSION_SELECT} FROM sessions ORDER BY updated DESC, id DESC LIMIT ?",
+                    f"SELECT {SESSION_SELECT} FROM sessions ORDER BY updated DESC, id DESC LIMIT ?",
                     (limit,),
                 )
             else:
                 rows = conn.execute(
-                    f"SELECT {_SESSION_SELECT} FROM sessions WHERE project = ? "
+                    f"SELECT {SESSION_SELECT} FROM sessions WHERE project = ? "
                     "ORDER BY updated DESC, id DESC LIMIT ?",
                     (_text(project), limit),
                 )
-            return [_session_from_row(r) for r in rows]
+            return [session_from_row(r) for r in rows]
 
         return await self._run(read)
 
@@ -427,9 +265,7 @@ class SQLiteStore:
         """The project's sessions whose title, text or a called tool's name holds ``words``, most recently updated
         first (``_search``: one query, stopping at ``limit`` matches)."""
         return await self._run(
-            lambda conn: search_sqlite(
-                conn, _SESSION_COLUMNS, _session_from_row, _text(project), words, limit
-            )
+            lambda conn: search_sqlite(conn, SESSION_COLUMNS, session_from_row, _text(project), words, limit)
         )
 
     async def child_sessions(self, session_id: str) -> Sequence[SessionInfo]:
@@ -437,10 +273,10 @@ class SQLiteStore:
 
         def read(conn: sqlite3.Connection) -> list[SessionInfo]:
             rows = conn.execute(
-                f"SELECT {_SESSION_SELECT} FROM sessions WHERE parent_id = ? ORDER BY created, id",
+                f"SELECT {SESSION_SELECT} FROM sessions WHERE parent_id = ? ORDER BY created, id",
                 (_text(session_id),),
             )
-            return [_session_from_row(r) for r in rows]
+            return [session_from_row(r) for r in rows]
 
         return await self._run(read)
 
@@ -546,7 +382,7 @@ class SQLiteStore:
         """
         owner = self._owner
         assert owner is not None
-        holder = await self._run(lambda conn: _claim(conn, owner, _text(session_id)))
+        holder = await self._run(lambda conn: claim_session(conn, owner, _text(session_id)))
         if holder is not None:
             where = "" if holder.host == owner.host else f" on {holder.host}"
             raise UsageError(f"session {session_id} is busy (pid {holder.pid}{where})")
@@ -587,12 +423,12 @@ class SQLiteStore:
             UsageError: ``given`` is empty or ambiguous (the error names up to five candidates).
             NotFoundError: no session id is or starts with ``given``.
         """
-        return await self._run(lambda conn: _admin.resolve(conn, _SESSION_SELECT, _session_from_row, given))
+        return await self._run(lambda conn: _admin.resolve(conn, SESSION_SELECT, session_from_row, given))
 
     async def latest_session(self, *, project: str, kind: SessionKind = "conversation") -> SessionInfo | None:
         """The most recently updated top-level session of ``kind`` in the project root ``project``."""
         return await self._run(
-            lambda conn: _admin.latest(conn, _SESSION_SELECT, _session_from_row, _text(project), kind)
+            lambda conn: _admin.latest(conn, SESSION_SELECT, session_from_row, _text(project), kind)
         )
 
     async def set_kind(self, session_id: str, kind: SessionKind) -> None:
@@ -622,7 +458,7 @@ class SQLiteStore:
         owner = self._writable()
         return await self._run(
             lambda conn: _admin.delete_tree(
-                conn, _SESSION_SELECT, _session_from_row, owner, _text(session_id), now_ms()
+                conn, SESSION_SELECT, session_from_row, owner, _text(session_id), now_ms()
             )
         )
 
@@ -635,7 +471,7 @@ class SQLiteStore:
         owner = self._writable()
         return await self._run(
             lambda conn: _admin.prune(
-                conn, _SESSION_SELECT, _session_from_row, owner, before=before, dry_run=dry_run, now=now_ms()
+                conn, SESSION_SELECT, session_from_row, owner, before=before, dry_run=dry_run, now=now_ms()
             )
         )
 
@@ -664,7 +500,7 @@ class SQLiteStore:
         """
         owner = self._owner
         assert owner is not None
-        self.recovered = await self._run(lambda conn: _recover(conn, owner))
+        self.recovered = await self._run(lambda conn: recover_gone(conn, owner))
         return self.recovered
 
     async def owners(self) -> list[OwnerStatus]:
@@ -750,14 +586,14 @@ class SQLiteStore:
                     first = None
                 if time.monotonic() >= sweep_at:  # a live store recovers too, not only an opening one
                     sweep_at = time.monotonic() + self._sweep
-                    q.put(_Call(self._sweep_once))
+                    q.put(Call(self._sweep_once))
                 if time.monotonic() >= beat_at:  # a store kept busy still beats
                     beat_at = time.monotonic() + HEARTBEAT_SECONDS
                     self._beat(conn)
                 if first is None:
                     continue
                 batch = [first]
-                if window and not isinstance(first, _Call | _Stop):
+                if window and not isinstance(first, Call | Stop):
                     # Let a burst of events accumulate: one transaction, and fewer GIL hand-offs with the loop.
                     # A read or a flush cuts the wait short.
                     self._wake.wait(window)
@@ -781,14 +617,14 @@ class SQLiteStore:
                     item = q.get_nowait()
                 except queue.Empty:
                     break
-                if isinstance(item, _Call) and not item.future.done():
+                if isinstance(item, Call) and not item.future.done():
                     item.future.set_exception(self._error or StoreError("The session store is closed"))
 
     def _sweep_once(self, conn: sqlite3.Connection) -> int:
         # a failed store answers reads only: it writes nothing, not even a recovery
         if self._error is not None or self._owner is None:
             return 0
-        return _recover(conn, self._owner)
+        return recover_gone(conn, self._owner)
 
     def _beat(self, conn: sqlite3.Connection) -> None:
         assert self._owner is not None
@@ -807,7 +643,7 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             log.warning("session store could not release its owner row: %s", exc)
 
-    def _apply(self, conn: sqlite3.Connection, batch: list[DurableEvent | _Call | _Stop]) -> bool:
+    def _apply(self, conn: sqlite3.Connection, batch: list[DurableEvent | Call | Stop]) -> bool:
         """Write one batch in one transaction and answer its reads; false when the batch asked the thread to stop.
 
         This is the thread's boundary: when a write fails (SQLite refusing a row, a full disk, a read-only file),
@@ -816,23 +652,23 @@ class SQLiteStore:
         then on nothing more is written, every ``append`` and ``flush`` raises it, and reads are still answered. The
         thread never dies on a bad write, so nothing waits on it forever.
         """
-        keep_going = not any(isinstance(item, _Stop) for item in batch)
+        keep_going = not any(isinstance(item, Stop) for item in batch)
         if self._error is None:
             assert self._owner is not None
             inputs = dict(self._inputs)
-            writes = _Writes(self._owner.id, self._inputs)
-            done: list[tuple[_Call, Any, Exception | None]] = []
+            writes = Writes(self._owner.id, self._inputs)
+            done: list[tuple[Call, Any, Exception | None]] = []
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 now = now_ms()
                 for item in batch:
-                    if isinstance(item, _Call):
+                    if isinstance(item, Call):
                         writes.execute(conn)  # a read sees every write queued before it
                         try:
                             done.append((item, item.fn(conn), None))
                         except Exception as exc:
                             done.append((item, None, exc))
-                    elif not isinstance(item, _Stop):
+                    elif not isinstance(item, Stop):
                         writes.add(item, now)
                 writes.execute(conn)
                 conn.execute("COMMIT")
@@ -853,7 +689,7 @@ class SQLiteStore:
                 return keep_going
         # The store has failed: nothing more is written; reads are answered outside a transaction.
         for item in batch:
-            if isinstance(item, _Call):
+            if isinstance(item, Call):
                 try:
                     result = item.fn(conn)
                 except Exception as exc:
@@ -863,7 +699,7 @@ class SQLiteStore:
         return keep_going
 
     def _write_prefix(
-        self, conn: sqlite3.Connection, batch: list[DurableEvent | _Call | _Stop]
+        self, conn: sqlite3.Connection, batch: list[DurableEvent | Call | Stop]
     ) -> Exception | None:
         """Write the batch's events one by one up to the first that fails; return that failure (``None``: none)."""
         assert self._owner is not None
@@ -874,11 +710,11 @@ class SQLiteStore:
         now = now_ms()
         failure: Exception | None = None
         for item in batch:
-            if isinstance(item, _Call | _Stop):
+            if isinstance(item, Call | Stop):
                 continue
             conn.execute("SAVEPOINT event")
             try:
-                writes = _Writes(self._owner.id, self._inputs)
+                writes = Writes(self._owner.id, self._inputs)
                 writes.add(item, now)
                 writes.execute(conn)
             except Exception as exc:
@@ -909,7 +745,7 @@ def _rollback(conn: sqlite3.Connection) -> None:
             log.warning("session store rollback failed: %s", exc)
 
 
-def _resolve(call: _Call, result: Any, error: Exception | None) -> None:
+def _resolve(call: Call, result: Any, error: Exception | None) -> None:
     if error is None:
         call.future.set_result(result)
     elif isinstance(error, sqlite3.Error):
@@ -932,302 +768,3 @@ def _retry_busy(statement: Callable[[], object], *, attempts: int = 200) -> None
             if ("locked" not in str(exc) and "busy" not in str(exc)) or attempt == attempts - 1:
                 raise
             time.sleep(0.01 + 0.002 * attempt)
-
-
-class _Rows:
-    """One INSERT statement for many rows: ``VALUES (...), (...), ...`` in chunks of 64, 32, ..., 1 rows.
-
-    ``executemany`` steps the statement once per row, and the sqlite3 module releases and re-takes the GIL around
-    every step; while the event loop is busy, each re-take waits for the loop's next GIL release. One multi-row
-    statement is one step for up to 64 rows. Chunk sizes are powers of two so at most seven SQL texts per table
-    exist (the connection's statement cache keeps them compiled), and 64 rows × 8 columns stay under SQLite's
-    historical limit of 999 bound parameters.
-    """
-
-    __slots__ = ("_head", "_sql", "_tail", "_width")
-
-    def __init__(self, head: str, width: int, tail: str = "") -> None:
-        self._head = head
-        self._width = width
-        self._tail = tail
-        self._sql: dict[int, str] = {}
-
-    def _statement(self, rows: int) -> str:
-        sql = self._sql.get(rows)
-        if sql is None:
-            one = "(" + ", ".join("?" * self._width) + ")"
-            sql = self._sql[rows] = f"{self._head} VALUES {', '.join([one] * rows)}{self._tail}"
-        return sql
-
-    def run(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-        start, total = 0, len(rows)
-        size = 64
-        while start < total:
-            while size > total - start:
-                size //= 2
-            chunk = rows[start : start + size]
-            conn.execute(self._statement(size), tuple(chain.from_iterable(chunk)))
-            start += size
-
-
-_UPSERT_PART = _Rows(
-    "INSERT INTO parts (id, session_id, message_id, type, state, call_id, data, owner)",
-    8,
-    " ON CONFLICT (session_id, id) DO UPDATE SET state = excluded.state, data = excluded.data, "
-    "owner = excluded.owner",
-)
-_UPSERT_MESSAGE = _Rows(
-    "INSERT INTO messages (id, session_id, role, completed, data, owner)",
-    6,
-    " ON CONFLICT (session_id, id) DO UPDATE SET completed = excluded.completed, data = excluded.data, "
-    "owner = excluded.owner",
-)
-_UPSERT_SESSION = (
-    f"INSERT INTO sessions ({_SESSION_SELECT}) VALUES ({', '.join(f':{c}' for c in _SESSION_COLUMNS)}) "
-    "ON CONFLICT (id) DO UPDATE SET title = excluded.title, agent = excluded.agent, "
-    "rules = excluded.rules, updated = excluded.updated"
-)
-_WITHOUT_INPUT = {"input", "raw"}
-_TOUCH_SESSION = "UPDATE sessions SET updated = ? WHERE id = ?"
-_UPSERT_INPUT = _Rows(
-    "INSERT INTO inputs (session_id, part_id, data)",
-    3,
-    " ON CONFLICT (session_id, part_id) DO UPDATE SET data = excluded.data",
-)
-_INSERT_EVENT = _Rows("INSERT INTO events (session_id, type, ref, time, data)", 5)
-
-
-class _Writes:
-    """The rows of one transaction, grouped by statement so each statement runs once for many rows.
-
-    **One log entry per record per transaction.** A record (a session, a message, a part) changed several times
-    within one transaction is written once, in its last version: its projection row, and one entry in the event log,
-    at the place of that last version (the log stays in append order otherwise). The versions it superseded were
-    never visible to any reader (a transaction commits all or nothing) and hold nothing the last one lacks: a tool
-    part's later versions keep its input, ``started`` and every permission record, and all entries of a transaction
-    share its time. The bus still delivers every version as it happens. A 100-call parallel step then encodes and
-    logs about one version per call instead of three (pending, running, completed within one commit window).
-
-    :meth:`add` only queues (cheap, in append order); :meth:`encode` builds the rows of what was queued, once per
-    record, and :meth:`execute` writes them. A failure while encoding or writing fails the transaction like any
-    refused row (the store then writes the batch event by event, unfolded, up to the failing one).
-    """
-
-    __slots__ = (
-        "_at",
-        "_queued",
-        "events",
-        "inputs",
-        "messages",
-        "owner",
-        "parts",
-        "sessions",
-        "touched",
-        "written",
-    )
-
-    def __init__(self, owner: str, written: dict[str, tuple[Any, Any]]) -> None:
-        self.owner = owner
-        self.written = written
-        self.inputs: dict[str, tuple[Any, ...]] = {}
-        self.sessions: dict[str, dict[str, Any]] = {}
-        self.messages: dict[str, tuple[Any, ...]] = {}
-        self.parts: dict[str, tuple[Any, ...]] = {}
-        self.events: list[tuple[Any, ...]] = []
-        self.touched: dict[str, int] = {}
-        self._queued: list[tuple[DurableEvent, int] | None] = []
-        self._at: dict[tuple[type[Any], str], int] = {}
-        """Where each record's last queued version is in ``_queued`` (an earlier one there is then ``None``)."""
-
-    def add(self, event: DurableEvent, now: int) -> None:
-        """Queue ``event`` (written by :meth:`execute`; a later version of the same record in the batch replaces it)."""
-        if isinstance(event, PartUpdated):
-            key = (PartUpdated, event.part.id)
-        elif isinstance(event, MessageUpdated):
-            key = (MessageUpdated, event.message.id)
-        else:
-            key = (SessionUpdated, event.session.id)
-        queued = self._queued
-        at = self._at.get(key)
-        if at is not None:
-            queued[at] = None
-        self._at[key] = len(queued)
-        queued.append((event, now))
-
-    def encode(self) -> None:
-        """Build the rows of the events queued since the last call (once per record)."""
-        queued = self._queued
-        if not queued:
-            return
-        self._queued = []
-        self._at = {}
-        for entry in queued:
-            if entry is not None:
-                self._rows(*entry)
-
-    def _rows(self, event: DurableEvent, now: int) -> None:
-        if isinstance(event, PartUpdated):
-            part = event.part
-            if isinstance(part, ToolPart):
-                data = self._tool_data(part)
-                row = (
-                    part.id,
-                    part.session_id,
-                    part.message_id,
-                    "tool",
-                    part.state,
-                    visible(part.call_id),  # informational (the JSON data keeps the exact id)
-                    data,
-                    self.owner,
-                )
-            else:
-                data = _dump_part(part)
-                row = (part.id, part.session_id, part.message_id, part.type, None, None, data, self.owner)
-            self.parts[part.id] = row
-            self.events.append((part.session_id, event.type, part.id, now, data))
-        elif isinstance(event, MessageUpdated):
-            info = event.message
-            data = _dumps(message_to_json(info))
-            completed = info.completed if isinstance(info, AssistantInfo) else info.created
-            self.messages[info.id] = (info.id, info.session_id, info.role, completed, data, self.owner)
-            self.touched[info.session_id] = now
-            self.events.append((info.session_id, event.type, info.id, now, data))
-        else:
-            info = event.session
-            row = _session_row(info)
-            self.sessions[info.id] = row
-            # The event keeps the exact text (``_dumps`` escapes what UTF-8 cannot hold), not the bound bytes.
-            exact = {
-                "id": info.id,
-                "project": info.project,
-                "directory": info.directory,
-                "title": info.title,
-                "agent": info.agent,
-                "parent_id": info.parent_id,
-                "parent_call_id": info.parent_call_id,
-            }
-            data = _dumps({**row, **exact})
-            self.events.append((event.session.id, event.type, event.session.id, now, data))
-
-    def _tool_data(self, part: ToolPart) -> str:
-        """The part's JSON for ``parts.data`` and the event log; a large input goes to ``inputs``, written once.
-
-        Every state change rewrites the part row (SQLite rewrites a whole row) and logs an event: a part whose JSON
-        is larger than :data:`_INLINE_LIMIT` keeps its input (and ``raw`` text) out of both, in ``inputs``, written
-        when the part first carries it; small parts stay inline (one row, no extra write per call).
-        """
-        last = self.written.get(part.id)
-        if last is None or last[0] is not part.input or last[1] is not part.raw:  # not in ``inputs`` yet
-            data = _dump_part(part)
-            if last is None and (len(data) <= _INLINE_LIMIT or (part.input is None and part.raw is None)):
-                return data
-            self.inputs[part.id] = (part.session_id, part.id, _dumps([part.input, part.raw]))
-        if part.settled:
-            self.written.pop(part.id, None)  # later updates of a settled part are rare: the cache stays small
-        else:
-            self.written[part.id] = (part.input, part.raw)
-        return _dump_part(part, _WITHOUT_INPUT)
-
-    def execute(self, conn: sqlite3.Connection) -> None:
-        self.encode()
-        if self.inputs:
-            _UPSERT_INPUT.run(conn, list(self.inputs.values()))
-            self.inputs.clear()
-        if self.sessions:
-            conn.executemany(_UPSERT_SESSION, self.sessions.values())
-            self.sessions.clear()
-        if self.messages:
-            _UPSERT_MESSAGE.run(conn, list(self.messages.values()))
-            self.messages.clear()
-        if self.touched:
-            conn.executemany(_TOUCH_SESSION, [(t, sid) for sid, t in self.touched.items()])
-            self.touched.clear()
-        if self.parts:
-            _UPSERT_PART.run(conn, list(self.parts.values()))
-            self.parts.clear()
-        if self.events:
-            _INSERT_EVENT.run(conn, self.events)
-            self.events.clear()
-
-
-def _write(conn: sqlite3.Connection, event: DurableEvent, owner: str, now: int) -> None:
-    writes = _Writes(owner, {})
-    writes.add(event, now)
-    writes.execute(conn)
-
-
-def _claim(conn: sqlite3.Connection, me: Owner, session_id: str | bytes) -> OwnerRow | None:
-    """Take the claim on ``session_id`` unless a live owner holds it; return that holder when one does."""
-    row = conn.execute(
-        "SELECT o.id, o.host, o.pid, o.identity, o.heartbeat FROM claims AS c JOIN owners AS o ON o.id = c.owner "
-        "WHERE c.session_id = ?",
-        (session_id,),
-    ).fetchone()
-    if row is not None and row["id"] != me.id:
-        holder = _owner_row(row)
-        if owner_alive(holder, me, now_ms()):
-            return holder
-    now = now_ms()
-    conn.execute(
-        "INSERT INTO claims (session_id, owner, claimed) VALUES (?, ?, ?) "
-        "ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, claimed = excluded.claimed",
-        (session_id, me.id, now),
-    )
-    return None
-
-
-def _owner_row(row: sqlite3.Row) -> OwnerRow:
-    return OwnerRow(
-        id=row["id"], host=row["host"], pid=row["pid"], identity=row["identity"], heartbeat=row["heartbeat"]
-    )
-
-
-def _forget_gone_owners(conn: sqlite3.Connection, me: Owner, now: int) -> None:
-    """Delete the rows of registered owners that are gone (their unfinished work becomes recoverable)."""
-    gone: set[str] = set()
-    for row in conn.execute("SELECT id, host, pid, identity, heartbeat FROM owners").fetchall():
-        if not owner_alive(_owner_row(row), me, now):
-            gone.add(row["id"])
-    if gone:
-        conn.executemany("DELETE FROM owners WHERE id = ?", [(oid,) for oid in gone])
-
-
-def _recover(conn: sqlite3.Connection, me: Owner) -> int:
-    now = now_ms()
-    _forget_gone_owners(conn, me, now)
-    live = {oid for (oid,) in conn.execute("SELECT id FROM owners")}
-    # An unfinished row is recovered when its owner is gone: unregistered (closed cleanly, or written before
-    # owners existed) or found dead just now.
-    count = 0
-    for session_id, message_id, data, owner in conn.execute(
-        "SELECT session_id, message_id, data, owner FROM parts WHERE state IN ('pending', 'running')"
-    ).fetchall():
-        if owner in live:
-            continue
-        part = part_from_json(session_id, message_id, json.loads(data))
-        assert isinstance(part, ToolPart)
-        fixed = replace(
-            part,
-            state="error",
-            error=INTERRUPTED_ERROR,
-            error_kind="interrupted",
-            interrupted=True,
-            started=part.started,  # None: the call never started (a durable turn may still run it)
-            ended=now,
-        )
-        _write(conn, PartUpdated(fixed), me.id, now)
-        count += 1
-    for session_id, data, owner in conn.execute(
-        "SELECT session_id, data, owner FROM messages WHERE role = 'assistant' AND completed IS NULL"
-    ).fetchall():
-        if owner in live:
-            continue
-        info = message_from_json(session_id, json.loads(data))
-        assert isinstance(info, AssistantInfo)
-        error = info.error or MessageError(
-            kind="interrupted", message="The step was interrupted (process exited)"
-        )
-        _write(conn, MessageUpdated(replace(info, completed=now, error=error)), me.id, now)
-    if count:
-        log.warning("recovered %d interrupted tool call(s) of closed or exited stores", count)
-    return count
