@@ -1,5 +1,6 @@
 """A ``tether run`` loads only what it uses (issue 38): a run on the SQLite file with no tool call and no terminal
-never imports the PostgreSQL store, pygments (a diff's colours), rich's live region or its tables."""
+never imports the PostgreSQL store, pygments (a diff's colours), rich's live region or its tables, nor the config
+models when there is no config file."""
 
 from __future__ import annotations
 
@@ -15,7 +16,15 @@ _REPORT = (
     "main(sys.argv[1:])\n"
 )
 
-NOT_LOADED = ("tether.store._postgres", "psycopg", "pygments", "rich.syntax", "rich.live", "rich.table")
+NOT_LOADED = (
+    "tether.store._postgres",
+    "psycopg",
+    "pygments",
+    "rich.syntax",
+    "rich.live",
+    "rich.table",
+    "tether.config._models",  # no config file: nothing to check
+)
 
 
 def test_a_run_without_tools_or_terminal_loads_none_of_the_unused_modules(cli: Any, project: Path) -> None:

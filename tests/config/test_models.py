@@ -4,6 +4,9 @@ defaults are the readers' defaults, and each error is one line naming file, line
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -227,3 +230,24 @@ def test_a_file_of_a_hundred_thousand_unknown_keys_is_one_error_naming_the_first
         parse_config(value, file="tether.json")
     assert caught.value.key == "k0"
     assert caught.value.message.startswith('tether.json at k0: unknown key "k0"')
+
+
+_LOAD = (
+    "import sys\n"
+    "from tether.config import load_config\n"
+    "load_config(sys.argv[1], user_file=sys.argv[2])\n"
+    "print('tether.config._models' in sys.modules)\n"
+)
+
+
+def test_the_models_load_only_when_a_file_is_checked(tmp_path: Path) -> None:
+    # issue 38: a run with no config file (most scripted runs) never imports the models (~15 pydantic classes)
+    project, user_file = tmp_path / "project", tmp_path / "user" / "tether.json"
+    (project / ".git").mkdir(parents=True)
+    argv = [sys.executable, "-c", _LOAD, str(project), str(user_file)]
+    without = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)
+    assert without.stdout.split() == ["False"]
+    user_file.parent.mkdir()
+    user_file.write_text('{"model": "openai/gpt-5"}')
+    checked = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)
+    assert checked.stdout.split() == ["True"]

@@ -8,6 +8,8 @@ anything (``tether.permissions`` does). A project's file is untrusted until the 
 It also finds the instruction files (``AGENTS.md``, ``instructions``) and resolves them through the project's Location.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._discover import PROJECT_FILES, find_project
 from ._instructions import AGENTS_FILE, CLAUDE_FILE, Instructions, load_instructions
 from ._load import (
@@ -23,7 +25,6 @@ from ._load import (
     parse_permission,
     user_config_path,
 )
-from ._models import TetherConfig
 from ._permission import (
     BUILTIN_ACTIONS,
     RESERVED_ACTIONS,
@@ -34,6 +35,9 @@ from ._permission import (
 from ._restrict import Ignored
 from ._schema import config_schema
 from ._trust import TRUST_FILE, TrustStore, project_root
+
+if TYPE_CHECKING:
+    from ._models import TetherConfig
 
 __all__ = [
     "AGENTS_FILE",
@@ -65,3 +69,12 @@ __all__ = [
     "project_root",
     "user_config_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The models load when first named (or a file is checked): a run with no config file never builds them (issue 38)
+    if name == "TetherConfig":
+        from ._models import TetherConfig
+
+        return TetherConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

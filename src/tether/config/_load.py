@@ -25,7 +25,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import field, replace
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from .._agent_config import AgentConfig, AgentMode
 from .._record import record
@@ -34,10 +34,12 @@ from ..paths import default_config_dir
 from ..rules import Rule
 from ._discover import find_project, project_file
 from ._json import KeyPath, format_path, key_lines, leaves, parse_json, read_json
-from ._models import AgentSection
 from ._permission import Fail, parse_tools, rules_from_value
 from ._restrict import Ignored, ignored_notices, restrict_project
 from ._validate import check_config
+
+if TYPE_CHECKING:
+    from ._models import AgentSection
 
 __all__ = [
     "CONFIG_FILE",

@@ -18,8 +18,6 @@ from typing import Any, cast
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
-from ._models import TetherConfig
-
 __all__ = ["REFERENCE_BEGIN", "REFERENCE_END", "config_reference", "config_schema"]
 
 REFERENCE_BEGIN = "<!-- generated from the config models: begin (tether config schema --reference) -->"
@@ -48,6 +46,8 @@ class _Generator(GenerateJsonSchema):
 
 def config_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a ``tether.json`` / ``tether.jsonc`` file."""
+    from ._models import TetherConfig
+
     return TetherConfig.model_json_schema(by_alias=True, schema_generator=_Generator)
 
 

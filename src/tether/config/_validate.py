@@ -16,14 +16,16 @@ import json
 import re
 import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Union, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from ._json import SHOWN_KEY_CHARS, KeyPath, clip, format_path
-from ._models import MODEL_PATTERN, NON_BLANK, TetherConfig
 from ._permission import Fail, kind_of
+
+if TYPE_CHECKING:
+    from ._models import TetherConfig
 
 __all__ = ["MORE_UNKNOWN", "check_config", "known_keys"]
 
@@ -39,10 +41,6 @@ _EXPECTED = {
     "model_type": "an object",
     "model_attributes_type": "an object",
     "list_type": "a list",
-}
-_PATTERNS = {
-    NON_BLANK: "expected a non-empty string",
-    MODEL_PATTERN: "expected provider/model, for example openai/gpt-5",
 }
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
@@ -61,6 +59,9 @@ def check_config(
         ConfigError: (through ``fail``) the first problem in file order, with its key path, followed by the file's
             other unknown keys.
     """
+    # The models load with the first file checked: a run with no config file never imports them (issue 38)
+    from ._models import TetherConfig
+
     try:
         return TetherConfig.model_validate(value)
     except ValidationError as exc:
@@ -127,7 +128,7 @@ def _describe(error: ErrorDetails) -> tuple[str, KeyPath]:
     if kind == "literal_error":
         return "expected " + _QUOTED.sub(r'"\1"', str(ctx["expected"])), path
     if kind == "string_pattern_mismatch":
-        return _PATTERNS.get(str(ctx["pattern"]), f"expected text matching {ctx['pattern']}"), path
+        return _pattern_mismatch(str(ctx["pattern"])), path
     if kind == "greater_than_equal":
         return f"expected a number of at least {ctx['ge']}", path
     if kind == "greater_than":
@@ -157,7 +158,19 @@ def _unknown(key: str, known: Sequence[str]) -> str:
     return f"unknown key {shown}; expected one of: {', '.join(known)}"
 
 
+def _pattern_mismatch(pattern: str) -> str:
+    from ._models import MODEL_PATTERN, NON_BLANK
+
+    known = {
+        NON_BLANK: "expected a non-empty string",
+        MODEL_PATTERN: "expected provider/model, for example openai/gpt-5",
+    }
+    return known.get(pattern, f"expected text matching {pattern}")
+
+
 def _section(path: KeyPath) -> type[BaseModel] | None:
+    from ._models import TetherConfig
+
     current: Any = TetherConfig
     for part in path:
         if _is_model(current):
