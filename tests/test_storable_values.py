@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.postgres.fixtures import postgres
-from tests.session.test_codec import PART_KINDS, json_values
+from tests.store.test_codec import PART_KINDS, json_values
 from tests.test_storable_scenario import strings
 
 from tether.permissions import SavedApprovals
@@ -136,6 +136,26 @@ def test_a_tool_part_is_walked_only_where_it_changed_since_its_previous_version(
     assert (
         storable_part(replace(before, state="error"), before) is not before
     )  # a new version, nothing to change
+
+
+def test_a_tool_parts_permission_records_are_walked_only_where_one_was_appended() -> None:
+    first = {"event": "permission.decided", "resources": [ODD]}
+    before = storable_part(_tool(permissions=(first,)))
+    assert before.permissions == ({"event": "permission.decided", "resources": [SHOWN]},)
+    # a record appended: only it is walked, the ones kept from the previous version (the same objects) are not
+    kept = {"event": "permission.decided", "resources": [ODD]}  # stands for one checked when it was appended
+    trusted = replace(before, permissions=(kept,))
+    second = {"event": "permission.decided", "resources": ["b" + ODD]}
+    shown = storable_part(replace(trusted, permissions=(kept, second)), trusted)
+    assert shown.permissions[0] is kept and shown.permissions[1] == {
+        "event": "permission.decided",
+        "resources": ["b" + SHOWN],
+    }
+    # records that are not the same objects in front are all walked
+    other = storable_part(replace(trusted, permissions=(dict(kept), second)), trusted)
+    assert other.permissions[0] == {"event": "permission.decided", "resources": [SHOWN]}
+    shorter = storable_part(replace(trusted, permissions=()), trusted)
+    assert shorter.permissions == ()
 
 
 def test_a_sessions_title_and_a_messages_texts_are_made_storable_its_directory_kept_exact() -> None:

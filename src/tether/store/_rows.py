@@ -2,7 +2,7 @@
 
 A part's and a message's stored JSON is written only through the one codec (``PARTS`` / ``MESSAGES`` of
 ``tether.records.internal``); :data:`_VARIANTS` is the per-kind serializer ``PARTS`` would pick (pinned equal to it by
-``tests/session/test_codec.py``), and the encoder is total (lone surrogates become lossless ``\\u`` escapes, law 12).
+``tests/store/test_codec.py``), and the encoder is total (lone surrogates become lossless ``\\u`` escapes, law 12).
 :class:`Writes` folds one transaction's events into rows, one log entry per record per transaction (the PostgreSQL
 store reuses it through ``_postgres_rows.PgWrites``); :class:`_Rows` writes many rows with one statement. The items
 of a writer thread's queue (:class:`Call`, :data:`STOP`) are here too: both stores' threads serve the same queue.
