@@ -12,7 +12,6 @@ so a recorder that refuses, a full store, fails the call before it acts). The bu
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import replace
 
 import anyio
@@ -113,9 +112,11 @@ class PermissionService:
 
     async def _resolved(self, request: PermissionRequest) -> ResolvedRules | None:
         resolved = self._resolve(request.session_id, request.agent)
-        if inspect.isawaitable(resolved):
-            resolved = await resolved
-        return resolved
+        if resolved is None or isinstance(
+            resolved, ResolvedRules
+        ):  # twice per call: no ABC check when settled
+            return resolved
+        return await resolved
 
     async def _evaluate(self, request: PermissionRequest) -> tuple[Decision, ResolvedRules | None]:
         resolved = await self._resolved(request)

@@ -155,6 +155,29 @@ def _content(value: Any) -> Any:
 _NO_FIELDS: dict[str, Any] = {}
 
 
+def _records(value: Any, before: Any) -> Any:
+    """A tool part's permission records made storable: the records it kept from ``before`` (the same objects, in
+    front: ``StepProcessor.record_permission`` appends) were checked then, so only the ones appended are walked."""
+    start = 0
+    if type(before) is tuple and type(value) is tuple and len(before) <= len(value):  # pyright: ignore[reportUnknownArgumentType]
+        start = len(before)  # pyright: ignore[reportUnknownArgumentType]
+        for index in range(start):
+            if value[index] is not before[index]:
+                start = 0
+                break
+    if start == 0:
+        return storable(value)
+    shown: list[Any] | None = None
+    for index in range(start, len(value)):  # pyright: ignore[reportUnknownArgumentType]
+        item = value[index]
+        found = storable(item)
+        if found is not item:
+            if shown is None:
+                shown = list(value)  # pyright: ignore[reportUnknownArgumentType]
+            shown[index] = found
+    return value if shown is None else tuple(shown)
+
+
 def _tool(part: ToolPart, before: ToolPart | None) -> ToolPart:
     # Called at every write of every tool part (3-5 per call): a plain loop that skips what is unset, unchanged
     # since ``before`` or ASCII text before calling anything.
@@ -172,6 +195,10 @@ def _tool(part: ToolPart, before: ToolPart | None) -> ToolPart:
             shown = visible(value)
         elif kind is tuple and not value:
             continue
+        elif name == "permissions":
+            shown = _records(value, old.get(name))
+            if shown is value:
+                continue
         else:
             shown = _content(value) if name == "content" else storable(value)
             if shown is value:

@@ -79,6 +79,13 @@ class TurnCall:
         return self.outcome == "completed"
 
 
+def _text(content: Sequence[Content]) -> str:
+    """``text_of(content)``; a call's usual content, one text part, without a join (every call of a turn)."""
+    if len(content) == 1 and type(first := content[0]) is Text:
+        return first.text
+    return text_of(content)
+
+
 def _turn_calls(parts: Iterable[Part]) -> list[TurnCall]:
     return [
         TurnCall(
@@ -86,7 +93,7 @@ def _turn_calls(parts: Iterable[Part]) -> list[TurnCall]:
             name=p.tool,
             input=p.input,
             outcome="completed" if p.state == "completed" else "error",
-            content=text_of(p.content),
+            content=_text(p.content),
             error=p.error,
             error_kind=p.error_kind,
             provider_executed=p.provider_executed,
