@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tether.errors import NotFoundError
+from tether.errors import NotFoundError, StoreError
 from tether.permissions import Rule, SavedApprovals
 
 pytestmark = pytest.mark.anyio
@@ -147,3 +147,58 @@ async def test_changes_by_another_process_are_seen_within_the_refresh_period(tmp
         await other.add("prj", "edit", ["*"])
         assert list(await eager.rules("prj")) == [Rule("edit", "*", "allow")]
         assert list(await slow.rules("prj")) == []  # bounded staleness: re-read after `refresh` seconds
+
+
+class _SecretDatabase:
+    """An ``ApprovalsDatabase`` other than the default file: a SQLite file reached under a name with a secret.
+
+    What a store room provides (``tether.store.PgSavedApprovals`` is the real one, tested in tests/postgres).
+    """
+
+    name = "db://approvals:***@here/approvals"
+    errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+
+    def __init__(self, path: Path, *, reachable: bool = True) -> None:
+        self.path = path
+        self.reachable = reachable
+        self.connections = 0
+
+    def redact(self, text: str) -> str:
+        return text.replace("hunter2", "***")
+
+    def connect(self) -> sqlite3.Connection:
+        self.connections += 1
+        if not self.reachable:
+            raise sqlite3.OperationalError("cannot reach db://approvals:hunter2@here/approvals")
+        conn = sqlite3.connect(self.path, check_same_thread=False)
+        with conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS permission_saved (id TEXT PRIMARY KEY, project TEXT NOT NULL, "
+                "action TEXT NOT NULL, resource TEXT NOT NULL, UNIQUE (project, action, resource))"
+            )
+        return conn
+
+
+async def test_saved_approvals_live_in_a_database_the_store_room_provides(tmp_path: Path) -> None:
+    database = _SecretDatabase(tmp_path / "elsewhere.db")
+    async with SavedApprovals(database, refresh=0) as saved:
+        assert saved.path == database.name
+        assert [a.resource for a in await saved.add("prj", "bash", ["git *", "git *"])] == ["git *"]
+        assert (await saved.add("prj", "bash", ["git *"])) == []
+        assert [r.resource for r in (await saved.rules("prj")).rules] == ["git *"]
+        (approval,) = await saved.list("prj")
+        await saved.remove(approval.id)
+        assert await saved.list() == []
+    assert database.connections == 1  # one connection, reused, closed with the approvals
+    with sqlite3.connect(tmp_path / "elsewhere.db") as conn:
+        assert conn.execute("SELECT count(*) FROM permission_saved").fetchone() == (0,)
+
+
+async def test_a_database_error_names_the_database_and_never_its_secret(tmp_path: Path) -> None:
+    async with SavedApprovals(_SecretDatabase(tmp_path / "x.db", reachable=False)) as saved:
+        with pytest.raises(StoreError) as caught:
+            await saved.list()
+    message = str(caught.value)
+    assert message.startswith("Saved approvals (db://approvals:***@here/approvals): cannot reach")
+    assert "hunter2" not in message
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__

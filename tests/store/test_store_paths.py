@@ -61,3 +61,8 @@ def test_the_store_never_imports_the_runner_and_uses_the_records_only_through_th
         "tether.records.internal",
     }
     assert {m for m in imports if m.startswith("tether.permissions")} <= {"tether.permissions"}
+
+
+def test_an_unknown_name_of_the_store_fails_as_usual() -> None:
+    with pytest.raises(AttributeError, match="NoSuchStore"):
+        _ = tether.store.NoSuchStore  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
