@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from .._record import record
+from ..session._children import ChildRequest, ChildResult
+from ..session._questions import Answers, Question
+from ..tools import ToolContext
 
 if TYPE_CHECKING:
     from ..bus import Bus
@@ -15,10 +19,14 @@ if TYPE_CHECKING:
     from ..session._children import Subagent
     from ..store.internal import TodoStore
     from ._skills import Skills
-    from .question import AskQuestions
-    from .task import RunChild
 
-__all__ = ["BuiltinDeps"]
+__all__ = ["AskQuestions", "BuiltinDeps", "RunChild"]
+
+AskQuestions = Callable[[ToolContext, Sequence[Question]], Awaitable[Answers]]
+"""What the runtime gives the ``question`` tool: ask a person ``questions`` for the call ``ctx``, return the answers."""
+
+RunChild = Callable[[ChildRequest], Awaitable[ChildResult]]
+"""What the runtime gives the ``task`` tool: run one subagent turn in a new or resumed child session."""
 
 
 @record

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ._shell_analysis import SimpleCommand, always_pattern
+from ._shell_flow import Cwds, Flow, Walk
 from ._shell_inner import inner_code
 from ._shell_paths import PATH_COMMANDS, option_effects, path_operands
 from ._shell_programs import program_text, runs_program
@@ -24,7 +25,6 @@ from ._shell_wrappers import WRAPPERS, unwrap
 
 if TYPE_CHECKING:
     from ._shell_programs import Program
-    from ._shell_walk import Cwds, Flow, Walker
 
 __all__ = ["CWD_COMMANDS", "run"]
 
@@ -45,7 +45,7 @@ def _form(name: str, words: Iterable[Word]) -> str:
     return " ".join([name, *(w.value if w.value is not None else w.raw for w in words)])
 
 
-def run(walker: Walker, words: list[Word], text: str, cwds: Cwds, *, lead: str = "") -> Flow | None:
+def run(walker: Walk, words: list[Word], text: str, cwds: Cwds, *, lead: str = "") -> Flow | None:
     """Record one simple command given as words (a real one, or one run by ``find -exec``), then check it.
 
     ``lead`` is the source before the command name (``FOO=1``): the text's "always" pattern starts with it. Returns
@@ -163,7 +163,7 @@ def run(walker: Walker, words: list[Word], text: str, cwds: Cwds, *, lead: str =
     return None
 
 
-def _program(walker: Walker, program: Program, cwds: Cwds, text: str) -> None:
+def _program(walker: Walk, program: Program, cwds: Cwds, text: str) -> None:
     """Record what a command's program text touches: what is not known, the files it names, the shell text it runs."""
     walker.unknown.extend(program.unknown)
     walker.uncertain.extend(program.uncertain)
@@ -175,7 +175,7 @@ def _program(walker: Walker, program: Program, cwds: Cwds, text: str) -> None:
         walker.nested(code, cwds, text)
 
 
-def _glob_name(walker: Walker, word: Word, rest: list[Word], text: str, tokens: tuple[str, ...]) -> None:
+def _glob_name(walker: Walk, word: Word, rest: list[Word], text: str, tokens: tuple[str, ...]) -> None:
     """A command word that is a glob (``/bin/r? x``, ``/bin/[r]m x``) names a program we cannot know: unknown,
     with the pattern kept for the caller, which adds a form per program it matches on the file system."""
     if not word.glob or word.value is None or word.value in ("[", "[[", "{", "}"):
@@ -203,7 +203,7 @@ def _glob_name(walker: Walker, word: Word, rest: list[Word], text: str, tokens: 
             )
 
 
-def _find_actions(walker: Walker, rest: list[Word], cwds: Cwds) -> list[str]:
+def _find_actions(walker: Walk, rest: list[Word], cwds: Cwds) -> list[str]:
     """The commands ``find`` runs (``-exec``, ``-execdir``, ``-ok``, ``-okdir``), and ``-delete`` as ``rm``."""
     extra: list[str] = []
     index = 0

@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .._record import record
 from ._shell_analysis import PathArg, PathRole, SimpleCommand
 from ._shell_command import run
+from ._shell_flow import Cwds, Flow
 from ._shell_inner import SHELLS, echoed
 from ._shell_tree import (
     BACKTICK_ESCAPE,
@@ -57,19 +57,6 @@ _FILE_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<", "<>", "&>|
 MAX_DEPTH = 64
 """Nesting of statements, substitutions and ``sh -c`` texts past which the analysis stops and the text is uncertain."""
 _MAX_NESTED_TEXTS = 200
-
-
-Cwds = frozenset[str | None]
-
-
-@record(kw_only=False)
-class Flow:
-    ok: Cwds
-    fail: Cwds
-
-    @property
-    def any(self) -> Cwds:
-        return self.ok | self.fail
 
 
 @dataclass(slots=True)

@@ -13,19 +13,16 @@ permission reject does.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
 from ..permissions import PermissionRequest
 from ..session._questions import Answers, Question, QuestionOption
 from ..tools import Tool, ToolContext, ToolResponse
-from ._deps import BuiltinDeps
+from ._deps import AskQuestions, BuiltinDeps
 
 __all__ = ["AskQuestions", "QuestionInput", "QuestionOutput", "QuestionsInput", "make"]
-
-AskQuestions = Callable[[ToolContext, Sequence[Question]], Awaitable[Answers]]
-"""What the runtime gives the tool: ask a person ``questions`` for the call ``ctx`` and return the answers."""
 
 MAX_QUESTIONS = 10
 MAX_OPTIONS = 20

@@ -21,7 +21,7 @@ listing is visibility only: the call asks again).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
@@ -29,12 +29,9 @@ from ..errors import ToolFailure
 from ..permissions import PermissionRequest, PermissionService
 from ..session._children import ChildRequest, ChildResult, Subagent
 from ..tools import Tool, ToolContext, ToolResponse
-from ._deps import BuiltinDeps
+from ._deps import BuiltinDeps, RunChild
 
 __all__ = ["RunChild", "TaskInput", "TaskOutput", "build", "describe", "make"]
-
-RunChild = Callable[[ChildRequest], Awaitable[ChildResult]]
-"""What the runtime gives the tool: run one subagent turn in a new or resumed child session."""
 
 DESCRIPTION = """Launch a subagent to handle a complex, multi-step task on its own, in a separate session.
 

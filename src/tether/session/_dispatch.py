@@ -9,27 +9,18 @@ Before settling, two runner-level checks apply: an ``incomplete`` call (the resp
 whose arguments hold a lone surrogate fail without running, and the third identical call in a row (same tool, same input) asks the ``doom_loop`` permission.
 A ``declined`` outcome (the user rejected without feedback) marks the step so the runner stops after it.
 
-Calls run on a :class:`CallPool`: long-lived tasks of the turn's task group. Spawning an anyio task costs more than
-settling a quick call (a task scope, a handle, a wrapper coroutine), so tasks are called one at a time: while calls
-are queued, one task (idle, or new when none is idle) is always on its way, and the task that takes a call calls
-the next one before it runs its own. A call that waits therefore never holds up the calls behind it (they start one
-loop iteration apart), and a burst of quick calls (a 100-call parallel step) runs on a task or two, not a hundred.
-Each task settles its calls on a :class:`~tether.tools.internal.Lane`: one cancel scope across its calls, which a
-call's deadline cancels; the task then records that call's timeout out of the scope and opens a new one
-(``tether.tools._deadlines``), so a quick call enters no cancel scope of its own.
+Calls run on the turn's :class:`~tether.session._pool.CallPool` (long-lived tasks of the turn's task group, see
+``_pool.py``), each on its task's :class:`~tether.tools.internal.Lane`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from anyio.abc import TaskGroup
-from anyio.from_thread import BlockingPortal
 
 from ..errors import BlockedError, CorrectedError, DeclinedError
 from ..llm import ToolCallEvent
@@ -38,7 +29,8 @@ from ..permissions import PermissionRequest
 from ..records import ToolProgress
 from ..storable import has_surrogates, visible
 from ..tools import Failed, Outcome, ToolCall, ToolContext
-from ..tools.internal import DECLINED_ERROR, Asker, Deadlines, Expiry, Lane, Materialization
+from ..tools.internal import DECLINED_ERROR, Asker, Expiry, Lane, Materialization
+from ._pool import CallPool
 from ._processor import StepProcessor
 from ._prompts import DOOM_LOOP_BLOCKED, INCOMPLETE_CALL_ERROR
 
@@ -132,130 +124,6 @@ def permission_asker(permissions: PermissionAsserter) -> Asker:
         await permissions.assert_(request)
 
     return ask
-
-
-Job = Callable[[Lane], Awaitable[None]]
-"""A job of the pool: it runs on the lane of the task that took it."""
-
-
-class CallPool:
-    """Tasks in ``task_group`` that run submitted jobs; a job never waits for another (see the module docstring).
-
-    While jobs are queued, one task is on its way for them (an idle task woken, or a new one started); the task that
-    takes a job calls the next task first, so a job that waits never holds up the queue. ``close()`` lets idle tasks
-    end; an exception in a job propagates to the task group like any child's. Each task runs its jobs on a
-    :class:`Lane` of :attr:`deadlines` (one cancel scope across jobs; see the module docstring). A blocking portal, a task of the same
-    group, carries :meth:`call_soon` from other threads until ``close()``.
-    """
-
-    __slots__ = (
-        "_closed",
-        "_coming",
-        "_ended",
-        "_idle",
-        "_jobs",
-        "_portal",
-        "_task_group",
-        "deadlines",
-        "loop_thread",
-    )
-
-    def __init__(self, task_group: TaskGroup) -> None:
-        self._task_group = task_group
-        self._jobs: deque[Job] = deque()
-        self._idle: list[anyio.Event] = []
-        self._closed = False
-        self._coming = False  # a task was called (started or woken) and has not taken a job yet
-        self.loop_thread = threading.get_ident()
-        self._portal: BlockingPortal | None = None
-        self._ended = anyio.Event()
-        self.deadlines = Deadlines()
-        """The tool deadlines of the turn's calls, on one timer (``tether.tools._deadlines``)."""
-        task_group.start_soon(self._serve_portal)
-        task_group.start_soon(self.deadlines.run)
-
-    def call_soon(self, func: Callable[[Any], object], arg: Any) -> None:
-        """From any thread: run ``func(arg)`` on the turn's event loop soon, without waiting (dropped once it ended)."""
-        portal = self._portal
-        if portal is None:
-            return  # the turn is over
-        try:
-            portal.start_task_soon(func, arg)
-        except RuntimeError:
-            pass  # the portal has just stopped
-
-    def submit(self, job: Job) -> None:
-        """Queue ``job``: a task takes it once the jobs queued before it are taken, whatever they then wait for."""
-        self._jobs.append(job)
-        self._call()
-
-    def _call(self) -> None:
-        """Have one task come for the queue (an idle one, else a new one), unless one is already on its way."""
-        if self._coming:
-            return
-        self._coming = True
-        if self._idle:
-            self._idle.pop().set()
-        else:
-            self._task_group.start_soon(self._work)
-
-    def close(self) -> None:
-        """No more jobs: each task ends once it is idle."""
-        self._closed = True
-        self._ended.set()
-        self.deadlines.close()
-        for wake in self._idle:
-            wake.set()
-        self._idle.clear()
-
-    async def _serve_portal(self) -> None:
-        async with BlockingPortal() as portal:
-            self._portal = portal
-            try:
-                await self._ended.wait()
-            finally:
-                self._portal = None
-
-    async def _work(self) -> None:
-        self._coming = False  # started: only ever by ``_call``, which had one task on its way
-        lane = Lane(self.deadlines)
-        while True:
-            closed = left = False
-            try:
-                with lane.scope:
-                    closed = await self._run_jobs(lane)
-                left = True  # else an outer cancellation (or a job's exception) is ending the task
-            finally:
-                if not left and lane.expiry is not None:
-                    lane.expiry.abandon()
-            if closed:
-                return
-            # A call's deadline cancelled the lane's scope (which caught its own cancellation): the call that
-            # expired, if it was still running, is finished here, and the task goes on in a new scope.
-            lane.scope = anyio.CancelScope()
-            expiry, lane.expiry = lane.expiry, None
-            if expiry is not None:
-                await expiry.expired()
-
-    async def _run_jobs(self, lane: Lane) -> bool:
-        """Take jobs until the pool closes (``True``) or a deadline cancels the lane's scope (``False``)."""
-        jobs = self._jobs
-        scope = lane.scope
-        while True:
-            while jobs:
-                job = jobs.popleft()
-                if jobs:
-                    self._call()  # the rest must not wait if this job does
-                lane.watch = None
-                await job(lane)
-                if scope.cancel_called:  # the deadline came as the call returned anyway: a new scope
-                    return False
-            if self._closed:
-                return True
-            wake = anyio.Event()
-            self._idle.append(wake)
-            await wake.wait()
-            self._coming = False  # woken: only ever by ``_call``
 
 
 class Dispatcher:

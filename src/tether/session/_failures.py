@@ -47,8 +47,8 @@ from ..errors import StoreError
 from ..records import AssistantInfo, MessageError, MessageUpdated
 from ..records.internal import ToolErrorKind, now_ms
 from ..tools import Failed
-from ._dispatch import CallPool
 from ._history import History
+from ._pool import CallPool
 from ._processor import StepProcessor
 from ._prompts import ABORTED_ERROR, DEFECT_PREFIX
 

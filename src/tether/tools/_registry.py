@@ -20,11 +20,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .._record import record
 from ..errors import NotFoundError, RegistrationError
 from ..output import OutputStore
 from ..paths import default_data_dir
 from ..rules import Rule
+from ._entry import Entry
 from ._hooks import AfterHook, BeforeHook, DefinitionHook
 from ._names import effective_name
 from ._tool import Tool
@@ -35,21 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["Entry", "Registration", "ToolRegistry"]
 
 _tokens = itertools.count(1)
-
-
-@record(kw_only=False, eq=False)
-class Entry:
-    """One registered tool under its effective name. Identity (``is``) is what stale detection compares."""
-
-    name: str
-    tool: Tool[Any, Any]
-    token: int
-    origin: str = "application"
-
-    @property
-    def action(self) -> str:
-        """The permission action used for catalog visibility."""
-        return self.tool.permission or self.name
 
 
 class Registration:

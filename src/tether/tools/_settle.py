@@ -36,7 +36,7 @@ from ._outcome import Completed, Failed, Outcome
 from ._tool import UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolResponse
 
 if TYPE_CHECKING:
-    from ._registry import Entry, ToolRegistry
+    from ._entry import Entry, RegistryView
 
 __all__ = ["DECLINED_ERROR", "FINAL_STEP_ERROR", "MAX_METADATA_BYTES", "Materialization", "is_hidden"]
 
@@ -173,7 +173,7 @@ class Materialization:
     def __init__(
         self,
         *,
-        registry: ToolRegistry,
+        registry: RegistryView,
         captured: dict[str, Entry],
         final_step: bool,
         rules: tuple[Rule, ...] = (),

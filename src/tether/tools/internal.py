@@ -10,10 +10,10 @@ from ._catalog import DEFAULT_MODEL_RULES, CatalogRule, ModelCatalog
 from ._codec import Codec, DecodeError, Issue, JsonSchemaCodec, PydanticCodec, make_codec, simplify_schema
 from ._deadlines import Deadlines, Expiry, Lane
 from ._decision import PermissionRecord, Reply, Verdict
+from ._entry import Entry
 from ._hooks import AfterHook, BeforeHook, DefinitionEvent, DefinitionHook
 from ._names import effective_name, normalize_name
 from ._outcome import FailureKind
-from ._registry import Entry
 from ._settle import DECLINED_ERROR, FINAL_STEP_ERROR, Materialization, is_hidden, normalize_content
 from ._tool import DEFAULT_TIMEOUT, UNSET, Asker, DepsT, PermissionRecorder
 

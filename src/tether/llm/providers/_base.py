@@ -21,7 +21,6 @@ import json
 import os
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self
 
 import anyio
@@ -39,9 +38,9 @@ from ...errors import (
 from .._events import Event, ProviderErrorEvent, StepStart
 from .._model import Model
 from .._request import ModelRequest, RequestOptions
-from .._retry import RetryPolicy
 from ._common import CallIds, MalformedEvent, ToolNames, dumps
 from ._errors import StatusAnswer, error_from_status, stream_error
+from ._settings import ClientSettings, Timeouts
 from ._sse import SSEDecoder
 
 if TYPE_CHECKING:
@@ -56,30 +55,6 @@ __all__ = [
     "Timeouts",
     "stream_ended_early",
 ]
-
-
-@record
-class Timeouts:
-    """Deadlines of one request, in seconds (a provider's ``timeouts`` config).
-
-    ``connect``: to open the connection. ``first_event``: from sending the request to its first stream event (long
-    enough for reasoning models). ``idle``: between two stream events; keep-alive comments do not reset it.
-    """
-
-    connect: float = 10.0
-    first_event: float = 300.0
-    idle: float = 120.0
-
-
-@record
-class ClientSettings:
-    """How to reach a provider: everything the SDK client is built from, its deadlines and its retry policy."""
-
-    base_url: str | None = None
-    api_key: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict[str, str])
-    timeouts: Timeouts = field(default_factory=Timeouts)
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
 @record

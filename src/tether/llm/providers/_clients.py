@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from ..._record import record
 from ..._version import __version__
-from ._base import ClientSettings
+from ._settings import ClientSettings
 
 __all__ = ["ANTHROPIC_VERSION", "Loaded", "load_anthropic", "load_openai"]
 
