@@ -183,3 +183,17 @@ def test_materialize_reuses_an_unchanged_snapshot_and_recomputes_after_changes(
     location.before(lambda event: None)  # hooks are part of the snapshot
     assert location.materialize(rules) is not second
     assert location.materialize(rules, final_step=True).final_step
+
+
+def test_the_final_steps_snapshot_is_the_steps_catalog_built_once(registry: ToolRegistry) -> None:
+    location = ToolRegistry(parent=registry)
+    location.register({"a": make("a"), "b": make("b")})
+    rules = (Rule("b", "*", "deny"),)
+    step = location.materialize(rules)
+    final = location.materialize(rules, final_step=True)
+    assert final.final_step and not step.final_step
+    assert final.definitions is step.definitions and final.names == ("a",)  # not filtered nor built again
+    assert location.materialize(rules, final_step=True) is final
+    registry.register({"c": make("c")})  # a change: a new catalog, and its own final snapshot
+    later = location.materialize(rules, final_step=True)
+    assert later.final_step and later.names == ("a", "c")

@@ -266,9 +266,11 @@ class ToolRegistry:
         from ._catalog import apply_definition_hooks
         from ._settle import Materialization, is_hidden
 
+        if final_step:  # the catalog of the steps before it, every call refused: filtered and built once
+            return self.materialize(rules, visible=visible).finalized()
         # Rules are usually an agent's immutable tuple: identity is enough; otherwise compare their contents.
         rules_key: Any = rules if isinstance(rules, tuple) else tuple(rules)
-        key = (self.versions(), final_step, visible, id(rules_key) if rules_key is rules else None)
+        key = (self.versions(), visible, id(rules_key) if rules_key is rules else None)
         cached = self._materialized.get(key)
         if cached is not None and (cached.rules is rules_key or cached.rules == rules_key):
             return cached
@@ -279,9 +281,7 @@ class ToolRegistry:
             if visible is not None and not visible(entry):
                 continue
             captured[name] = entry
-        materialization = Materialization(
-            registry=self, captured=captured, final_step=final_step, rules=rules_key
-        )
+        materialization = Materialization(registry=self, captured=captured, final_step=False, rules=rules_key)
         definition_hooks = self.definition_hooks()
         if definition_hooks:
             materialization.definitions = apply_definition_hooks(

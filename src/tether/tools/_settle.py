@@ -162,6 +162,7 @@ class Materialization:
         "_after",
         "_before",
         "_captured",
+        "_final",
         "_output",
         "_plans",
         "_registry",
@@ -185,9 +186,25 @@ class Materialization:
         self._plans: dict[str, _Plan] = {}
         self.final_step = final_step
         self._before, self._after = registry.hooks()
+        self._final: Materialization | None = None
         self.definitions: tuple[ToolDefinition, ...] = tuple(
             entry.tool.definition(name) for name, entry in captured.items()
         )
+
+    def finalized(self) -> Materialization:
+        """This snapshot for a turn's final step: the same catalog (nothing filtered or built again), every call
+        refused (``final_step``). The same object each time."""
+        if self.final_step:
+            return self
+        final = self._final
+        if final is None:
+            final = self._final = object.__new__(Materialization)
+            for name in Materialization.__slots__:
+                setattr(final, name, getattr(self, name))
+            final._plans = {}
+            final._final = final
+            final.final_step = True
+        return final
 
     @property
     def names(self) -> tuple[str, ...]:
