@@ -2,7 +2,7 @@
 
 Several processes may share one ``tether.db`` (``tether run`` in one terminal, ``tether sessions`` or a second run in
 another). Recovery must interrupt only the calls whose process is gone, never a live neighbour's. So every open
-:class:`~tether.session.SQLiteStore` registers an **owner** row (``owners`` table): a random id, the host name, the
+:class:`~tether.store.SQLiteStore` registers an **owner** row (``owners`` table): a random id, the host name, the
 pid, the process identity (Linux: ``<boot id>:<start time in clock ticks>`` from ``/proc``, which tells a reused pid
 from the original process) and a heartbeat the writer thread refreshes every :data:`HEARTBEAT_SECONDS`. Every part
 and message row the store writes carries its owner id; a clean close deletes the owner row.

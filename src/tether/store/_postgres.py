@@ -49,7 +49,7 @@ from ._todos import Todo
 
 __all__ = ["PostgresStore"]
 
-log = logging.getLogger("tether.session")
+log = logging.getLogger("tether.store")
 
 _MAX_BATCH = 4096
 """Events (and reads) one transaction takes from the queue at most (``executemany`` pipelines each statement)."""
@@ -72,7 +72,7 @@ class LeaseLost(Exception):
 
 
 class PostgresStore:
-    """A :class:`~tether.session.SessionStore` in a PostgreSQL database (``tether[postgres]``).
+    """A :class:`~tether.store.SessionStore` in a PostgreSQL database (``tether[postgres]``).
 
     Use as an async context manager (or call :meth:`open` / :meth:`aclose`). Opening connects (failing within the
     connect timeout, never hanging), applies pending migrations, registers this store's owner and, unless

@@ -48,7 +48,7 @@ __all__ = [
     "renew",
 ]
 
-log = logging.getLogger("tether.session")
+log = logging.getLogger("tether.store")
 
 DEFAULT_LEASE = 30.0
 """Seconds an owner stays live without renewing (its store renews every third of it)."""

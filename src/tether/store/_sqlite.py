@@ -84,7 +84,7 @@ from ._todos import Todo, read_todos, write_todos
 
 __all__ = ["SQLiteStore"]
 
-log = logging.getLogger("tether.session")
+log = logging.getLogger("tether.store")
 
 T = TypeVar("T")
 
@@ -112,7 +112,7 @@ project's history instead of the new events."""
 
 
 class SQLiteStore:
-    """A :class:`~tether.session.SessionStore` in one SQLite file.
+    """A :class:`~tether.store.SessionStore` in one SQLite file.
 
     Use as an async context manager (or call :meth:`open` / :meth:`aclose`). Opening applies pending migrations and,
     unless ``recover=False``, runs :meth:`recover`.

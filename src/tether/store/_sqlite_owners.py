@@ -34,7 +34,7 @@ from ._rows import write_event
 
 __all__ = ["claim_session", "owner_row", "recover_gone"]
 
-log = logging.getLogger("tether.session")
+log = logging.getLogger("tether.store")
 
 
 def claim_session(conn: sqlite3.Connection, me: Owner, session_id: str | bytes) -> OwnerRow | None:

@@ -1,4 +1,4 @@
-"""An in-memory :class:`~tether.session.SessionStore` for tests that do not need a file (nothing is durable)."""
+"""An in-memory :class:`~tether.store.SessionStore` for tests that do not need a file (nothing is durable)."""
 
 from __future__ import annotations
 
