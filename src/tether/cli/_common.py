@@ -1,8 +1,9 @@
-"""What every command shares: exit codes, error reporting, consoles, and the async entry point.
+"""What every command shares: the async entry point, error reporting, and opening the runtime.
 
 Errors a person can fix (a broken config file, an unknown session id, a bad flag, a store that cannot be opened) are
 printed as one precise line on stderr and exit with code 2; they are never tracebacks. Anything else is a defect and
-keeps its traceback.
+keeps its traceback. The exit codes, the consoles and :func:`fail` live in ``_console`` (below ``_trust``, which
+this module's :func:`runtime` loads the config through) and are re-exported here.
 
 Every command opens the runtime, and with it the session store, through :func:`opened` (or :func:`runtime`, which
 loads the project's config first): the store is the one the resolved config names (``tether.config._store``), so
@@ -12,18 +13,13 @@ every command sees the same sessions, and none creates a SQLite file when the co
 from __future__ import annotations
 
 import gc
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, NoReturn, TypeVar
-
-import typer
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import ConfigError, NotFoundError, StoreError, TetherError, UsageError
-from ._format import shown
+from ._console import CANCELLED, OK, TURN_FAILED, USAGE, err_console, fail, out_console, stdin_is_terminal
 
 if TYPE_CHECKING:
     from .. import Runtime
@@ -40,51 +36,10 @@ __all__ = [
     "out_console",
     "run_async",
     "runtime",
+    "stdin_is_terminal",
 ]
 
-OK = 0
-TURN_FAILED = 1
-USAGE = 2
-CANCELLED = 130
-
 T = TypeVar("T")
-
-
-def _escape_unencodable() -> None:
-    """Text a terminal cannot encode (a lone surrogate from a non-UTF-8 file name) is written as a visible escape.
-
-    Stored values keep such text exactly; this is the one place where it meets the terminal, so no print can fail.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        # a TextIOWrapper (strict, or surrogateescape under a C locale, which fails on "\ud800"); harnesses may differ
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", None) in ("strict", "surrogateescape"):
-            reconfigure(errors="backslashreplace")
-
-
-def out_console() -> Console:
-    """The console for results (stdout)."""
-    _escape_unencodable()
-    console = Console(highlight=False)
-    if not console.is_terminal:  # logs and pipes: never hard-wrap text at a guessed width; tables get room
-        console = Console(highlight=False, soft_wrap=True, width=200)
-    return console
-
-
-def err_console() -> Console:
-    """The console for notices and errors (stderr)."""
-    _escape_unencodable()
-    console = Console(stderr=True, highlight=False)
-    if not console.is_terminal:
-        console = Console(stderr=True, highlight=False, soft_wrap=True, width=200)
-    return console
-
-
-def fail(message: str, code: int = USAGE) -> NoReturn:
-    """Print ``error: message`` on stderr and exit with ``code``."""
-    # a message may quote a repository's config or a provider's words: shown as escapes, never read as markup
-    err_console().print(Text("error: ", style="red bold") + shown(message, lines=True), soft_wrap=True)
-    raise typer.Exit(code)
 
 
 def run_async(main: Callable[[], Awaitable[T]]) -> T:
@@ -191,10 +146,3 @@ def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
     return error
-
-
-def stdin_is_terminal() -> bool:
-    try:
-        return sys.stdin.isatty() and sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False

@@ -1,6 +1,6 @@
 """The slash commands of the interactive session: ``/help``, ``/new``, ``/sessions``, ``/resume``, ``/model``,
-``/agent``, ``/exit``. Each is one short async function over the :class:`~._repl.Repl`; a mistake is one line that says
-what to type instead, and the session goes on.
+``/agent``, ``/exit``. Each is one short async function over the :class:`~._repl_session.Repl`; a mistake is one line
+that says what to type instead, and the session goes on.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ..storable import printable
 from ._format import shown
 
 if TYPE_CHECKING:
-    from ._repl import Repl
+    from ._repl_session import Repl
 
 __all__ = ["COMMANDS", "banner", "slash"]
 

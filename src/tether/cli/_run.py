@@ -157,9 +157,9 @@ def run_command(
     async def main() -> int:
         from ..llm._pricing import find_price
         from ..telemetry import export_from_config
+        from ._console import print_notices
         from ._models import choose_model
         from ._preview import Preview
-        from ._tools import print_notices
         from ._toolview import TerminalSettings
         from ._trust import print_refused, project_config
         from ._turn import drive_turn, print_summary, write_done

@@ -17,7 +17,6 @@ Exit code 1 when the call failed.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,10 @@ import typer
 from rich.text import Text
 
 from ._common import TURN_FAILED, err_console, fail, freeze_startup, out_console, run_async, runtime
+from ._console import print_notices
 from ._format import shown
 
-__all__ = ["call_command", "hidden_reason", "model_reason", "print_notices", "tools_command"]
+__all__ = ["call_command", "hidden_reason", "model_reason", "tools_command"]
 
 
 def hidden_reason(action: str, agent: Any) -> str | None:
@@ -150,15 +150,6 @@ def tools_command(
             style="dim",
         )
     )
-
-
-def print_notices(notices: Sequence[str]) -> None:
-    """Print each plugin or project tool notice of a Location once, as a warning line on stderr."""
-    if not notices:
-        return
-    console = err_console()
-    for line in notices:
-        console.print(Text("warning: ", style="yellow") + shown(line), soft_wrap=True)
 
 
 def call_command(

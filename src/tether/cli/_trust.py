@@ -30,7 +30,7 @@ from rich.text import Text
 from ..config import Config, Ignored, Instructions, TrustStore, find_project, load_config, project_root
 from ..config._restrict import describe, servers
 from ._choice import Choices, ask_choice_blocking, pending_lines, yes_no
-from ._common import err_console, fail, out_console, stdin_is_terminal
+from ._console import err_console, fail, out_console, stdin_is_terminal
 from ._format import shown
 
 __all__ = ["TRUST_ENV", "print_refused", "project_config", "trust_command"]
