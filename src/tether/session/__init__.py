@@ -3,7 +3,7 @@
 See ``docs/sessions.md``. The names here are the user surface: :class:`Sessions` / :class:`Session` (``prompt``,
 ``cancel``), what a turn returns (:class:`TurnResult`, :class:`TurnCall`), questions, the stored records (sessions,
 messages, parts) and the events a UI reads on the bus. What tether's own packages share beyond that (the runner's
-texts, the part codec's users, ...) is in :mod:`tether.session.internal`.
+texts, the step processor, the protocols the runner asks of its collaborators) is in :mod:`tether.session.internal`.
 
 The records (``SessionInfo``, the parts, the bus events) live in :mod:`tether.records`, below both the store and the
 runner; they are re-exported here without a warning because they are this package's surface too: a turn returns its
@@ -82,6 +82,7 @@ __all__ = [
     "TurnResult",
     "UserInfo",
 ]
+
 
 def __getattr__(name: str) -> Any:
     # The stores moved to tether.store (the old names work for one release); PostgresStore still loads only when used.
