@@ -371,18 +371,27 @@ async def run(
                         failures[turn] = f"{type(exc).__name__}: {exc}"[:200]
                     say(f"turn {turn}: {results[turn].stop if turn in results else failures[turn]}")
 
+            replacing: set[int] = set()  # killed workers whose successor is not serving yet
+
             async def supervise() -> None:
                 while True:
                     for index in fleet.gone():
                         fleet.start(index)
                         await fleet.ready(index)
+                        replacing.discard(index)
                     await anyio.sleep(0.2)
 
             async def kill() -> None:
+                # A kill every few seconds of serving: the last kill's successor serves before the clock runs again.
+                # A busy machine starts a worker slowly; kills on the wall clock alone could kill each successor
+                # before it serves, and the run would stall instead of being tested.
                 while True:
+                    while replacing:
+                        await anyio.sleep(0.2)
                     await anyio.sleep(kill_every * rng.uniform(0.5, 1.5))
                     index = rng.randrange(workers)
                     say(f"killing worker {index}")
+                    replacing.add(index)
                     fleet.kill(index)
                     report.worker_kills += 1
 

@@ -558,7 +558,7 @@ async def test_ten_thousand_sequential_tool_calls(harness: Harness) -> None:
         return "finished"
 
     model = FunctionModel(step)
-    with anyio.fail_after(120):
+    with anyio.fail_after(1800):  # a hang guard only: CPU-bound, so its time follows the machine's load
         result = await session.prompt("go", model=model)
     assert result.tool_calls == total and result.text == "finished"
     assert len(model.requests[-1].messages) == 1 + 2 * total

@@ -36,7 +36,8 @@ async def test_ten_turns_survive_killed_workers_and_a_restart_of_each_server() -
             pytest.fail("PostgreSQL server binaries missing on CI (scripts/bootstrap installs postgresql)")
         pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql)")
     chaos = _chaos()
-    with anyio.fail_after(300):
+    # a hang guard only: the run waits on events (about 45 s on an idle machine), and a busy machine is slow
+    with anyio.fail_after(1800):
         report = await chaos.run(10, concurrency=5, kill_every=3.0, seed=7)
     summary = "\n".join(report.lines())
     assert (report.finished, report.failed, report.cancelled) == (10, {}, 0), summary
