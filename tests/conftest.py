@@ -41,6 +41,50 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[MARK] = f"{inherited}:{uuid.uuid4().hex}" if inherited else uuid.uuid4().hex
 
 
+FIRST = (
+    # temporal/: server restarts, killed workers and heartbeat timeouts (tens of seconds of waiting each)
+    "test_ten_turns_survive_killed_workers_and_a_restart_of_each_server",
+    "test_two_hosts_a_worker_crash_and_an_upgrade_as_the_docs_walk_through",
+    "test_a_follower_outlives_a_server_restart_or_gives_up_without_cancelling_the_turn",
+    "test_a_killed_worker_s_turn_finishes_on_another_worker",
+    "test_a_worker_killed_at_a_fault_point_leaves_a_turn_another_worker_finishes_exactly_once",
+    # many real tether processes each, or a long computation
+    "test_ten_thousand_sequential_tool_calls",
+    "test_lists_show_short_ids_and_every_command_takes_them",
+    "test_every_sessions_command_uses_the_store_of_the_user_config",
+    "test_prune_deletes_only_sessions_older_than_the_age",
+    "test_workers_sharing_one_database_see_continue_and_delete_each_others_sessions",
+    "test_a_broken_store_url_in_the_user_config_is_a_usage_error",
+    "test_a_session_run_by_a_live_process_is_busy_and_a_dead_ones_claim_is_reclaimed",
+    "test_explain_and_add_refuse_a_misspelled_action_naming_the_right_one",
+    "test_workers_racing_for_one_session_never_both_get_it",
+    "test_a_unique_prefix_names_a_session_everywhere_and_an_ambiguous_one_lists_candidates",
+    "test_sessions_owners_lists_a_live_holder_and_forgets_a_killed_one",
+    "test_an_unreachable_store_in_the_config_is_a_clear_usage_error",
+    "test_permissions_add_list_explain_remove",
+    # hypothesis over the stores' codecs
+    "test_a_large_tool_input_is_left_out_of_the_row_and_the_rest_round_trips",
+    "test_the_writers_per_kind_serializer_writes_what_the_parts_codec_writes",
+)
+"""The longest tests of a full run, longest first (by name, which survives a file's move): they start first."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests (:data:`FIRST` in its order, then any marked ``slow``) start first, the rest in their usual
+    order.
+
+    ``pytest-xdist`` hands tests out in collection order: a long test collected last would run alone at the end while
+    the other workers sit idle (tests/temporal/ sorts late). Started first, it runs beside the many short ones.
+    """
+    rank = {name: n for n, name in enumerate(FIRST)}
+
+    def key(item: pytest.Item) -> int:
+        name = getattr(item, "originalname", item.name)
+        return rank.get(name, len(FIRST) if item.get_closest_marker("slow") else len(FIRST) + 1)
+
+    items.sort(key=key)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
