@@ -40,4 +40,6 @@ def match(value: str, pattern: str) -> bool:
         return True
     if "\\" in value:
         value = value.replace("\\", "/")
+    if "*" not in pattern and "?" not in pattern and "\\" not in pattern:
+        return value == pattern  # a literal pattern (most rules' actions): no expression to look up and run
     return _compile(pattern).fullmatch(value) is not None

@@ -69,3 +69,13 @@ def test_regex_characters_are_literal_and_match_is_full() -> None:
     assert not wildcard_match("axb", "a.b")
     assert not wildcard_match("xa.b", "a.b")
     assert wildcard_match("(x)+[y]", "(x)+[y]")
+
+
+LITERAL = st.text(st.sampled_from([*"ab/ .+()[]^$|{}-\n", "é"]), max_size=8)
+
+
+@given(value=LITERAL, pattern=LITERAL)
+def test_a_pattern_without_wildcards_matches_exactly_its_own_text(value: str, pattern: str) -> None:
+    assert wildcard_match(pattern, pattern)
+    assert wildcard_match(value, pattern) == reference(value, pattern) == (value == pattern)
+    assert wildcard_match(pattern.replace("/", "\\"), pattern)  # a backslash in the value is a slash
