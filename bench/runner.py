@@ -102,13 +102,15 @@ async def measure_tether(n: int, parallel: bool) -> Measure:
         return await bench.turn(n, parallel)
 
 
-async def measure_tether_runtime(n: int, parallel: bool) -> Measure:
+async def measure_tether_runtime(n: int, parallel: bool, *, then: list[Measure] | None = None) -> Measure:
     """``n`` no-op calls in the first turn of a freshly opened :class:`tether.Runtime` (its own data directory, store,
     permission service, built-in tools and Location): what every ``tether run`` process pays, minus the process.
 
     Opening the runtime, its Location and the session is not timed (they are start-up: ``bench/startup.py``); the
     turn is, from ``prompt()`` to the store's commit of its last event, with every first use it makes (the catalog's
     schemas, the codecs, SQLite compiling the writer's statements, the permission rules' first evaluation).
+    With ``then``, a second turn (a new session in the same runtime, timed the same way) is appended to it: what the
+    first turn pays beyond the runtime's own per-turn path.
     """
     from tether import Runtime
     from tether.config import parse_config
@@ -130,21 +132,28 @@ async def measure_tether_runtime(n: int, parallel: bool) -> Measure:
         async with Runtime(data_dir=Path(tmp) / "data", config=config, plugins=False) as rt:
             with rt.tools.register({"noop": Tool(description="Do nothing", input=NoopInput, execute=noop)}):
                 location = await rt.location(root)
-                session = await rt.sessions.create(location, rules=[("noop", "*", "allow")])
-                await rt.store.flush()  # the session's creation is not part of the turn
-                model = ScriptedModel(_steps(n, parallel))
-                start, cpu_start = time.perf_counter(), time.process_time()
-                result = await session.prompt("go", model=model)
-                elapsed = time.perf_counter() - start
-                await rt.store.flush()  # until everything is committed to the file
-                measure = Measure(
-                    returned=elapsed,
-                    committed=time.perf_counter() - start,
-                    cpu=time.process_time() - cpu_start,
-                )
-    assert result.tool_calls == n == executed, (result, executed)
-    model.assert_done()
-    return measure
+                measures: list[Measure] = []
+                for _ in range(1 if then is None else 2):
+                    session = await rt.sessions.create(location, rules=[("noop", "*", "allow")])
+                    await rt.store.flush()  # the session's creation is not part of the turn
+                    model = ScriptedModel(_steps(n, parallel))
+                    before = executed
+                    start, cpu_start = time.perf_counter(), time.process_time()
+                    result = await session.prompt("go", model=model)
+                    elapsed = time.perf_counter() - start
+                    await rt.store.flush()  # until everything is committed to the file
+                    measures.append(
+                        Measure(
+                            returned=elapsed,
+                            committed=time.perf_counter() - start,
+                            cpu=time.process_time() - cpu_start,
+                        )
+                    )
+                    assert result.tool_calls == n == executed - before, (result, executed - before)
+                    model.assert_done()
+    if then is not None:
+        then.append(measures[1])
+    return measures[0]
 
 
 class TetherBench:

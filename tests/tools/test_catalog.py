@@ -142,3 +142,33 @@ def test_registrations_carry_their_origin() -> None:
         "b": "mcp:time",
         "c": "plugin:demo",
     }
+
+
+_PATTERNS = st.sampled_from(["*", "openai/*", "*gpt-*", "local/?wen", "x/y"])
+_TOOLS = st.sampled_from(["*", "edit", "e*", "write", "apply_patch", "read", "?ead"])
+_NAMES = ("edit", "write", "apply_patch", "read", "bash", "lead")
+
+
+@given(
+    rules=st.dictionaries(_PATTERNS, st.dictionaries(_TOOLS, st.booleans(), max_size=3), max_size=3),
+    model=st.sampled_from(["openai/gpt-5", "openai/gpt-4o", "local/qwen", "x/y", "ollama/gpt-oss"]),
+)
+def test_the_predicate_of_a_model_agrees_with_each_rule_decision(
+    rules: dict[str, dict[str, bool]], model: str
+) -> None:
+    catalog = ModelCatalog.from_config({"models": rules})
+    visible = catalog.for_model(model)
+    for name in _NAMES:
+        registry = ToolRegistry()
+        registry.register({name: noop})
+        entry = registry.current(name)
+        shown = True if visible is None else visible(entry)
+        assert shown == (catalog.decide(model, name) is not False), (name, catalog.rules)
+
+
+def test_runtimes_without_catalog_rules_share_one_catalog_and_its_predicates() -> None:
+    # the predicates (and the decisions they cache) are made once per process, not at each runtime's first step
+    first, second = ModelCatalog.from_config(None), ModelCatalog.from_config({"models": {}})
+    assert first is second
+    assert first.for_model("openai/gpt-5") is second.for_model("openai/gpt-5")
+    assert ModelCatalog.from_config({"models": {"x/*": {"read": False}}}) is not first

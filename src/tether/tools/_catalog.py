@@ -75,6 +75,10 @@ class ModelCatalog:
                         )
                         if shown:
                             extra.append(CatalogRule(model=pattern, tools=shown))
+        if not extra and cls is ModelCatalog:
+            return (
+                _DEFAULT  # no config rules: the process's one catalog, its predicates already made (issue 38)
+            )
         return cls((*DEFAULT_MODEL_RULES, *extra))
 
     def decide(self, model: str, tool: str) -> bool | None:
@@ -115,7 +119,13 @@ class ModelCatalog:
                 name: str = entry.name
                 decided = cache.get(name)
                 if decided is None:
-                    decided = cache[name] = self.decide(model, name) is not False
+                    # :meth:`decide` over the rules whose model pattern matched already: the last naming it wins
+                    decided = True
+                    for pattern, shown in reversed(relevant):
+                        if match(name, pattern):
+                            decided = shown
+                            break
+                    cache[name] = decided
                 return decided
 
             found = visible
@@ -123,6 +133,11 @@ class ModelCatalog:
             self._filters.clear()
         self._filters[model] = found
         return found
+
+
+_DEFAULT = ModelCatalog()
+"""The catalog of every runtime whose config adds no rule: its per-model predicates and their decisions are made once
+per process, not at the first step of each runtime."""
 
 
 def apply_definition_hooks(
