@@ -73,7 +73,8 @@ def test_the_script_reports_and_exits_zero_on_the_source_as_it_is() -> None:
     run = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.rstrip().endswith("ok: the source matches ARCHITECTURE.md")
-    assert "upward imports:" in run.stdout and "closes" in run.stdout
+    # every list is empty since issue 39: the report counts each kind of debt (none), the verdict last
+    assert "upward imports: 0" in run.stdout and "folder circles: 0" in run.stdout
 
 
 # --- the checker on packages made for it -----------------------------------------------------------------------
