@@ -28,6 +28,8 @@ from ..tools.internal import Deadlines, Lane
 
 __all__ = ["CallPool", "Job"]
 
+_TASK_NAME = "tether.session.CallPool._work"
+
 Job = Callable[[Lane], Awaitable[None]]
 """A job of the pool: it runs on the lane of the task that took it."""
 
@@ -91,7 +93,8 @@ class CallPool:
         if self._idle:
             self._idle.pop().set()
         else:
-            self._task_group.start_soon(self._work)
+            # named here: anyio would otherwise build the name from the function at every start (a task per call)
+            self._task_group.start_soon(self._work, name=_TASK_NAME)
 
     def close(self) -> None:
         """No more jobs: each task ends once it is idle."""
