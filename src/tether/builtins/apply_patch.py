@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import anyio.to_thread
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .._record import record
 from ..errors import ToolFailure
@@ -32,6 +32,7 @@ from ..tools import Text, Tool, ToolContext, ToolResponse
 from ._common import cap_diffs, file_diff, resolve_or_fail
 from ._deps import BuiltinDeps
 from ._patch import Hunk, PatchError, apply_chunks, parse_patch
+from ._schemas import input_codec
 
 __all__ = ["ApplyPatchInput", "make"]
 
@@ -56,6 +57,8 @@ three lines of unchanged context around each change so it can be located. Hunks 
 
 class ApplyPatchInput(BaseModel):
     """Input of the apply_patch tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     patch_text: str = Field(description="The full patch text, from *** Begin Patch to *** End Patch")
 
@@ -247,7 +250,9 @@ def make(deps: BuiltinDeps) -> Tool[ApplyPatchInput, Any]:
             title=", ".join(a.resource for a in applied),
         )
 
-    return Tool(description=DESCRIPTION, input=ApplyPatchInput, execute=execute, permission="edit")
+    return Tool(
+        description=DESCRIPTION, input=input_codec(ApplyPatchInput), execute=execute, permission="edit"
+    )
 
 
 def _record(applied: _Applied) -> dict[str, str]:

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .._record import record
 from ..errors import PathError, ToolFailure
@@ -55,6 +55,7 @@ from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import resolve_or_fail
 from ._deps import BuiltinDeps
+from ._schemas import input_codec
 from ._shell_run import CAPTURE_LIMIT, ShellRun, default_shell, run_shell
 
 # The analysis (tree-sitter-bash and its tables, ~30 ms) is imported at the first plan, not at start-up.
@@ -93,6 +94,8 @@ SANDBOX_TEXT = """
 
 class BashInput(BaseModel):
     """Input of the bash tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     command: str = Field(min_length=1, description="The command to run")
     workdir: str | None = Field(
@@ -262,7 +265,7 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
 
     return Tool(
         description=_description(shell, sandbox),
-        input=BashInput,
+        input=input_codec(BashInput),
         execute=execute,
         timeout=None,
     )

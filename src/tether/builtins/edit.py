@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .._record import record
 from ..errors import ToolFailure
@@ -34,6 +34,7 @@ from ..tools import Tool, ToolContext, ToolResponse
 from ._common import METADATA_DIFF_BUDGET, file_diff, resolve_or_fail
 from ._deps import BuiltinDeps
 from ._replacers import AmbiguousMatch, IndentationUnclear, NoMatch, SpanTooLarge, replace
+from ._schemas import input_codec
 
 __all__ = ["EditInput", "make"]
 
@@ -52,6 +53,8 @@ MAX_DIFF_CHARS = 240
 
 class EditInput(BaseModel):
     """Input of the edit tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     path: str = Field(description="The file to edit (relative to the working directory, or absolute)")
     old_string: str = Field(description="The exact text to replace")
@@ -215,4 +218,4 @@ def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
             title=label,
         )
 
-    return Tool(description=DESCRIPTION, input=EditInput, execute=execute, permission="edit")
+    return Tool(description=DESCRIPTION, input=input_codec(EditInput), execute=execute, permission="edit")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import ToolFailure
 from ..location import require_external
@@ -22,6 +22,7 @@ from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
 from ._globset import GlobError, path_matcher, required_literal
 from ._rg import rg_lines
+from ._schemas import input_codec
 from ._search import BASE_FLAGS, DEFAULT_LIMIT, GIT_EXCLUDES, check_directory, mtime, search_root
 from .grep import no_nul
 
@@ -37,6 +38,8 @@ DESCRIPTION = """Find files by name with a glob pattern such as `**/*.py` or `sr
 
 class GlobInput(BaseModel):
     """Input of the glob tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     pattern: str = Field(min_length=1, description="The glob pattern to match file paths against")
     path: str | None = Field(
@@ -138,4 +141,4 @@ def make(deps: BuiltinDeps) -> Tool[GlobInput, Any]:
             title=resolved.resource,
         )
 
-    return Tool(description=DESCRIPTION, input=GlobInput, execute=execute)
+    return Tool(description=DESCRIPTION, input=input_codec(GlobInput), execute=execute)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import ToolFailure
 from ..location import Location, PermissionAsserter, ResolvedPath, require_external
@@ -31,6 +31,7 @@ from ..tools import Tool, ToolContext, ToolResponse
 from ._common import LINE_SUFFIX, MAX_LINE_CHARS, cut_line
 from ._deps import BuiltinDeps
 from ._rg import rg_lines
+from ._schemas import input_codec
 from ._search import BASE_FLAGS, DEFAULT_LIMIT, GIT_EXCLUDES, mtime, path_kind, search_root
 
 __all__ = ["GrepInput", "grep_args", "make", "no_nul"]
@@ -50,6 +51,8 @@ DESCRIPTION = """Search file contents with a regular expression (ripgrep syntax,
 
 class GrepInput(BaseModel):
     """Input of the grep tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     pattern: str = Field(
         min_length=1, description="The regular expression (or text, with literal) to search for"
@@ -240,4 +243,4 @@ def make(deps: BuiltinDeps) -> Tool[GrepInput, Any]:
             title=input.pattern,
         )
 
-    return Tool(description=DESCRIPTION, input=GrepInput, execute=execute)
+    return Tool(description=DESCRIPTION, input=input_codec(GrepInput), execute=execute)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolFailure
 from ..location import authorize
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
 from ._rg import rg_lines
+from ._schemas import input_codec
 from ._search import BASE_FLAGS, check_directory, search_root
 
 __all__ = ["IGNORED_DIRECTORIES", "LIMIT", "ListInput", "make"]
@@ -54,6 +55,8 @@ DESCRIPTION = """List the files under a directory as a tree (default: the workin
 
 class ListInput(BaseModel):
     """Input of the list tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     path: str | None = Field(
         default=None, description="The directory to list (default: the working directory)"
@@ -123,4 +126,4 @@ def make(deps: BuiltinDeps) -> Tool[ListInput, Any]:
             content=text, metadata={"count": len(files), "truncated": truncated}, title=resolved.resource
         )
 
-    return Tool(description=DESCRIPTION, input=ListInput, execute=execute)
+    return Tool(description=DESCRIPTION, input=input_codec(ListInput), execute=execute)

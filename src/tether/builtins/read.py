@@ -20,7 +20,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .._blocking import run_batched
 from .._record import record
@@ -30,6 +30,7 @@ from ..storable import raw_name
 from ..tools import File, Text, Tool, ToolContext, ToolResponse
 from ._common import MAX_LINE_CHARS, cut_line, resolve_or_fail
 from ._deps import BuiltinDeps
+from ._schemas import input_codec
 
 __all__ = ["MAX_LINE_CHARS", "MAX_READ_BYTES", "MAX_READ_LINES", "ReadInput", "make"]
 
@@ -57,6 +58,8 @@ DESCRIPTION = """Read a file or list a directory in the project.
 
 class ReadInput(BaseModel):
     """Input of the read tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     path: str = Field(
         description="The file or directory to read (relative to the working directory, or absolute)"
@@ -285,7 +288,7 @@ def make(deps: BuiltinDeps) -> Tool[ReadInput, Any]:
             await authorize(permissions, ctx, alternate, action="read", save=("*",))
             return await run_batched(_read, alternate, input, location, False)
 
-    return Tool(description=DESCRIPTION, input=ReadInput, execute=execute)
+    return Tool(description=DESCRIPTION, input=input_codec(ReadInput), execute=execute)
 
 
 class _Alternate(Exception):

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolFailure
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
+from ._schemas import input_codec
 from ._skills import SKILL_FILE, FrontMatterError, Skill, Skills, discover_skills, parse_skill, read_limited
 
 __all__ = ["MAX_BODY_BYTES", "MAX_FILES", "MAX_LISTED", "SkillInput", "discover_skills", "make"]
@@ -38,6 +39,8 @@ _MAX_SCANNED = 5000
 
 class SkillInput(BaseModel):
     """Input of the skill tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     name: str = Field(
         description="The name of the skill to load, as the list in this tool's description gives it"
@@ -158,4 +161,4 @@ def make(deps: BuiltinDeps) -> Tool[SkillInput, Any]:
             content=text, title=f"Loaded skill: {name}", metadata={"name": name, "dir": str(skill.directory)}
         )
 
-    return Tool(description=_description(skills), input=SkillInput, execute=execute)
+    return Tool(description=_description(skills), input=input_codec(SkillInput), execute=execute)

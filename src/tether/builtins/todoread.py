@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
+from ._schemas import input_codec
 from .todowrite import ask_todo, todo_store, todos_json
 
 __all__ = ["TodoReadInput", "make"]
@@ -21,7 +22,7 @@ Returns the items as JSON (content, status, priority, id), in order; `[]` when t
 class TodoReadInput(BaseModel):
     """The todoread tool takes no parameters."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built at the first call (_schemas)
 
 
 def make(deps: BuiltinDeps) -> Tool[TodoReadInput, Any]:
@@ -43,4 +44,4 @@ def make(deps: BuiltinDeps) -> Tool[TodoReadInput, Any]:
             metadata={"count": len(todos), "open": open_count},
         )
 
-    return Tool(description=DESCRIPTION, input=TodoReadInput, execute=execute)
+    return Tool(description=DESCRIPTION, input=input_codec(TodoReadInput), execute=execute)

@@ -27,6 +27,7 @@ from ..storable import visible
 from ..store.internal import Todo, TodoPriority, TodoStatus, TodoStore, TodoUpdated
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
+from ._schemas import input_codec
 
 if TYPE_CHECKING:
     from ..permissions import PermissionService
@@ -68,7 +69,7 @@ whose text is unchanged). Returns the stored list."""
 class TodoItem(BaseModel):
     """One item of the list, as the model sends it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built at the first call (_schemas)
 
     content: str = Field(min_length=1, max_length=MAX_CONTENT, description="What to do, in a short sentence")
     status: TodoStatus = Field(description="pending, in_progress, completed or cancelled")
@@ -83,6 +84,8 @@ class TodoItem(BaseModel):
 
 class TodoWriteInput(BaseModel):
     """Input of the todowrite tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     todos: list[TodoItem] = Field(max_length=MAX_TODOS, description="The complete, updated todo list")
 
@@ -188,4 +191,4 @@ def make(deps: BuiltinDeps) -> Tool[TodoWriteInput, Any]:
             metadata={"count": len(todos), "open": open_count, "changed": changed},
         )
 
-    return Tool(description=DESCRIPTION, input=TodoWriteInput, execute=execute)
+    return Tool(description=DESCRIPTION, input=input_codec(TodoWriteInput), execute=execute)

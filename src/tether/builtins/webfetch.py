@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.to_thread
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .._addresses import Address, ResolveError, literal, private_reason, reached, resolve, shown
 from .._record import record
@@ -47,6 +47,7 @@ from ..errors import ToolFailure
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
+from ._schemas import input_codec
 
 if TYPE_CHECKING:
     import ssl
@@ -111,6 +112,8 @@ DESCRIPTION = f"""Fetch a URL and return its content as markdown (default), plai
 
 class WebFetchInput(BaseModel):
     """Input of the webfetch tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     url: str = Field(description="The URL to fetch (http:// or https://)")
     format: Format = Field(
@@ -518,4 +521,4 @@ def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
             )
         return ToolResponse(content=text, title=title, metadata=metadata)
 
-    return Tool(description=DESCRIPTION, input=WebFetchInput, execute=execute, timeout=None)
+    return Tool(description=DESCRIPTION, input=input_codec(WebFetchInput), execute=execute, timeout=None)

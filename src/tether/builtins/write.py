@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolFailure
 from ..location import (
@@ -26,6 +26,7 @@ from ..location import (
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import file_diff, resolve_or_fail
 from ._deps import BuiltinDeps
+from ._schemas import input_codec
 
 __all__ = ["WriteInput", "make"]
 
@@ -39,6 +40,8 @@ DESCRIPTION = """Write a file in the project, creating it (and its parent direct
 
 class WriteInput(BaseModel):
     """Input of the write tool."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     path: str = Field(description="The file to write (relative to the working directory, or absolute)")
     content: str = Field(description="The complete content to write")
@@ -111,4 +114,4 @@ def make(deps: BuiltinDeps) -> Tool[WriteInput, Any]:
             title=resolved.resource,
         )
 
-    return Tool(description=DESCRIPTION, input=WriteInput, execute=execute, permission="edit")
+    return Tool(description=DESCRIPTION, input=input_codec(WriteInput), execute=execute, permission="edit")

@@ -1,0 +1,64 @@
+"""The built-in tools' input schemas are committed (``builtins/_schemas.py``, issue 38): a Location shows them to the
+model without generating them, and a model's validator is built at its tool's first call."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.builtins._schema_data import SCHEMAS
+from tether.builtins._schemas import MODELS, CommittedCodec, generate
+
+
+def test_the_committed_schemas_are_what_the_models_generate() -> None:
+    assert set(SCHEMAS) == set(MODELS)
+    assert SCHEMAS == generate(), "a built-in tool's input model changed: run scripts/builtin_schemas.py"
+
+
+def test_each_builtin_tool_shows_its_committed_schema(project: Any) -> None:
+    generated = {
+        key.partition(":")[2].removesuffix("Input").lower(): schema for key, schema in generate().items()
+    }
+    generated["apply_patch"] = generated.pop("applypatch")
+    shown = {name: tool.input_codec for name, tool in project.tools.items() if name in generated}
+    assert {"read", "edit", "write", "apply_patch", "glob", "grep", "list", "webfetch"} <= set(shown)
+    for name, codec in shown.items():
+        assert isinstance(codec, CommittedCodec) and codec.schema == generated[name], name
+
+
+@pytest.mark.anyio
+async def test_a_call_validates_its_input_through_the_model(project: Any) -> None:
+    (project.root / "a.txt").write_text("one\ntwo\n")
+    assert "two" in await project.text("read", path=str(project.root / "a.txt"))
+    failed = await project.fail("read", path=str(project.root / "a.txt"), offset="x")
+    assert "offset" in str(failed)
+
+
+_BUILD = """
+import sys
+from pathlib import Path
+from tether.builtins import BuiltinDeps, builtin_tools
+from tether.builtins.read import ReadInput
+from tether.location import Location
+from tether.output import OutputStore
+
+tools = builtin_tools(BuiltinDeps(
+    location=Location(Path(sys.argv[1])), permissions=None, output=OutputStore(Path(sys.argv[2]))
+))
+codec = tools["read"].input_codec
+print(ReadInput.__pydantic_complete__, codec._adapter is None)
+codec.decode({"path": "a.txt"})
+print(codec._adapter is None)
+"""
+
+
+def test_building_the_tools_builds_no_input_validator(tmp_path: Path) -> None:
+    # a fresh process: the models of a no-tool run are declared, never built (~0.25 ms each)
+    argv = [sys.executable, "-c", _BUILD, str(tmp_path), str(tmp_path / "out")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "False"]
