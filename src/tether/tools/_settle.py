@@ -127,9 +127,38 @@ def _visible_json(value: Any) -> Any:
     return value
 
 
+_FLAT_ITEMS, _FLAT_KEY, _FLAT_TEXT = 16, 32, 128
+"""A flat mapping of at most this many items, keys and strings this short, encodes within ``MAX_METADATA_BYTES``
+whatever its ASCII characters (6 bytes each at most, as ``\\u0000``) and scalars: 16 * ((32 + 128) * 6 + 30) < 16,384."""
+
+
+def _small_flat(metadata: Mapping[str, Any]) -> bool:
+    """Whether ``metadata`` is JSON within the size limit with no lone surrogate, known without encoding it: a dict
+    of a few ASCII-keyed scalars and short ASCII strings (what most tools return: ``read``'s page, ``bash``'s exit)."""
+    if type(metadata) is not dict or len(metadata) > _FLAT_ITEMS:
+        return False
+    for key, value in metadata.items():
+        if type(key) is not str or len(key) > _FLAT_KEY or not key.isascii():
+            return False
+        kind = type(value)
+        if kind is str:
+            if len(value) > _FLAT_TEXT or not value.isascii():
+                return False
+        elif kind is int:
+            if not -(10**18) < value < 10**18:
+                return False
+        elif not (kind is bool or kind is float or value is None):
+            return False
+    return True
+
+
 def _check_metadata(name: str, metadata: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     if metadata is None:
         return None
+    if _small_flat(
+        metadata
+    ):  # every call's metadata passes here: the common shape is checked without encoding
+        return metadata
     try:
         encoded = json.dumps(metadata, separators=(",", ":"), ensure_ascii=False)
     except (TypeError, ValueError) as exc:
