@@ -24,6 +24,7 @@ NOT_LOADED = (
     "rich.live",
     "rich.table",
     "tether.config._models",  # no config file: nothing to check
+    "jsonschema_rs",  # no raw JSON Schema (MCP, manifests): the built-ins are pydantic models
 )
 
 

@@ -193,6 +193,91 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "title": "ListInput",
         "type": "object",
     },
+    "tether.builtins.question:QuestionsInput": {
+        "description": "Input of the question tool.",
+        "properties": {
+            "questions": {
+                "description": "The questions to ask (answered together)",
+                "items": {
+                    "description": "One question.",
+                    "properties": {
+                        "question": {
+                            "description": "The complete question",
+                            "maxLength": 4000,
+                            "minLength": 1,
+                            "title": "Question",
+                            "type": "string",
+                        },
+                        "header": {
+                            "description": "A very short label for the question (at most 30 characters)",
+                            "maxLength": 200,
+                            "title": "Header",
+                            "type": "string",
+                        },
+                        "options": {
+                            "description": "The available choices",
+                            "items": {
+                                "description": "One option the user can choose.",
+                                "properties": {
+                                    "label": {
+                                        "description": "The option's text (1-5 words, concise)",
+                                        "maxLength": 200,
+                                        "minLength": 1,
+                                        "title": "Label",
+                                        "type": "string",
+                                    },
+                                    "description": {
+                                        "default": "",
+                                        "description": "What choosing this option means",
+                                        "maxLength": 2000,
+                                        "title": "Description",
+                                        "type": "string",
+                                    },
+                                },
+                                "required": ["label"],
+                                "title": "QuestionOptionInput",
+                                "type": "object",
+                            },
+                            "maxItems": 20,
+                            "title": "Options",
+                            "type": "array",
+                        },
+                        "multiple": {
+                            "default": False,
+                            "description": "Allow selecting several options",
+                            "title": "Multiple",
+                            "type": "boolean",
+                        },
+                    },
+                    "required": ["question", "header"],
+                    "title": "QuestionInput",
+                    "type": "object",
+                },
+                "maxItems": 10,
+                "minItems": 1,
+                "title": "Questions",
+                "type": "array",
+            }
+        },
+        "required": ["questions"],
+        "title": "QuestionsInput",
+        "type": "object",
+    },
+    "tether.builtins.question:QuestionOutput": {
+        "description": "The answers: one list per question, in order "
+        "(labels the user chose, or their own text; "
+        "empty: unanswered).",
+        "properties": {
+            "answers": {
+                "items": {"items": {"type": "string"}, "type": "array"},
+                "title": "Answers",
+                "type": "array",
+            }
+        },
+        "required": ["answers"],
+        "title": "QuestionOutput",
+        "type": "object",
+    },
     "tether.builtins.read:ReadInput": {
         "description": "Input of the read tool.",
         "properties": {
@@ -233,6 +318,57 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         },
         "required": ["name"],
         "title": "SkillInput",
+        "type": "object",
+    },
+    "tether.builtins.task:TaskInput": {
+        "description": "Input of the task tool.",
+        "properties": {
+            "description": {
+                "description": "A short (3-5 words) description of the task",
+                "maxLength": 200,
+                "minLength": 1,
+                "title": "Description",
+                "type": "string",
+            },
+            "prompt": {
+                "description": "The task for the subagent to perform",
+                "minLength": 1,
+                "title": "Prompt",
+                "type": "string",
+            },
+            "subagent_type": {
+                "description": "The type of subagent to use",
+                "maxLength": 200,
+                "minLength": 1,
+                "title": "Subagent Type",
+                "type": "string",
+            },
+            "task_id": {
+                "anyOf": [{"maxLength": 200, "type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Set only to resume an earlier "
+                "task: the task_id its result "
+                "named (continues that "
+                "session)",
+                "title": "Task Id",
+            },
+        },
+        "required": ["description", "prompt", "subagent_type"],
+        "title": "TaskInput",
+        "type": "object",
+    },
+    "tether.builtins.task:TaskOutput": {
+        "description": "What the subagent did: its session (``task_id``), "
+        "agent, model, why it stopped and its final text.",
+        "properties": {
+            "task_id": {"title": "Task Id", "type": "string"},
+            "agent": {"title": "Agent", "type": "string"},
+            "model": {"title": "Model", "type": "string"},
+            "stop": {"title": "Stop", "type": "string"},
+            "text": {"title": "Text", "type": "string"},
+        },
+        "required": ["task_id", "agent", "model", "stop", "text"],
+        "title": "TaskOutput",
         "type": "object",
     },
     "tether.builtins.todoread:TodoReadInput": {

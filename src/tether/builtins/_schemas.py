@@ -1,4 +1,4 @@
-"""The built-in tools' input schemas, committed: a run shows them to the model without generating them (issue 38).
+"""The built-in tools' schemas, committed: a run shows them to the model without generating them (issue 38).
 
 Every step tells the model each tool's JSON Schema, so a built-in tool's codec needs its schema when it is built,
 once per Location. Generating it from the pydantic model (``TypeAdapter.json_schema``, then ``simplify_schema``) cost
@@ -18,7 +18,7 @@ from pydantic import BaseModel, TypeAdapter
 from ..tools.internal import Codec, PydanticCodec
 from ._schema_data import SCHEMAS
 
-__all__ = ["MODELS", "CommittedCodec", "generate", "input_codec", "model_key"]
+__all__ = ["MODELS", "CommittedCodec", "committed_codec", "generate", "model_key"]
 
 MODELS = (
     "tether.builtins.apply_patch:ApplyPatchInput",
@@ -27,8 +27,12 @@ MODELS = (
     "tether.builtins.glob:GlobInput",
     "tether.builtins.grep:GrepInput",
     "tether.builtins.list:ListInput",
+    "tether.builtins.question:QuestionsInput",
+    "tether.builtins.question:QuestionOutput",
     "tether.builtins.read:ReadInput",
     "tether.builtins.skill:SkillInput",
+    "tether.builtins.task:TaskInput",
+    "tether.builtins.task:TaskOutput",
     "tether.builtins.todoread:TodoReadInput",
     "tether.builtins.todowrite:TodoWriteInput",
     "tether.builtins.webfetch:WebFetchInput",
@@ -65,8 +69,9 @@ class CommittedCodec(PydanticCodec):
         return super().encode(value)
 
 
-def input_codec(model: type[BaseModel]) -> Codec:
-    """The codec of a built-in tool's input: its committed schema, else (a model added since) a generated one."""
+def committed_codec(model: type[BaseModel]) -> Codec:
+    """The codec of a built-in tool's input or output model: its committed schema, else (a model added since) a
+    generated one."""
     schema = SCHEMAS.get(model_key(model))
     if schema is None:
         return PydanticCodec(TypeAdapter(model))

@@ -32,7 +32,7 @@ from ..tools import Text, Tool, ToolContext, ToolResponse
 from ._common import cap_diffs, file_diff, resolve_or_fail
 from ._deps import BuiltinDeps
 from ._patch import Hunk, PatchError, apply_chunks, parse_patch
-from ._schemas import input_codec
+from ._schemas import committed_codec
 
 __all__ = ["ApplyPatchInput", "make"]
 
@@ -251,7 +251,7 @@ def make(deps: BuiltinDeps) -> Tool[ApplyPatchInput, Any]:
         )
 
     return Tool(
-        description=DESCRIPTION, input=input_codec(ApplyPatchInput), execute=execute, permission="edit"
+        description=DESCRIPTION, input=committed_codec(ApplyPatchInput), execute=execute, permission="edit"
     )
 
 

@@ -55,7 +55,7 @@ from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import resolve_or_fail
 from ._deps import BuiltinDeps
-from ._schemas import input_codec
+from ._schemas import committed_codec
 from ._shell_run import CAPTURE_LIMIT, ShellRun, default_shell, run_shell
 
 # The analysis (tree-sitter-bash and its tables, ~30 ms) is imported at the first plan, not at start-up.
@@ -265,7 +265,7 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
 
     return Tool(
         description=_description(shell, sandbox),
-        input=input_codec(BashInput),
+        input=committed_codec(BashInput),
         execute=execute,
         timeout=None,
     )

@@ -34,7 +34,7 @@ from ..tools import Tool, ToolContext, ToolResponse
 from ._common import METADATA_DIFF_BUDGET, file_diff, resolve_or_fail
 from ._deps import BuiltinDeps
 from ._replacers import AmbiguousMatch, IndentationUnclear, NoMatch, SpanTooLarge, replace
-from ._schemas import input_codec
+from ._schemas import committed_codec
 
 __all__ = ["EditInput", "make"]
 
@@ -218,4 +218,4 @@ def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
             title=label,
         )
 
-    return Tool(description=DESCRIPTION, input=input_codec(EditInput), execute=execute, permission="edit")
+    return Tool(description=DESCRIPTION, input=committed_codec(EditInput), execute=execute, permission="edit")

@@ -22,7 +22,7 @@ from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
 from ._globset import GlobError, path_matcher, required_literal
 from ._rg import rg_lines
-from ._schemas import input_codec
+from ._schemas import committed_codec
 from ._search import BASE_FLAGS, DEFAULT_LIMIT, GIT_EXCLUDES, check_directory, mtime, search_root
 from .grep import no_nul
 
@@ -141,4 +141,4 @@ def make(deps: BuiltinDeps) -> Tool[GlobInput, Any]:
             title=resolved.resource,
         )
 
-    return Tool(description=DESCRIPTION, input=input_codec(GlobInput), execute=execute)
+    return Tool(description=DESCRIPTION, input=committed_codec(GlobInput), execute=execute)

@@ -31,7 +31,7 @@ from ..tools import Tool, ToolContext, ToolResponse
 from ._common import LINE_SUFFIX, MAX_LINE_CHARS, cut_line
 from ._deps import BuiltinDeps
 from ._rg import rg_lines
-from ._schemas import input_codec
+from ._schemas import committed_codec
 from ._search import BASE_FLAGS, DEFAULT_LIMIT, GIT_EXCLUDES, mtime, path_kind, search_root
 
 __all__ = ["GrepInput", "grep_args", "make", "no_nul"]
@@ -243,4 +243,4 @@ def make(deps: BuiltinDeps) -> Tool[GrepInput, Any]:
             title=input.pattern,
         )
 
-    return Tool(description=DESCRIPTION, input=input_codec(GrepInput), execute=execute)
+    return Tool(description=DESCRIPTION, input=committed_codec(GrepInput), execute=execute)

@@ -14,7 +14,7 @@ from ..location import authorize
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
 from ._rg import rg_lines
-from ._schemas import input_codec
+from ._schemas import committed_codec
 from ._search import BASE_FLAGS, check_directory, search_root
 
 __all__ = ["IGNORED_DIRECTORIES", "LIMIT", "ListInput", "make"]
@@ -126,4 +126,4 @@ def make(deps: BuiltinDeps) -> Tool[ListInput, Any]:
             content=text, metadata={"count": len(files), "truncated": truncated}, title=resolved.resource
         )
 
-    return Tool(description=DESCRIPTION, input=input_codec(ListInput), execute=execute)
+    return Tool(description=DESCRIPTION, input=committed_codec(ListInput), execute=execute)

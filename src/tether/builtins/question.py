@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..permissions import PermissionRequest
 from ..session._questions import Answers, Question, QuestionOption
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import AskQuestions, BuiltinDeps
+from ._schemas import committed_codec
 
 __all__ = ["AskQuestions", "QuestionInput", "QuestionOutput", "QuestionsInput", "make"]
 
@@ -42,12 +43,16 @@ several.
 class QuestionOptionInput(BaseModel):
     """One option the user can choose."""
 
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
+
     label: str = Field(min_length=1, max_length=200, description="The option's text (1-5 words, concise)")
     description: str = Field(default="", max_length=2000, description="What choosing this option means")
 
 
 class QuestionInput(BaseModel):
     """One question."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     question: str = Field(min_length=1, max_length=4000, description="The complete question")
     header: str = Field(
@@ -62,6 +67,8 @@ class QuestionInput(BaseModel):
 class QuestionsInput(BaseModel):
     """Input of the question tool."""
 
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
+
     questions: list[QuestionInput] = Field(
         min_length=1, max_length=MAX_QUESTIONS, description="The questions to ask (answered together)"
     )
@@ -69,6 +76,8 @@ class QuestionsInput(BaseModel):
 
 class QuestionOutput(BaseModel):
     """The answers: one list per question, in order (labels the user chose, or their own text; empty: unanswered)."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     answers: list[list[str]]
 
@@ -119,5 +128,9 @@ def make(deps: BuiltinDeps) -> Tool[QuestionsInput, QuestionOutput] | None:
 
     # No deadline: a person takes the time they need (cancelling the turn still ends the wait).
     return Tool(
-        description=DESCRIPTION, input=QuestionsInput, output=QuestionOutput, execute=execute, timeout=None
+        description=DESCRIPTION,
+        input=committed_codec(QuestionsInput),
+        output=committed_codec(QuestionOutput),
+        execute=execute,
+        timeout=None,
     )

@@ -30,7 +30,7 @@ from ..storable import raw_name
 from ..tools import File, Text, Tool, ToolContext, ToolResponse
 from ._common import MAX_LINE_CHARS, cut_line, resolve_or_fail
 from ._deps import BuiltinDeps
-from ._schemas import input_codec
+from ._schemas import committed_codec
 
 __all__ = ["MAX_LINE_CHARS", "MAX_READ_BYTES", "MAX_READ_LINES", "ReadInput", "make"]
 
@@ -288,7 +288,7 @@ def make(deps: BuiltinDeps) -> Tool[ReadInput, Any]:
             await authorize(permissions, ctx, alternate, action="read", save=("*",))
             return await run_batched(_read, alternate, input, location, False)
 
-    return Tool(description=DESCRIPTION, input=input_codec(ReadInput), execute=execute)
+    return Tool(description=DESCRIPTION, input=committed_codec(ReadInput), execute=execute)
 
 
 class _Alternate(Exception):

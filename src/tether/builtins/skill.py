@@ -22,7 +22,7 @@ from ..errors import ToolFailure
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
-from ._schemas import input_codec
+from ._schemas import committed_codec
 from ._skills import SKILL_FILE, FrontMatterError, Skill, Skills, discover_skills, parse_skill, read_limited
 
 __all__ = ["MAX_BODY_BYTES", "MAX_FILES", "MAX_LISTED", "SkillInput", "discover_skills", "make"]
@@ -161,4 +161,4 @@ def make(deps: BuiltinDeps) -> Tool[SkillInput, Any]:
             content=text, title=f"Loaded skill: {name}", metadata={"name": name, "dir": str(skill.directory)}
         )
 
-    return Tool(description=_description(skills), input=input_codec(SkillInput), execute=execute)
+    return Tool(description=_description(skills), input=committed_codec(SkillInput), execute=execute)

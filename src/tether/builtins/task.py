@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolFailure
 from ..permissions import PermissionRequest, PermissionService
 from ..session._children import ChildRequest, ChildResult, Subagent
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps, RunChild
+from ._schemas import committed_codec
 
 __all__ = ["RunChild", "TaskInput", "TaskOutput", "build", "describe", "make"]
 
@@ -59,6 +60,8 @@ def describe(agents: Sequence[Subagent]) -> str:
 class TaskInput(BaseModel):
     """Input of the task tool."""
 
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
+
     description: str = Field(
         min_length=1, max_length=200, description="A short (3-5 words) description of the task"
     )
@@ -73,6 +76,8 @@ class TaskInput(BaseModel):
 
 class TaskOutput(BaseModel):
     """What the subagent did: its session (``task_id``), agent, model, why it stopped and its final text."""
+
+    model_config = ConfigDict(defer_build=True)  # built at the first call (_schemas)
 
     task_id: str
     agent: str
@@ -163,8 +168,8 @@ def build(
     # No deadline: a subagent's turn takes as long as its work (each of its own calls has its tool's deadline).
     return Tool(
         description=describe(subagents),
-        input=TaskInput,
-        output=TaskOutput,
+        input=committed_codec(TaskInput),
+        output=committed_codec(TaskOutput),
         execute=execute,
         timeout=None,
         permission="task",

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
-from ._schemas import input_codec
+from ._schemas import committed_codec
 from .todowrite import ask_todo, todo_store, todos_json
 
 __all__ = ["TodoReadInput", "make"]
@@ -44,4 +44,4 @@ def make(deps: BuiltinDeps) -> Tool[TodoReadInput, Any]:
             metadata={"count": len(todos), "open": open_count},
         )
 
-    return Tool(description=DESCRIPTION, input=input_codec(TodoReadInput), execute=execute)
+    return Tool(description=DESCRIPTION, input=committed_codec(TodoReadInput), execute=execute)

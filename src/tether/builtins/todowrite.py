@@ -27,7 +27,7 @@ from ..storable import visible
 from ..store.internal import Todo, TodoPriority, TodoStatus, TodoStore, TodoUpdated
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
-from ._schemas import input_codec
+from ._schemas import committed_codec
 
 if TYPE_CHECKING:
     from ..permissions import PermissionService
@@ -191,4 +191,4 @@ def make(deps: BuiltinDeps) -> Tool[TodoWriteInput, Any]:
             metadata={"count": len(todos), "open": open_count, "changed": changed},
         )
 
-    return Tool(description=DESCRIPTION, input=input_codec(TodoWriteInput), execute=execute)
+    return Tool(description=DESCRIPTION, input=committed_codec(TodoWriteInput), execute=execute)

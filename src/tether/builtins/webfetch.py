@@ -47,7 +47,7 @@ from ..errors import ToolFailure
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps
-from ._schemas import input_codec
+from ._schemas import committed_codec
 
 if TYPE_CHECKING:
     import ssl
@@ -521,4 +521,4 @@ def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
             )
         return ToolResponse(content=text, title=title, metadata=metadata)
 
-    return Tool(description=DESCRIPTION, input=input_codec(WebFetchInput), execute=execute, timeout=None)
+    return Tool(description=DESCRIPTION, input=committed_codec(WebFetchInput), execute=execute, timeout=None)

@@ -26,7 +26,7 @@ from ..location import (
 from ..tools import Tool, ToolContext, ToolResponse
 from ._common import file_diff, resolve_or_fail
 from ._deps import BuiltinDeps
-from ._schemas import input_codec
+from ._schemas import committed_codec
 
 __all__ = ["WriteInput", "make"]
 
@@ -114,4 +114,6 @@ def make(deps: BuiltinDeps) -> Tool[WriteInput, Any]:
             title=resolved.resource,
         )
 
-    return Tool(description=DESCRIPTION, input=input_codec(WriteInput), execute=execute, permission="edit")
+    return Tool(
+        description=DESCRIPTION, input=committed_codec(WriteInput), execute=execute, permission="edit"
+    )

@@ -24,7 +24,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema_rs
 from pydantic import TypeAdapter, ValidationError
 
 from .._record import record
@@ -128,6 +127,8 @@ class JsonSchemaCodec(Codec):
         if size > MAX_SCHEMA_CHARS:
             raise ValueError(f"JSON Schema too large ({size} characters of JSON, at most {MAX_SCHEMA_CHARS})")
         self.schema = simplify_schema(normalize_schema(schema))
+        import jsonschema_rs  # only raw schemas (MCP, manifests) need it: a run of built-ins never loads it
+
         try:
             self._validator = jsonschema_rs.validator_for(self.schema, retriever=_no_retrieval)
         except (ValueError, jsonschema_rs.ValidationError) as exc:
