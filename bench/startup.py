@@ -1,6 +1,6 @@
 """Start-up of the ``tether`` command: what a script or CI job pays per call, against baselines in the same run.
 
-Usage: .venv/bin/python bench/startup.py [--runs N]
+Usage: .venv/bin/python bench/startup.py [--runs N] [--against DIR]
 
 Each sample is a fresh process (the real cost a person pays). Four commands run interleaved, round after round, so a
 burst of load from elsewhere hits them all:
@@ -12,6 +12,10 @@ burst of load from elsewhere hits them all:
   config file, its data directory made by the warm-up run: config, store, Location, one step, its durable record,
   shutdown (what a script or CI job calling tether per task pays);
 * the same run with a new data directory each time (a first run on a machine: the store's tables are created).
+
+``--against DIR`` measures a change A/B in the same run: ``tether --version`` and the scripted run are also timed
+with ``DIR/src`` first on ``$PYTHONPATH`` (a copy of the code before the change: ``git archive BASE src | tar -x -C
+DIR``), interleaved with the rest, and the ratios of the two are printed.
 
 Byte code is cached as an installed package has it: when ``$PYTHONDONTWRITEBYTECODE`` is set (the test machines set
 it), the children get a private ``$PYTHONPYCACHEPREFIX`` instead, warmed by a first round that is not counted.
@@ -46,8 +50,10 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _time(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+def _time(argv: list[str], env: dict[str, str], pythonpath: str | None = None) -> tuple[float, float]:
     """Wall and CPU seconds of one fresh process running ``argv`` to its end (exit 0 required)."""
+    if pythonpath is not None:
+        env = {**env, "PYTHONPATH": pythonpath}
     cpu = _cpu()
     start = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -64,6 +70,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--against", type=Path, help="a source tree (DIR/src/tether) to time A/B against")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tether-startup-"))
     env = dict(os.environ)
@@ -88,15 +95,21 @@ def main() -> None:
         "tether run (scripted)": lambda i: run_argv(work / "data"),
         "  new data directory": lambda i: run_argv(work / f"data-{i}"),
     }
+    against: dict[str, str] = {}
+    if args.against is not None:
+        base = str((args.against / "src").resolve())
+        commands["A: tether --version"] = commands["tether --version"]
+        commands["A: tether run (scripted)"] = lambda i: run_argv(work / "data-against")
+        against = {"A: tether --version": base, "A: tether run (scripted)": base}
     load_before = _load()
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     try:
-        for argv in commands.values():  # warm the file cache and the byte code
-            _time(argv(-1), env)
+        for name, argv in commands.items():  # warm the file cache and the byte code
+            _time(argv(-1), env, against.get(name))
         for i in range(args.runs):
             names = list(commands) if i % 2 == 0 else list(reversed(commands))
             for name in names:
-                samples[name].append(_time(commands[name](i), env))
+                samples[name].append(_time(commands[name](i), env, against.get(name)))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(
@@ -120,6 +133,14 @@ def main() -> None:
         f"--help < {HELP_TARGET_S:g} s: {'met' if wall['tether --help'] < HELP_TARGET_S else 'MISSED'}",
     ]
     print("targets: " + "; ".join(verdicts))
+    if against:
+        before, before_version = wall["A: tether run (scripted)"], wall["A: tether --version"]
+        cpus = {name: statistics.median(c for _, c in values) for name, values in samples.items()}
+        print(
+            f"A/B (A: {args.against}): run {before * 1e3:.1f} -> {run * 1e3:.1f} ms wall, "
+            f"{cpus['A: tether run (scripted)'] * 1e3:.1f} -> {cpus['tether run (scripted)'] * 1e3:.1f} ms CPU; "
+            f"run / --version {before / before_version:.2f}x -> {ratio:.2f}x"
+        )
 
 
 if __name__ == "__main__":
