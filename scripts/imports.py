@@ -8,10 +8,14 @@ the latter "types only"), resolved to the module it names (``from . import x`` n
 The allowed order is written once, in the ``floors`` block of ``ARCHITECTURE.md`` (highest floor first): a room may
 import rooms on its own floor and below. An import to a higher floor is an *upward import*; rooms that import each
 other round are a *folder circle*; modules of one room that import each other round are a *file circle* (a
-package's ``__init__`` re-exporting its own modules is not one). A module over ``MAX_LINES`` lines is *big*.
+package's ``__init__`` re-exporting its own modules is not one). A module over ``MAX_LINES`` lines is *big*. An
+import from one room of another room's module whose path below that room has a part starting with ``_``
+(``tether.session._runner``, ``tether.llm.providers._registry``) is a *private reach*: a room's surface is its
+``__init__`` and its ``internal`` module; a top-level room that is itself a ``_x.py`` module is a whole room, so
+importing it is no reach.
 
 The debts of today are listed in the same file (blocks ``upward-imports``, ``folder-circles``, ``file-circles``,
-``big-modules``), each with its reason and the plan that removes it. ``python scripts/imports.py`` prints the graph's
+``big-modules``, ``private-reaches``), each with its reason and the plan that removes it. ``python scripts/imports.py`` prints the graph's
 findings and exits 1 when they differ from those lists in either direction: something new (fix it, do not list it)
 or a listed debt that is gone (strike it from the list: the lists only shrink). ``tests/test_architecture.py`` runs
 the same check. Stdlib only.
@@ -231,6 +235,21 @@ def upward(edges: list[Edge], floors: Floors) -> dict[tuple[str, str], list[Edge
     return out
 
 
+def is_private(module: str) -> bool:
+    """Whether a module is private to its room: a part of its path below the room starts with ``_``
+    (``tether.session._runner`` is; ``tether.session.internal``, ``tether.session`` and ``tether._record`` are not)."""
+    return any(part.startswith("_") for part in module.split(".")[2:])
+
+
+def private_reaches(edges: Iterable[Edge]) -> dict[tuple[str, str], list[Edge]]:
+    """``(room, other room's private module)`` -> the imports that reach into it (the module without ``tether.``)."""
+    out: dict[tuple[str, str], list[Edge]] = {}
+    for edge in edges:
+        if room(edge.source) != room(edge.target) and is_private(edge.target):
+            out.setdefault((room(edge.source), _short(edge.target)), []).append(edge)
+    return out
+
+
 def big_modules(src: Path = SRC, limit: int = MAX_LINES) -> dict[str, int]:
     """Modules over ``limit`` lines: name -> lines."""
     out: dict[str, int] = {}
@@ -246,7 +265,7 @@ def big_modules(src: Path = SRC, limit: int = MAX_LINES) -> dict[str, int]:
 Floors = tuple[frozenset[str], ...]
 """The rooms of each floor, the ground floor first."""
 
-BLOCKS = ("floors", "upward-imports", "folder-circles", "file-circles", "big-modules")
+BLOCKS = ("floors", "upward-imports", "folder-circles", "file-circles", "big-modules", "private-reaches")
 
 
 def blocks(text: str) -> dict[str, list[str]]:
@@ -272,6 +291,7 @@ class Plan:
     folder_circles: frozenset[frozenset[str]]
     file_circles: frozenset[frozenset[str]]
     big_modules: frozenset[str]
+    private_reaches: frozenset[tuple[str, str]] = frozenset()
 
 
 def _module(name: str) -> str:
@@ -299,6 +319,12 @@ def read_plan(path: Path = ARCHITECTURE) -> Plan:
         if not arrow:
             raise ValueError(f"ARCHITECTURE.md upward-imports: {line!r} is not 'room -> room'")
         upward_pairs.add((source.strip(), target.strip()))
+    reaches: set[tuple[str, str]] = set()
+    for line in found["private-reaches"]:
+        source, arrow, target = line.partition("->")
+        if not arrow or not is_private(_module(target.strip())):
+            raise ValueError(f"ARCHITECTURE.md private-reaches: {line!r} is not 'room -> room._module'")
+        reaches.add((source.strip(), target.strip()))
     return Plan(
         floors=tuple(floors),
         floor_names=tuple(names),
@@ -306,6 +332,7 @@ def read_plan(path: Path = ARCHITECTURE) -> Plan:
         folder_circles=frozenset(frozenset(line.split()) for line in found["folder-circles"]),
         file_circles=frozenset(frozenset(_module(n) for n in line.split()) for line in found["file-circles"]),
         big_modules=frozenset(_module(line) for line in found["big-modules"]),
+        private_reaches=frozenset(reaches),
     )
 
 
@@ -321,6 +348,7 @@ class Findings:
     folder_circles: list[frozenset[str]]
     file_circles: list[frozenset[str]]
     big_modules: dict[str, int]
+    private: dict[tuple[str, str], list[Edge]] = field(default_factory=dict[tuple[str, str], list[Edge]])
     new: list[str] = field(default_factory=list[str])
     gone: list[str] = field(default_factory=list[str])
 
@@ -348,7 +376,7 @@ def check(plan: Plan, src: Path = SRC) -> Findings:
     gone += [f"floor room {r} does not exist" for r in sorted(set(placed) - rooms)]
     new += [f"room {r} stands on two floors" for r in sorted({r for r in placed if placed.count(r) > 1})]
     if new:  # the rest needs every room on one floor
-        return Findings(edges, {}, [], [], {}, new, gone)
+        return Findings(edges, {}, [], [], {}, new=new, gone=gone)
     up = upward(edges, plan.floors)
     for pair, where in sorted(up.items()):
         if pair not in plan.upward:
@@ -374,7 +402,12 @@ def check(plan: Plan, src: Path = SRC) -> Findings:
             if m not in plan.big_modules]  # fmt: skip
     gone += [f"big module {_short(m)} (listed, now at most {MAX_LINES} lines or gone)"
              for m in sorted(plan.big_modules - set(big))]  # fmt: skip
-    return Findings(edges, up, folders, files, big, new, gone)
+    reaches = private_reaches(edges)
+    new += [f"private reach {a} -> {b}: {_where(where)} (export it through {room(_module(b))}.internal and import it from there)"
+            for (a, b), where in sorted(reaches.items()) if (a, b) not in plan.private_reaches]  # fmt: skip
+    gone += [f"private reach {a} -> {b} (listed, no longer in the source)"
+             for a, b in sorted(plan.private_reaches - set(reaches))]  # fmt: skip
+    return Findings(edges, up, folders, files, big, reaches, new, gone)
 
 
 def _closing_path(edges: list[Edge], start: str, goal: str) -> list[str]:
@@ -414,6 +447,8 @@ def report(plan: Plan, findings: Findings) -> str:
     lines += [f"  {' '.join(sorted(map(_short, c)))}" for c in findings.file_circles]
     lines.append(f"modules over {MAX_LINES} lines: {len(findings.big_modules)}")
     lines += [f"  {_short(m)}: {n}" for m, n in sorted(findings.big_modules.items())]
+    lines.append(f"private reaches (a room importing another room's private module): {len(findings.private)}")
+    lines += [f"  {a} -> {b}: {_where(where)}" for (a, b), where in sorted(findings.private.items())]
     if findings.new:
         lines.append("NEW (fix these; the lists in ARCHITECTURE.md only shrink):")
         lines += [f"  {item}" for item in findings.new]

@@ -1,7 +1,7 @@
 """The house is checked: the imports of ``src/tether`` against ``ARCHITECTURE.md`` (``scripts/imports.py``).
 
 The floors block of ``ARCHITECTURE.md`` is the allowed order; its lists of known debts (upward imports, folder and
-file circles, modules over 800 lines) are a ratchet: anything new fails, and so does a listed debt that is gone, so
+file circles, modules over 800 lines, private reaches into another room's ``_`` modules) are a ratchet: anything new fails, and so does a listed debt that is gone, so
 the lists stay true and only shrink. The checker itself is tested on small packages built in ``tmp_path``.
 """
 
@@ -61,6 +61,11 @@ def test_no_module_over_800_lines_beyond_the_known_debts(findings: object) -> No
     assert [i for i in findings.gone if i.startswith("big module")] == []  # type: ignore[attr-defined]
 
 
+def test_no_room_reaches_into_another_rooms_private_module_beyond_the_known_debts(findings: object) -> None:
+    assert [i for i in findings.new if i.startswith("private reach")] == []  # type: ignore[attr-defined]
+    assert [i for i in findings.gone if i.startswith("private reach")] == []  # type: ignore[attr-defined]
+
+
 def test_every_room_is_described_in_the_rooms_table() -> None:
     text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     plan = imports.read_plan()
@@ -75,6 +80,7 @@ def test_the_script_reports_and_exits_zero_on_the_source_as_it_is() -> None:
     assert run.stdout.rstrip().endswith("ok: the source matches ARCHITECTURE.md")
     # every list is empty since issue 39: the report counts each kind of debt (none), the verdict last
     assert "upward imports: 0" in run.stdout and "folder circles: 0" in run.stdout
+    assert "private reaches (a room importing another room's private module): " in run.stdout
 
 
 # --- the checker on packages made for it -----------------------------------------------------------------------
@@ -90,7 +96,13 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def _plan(
-    tmp_path: Path, floors: str, upward: str = "", folders: str = "", files: str = "", big: str = ""
+    tmp_path: Path,
+    floors: str,
+    upward: str = "",
+    folders: str = "",
+    files: str = "",
+    big: str = "",
+    private: str = "",
 ) -> object:
     blocks = {
         "floors": floors,
@@ -98,6 +110,7 @@ def _plan(
         "folder-circles": folders,
         "file-circles": files,
         "big-modules": big,
+        "private-reaches": private,
     }
     text = "\n".join(f"```{name}\n{body}\n```\n" for name, body in blocks.items())
     path = tmp_path / "ARCHITECTURE.md"
@@ -122,6 +135,9 @@ HOUSE = {
     "telemetry/_spans.py": "import tether.session._runner\n",
 }
 FLOORS = "observers: telemetry\nrunner: session\ncontract: tools\nground: errors tether"
+HOUSE_REACHES = (
+    "session -> telemetry._spans\ntelemetry -> session._runner"  # the house's private reaches, listed
+)
 
 
 def test_imports_are_read_wherever_they_stand_and_resolved_to_modules(tmp_path: Path) -> None:
@@ -145,12 +161,18 @@ def test_imports_are_read_wherever_they_stand_and_resolved_to_modules(tmp_path: 
 
 def test_an_upward_import_and_its_circle_fail_until_listed(tmp_path: Path) -> None:
     src = _package(tmp_path, HOUSE)
-    findings = imports.check(_plan(tmp_path, FLOORS), src)
+    findings = imports.check(_plan(tmp_path, FLOORS, private=HOUSE_REACHES), src)
     assert findings.new == [
         "upward import session -> telemetry: session._runner:4 -> telemetry._spans (types only)",
         "folder circle session telemetry",
     ]
-    listed = _plan(tmp_path, FLOORS, upward="session -> telemetry  # why", folders="session telemetry")
+    listed = _plan(
+        tmp_path,
+        FLOORS,
+        upward="session -> telemetry  # why",
+        folders="session telemetry",
+        private=HOUSE_REACHES,
+    )
     findings = imports.check(listed, src)
     assert findings.new == [] and findings.gone == []
     report = imports.report(listed, findings)
@@ -161,7 +183,13 @@ def test_an_upward_import_and_its_circle_fail_until_listed(tmp_path: Path) -> No
 
 def test_a_listed_debt_that_is_gone_fails_until_struck(tmp_path: Path) -> None:
     src = _package(tmp_path, {**HOUSE, "session/_runner.py": "from tether.tools import Tool\n"})
-    plan = _plan(tmp_path, FLOORS, upward="session -> telemetry", folders="session telemetry")
+    plan = _plan(
+        tmp_path,
+        FLOORS,
+        upward="session -> telemetry",
+        folders="session telemetry",
+        private="telemetry -> session._runner",
+    )
     findings = imports.check(plan, src)
     assert findings.new == []
     assert findings.gone == [
@@ -178,12 +206,20 @@ def test_a_file_circle_and_a_big_module_fail_until_listed(tmp_path: Path) -> Non
         "tools/_b.py": "from . import _a\nx = 1\n",
     }
     src = _package(tmp_path, files)
-    plan = _plan(tmp_path, FLOORS, upward="session -> telemetry")
+    reach = "session -> telemetry._spans"
+    plan = _plan(tmp_path, FLOORS, upward="session -> telemetry", private=reach)
     assert imports.check(plan, src).new == [
         "file circle tools._a tools._b",
         "module tools._a has 802 lines (over 800)",
     ]
-    plan = _plan(tmp_path, FLOORS, upward="session -> telemetry", files="tools._a tools._b", big="tools._a")
+    plan = _plan(
+        tmp_path,
+        FLOORS,
+        upward="session -> telemetry",
+        files="tools._a tools._b",
+        big="tools._a",
+        private=reach,
+    )
     assert imports.check(plan, src).new == []
 
 
@@ -199,3 +235,66 @@ def test_a_missing_block_is_a_clear_error(tmp_path: Path) -> None:
     path.write_text("```floors\nground: errors\n```\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"ARCHITECTURE\.md has no ```upward-imports block"):
         imports.read_plan(path)
+
+
+REACHES = {
+    **HOUSE,
+    "telemetry/_spans.py": "",
+    "_record.py": "",
+    "session/internal.py": "from ._runner import later\n",
+    "session/_parts/__init__.py": "",
+    "session/_parts/text.py": "",
+    "telemetry/trace.py": (
+        "from .. import _record\n"  # a top-level room that is a _x.py module: a whole room
+        "from ..session import internal\n"  # the room's internal surface
+        "from ..session import later\n"  # the room's __init__
+        "from tether.session._parts import text\n"  # a private package below the room
+        "from ._spans import x\n"  # its own room's private module
+    ),
+    "telemetry/_hooks.py": "def f():\n    import tether.session._runner\n",
+}
+
+
+def test_a_reach_into_another_rooms_private_module_fails_until_listed(tmp_path: Path) -> None:
+    src = _package(tmp_path, REACHES)
+    plan = _plan(tmp_path, FLOORS + " _record", upward="session -> telemetry", folders="session telemetry")
+    assert imports.check(plan, src).new == [
+        "private reach session -> telemetry._spans: session._runner:4 -> telemetry._spans (types only)"
+        " (export it through telemetry.internal and import it from there)",
+        "private reach telemetry -> session._parts.text: telemetry.trace:4 -> session._parts.text"
+        " (export it through session.internal and import it from there)",
+        "private reach telemetry -> session._runner: telemetry._hooks:2 -> session._runner"
+        " (export it through session.internal and import it from there)",
+    ]
+    listed = _plan(
+        tmp_path,
+        FLOORS + " _record",
+        upward="session -> telemetry",
+        folders="session telemetry",
+        private=HOUSE_REACHES + "  # why\ntelemetry -> session._parts.text",
+    )
+    findings = imports.check(listed, src)
+    assert findings.new == [] and findings.gone == []
+    report = imports.report(listed, findings)
+    assert "private reaches (a room importing another room's private module): 3" in report
+    assert "  telemetry -> session._runner: telemetry._hooks:2 -> session._runner" in report
+
+
+def test_a_listed_reach_that_is_gone_fails_until_struck(tmp_path: Path) -> None:
+    src = _package(tmp_path, {**REACHES, "telemetry/_hooks.py": ""})
+    plan = _plan(
+        tmp_path,
+        FLOORS + " _record",
+        upward="session -> telemetry",
+        folders="session telemetry",
+        private=HOUSE_REACHES + "\ntelemetry -> session._parts.text",
+    )
+    findings = imports.check(plan, src)
+    assert findings.new == []
+    assert findings.gone == ["private reach telemetry -> session._runner (listed, no longer in the source)"]
+
+
+@pytest.mark.parametrize("line", ["telemetry session._runner", "telemetry -> session.internal"])
+def test_a_private_reach_line_not_naming_a_private_module_is_a_clear_error(tmp_path: Path, line: str) -> None:
+    with pytest.raises(ValueError, match=r"private-reaches: .* is not 'room -> room\._module'"):
+        _plan(tmp_path, FLOORS, private=line)
