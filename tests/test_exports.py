@@ -1,5 +1,6 @@
-"""Pin the public surfaces: each package's ``__all__`` (what users import) and, for ``tools`` and ``session``, the
-``internal`` module (what tether's own packages share with each other; AGENTS.md states the convention)."""
+"""Pin the public surfaces: each package's ``__all__`` (what users import) and, for the rooms that have one, the
+``internal`` module (what tether's own packages share with each other, so no room reaches into another's private
+modules; AGENTS.md and ARCHITECTURE.md's law 15 state the convention)."""
 
 import importlib
 
@@ -16,7 +17,7 @@ SURFACES = {
         "BeforeHook", "CatalogRule", "Codec", "Deadlines", "DecodeError", "DefinitionEvent", "DefinitionHook", "DepsT",
         "Entry", "Expiry", "FailureKind", "Issue", "JsonSchemaCodec", "Lane", "Materialization", "ModelCatalog", "PermissionRecord", "PermissionRecorder",
         "PydanticCodec", "Reply", "Verdict", "effective_name", "is_hidden", "make_codec", "normalize_content",
-        "normalize_name", "simplify_schema",
+        "normalize_name", "provider_tool_name", "simplify_schema",
     },
     "tether.session": {
         "CANCEL_GRACE", "AssistantInfo", "FilePart", "MessageError", "MessageInfo", "MessageUpdated", "Part",
@@ -28,7 +29,7 @@ SURFACES = {
     },
     "tether.session.internal": {
         "ABORTED_ERROR", "DOOM_LOOP_THRESHOLD", "INCOMPLETE_CALL_ERROR", "MAX_STEPS_MARKERS", "MAX_STEPS_PROMPT",
-        "MAX_DEPTH", "AgentLike", "ChildRequest", "ChildResult", "Children", "Subagent", "Descendants",
+        "MAX_DEPTH", "AgentLike", "Answers", "ChildRequest", "ChildResult", "Children", "Subagent", "Descendants",
         "DoomLoopDetector", "History", "OneCallModel", "PermissionAsserter", "SessionLocation", "StepProcessor",
         "Observe", "StepObserver", "TurnObserver", "TurnSoFar",
     },
@@ -78,6 +79,16 @@ SURFACES = {
     "tether.mcp": set(),
     "tether.mcp.internal": {"McpRoots", "McpServers", "ServerSpec", "ServerStatus", "specs_from_config"},
     "tether.mcp_server": {"MAX_BODY_BYTES", "TOKEN_FILE", "ToolServer", "serve_http", "serve_stdio", "server_token"},
+    "tether.config.internal": {
+        "config_reference", "describe", "foreign", "format_path", "leaves", "servers", "store_choice",
+    },
+    "tether.llm.internal": {"DEFAULT_PRICES", "ModelCache", "Price", "dollars", "find_price", "usage_cost"},
+    "tether.server.internal": {"check_origins"},
+    "tether.temporal.internal": {"PATIENCE_SECONDS"},
+    "tether.builtins.internal": {
+        "AmbiguousMatch", "IndentationUnclear", "NoMatch", "PatchError", "SpanTooLarge", "apply_chunks",
+        "parse_patch", "replace", "unified_diff",
+    },
     "tether.output": {
         "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "MAX_STRUCTURED_BYTES", "RETENTION_SECONDS", "Bounded",
         "OutputStore", "bounded_preview", "marker_for", "utf8_len",
@@ -100,7 +111,19 @@ def test_public_surface_is_sorted(module: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "package", ["tether.tools", "tether.session", "tether.mcp", "tether.store", "tether.records"]
+    "package",
+    [
+        "tether.tools",
+        "tether.session",
+        "tether.mcp",
+        "tether.store",
+        "tether.records",
+        "tether.config",
+        "tether.llm",
+        "tether.server",
+        "tether.temporal",
+        "tether.builtins",
+    ],
 )
 def test_the_user_surface_and_the_internal_names_do_not_overlap(package: str) -> None:
     user = importlib.import_module(package)

@@ -64,8 +64,14 @@ def _text_of(path: Path) -> str | None:
 
 
 def _edit_patch(path: Path, resource: str, args: Mapping[str, Any]) -> str:
-    from .builtins._common import unified_diff
-    from .builtins._replacers import AmbiguousMatch, IndentationUnclear, NoMatch, SpanTooLarge, replace
+    from .builtins.internal import (
+        AmbiguousMatch,
+        IndentationUnclear,
+        NoMatch,
+        SpanTooLarge,
+        replace,
+        unified_diff,
+    )
 
     old, new = args.get("old_string"), args.get("new_string")
     if not isinstance(old, str) or not isinstance(new, str):
@@ -86,7 +92,7 @@ def _edit_patch(path: Path, resource: str, args: Mapping[str, Any]) -> str:
 
 
 def _write_patch(path: Path, resource: str, args: Mapping[str, Any]) -> str:
-    from .builtins._common import unified_diff
+    from .builtins.internal import unified_diff
 
     content = args.get("content")
     if not isinstance(content, str):
@@ -130,8 +136,7 @@ async def patch_diff(location: Location, text: str, *, inside: bool) -> str:
     Raises:
         NoPreview: it cannot be computed (the message says why).
     """
-    from .builtins._common import unified_diff
-    from .builtins._patch import PatchError, apply_chunks, parse_patch
+    from .builtins.internal import PatchError, apply_chunks, parse_patch, unified_diff
 
     try:
         hunks = parse_patch(text)

@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from .._record import record
-from ..session._children import ChildRequest, ChildResult
-from ..session._questions import Answers, Question
+from ..session import Question
+from ..session.internal import Answers, ChildRequest, ChildResult
 from ..tools import ToolContext
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..output import OutputStore
     from ..permissions import PermissionService
     from ..sandbox import Sandbox
-    from ..session._children import Subagent
+    from ..session.internal import Subagent
     from ..store.internal import TodoStore
     from ._skills import Skills
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Literal
 
 from .._record import record
-from ..config._discover import foreign
+from ..config.internal import foreign
 from ..errors import PathError
 from ..location import Location
 

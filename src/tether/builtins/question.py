@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..permissions import PermissionRequest
-from ..session._questions import Answers, Question, QuestionOption
+from ..session import Question, QuestionOption
+from ..session.internal import Answers
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import AskQuestions, BuiltinDeps
 from ._schemas import committed_codec

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolFailure
 from ..permissions import PermissionRequest, PermissionService
-from ..session._children import ChildRequest, ChildResult, Subagent
+from ..session.internal import ChildRequest, ChildResult, Subagent
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps, RunChild
 from ._schemas import committed_codec

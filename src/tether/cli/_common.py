@@ -70,7 +70,7 @@ class _Opened:
         self._config = config
 
     async def __aenter__(self) -> Runtime:
-        from ..config._store import store_choice
+        from ..config.internal import store_choice
 
         try:
             return await self._runtime.__aenter__()

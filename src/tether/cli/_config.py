@@ -41,7 +41,7 @@ def schema(
       tether config schema --reference
     """
     from ..config import config_schema
-    from ..config._schema import config_reference
+    from ..config.internal import config_reference
 
     text = config_reference() if reference else json.dumps(config_schema(), indent=2, ensure_ascii=False)
     sys.stdout.write(text + "\n")
@@ -110,9 +110,8 @@ def show(
 def _report(data_dir: Path, directory: Path) -> dict[str, Any]:
     from pydantic import ValidationError
 
-    from ..config import PERMISSION_ENV, user_config_path
-    from ..config._json import format_path, leaves
-    from ..config._models import TetherConfig
+    from ..config import PERMISSION_ENV, TetherConfig, user_config_path
+    from ..config.internal import format_path, leaves
     from ._trust import project_config
 
     config = project_config(data_dir, directory)
@@ -180,7 +179,7 @@ def _leads_to_secret(path: tuple[str, ...]) -> bool | None:
 def _without_secrets(value: Any, path: tuple[str, ...], redacted: list[str]) -> Any:
     """``value`` (the config, or a part of it at ``path``) with every secret replaced; their key paths go in
     ``redacted``. Works on an invalid config too: anything but an object on the way to a secret is hidden whole."""
-    from ..config._json import format_path
+    from ..config.internal import format_path
     from ..store.internal import describe
 
     secret = _leads_to_secret(path)

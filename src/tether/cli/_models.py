@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from ..errors import ConfigError, UsageError
 from ..llm import Model
-from ..llm._model import ModelCache
+from ..llm.internal import ModelCache
 
 __all__ = ["Models", "ask_servers", "choose_model", "models_command", "no_model", "provider_rows"]
 
@@ -116,7 +116,7 @@ def provider_rows(config: Any, env: Mapping[str, str] | None = None) -> list[dic
     """
     import os
 
-    from ..llm._pricing import DEFAULT_PRICES
+    from ..llm.internal import DEFAULT_PRICES
     from ..llm.providers._registry import _providers  # the one merge of built-ins and ``provider`` entries
 
     environ = os.environ if env is None else env

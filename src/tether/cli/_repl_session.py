@@ -13,7 +13,7 @@ from rich.text import Text
 
 from ..config import Config
 from ..llm import Model
-from ..llm._pricing import Price, dollars, find_price, usage_cost
+from ..llm.internal import Price, dollars, find_price, usage_cost
 from ..session import AssistantInfo
 from ._format import shown
 from ._models import Models

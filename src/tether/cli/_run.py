@@ -155,7 +155,7 @@ def run_command(
     content = _user_input(prompt, files) if not show_prompt else ""
 
     async def main() -> int:
-        from ..llm._pricing import find_price
+        from ..llm.internal import find_price
         from ..telemetry import export_from_config
         from ._console import print_notices
         from ._models import choose_model

@@ -41,7 +41,7 @@ def serve_command(
 
         from ..errors import UsageError
         from ..server import bind, is_loopback, serve, server_token
-        from ..server._security import check_origins
+        from ..server.internal import check_origins
         from ._models import Models
         from ._stop import stop_on_signals
 

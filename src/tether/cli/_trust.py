@@ -28,7 +28,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from ..config import Config, Ignored, Instructions, TrustStore, find_project, load_config, project_root
-from ..config._restrict import describe, servers
+from ..config.internal import describe, servers
 from ._choice import Choices, ask_choice_blocking, pending_lines, yes_no
 from ._console import err_console, fail, out_console, stdin_is_terminal
 from ._format import shown

@@ -24,7 +24,7 @@ from .._record import record
 from ..content import Content
 from ..errors import ProviderError, TetherError
 from ..llm import Model, Usage
-from ..llm._pricing import Price, dollars, usage_cost
+from ..llm.internal import Price, dollars, usage_cost
 from ..permissions import PermissionService
 from ..session import AssistantInfo, ToolPart, TurnResult, UserInfo
 from ._approve import ApprovalMode, Approver

@@ -193,7 +193,7 @@ PATIENCE_ENV = "TETHER_TEMPORAL_PATIENCE"
 
 def _patience() -> float:
     """Seconds of failed reads in a row after which ``tether run --temporal`` stops following (the turn goes on)."""
-    from ..temporal._client import PATIENCE_SECONDS
+    from ..temporal.internal import PATIENCE_SECONDS
 
     raw = os.environ.get(PATIENCE_ENV)
     if raw is None:

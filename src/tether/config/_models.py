@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, NoReturn
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from ..output._store import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
+from ..output import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from ..rules import Effect
 from ._json import KeyPath
 from ._permission import parse_tools, rules_from_value

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .._record import record
-from ..output._store import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
+from ..output import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from ._json import KeyPath, format_path
 
 __all__ = ["BUILTIN_AGENT_NAMES", "Ignored", "describe", "ignored_notices", "restrict_project", "servers"]

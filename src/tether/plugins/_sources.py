@@ -27,7 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from .._record import record
-from ..config._discover import foreign
+from ..config.internal import foreign
 from ..tools import Tool
 from ._api import Plugin
 

@@ -14,6 +14,7 @@ from ._observer import Observe, StepObserver, TurnObserver, TurnSoFar
 from ._onecall import OneCallModel
 from ._processor import StepProcessor
 from ._prompts import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_MARKERS, MAX_STEPS_PROMPT
+from ._questions import Answers
 from ._session import SessionLocation
 from ._turn import AgentLike
 
@@ -25,6 +26,7 @@ __all__ = [
     "MAX_STEPS_MARKERS",
     "MAX_STEPS_PROMPT",
     "AgentLike",
+    "Answers",
     "ChildRequest",
     "ChildResult",
     "Children",

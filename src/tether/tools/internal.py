@@ -14,6 +14,7 @@ from ._entry import Entry
 from ._hooks import AfterHook, BeforeHook, DefinitionEvent, DefinitionHook
 from ._names import effective_name, normalize_name
 from ._outcome import FailureKind
+from ._schema_normalize import provider_tool_name
 from ._settle import DECLINED_ERROR, FINAL_STEP_ERROR, Materialization, is_hidden, normalize_content
 from ._tool import DEFAULT_TIMEOUT, UNSET, Asker, DepsT, PermissionRecorder
 
@@ -51,5 +52,6 @@ __all__ = [
     "make_codec",
     "normalize_content",
     "normalize_name",
+    "provider_tool_name",
     "simplify_schema",
 ]

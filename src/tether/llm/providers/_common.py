@@ -18,7 +18,7 @@ from pydantic_core import to_json
 
 from ...ids import ascending
 from ...tools import ToolDefinition
-from ...tools._schema_normalize import provider_tool_name
+from ...tools.internal import provider_tool_name
 from .._events import ToolCallEvent
 from .._request import AssistantMessage, Message, ToolCallContent
 
