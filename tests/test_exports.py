@@ -84,6 +84,7 @@ SURFACES = {
     },
     "tether.llm.internal": {"DEFAULT_PRICES", "ModelCache", "Price", "dollars", "find_price", "usage_cost"},
     "tether.server.internal": {"check_origins"},
+    "tether.llm.providers.internal": {"configured_providers"},
     "tether.temporal.internal": {"PATIENCE_SECONDS"},
     "tether.builtins.internal": {
         "AmbiguousMatch", "IndentationUnclear", "NoMatch", "PatchError", "SpanTooLarge", "apply_chunks",

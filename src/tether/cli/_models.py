@@ -117,7 +117,7 @@ def provider_rows(config: Any, env: Mapping[str, str] | None = None) -> list[dic
     import os
 
     from ..llm.internal import DEFAULT_PRICES
-    from ..llm.providers._registry import _providers  # the one merge of built-ins and ``provider`` entries
+    from ..llm.providers.internal import configured_providers as _providers  # built-ins + ``provider``
 
     environ = os.environ if env is None else env
     data = config if isinstance(config, Mapping) else {}
@@ -220,7 +220,7 @@ async def ask_servers(
     import anyio
     import httpx2
 
-    from ..llm.providers._registry import _providers
+    from ..llm.providers.internal import configured_providers as _providers
 
     environ = os.environ if env is None else env
     entries = _providers(config if isinstance(config, Mapping) else {})
