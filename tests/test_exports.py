@@ -31,7 +31,9 @@ SURFACES = {
         "ABORTED_ERROR", "DOOM_LOOP_THRESHOLD", "INCOMPLETE_CALL_ERROR", "MAX_STEPS_MARKERS", "MAX_STEPS_PROMPT",
         "MAX_DEPTH", "AgentLike", "Answers", "ChildRequest", "ChildResult", "Children", "Subagent", "Descendants",
         "DoomLoopDetector", "History", "OneCallModel", "PermissionAsserter", "SessionLocation", "StepProcessor",
-        "Observe", "StepObserver", "TurnObserver", "TurnSoFar",
+        "Observe", "StepObserver", "TurnObserver", "TurnSoFar", "DEFAULT_MAX_STEPS", "SURROGATE_INPUT_ERROR", "Emitter",
+        "has_lone_surrogate", "invalid_arguments", "model_catalog", "permission_asker", "resolve_agent",
+        "session_title", "user_parts",
     },
     "tether.store": {"PgSavedApprovals", "PostgresStore", "SQLiteStore", "SessionStore", "StoredMessage"},
     "tether.store.internal": {
