@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .bus import Bus
     from .config import Config
     from .llm import Model
-    from .llm._model import ModelCache
+    from .llm.internal import ModelCache
     from .location import Location
     from .mcp.internal import McpRoots, McpServers
     from .output import OutputStore
@@ -118,7 +118,7 @@ def _store_url(config: Config) -> str | None:
         UsageError: ``$TETHER_STORE_URL`` is set but is not a ``postgresql://`` URL (the value is not echoed: it
             may hold a password).
     """
-    from .config._store import store_choice
+    from .config.internal import store_choice
 
     return store_choice(config).url
 
@@ -271,11 +271,17 @@ class Runtime:
         self.config: Config = config
         stack = self._stack = AsyncExitStack()
         try:
-            from .llm._model import ModelCache
+            from .llm.internal import ModelCache
 
             # closed last: after every session and task has ended
             self._models = await stack.enter_async_context(ModelCache(self._build_model))
             self.bus: Bus = Bus()
+            sqlite: SQLiteStore | None = None
+            if url is None:
+                # Its writer thread opens and migrates the file while the rest opens; awaited at the end (issue 38).
+                sqlite = SQLiteStore(data_dir / _STORE)
+                stack.push_async_callback(sqlite.aclose)
+                sqlite.start()
             limits: Mapping[str, Any] = config.get("tool_output") or {}
             output_options: dict[str, Any] = {}
             if isinstance(limits.get("max_lines"), int):
@@ -289,15 +295,15 @@ class Runtime:
             # resources are canonical paths: the per-session output rules use the real directory
             self._output_root = await anyio.to_thread.run_sync(os.path.realpath, self.output.directory)
             self.tools: ToolRegistry = ToolRegistry(output=self.output)
-            if url is None:
-                self.store: SQLiteStore | PostgresStore = await stack.enter_async_context(
-                    SQLiteStore(data_dir / _STORE)
-                )
+            if sqlite is not None:
+                self.store: SQLiteStore | PostgresStore = sqlite
                 self.saved: SavedApprovals = await stack.enter_async_context(
                     SavedApprovals(data_dir / _STORE)
                 )
             else:  # docs/postgres.md: sessions, claims and saved approvals in one database every worker shares
                 from .store import PgSavedApprovals, PostgresStore
+
+                assert url is not None
 
                 self.store = await stack.enter_async_context(PostgresStore(url))
                 self.saved = await stack.enter_async_context(PgSavedApprovals(url))
@@ -355,6 +361,8 @@ class Runtime:
             )
             self._task_tools: dict[str, Tool[Any, Any]] = {}
             self._task_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+            if sqlite is not None:
+                await sqlite.open()  # a file that cannot be opened or migrated fails the runtime's open
             task_group: TaskGroup = await stack.enter_async_context(anyio.create_task_group())
             self._task_group = task_group
             stack.callback(task_group.cancel_scope.cancel)

@@ -137,6 +137,8 @@ class SQLiteStore:
         self._recover_on_open = recover
         self._queue: queue.SimpleQueue[DurableEvent | Call | Stop] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._started: Future[None] | None = None
+        self._opened = False
         self._closed = False
         self._error: StoreError | None = None
         self._owner: Owner | None = None
@@ -147,18 +149,27 @@ class SQLiteStore:
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
 
+    def start(self) -> None:
+        """Start the writer thread, which opens and migrates the file while the caller goes on (:meth:`open` waits
+        for it): a runtime opens its other parts meanwhile. Idempotent."""
+        if self._thread is not None:
+            return
+        started = self._started = Future()
+        self._thread = threading.Thread(target=self._serve, args=(started,), name="tether-store", daemon=True)
+        self._thread.start()
+
     async def open(self) -> SQLiteStore:
-        """Start the writer thread, migrate, and recover.
+        """Start the writer thread (unless :meth:`start` did), wait until it has migrated the file, and recover.
 
         Raises:
             StoreError: the file cannot be opened or migrated.
         """
-        if self._thread is not None:
+        if self._opened:
             return self
-        started: Future[None] = Future()
-        self._thread = threading.Thread(target=self._serve, args=(started,), name="tether-store", daemon=True)
-        self._thread.start()
-        await anyio.to_thread.run_sync(started.result)
+        self.start()
+        assert self._started is not None
+        await anyio.to_thread.run_sync(self._started.result)
+        self._opened = True
         if self._recover_on_open:
             await self.recover()
         return self
@@ -221,6 +232,9 @@ class SQLiteStore:
         call = Call(fn)
         self._queue.put(call)
         self._wake.set()
+        started = self._started
+        if started is not None and started.done() and started.exception() is not None:
+            self._fail_queued()  # the file never opened: the writer serves nothing, and answered it or will not
         result: T = await anyio.to_thread.run_sync(call.future.result, abandon_on_cancel=True)
         return result
 
@@ -282,29 +296,15 @@ class SQLiteStore:
 
     async def load_messages(self, session_id: str) -> Sequence[StoredMessage]:
         """Every message of the session with its parts, oldest first."""
+        return await self._run(lambda conn: _read_messages(conn, session_id, None))
 
-        def read(conn: sqlite3.Connection) -> list[StoredMessage]:
-            infos: list[MessageInfo] = [
-                message_from_json(session_id, json.loads(data))
-                for (data,) in conn.execute(
-                    "SELECT data FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
-                )
-            ]
-            parts: dict[str, list[Part]] = {info.id: [] for info in infos}
-            for message_id, data, stored_input in conn.execute(
-                "SELECT p.message_id, p.data, i.data FROM parts AS p LEFT JOIN inputs AS i "
-                "ON i.session_id = p.session_id AND i.part_id = p.id WHERE p.session_id = ? ORDER BY p.id",
-                (session_id,),
-            ):
-                bucket = parts.get(message_id)
-                if bucket is not None:
-                    record = json.loads(data)
-                    if stored_input is not None:
-                        record["input"], record["raw"] = json.loads(stored_input)
-                    bucket.append(part_from_json(session_id, message_id, record))
-            return [StoredMessage(info=info, parts=tuple(parts[info.id])) for info in infos]
+    async def load_message(self, session_id: str, message_id: str) -> StoredMessage | None:
+        """The message ``message_id`` of the session with its parts (``None``: no such message in that session).
 
-        return await self._run(read)
+        Two key searches (the message by its key, its parts by ``parts_message``), whatever the session's length
+        (law 10): what a Temporal tool call reads to find the one part it settles."""
+        found = await self._run(lambda conn: _read_messages(conn, session_id, message_id))
+        return found[0] if found else None
 
     async def events(self, session_id: str, *, after: int = 0) -> Sequence[tuple[int, str, dict[str, Any]]]:
         """The session's event log after sequence number ``after``: ``(seq, type, data)`` in order."""
@@ -572,6 +572,7 @@ class SQLiteStore:
             )
             self._error = error
             started.set_exception(error)
+            self._fail_queued()  # what was queued since start() waits on nothing that will come
             return
         started.set_result(None)
         q = self._queue
@@ -611,14 +612,16 @@ class SQLiteStore:
         finally:
             self._release(conn)
             conn.close()
-            # Nothing waits forever on a store whose thread has ended (a read queued behind the stop).
-            while True:
-                try:
-                    item = q.get_nowait()
-                except queue.Empty:
-                    break
-                if isinstance(item, Call) and not item.future.done():
-                    item.future.set_exception(self._error or StoreError("The session store is closed"))
+            self._fail_queued()  # nothing waits forever on a store whose thread has ended (a read behind the stop)
+
+    def _fail_queued(self) -> None:
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, Call) and not item.future.done():
+                item.future.set_exception(self._error or StoreError("The session store is closed"))
 
     def _sweep_once(self, conn: sqlite3.Connection) -> int:
         # a failed store answers reads only: it writes nothing, not even a recovery
@@ -735,6 +738,42 @@ class SQLiteStore:
         log.debug("session store write failed: %s", exc)
         if self._error is None:
             self._error = StoreError(f"Session store write failed ({self.path}): {exc}")
+
+
+_PARTS = (
+    "SELECT p.message_id, p.data, i.data FROM parts AS p LEFT JOIN inputs AS i "
+    "ON i.session_id = p.session_id AND i.part_id = p.id WHERE p.session_id = ? ORDER BY p.id"
+)
+_MESSAGE_PARTS = (
+    "SELECT p.message_id, p.data, i.data FROM parts AS p INDEXED BY parts_message LEFT JOIN inputs AS i "
+    "ON i.session_id = p.session_id AND i.part_id = p.id WHERE p.session_id = ? AND p.message_id = ? ORDER BY p.id"
+)
+"""One message's parts, by ``parts_message`` (named: with no statistics, no ``ANALYZE``, SQLite's planner walks the
+session's parts by the primary key instead, a cost that grows with the session, law 10)."""
+
+
+def _read_messages(conn: sqlite3.Connection, session_id: str, message_id: str | None) -> list[StoredMessage]:
+    """The session's messages with their parts (inputs joined back), oldest first; only ``message_id`` if given."""
+    if message_id is None:
+        messages, parts_of = "SELECT data FROM messages WHERE session_id = ? ORDER BY id", _PARTS
+        args: tuple[str, ...] = (session_id,)
+    else:
+        messages = "SELECT data FROM messages WHERE session_id = ? AND id = ?"
+        parts_of, args = _MESSAGE_PARTS, (session_id, message_id)
+    infos: list[MessageInfo] = [
+        message_from_json(session_id, json.loads(data)) for (data,) in conn.execute(messages, args)
+    ]
+    if not infos:
+        return []
+    parts: dict[str, list[Part]] = {info.id: [] for info in infos}
+    for part_message, data, stored_input in conn.execute(parts_of, args):
+        bucket = parts.get(part_message)
+        if bucket is not None:
+            record = json.loads(data)
+            if stored_input is not None:
+                record["input"], record["raw"] = json.loads(stored_input)
+            bucket.append(part_from_json(session_id, part_message, record))
+    return [StoredMessage(info=info, parts=tuple(parts[info.id])) for info in infos]
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
