@@ -300,3 +300,44 @@ async def test_closing_nothing_and_a_missing_part_are_handled(acts: Acts, tmp_pa
     )
     with pytest.raises(NotFoundError, match="No tool part for call"):
         await env().run(activities.all()[2], missing)
+
+
+class CountingStore:
+    """The runtime's store, counting the reads of a whole session (law 10: a call's lookup must not be one)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.whole_sessions = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def load_messages(self, session_id: str) -> Any:
+        self.whole_sessions += 1
+        return await self._store.load_messages(session_id)
+
+
+async def test_a_call_and_a_close_read_their_one_message_never_the_whole_session(
+    acts: Acts, tmp_path: Path
+) -> None:
+    rt, activities = acts.rt, acts.activities
+    begin, result = await step(acts, tmp_path, [["fast", {"n": 1}], ["fast", {"n": 2}]])
+    real = rt.store
+    counting = CountingStore(real)
+    rt.store = counting  # pyright: ignore[reportAttributeAccessIssue]
+    try:
+        first = CallRequest(
+            session_id=begin.session_id, message_id=result.message_id, call=result.calls[0], model=MODEL
+        )
+        outcome = await call(acts, first)
+        again = await call(acts, first, attempt=2)  # a settled part, found by its message, is the answer
+        await env().run(
+            activities.close_step, CloseRequest(session_id=begin.session_id, message_id=result.message_id)
+        )
+    finally:
+        rt.store = real
+    assert counting.whole_sessions == 0
+    assert (outcome.status, outcome.content) == ("completed", "fast 1") and again == outcome
+    [done, closed] = await parts(rt, begin.session_id, result.message_id)
+    assert done.state == "completed"
+    assert (closed.state, closed.error, closed.error_kind) == ("error", ABORTED_ERROR, "aborted")

@@ -63,6 +63,13 @@ class SessionStore(Protocol):
         """Every message of the session with its parts, oldest first."""
         ...
 
+    async def load_message(self, session_id: str, message_id: str) -> StoredMessage | None:
+        """The message ``message_id`` of the session with its parts, or ``None`` when the session has no such message.
+
+        Reads by key: its cost does not grow with the session (law 10), unlike :meth:`load_messages`.
+        """
+        ...
+
     async def recover(self) -> int:
         """Mark unfinished tool parts interrupted (and unfinished assistant messages failed); return how many parts.
 

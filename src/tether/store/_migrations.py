@@ -150,4 +150,9 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE sessions ADD COLUMN parent_call_id TEXT;
     """,
+    # 8: one message's parts by key (``load_message``: what a Temporal tool call settles), never a walk over the
+    # session's parts (law 10). A part's message never changes, so its updates leave this index alone.
+    """
+    CREATE INDEX parts_message ON parts (session_id, message_id, id);
+    """,
 )

@@ -249,6 +249,12 @@ class PostgresStore:
         """Every message of the session with its parts, oldest first."""
         return await self._run(lambda conn: admin.load_messages(conn, session_id), read=True)
 
+    async def load_message(self, session_id: str, message_id: str) -> StoredMessage | None:
+        """The message ``message_id`` of the session with its parts (``None``: no such message in that session), by
+        key (see ``SQLiteStore.load_message``)."""
+        found = await self._run(lambda conn: admin.load_messages(conn, session_id, message_id), read=True)
+        return found[0] if found else None
+
     async def events(self, session_id: str, *, after: int = 0) -> Sequence[tuple[int, str, dict[str, Any]]]:
         """The session's event log after sequence number ``after``: ``(seq, type, data)`` in order."""
         return await self._run(lambda conn: admin.events(conn, session_id, after), read=True)

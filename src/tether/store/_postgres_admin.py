@@ -82,24 +82,30 @@ def child_sessions(conn: Any, session_id: str) -> list[SessionInfo]:
     return _sessions(conn, "WHERE parent_id = %s ORDER BY created, id", (pg_text(session_id),))
 
 
-def load_messages(conn: Any, session_id: str) -> list[StoredMessage]:
-    key = pg_text(session_id)
+def load_messages(conn: Any, session_id: str, message_id: str | None = None) -> list[StoredMessage]:
+    """The session's messages with their parts (inputs joined back), oldest first; only ``message_id`` if given (by
+    key and the ``parts_message`` index: law 10)."""
+    one = "" if message_id is None else " AND id = %s"
+    args = (pg_text(session_id),) if message_id is None else (pg_text(session_id), pg_text(message_id))
     infos: list[MessageInfo] = [
         message_from_json(session_id, json.loads(data))
-        for (data,) in conn.execute("SELECT data FROM messages WHERE session_id = %s ORDER BY id", (key,))
+        for (data,) in conn.execute(f"SELECT data FROM messages WHERE session_id = %s{one} ORDER BY id", args)
     ]
+    if not infos:
+        return []
     parts: dict[str, list[Part]] = {info.id: [] for info in infos}
-    for message_id, data, stored_input in conn.execute(
+    for message, data, stored_input in conn.execute(
         "SELECT p.message_id, p.data, i.data FROM parts AS p LEFT JOIN inputs AS i "
-        "ON i.session_id = p.session_id AND i.part_id = p.id WHERE p.session_id = %s ORDER BY p.id",
-        (key,),
+        f"ON i.session_id = p.session_id AND i.part_id = p.id WHERE p.session_id = %s{one and ' AND p.message_id = %s'} "
+        "ORDER BY p.id",
+        args,
     ):
-        bucket = parts.get(py_text(message_id))
+        bucket = parts.get(py_text(message))
         if bucket is not None:
             record = json.loads(data)
             if stored_input is not None:
                 record["input"], record["raw"] = json.loads(stored_input)
-            bucket.append(part_from_json(session_id, py_text(message_id), record))
+            bucket.append(part_from_json(session_id, py_text(message), record))
     return [StoredMessage(info=info, parts=tuple(parts[info.id])) for info in infos]
 
 

@@ -109,6 +109,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             UNIQUE (project, action, resource)
         )""",
     ),
+    # 2: one message's parts by key (``load_message``, SQLite migration 8), never a walk over the session's parts.
+    ("CREATE INDEX parts_message ON parts (session_id, message_id, id)",),
 )
 
 

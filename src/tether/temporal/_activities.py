@@ -354,7 +354,7 @@ class TurnActivities:
             unfinished
         ):  # a worker died mid-stream: that attempt's message is closed before the history is read
             for message in unfinished:
-                await self._close(info.id, message.info.id, stored)
+                await self._close(info.id, message)
             stored = await rt.store.load_messages(info.id)
         history = History.from_stored(stored)
         options: Any = {**agent.options, **request.options} if agent.options else request.options
@@ -533,16 +533,17 @@ class TurnActivities:
             return
 
         async def close() -> None:
-            stored = await self._rt.store.load_messages(request.session_id)
-            await self._close(request.session_id, message_id, stored)
+            # the one message, by key (law 10)
+            await self._close(
+                request.session_id, await self._rt.store.load_message(request.session_id, message_id)
+            )
 
         await heartbeating(close)
 
-    async def _close(self, session_id: str, message_id: str, stored: Any) -> None:
-        message = find_message(stored, message_id)
+    async def _close(self, session_id: str, message: StoredMessage | None) -> None:
         if message is None:
             return
-        processor = StepProcessor(self._emitter, session_id=session_id, message_id=message_id)
+        processor = StepProcessor(self._emitter, session_id=session_id, message_id=message.info.id)
         for part in message.parts:
             if isinstance(part, ToolPart):
                 adopt(processor, part)

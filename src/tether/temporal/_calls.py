@@ -118,8 +118,8 @@ class CallActivity:
     async def tool_call(self, request: CallRequest) -> CallOutcome:
         rt = self._rt
         spec = request.call
-        stored = await rt.store.load_messages(request.session_id)
-        message = find_message(stored, request.message_id)
+        # the one message, by key: a call's lookup does not grow with the session (law 10)
+        message = await rt.store.load_message(request.session_id, request.message_id)
         part = None
         if message is not None:
             part = next(

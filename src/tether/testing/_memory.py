@@ -65,6 +65,13 @@ class MemoryStore:
             out.append(StoredMessage(info=info, parts=tuple(p for p in parts if p.message_id == message_id)))
         return out
 
+    async def load_message(self, session_id: str, message_id: str) -> StoredMessage | None:
+        info = self.messages.get(session_id, {}).get(message_id)
+        if info is None:
+            return None
+        parts = sorted(self.parts.get(session_id, {}).values(), key=lambda p: p.id)
+        return StoredMessage(info=info, parts=tuple(p for p in parts if p.message_id == message_id))
+
     async def recover(self) -> int:
         count = 0
         for by_id in list(self.parts.values()):
