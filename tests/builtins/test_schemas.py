@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from tether.builtins._schema_data import SCHEMAS
-from tether.builtins._schemas import MODELS, CommittedCodec, generate
+from tether.builtins._schemas import MODELS, CommittedCodec, committed_codec, generate
 
 
 def test_the_committed_schemas_are_what_the_models_generate() -> None:
@@ -60,3 +61,14 @@ def test_building_the_tools_builds_no_input_validator(tmp_path: Path) -> None:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True", "False"]
+
+
+def test_a_model_with_no_committed_schema_gets_a_generated_one() -> None:
+    class Added(BaseModel):
+        """A model added since the schemas were written."""
+
+        name: str
+
+    codec = committed_codec(Added)
+    assert not isinstance(codec, CommittedCodec)
+    assert codec.schema["required"] == ["name"] and codec.decode({"name": "x"}) == Added(name="x")

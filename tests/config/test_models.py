@@ -251,3 +251,10 @@ def test_the_models_load_only_when_a_file_is_checked(tmp_path: Path) -> None:
     user_file.write_text('{"model": "openai/gpt-5"}')
     checked = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)
     assert checked.stdout.split() == ["True"]
+
+
+def test_the_package_names_no_attribute_it_does_not_have() -> None:
+    import tether.config
+
+    with pytest.raises(AttributeError, match="TetherConfg"):
+        tether.config.TetherConfg  # noqa: B018  # pyright: ignore[reportAttributeAccessIssue]
