@@ -29,9 +29,7 @@ The program, in classic BPF over ``struct seccomp_data`` (``nr`` at offset 0, ``
 
 from __future__ import annotations
 
-import ctypes
 import os
-import platform
 import struct
 import sys
 
@@ -63,8 +61,8 @@ _SECCOMP_MODE_FILTER = 2
 
 
 def supported(machine: str | None = None) -> bool:
-    """Whether the filter knows this machine's architecture (``platform.machine()`` by default)."""
-    return (machine or platform.machine()) in ARCHITECTURES
+    """Whether the filter knows this machine's architecture (``uname``'s machine by default)."""
+    return (machine or os.uname().machine) in ARCHITECTURES
 
 
 def program(machine: str | None = None) -> bytes:
@@ -73,7 +71,7 @@ def program(machine: str | None = None) -> bytes:
     Raises:
         OSError: an architecture the filter does not know (``ENOSYS``).
     """
-    name = machine or platform.machine()
+    name = machine or os.uname().machine
     if name not in ARCHITECTURES:
         raise OSError(38, f"no seccomp filter for the {name} architecture")
     arch, socket_nr, uring_nr, x32 = ARCHITECTURES[name]
@@ -99,16 +97,20 @@ def program(machine: str | None = None) -> bytes:
     )
 
 
-class _Program(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
 def deny_unix_sockets() -> None:
     """Install the filter on the calling thread for good (inherited by every child; ``no_new_privs`` first).
+
+    ``ctypes`` is imported here, not with the module: tether imports this module for :func:`supported` at start-up,
+    and only the processes that install the filter (the guard, the bridge's child, the trampoline) need it.
 
     Raises:
         OSError: the architecture is unknown, or the kernel refused (``prctl``'s errno).
     """
+    import ctypes
+
+    class _Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
     code = program()
     buffer = ctypes.create_string_buffer(code, len(code))
     fprog = _Program(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
