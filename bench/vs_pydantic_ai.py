@@ -31,6 +31,10 @@ pydantic-ai's run-to-run swing, and par100's 3x was met in two of the three runs
 2026-12-04, three full runs and one of par100 alone (load 0.0-1.0), same order: par100 53.1-54.3 / 170-177 us
 (3.2-3.3x in all four), par1000 38.2-39.6 / 120-123 (3.1x), par10000 41-49 / 153-172 (3.5-3.7x), seq100 19-20x,
 seq1000 106-111x.
+Issue 38, 2026-12-05, the fresh-runtime table (``--only par100 --only seq10 --repeat 5``, three runs at load 17, 12,
+11), first turn / same runtime's second turn / pydantic-ai beside them, wall per call: par100 130 / 113 / 2,504,
+78 / 60 / 452, 155 / 145 / 248 us; seq10 431 / 306 / 26,773, 530 / 430 / 2,412, 507 / 374 / 2,718 us (10x missed
+on the two quieter runs, steady state included).
 """
 
 from __future__ import annotations
