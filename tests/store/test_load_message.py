@@ -22,7 +22,7 @@ from tether.session import (
     UserInfo,
 )
 from tether.store import SQLiteStore
-from tether.store._sqlite import _MESSAGE_PARTS  # pyright: ignore[reportPrivateUsage]
+from tether.store._admin import _MESSAGE_PARTS  # pyright: ignore[reportPrivateUsage]
 from tether.testing import MemoryStore
 
 pytestmark = pytest.mark.anyio

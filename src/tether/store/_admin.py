@@ -1,4 +1,5 @@
-"""Finding and removing sessions in the SQLite store: id prefixes, the latest conversation, delete, prune.
+"""Finding, reading and removing sessions in the SQLite store: id prefixes, the latest conversation, messages with
+their parts (the whole session, or one message by key), delete, prune.
 
 These run in the store's writer thread (``SQLiteStore._run``), inside the transaction of the batch they are queued
 in, so a read sees every event appended before it and a delete commits with that batch. Each delete runs under its
@@ -21,13 +22,16 @@ which does not claim). Liveness is :func:`~tether.store._owners.owner_alive`, th
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Literal
 
 from .._record import record
 from ..errors import NotFoundError, UsageError
-from ..records import SessionInfo
+from ..records import MessageInfo, Part, SessionInfo
+from ..records.internal import message_from_json, part_from_json
+from ._interface import StoredMessage
 from ._owners import Owner, OwnerRow, owner_alive
 
 __all__ = [
@@ -39,6 +43,7 @@ __all__ = [
     "find_prefix",
     "kinds",
     "latest",
+    "load_messages",
     "prune",
     "resolve",
     "set_kind",
@@ -51,6 +56,42 @@ AMBIGUOUS_SHOWN = 5
 """How many candidates an ambiguous prefix's error names."""
 
 FromRow = Callable[[sqlite3.Row], SessionInfo]
+
+
+_PARTS = (
+    "SELECT p.message_id, p.data, i.data FROM parts AS p LEFT JOIN inputs AS i "
+    "ON i.session_id = p.session_id AND i.part_id = p.id WHERE p.session_id = ? ORDER BY p.id"
+)
+_MESSAGE_PARTS = (
+    "SELECT p.message_id, p.data, i.data FROM parts AS p INDEXED BY parts_message LEFT JOIN inputs AS i "
+    "ON i.session_id = p.session_id AND i.part_id = p.id WHERE p.session_id = ? AND p.message_id = ? ORDER BY p.id"
+)
+"""One message's parts, by ``parts_message`` (named: with no statistics, no ``ANALYZE``, SQLite's planner walks the
+session's parts by the primary key instead, a cost that grows with the session, law 10)."""
+
+
+def load_messages(conn: sqlite3.Connection, session_id: str, message_id: str | None) -> list[StoredMessage]:
+    """The session's messages with their parts (inputs joined back), oldest first; only ``message_id`` if given."""
+    if message_id is None:
+        messages, parts_of = "SELECT data FROM messages WHERE session_id = ? ORDER BY id", _PARTS
+        args: tuple[str, ...] = (session_id,)
+    else:
+        messages = "SELECT data FROM messages WHERE session_id = ? AND id = ?"
+        parts_of, args = _MESSAGE_PARTS, (session_id, message_id)
+    infos: list[MessageInfo] = [
+        message_from_json(session_id, json.loads(data)) for (data,) in conn.execute(messages, args)
+    ]
+    if not infos:
+        return []
+    parts: dict[str, list[Part]] = {info.id: [] for info in infos}
+    for part_message, data, stored_input in conn.execute(parts_of, args):
+        bucket = parts.get(part_message)
+        if bucket is not None:
+            record = json.loads(data)
+            if stored_input is not None:
+                record["input"], record["raw"] = json.loads(stored_input)
+            bucket.append(part_from_json(session_id, part_message, record))
+    return [StoredMessage(info=info, parts=tuple(parts[info.id])) for info in infos]
 
 
 @record

@@ -46,14 +46,10 @@ import anyio.to_thread
 from ..errors import NotFoundError, StoreError, UsageError
 from ..records import (
     DurableEvent,
-    MessageInfo,
-    Part,
     SessionInfo,
 )
 from ..records.internal import (
-    message_from_json,
     now_ms,
-    part_from_json,
 )
 from ..storable import visible
 from . import _admin
@@ -296,14 +292,14 @@ class SQLiteStore:
 
     async def load_messages(self, session_id: str) -> Sequence[StoredMessage]:
         """Every message of the session with its parts, oldest first."""
-        return await self._run(lambda conn: _read_messages(conn, session_id, None))
+        return await self._run(lambda conn: _admin.load_messages(conn, session_id, None))
 
     async def load_message(self, session_id: str, message_id: str) -> StoredMessage | None:
         """The message ``message_id`` of the session with its parts (``None``: no such message in that session).
 
         Two key searches (the message by its key, its parts by ``parts_message``), whatever the session's length
         (law 10): what a Temporal tool call reads to find the one part it settles."""
-        found = await self._run(lambda conn: _read_messages(conn, session_id, message_id))
+        found = await self._run(lambda conn: _admin.load_messages(conn, session_id, message_id))
         return found[0] if found else None
 
     async def events(self, session_id: str, *, after: int = 0) -> Sequence[tuple[int, str, dict[str, Any]]]:
@@ -738,42 +734,6 @@ class SQLiteStore:
         log.debug("session store write failed: %s", exc)
         if self._error is None:
             self._error = StoreError(f"Session store write failed ({self.path}): {exc}")
-
-
-_PARTS = (
-    "SELECT p.message_id, p.data, i.data FROM parts AS p LEFT JOIN inputs AS i "
-    "ON i.session_id = p.session_id AND i.part_id = p.id WHERE p.session_id = ? ORDER BY p.id"
-)
-_MESSAGE_PARTS = (
-    "SELECT p.message_id, p.data, i.data FROM parts AS p INDEXED BY parts_message LEFT JOIN inputs AS i "
-    "ON i.session_id = p.session_id AND i.part_id = p.id WHERE p.session_id = ? AND p.message_id = ? ORDER BY p.id"
-)
-"""One message's parts, by ``parts_message`` (named: with no statistics, no ``ANALYZE``, SQLite's planner walks the
-session's parts by the primary key instead, a cost that grows with the session, law 10)."""
-
-
-def _read_messages(conn: sqlite3.Connection, session_id: str, message_id: str | None) -> list[StoredMessage]:
-    """The session's messages with their parts (inputs joined back), oldest first; only ``message_id`` if given."""
-    if message_id is None:
-        messages, parts_of = "SELECT data FROM messages WHERE session_id = ? ORDER BY id", _PARTS
-        args: tuple[str, ...] = (session_id,)
-    else:
-        messages = "SELECT data FROM messages WHERE session_id = ? AND id = ?"
-        parts_of, args = _MESSAGE_PARTS, (session_id, message_id)
-    infos: list[MessageInfo] = [
-        message_from_json(session_id, json.loads(data)) for (data,) in conn.execute(messages, args)
-    ]
-    if not infos:
-        return []
-    parts: dict[str, list[Part]] = {info.id: [] for info in infos}
-    for part_message, data, stored_input in conn.execute(parts_of, args):
-        bucket = parts.get(part_message)
-        if bucket is not None:
-            record = json.loads(data)
-            if stored_input is not None:
-                record["input"], record["raw"] = json.loads(stored_input)
-            bucket.append(part_from_json(session_id, part_message, record))
-    return [StoredMessage(info=info, parts=tuple(parts[info.id])) for info in infos]
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
