@@ -44,11 +44,22 @@ from ..session import (
     TextPart,
     ToolPart,
 )
-from ..session._dispatch import SURROGATE_INPUT_ERROR, _has_lone_surrogate, _invalid_arguments
-from ..session._processor import Emitter, StepProcessor
-from ..session._runner import DEFAULT_MAX_STEPS, _user_parts, resolve_agent
-from ..session._session import _model_catalog, _title
-from ..session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT, History
+from ..session.internal import (
+    ABORTED_ERROR,
+    DEFAULT_MAX_STEPS,
+    INCOMPLETE_CALL_ERROR,
+    MAX_STEPS_PROMPT,
+    SURROGATE_INPUT_ERROR,
+    Emitter,
+    History,
+    StepProcessor,
+    resolve_agent,
+)
+from ..session.internal import has_lone_surrogate as _has_lone_surrogate
+from ..session.internal import invalid_arguments as _invalid_arguments
+from ..session.internal import model_catalog as _model_catalog
+from ..session.internal import session_title as _title
+from ..session.internal import user_parts as _user_parts
 from ..store import StoredMessage
 from ..tools import Failed
 from ._calls import CallActivity, adopt, find_message, heartbeating

@@ -33,11 +33,8 @@ from ..errors import BlockedError, CorrectedError, DeclinedError, NotFoundError
 from ..permissions import PermissionAsked, PermissionRequest
 from ..records.internal import now_ms
 from ..session import QuestionAsked, ToolPart
-from ..session._dispatch import permission_asker
-from ..session._processor import Emitter, StepProcessor
-from ..session._runner import resolve_agent
-from ..session._session import _model_catalog
-from ..session.internal import ABORTED_ERROR
+from ..session.internal import ABORTED_ERROR, Emitter, StepProcessor, permission_asker, resolve_agent
+from ..session.internal import model_catalog as _model_catalog
 from ..store import StoredMessage
 from ..store.internal import INTERRUPTED_ERROR
 from ..tools import Failed, Outcome, ToolCall, ToolContext
