@@ -145,9 +145,10 @@ def test_ctrl_c_cancels_the_turn_on_the_worker_and_exits_130(
     from tether.temporal import TemporalRunner
 
     started = project / "started"
-    # the call outlasts every guard below: only the cancel ends it (a busy machine delivers the cancel slowly: the
-    # worker learns it on its next heartbeat; the 60 s call of before ran out first at load 20)
-    call = {"name": "bash", "arguments": {"command": "touch started && sleep 900", "description": "wait"}}
+    # the call (and its own timeout, the longest bash allows) outlasts every guard below: only the cancel ends it (a
+    # busy machine delivers the cancel slowly: the 60 s call of before ran out first at load 20)
+    command = {"command": "touch started && sleep 900", "description": "wait", "timeout": 600_000}
+    call = {"name": "bash", "arguments": command}
     model = script(tmp_path, [{"tool_calls": [call]}, {"text": "Finished."}])
     process = subprocess.Popen(
         tether(
@@ -177,8 +178,13 @@ def test_ctrl_c_cancels_the_turn_on_the_worker_and_exits_130(
         assert time.monotonic() < deadline and process.poll() is None
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
-    assert process.wait(300) == 130, process.stderr.read()
-    process.stderr.close()
+    try:
+        assert process.wait(300) == 130, process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stderr.close()
 
     async def stop() -> str:
         runner = await TemporalRunner.connect(temporal_server, data_dir=Path(env["TETHER_DATA_DIR"]))
