@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tether.builtins._shell_analysis import always_pattern
 from tether.permissions import PermissionRequest, always_saves, is_broad
+from tether.permissions._always import RUNNERS
 
 BROAD = [
     "*",
@@ -21,6 +23,14 @@ BROAD = [
     "https://*",
     "rm ?",
     "a\\*",
+    "docker run *",
+    "docker run --privileged -v *",
+    "podman exec *",
+    "docker compose exec *",
+    "kubectl exec -it *",
+    "uv run *",
+    "npm exec *",
+    "go run *",
 ]
 NARROW = [
     "git push *",
@@ -32,6 +42,10 @@ NARROW = [
     ".gitmodules",
     "rm -rf build",
     "",
+    "docker run alpine *",
+    "docker ps *",
+    "kubectl get *",
+    "uv pip *",
 ]
 
 
@@ -69,3 +83,24 @@ def test_always_saves_the_exact_file_of_a_protected_path() -> None:
     )
     assert always_saves(plain) == ("*",)
     assert always_saves(protected) == (".git/config",)
+
+
+def test_a_wildcard_right_after_a_runner_is_broad_and_one_word_further_is_not() -> None:
+    for runner in RUNNERS:
+        assert is_broad(" ".join(runner) + " *"), runner
+        assert not is_broad(" ".join(runner) + " something *"), runner
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "docker run -v /:/host alpine sh",
+        "kubectl exec -it pod -- sh",
+        "docker compose exec web sh",
+        "go run x.go",
+    ],
+)
+def test_the_always_pattern_of_a_command_that_runs_anything_is_broad(command: str) -> None:
+    # These saved "docker run *" and the like with the one letter `a` before: root on the host, any code.
+    pattern = always_pattern(command.split())
+    assert pattern is not None and is_broad(pattern), pattern

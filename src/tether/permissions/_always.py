@@ -7,9 +7,12 @@ with the same care (the terminal refuses the one-letter ``a`` for it, the forms 
 A pattern is **broad** when it holds a wildcard (``*`` or ``?``) and its literal text before the first wildcard names
 at most one thing: split on whitespace and ``/`` (``\\`` counts as ``/``), leaving out flags (words starting with
 ``-``), at most one word is left. So ``*``, ``*.py``, ``rm *``, ``git -C *``, ``python3 -c *``, ``/*``, ``~/*`` and
-``https://*`` are broad: each approves every command of a program or everything under a root. ``git push *``,
-``npm run *``, ``/home/me/other-project/*``, ``https://docs.python.org/*`` and exact texts (``.gitmodules``,
-``rm -rf build``) are not.
+``https://*`` are broad: each approves every command of a program or everything under a root. So is a wildcard right
+after a **runner**, a program and subcommand that run any command or image given to them (:data:`RUNNERS`:
+``docker run *``, ``docker exec *``, ``kubectl exec *``, ``uv run *``, ``npm exec *``, ``nix run *``, ...): two words,
+but ``docker run --privileged -v /:/host ...`` is root on the host and ``uv run rm -rf ~`` is ``rm``. ``git push *``,
+``npm run *``, ``docker run alpine *`` (that image), ``/home/me/other-project/*``, ``https://docs.python.org/*`` and
+exact texts (``.gitmodules``, ``rm -rf build``) are not.
 """
 
 from __future__ import annotations
@@ -18,10 +21,59 @@ import re
 
 from ._types import PermissionRequest
 
-__all__ = ["always_saves", "is_broad"]
+__all__ = ["RUNNERS", "always_saves", "is_broad"]
 
 _WILDCARD = re.compile(r"[*?]")
 _SEPARATORS = re.compile(r"[\s/]+")
+
+_CONTAINERS = ("docker", "podman", "nerdctl")
+_ENVIRONMENTS = (
+    "uv",
+    "poetry",
+    "pdm",
+    "hatch",
+    "pipenv",
+    "rye",
+    "pixi",
+    "conda",
+    "mamba",
+    "micromamba",
+    "pipx",
+)
+RUNNERS: frozenset[tuple[str, ...]] = frozenset(
+    {
+        *((c, verb) for c in _CONTAINERS for verb in ("run", "exec", "create")),
+        *(
+            (c, group, verb)
+            for c in _CONTAINERS
+            for group in ("container", "compose")
+            for verb in ("run", "exec")
+        ),
+        ("docker-compose", "run"),
+        ("docker-compose", "exec"),
+        ("kubectl", "exec"),
+        ("kubectl", "run"),
+        ("kubectl", "debug"),
+        *((tool, "run") for tool in _ENVIRONMENTS),
+        ("uv", "tool"),
+        ("npm", "exec"),
+        ("npm", "x"),
+        ("pnpm", "exec"),
+        ("pnpm", "dlx"),
+        ("yarn", "exec"),
+        ("yarn", "dlx"),
+        ("bun", "x"),
+        ("nix", "run"),
+        ("nix", "shell"),
+        ("nix", "develop"),
+        ("go", "run"),
+        ("deno", "run"),
+        ("cargo", "install"),
+        ("git", "submodule", "foreach"),
+    }
+)
+"""Programs and subcommands that run whatever command, script or image follows them: a wildcard right after one is
+as broad as one after a single word (flags aside)."""
 
 
 def always_saves(request: PermissionRequest) -> tuple[str, ...]:
@@ -37,10 +89,11 @@ def always_saves(request: PermissionRequest) -> tuple[str, ...]:
 
 
 def is_broad(pattern: str) -> bool:
-    """Whether the saved ``pattern`` is broad: a wildcard after at most one word (flags aside); see the module."""
+    """Whether the saved ``pattern`` is broad: a wildcard after at most one word, or right after a runner (flags
+    aside); see the module."""
     found = _WILDCARD.search(pattern)
     if found is None:
         return False
     literal = pattern[: found.start()].replace("\\", "/")
     words = [word for word in _SEPARATORS.split(literal) if word and not word.startswith("-")]
-    return len(words) <= 1
+    return len(words) <= 1 or tuple(words) in RUNNERS
