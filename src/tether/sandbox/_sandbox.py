@@ -32,8 +32,10 @@ _log = logging.getLogger("tether.sandbox")
 LANDLOCK_MODULE = str(Path(__file__).with_name("_landlock.py"))
 """The stdlib-only module the guard loads by path to apply Landlock in the shell it forks."""
 BRIDGE_MODULE = str(Path(__file__).with_name("_bridge.py"))
-SECCOMP_MODULE = str(Path(__file__).with_name("_seccomp.py"))
 """The stdlib-only script that forwards a loopback port inside the sandbox to tether's proxy (network ``proxy``)."""
+SECCOMP_MODULE = str(Path(__file__).with_name("_seccomp.py"))
+"""The stdlib-only module whose seccomp filter refuses unix sockets: loaded by path by the guard, the bridge and the
+MCP servers' trampoline."""
 
 _WILD = ("*", "?")
 
