@@ -420,16 +420,7 @@ class TurnActivities:
                 if part is not None:
                     settled.append(_settled_call(part))
                 continue
-            tool = materialization.tool(call.name)
-            specs.append(
-                CallSpec(
-                    call_id=call.id,
-                    name=call.name,
-                    input=call.input,
-                    timeout=tool.timeout if tool is not None else None,
-                    idempotent=tool.idempotent if tool is not None else False,
-                )
-            )
+            specs.append(_call_spec(materialization, call.id, call.name, call.input))
         processor.close_blocks()
         for part in processor.tool_parts():  # never received a complete call (the stream ended mid-input)
             if part.state == "pending":
@@ -507,16 +498,7 @@ class TurnActivities:
             if part.settled and part.error_kind != "interrupted":
                 settled.append(_settled_call(part))
                 continue
-            tool = materialization.tool(part.tool)
-            specs.append(
-                CallSpec(
-                    call_id=part.call_id,
-                    name=part.tool,
-                    input=part.input,
-                    timeout=tool.timeout if tool is not None else None,
-                    idempotent=tool.idempotent if tool is not None else False,
-                )
-            )
+            specs.append(_call_spec(materialization, part.call_id, part.tool, part.input))
         error = info.error if info.error is not None and info.error.kind == "provider" else None
         retry_in: float | None = None
         if error is not None and error.retryable:
@@ -577,6 +559,18 @@ def _never_runs(call: ToolCallEvent) -> Failed | None:
     if _has_lone_surrogate(call.input):
         return Failed(error=SURROGATE_INPUT_ERROR, kind="invalid_input")
     return None
+
+
+def _call_spec(materialization: Materialization, call_id: str, name: str, input: Any) -> CallSpec:
+    """What the workflow needs to run one call: its step's tool's timeout and idempotence (none for an unknown name)."""
+    tool = materialization.tool(name)
+    return CallSpec(
+        call_id=call_id,
+        name=name,
+        input=input,
+        timeout=tool.timeout if tool is not None else None,
+        idempotent=tool.idempotent if tool is not None else False,
+    )
 
 
 def _settled_call(part: ToolPart) -> dict[str, Any]:
