@@ -9,7 +9,7 @@ chunk (or ``x_groq.usage``). Tool calls are reported when the stream finishes, w
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ...errors import ProviderError
@@ -28,16 +28,24 @@ from .._events import (
     ToolInputStart,
     Usage,
 )
-from .._request import AssistantMessage, Message, ModelRequest, ReasoningContent, TextContent, UserMessage
+from .._request import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ReasoningContent,
+    TextContent,
+    ToolCallContent,
+    UserMessage,
+)
 from ._base import Assembler, ClientSettings, HTTPModel, MalformedEvent, stream_ended_early
-from ._common import CallIds, ToolNames, dump_arguments, tool_call_event
+from ._common import CallIds, ToolNames, dump_arguments, dumps, tool_call_event
 from ._errors import map_error
 from ._wire import FINISH_OPENAI_CHAT, as_int, openai_strict_ok, result_text, split_content
 
 if TYPE_CHECKING:
     from ._clients import Loaded
 
-__all__ = ["ChatAssembler", "OpenAIChatModel", "build_chat_body", "chat_messages"]
+__all__ = ["ChatAssembler", "OpenAIChatModel", "WireCache", "build_chat_body", "chat_messages"]
 
 
 def _user_parts(parts: tuple[Text | File, ...]) -> str | list[dict[str, Any]]:
@@ -75,6 +83,7 @@ def build_chat_body(
     strict_tools: bool = True,
     include_usage: bool = True,
     reasoning_field: str | None = None,
+    history: bool = True,
 ) -> dict[str, Any]:
     """The ``/chat/completions`` body for ``request``, without its options (pure; snapshot-tested).
 
@@ -83,12 +92,15 @@ def build_chat_body(
             reject the field.
         include_usage: ask for usage in the last chunk (``stream_options``).
         reasoning_field: send assistant reasoning back in this field (DeepSeek's ``reasoning_content``).
+        history: convert ``request.messages`` (false: ``messages`` holds the system message only; the adapter
+            splices the history's encoded messages in, :class:`WireCache`).
     """
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": "\n\n".join(request.system)})
-    for message in request.messages:
-        messages.extend(chat_messages(message, names, reasoning_field))
+    if history:
+        for message in request.messages:
+            messages.extend(chat_messages(message, names, reasoning_field))
     body: dict[str, Any] = {"model": model_id, "messages": messages, "stream": True}
     if include_usage:
         body["stream_options"] = {"include_usage": True}
@@ -141,6 +153,65 @@ def chat_messages(message: Message, names: ToolNames, reasoning_field: str | Non
     if attachments:
         out.append({"role": "user", "content": attachments})
     return out
+
+
+class WireCache:
+    """Each history message's wire JSON (and the call ids it holds), kept from one step's body to the next (law 10:
+    a step encodes only what is new).
+
+    The history is append-only and its messages are immutable records, so a message seen in the previous body is
+    the same object now: its encoded bytes are reused, found by identity (the entry keeps the message, so an id is
+    never taken for a new object's). Only the messages of the last body are kept (the cache never outgrows the
+    history it mirrors); a change of the tool-name mapping (the wire names inside calls) drops them all.
+    """
+
+    __slots__ = ("_entries", "_key", "_reasoning_field")
+
+    def __init__(self, reasoning_field: str | None) -> None:
+        self._reasoning_field = reasoning_field
+        self._entries: dict[int, tuple[Message, bytes, tuple[str, ...]]] = {}
+        self._key: tuple[tuple[str, str], ...] = ()
+
+    def encoded(self, messages: Sequence[Message], names: ToolNames) -> tuple[list[bytes], list[str]]:
+        """The wire JSON of ``messages``, one item per history message that has any (its wire messages joined), and
+        the call ids the history uses (:meth:`CallIds.from_history`'s, without walking every message's parts)."""
+        if names.key != self._key:
+            self._entries, self._key = {}, names.key
+        seen = self._entries
+        kept: dict[int, tuple[Message, bytes, tuple[str, ...]]] = {}
+        out: list[bytes] = []
+        ids: list[str] = []
+        for message in messages:
+            entry = seen.get(id(message))
+            if entry is None or entry[0] is not message:
+                wire = chat_messages(message, names, self._reasoning_field)
+                calls = (
+                    tuple(part.call_id for part in message.content if isinstance(part, ToolCallContent))
+                    if isinstance(message, AssistantMessage)
+                    else ()
+                )
+                entry = (message, b",".join([dumps(item) for item in wire]), calls)
+            kept[id(message)] = entry
+            if entry[1]:
+                out.append(entry[1])
+            ids.extend(entry[2])
+        self._entries = kept
+        return out, ids
+
+
+def _spliced(body: dict[str, Any], system: list[dict[str, Any]], history: list[bytes]) -> bytes:
+    """``body`` encoded with ``system`` and the encoded ``history`` as its messages (``body`` is spent).
+
+    ``body`` is :func:`build_chat_body`'s (``model`` its first member, ``messages`` the second), so its encoding with
+    no messages starts with ``{"model":...,"messages":[]``: the messages go between those brackets.
+    """
+    body["messages"] = []
+    encoded = dumps(body)
+    head = b'{"model":' + dumps(body["model"]) + b',"messages":['
+    assert encoded.startswith(head + b"]")
+    items = [dumps(item) for item in system]
+    items.extend(history)
+    return b"".join([head, b",".join(items), encoded[len(head) :]])
 
 
 def _text(value: Any) -> str | None:
@@ -368,6 +439,28 @@ class OpenAIChatModel(HTTPModel):
         self.reasoning_field = reasoning_field
         self.max_tokens_field = max_tokens_field
         """``max_completion_tokens`` (OpenAI) or ``max_tokens`` (most compatible servers)."""
+        self._wire = WireCache(reasoning_field)
+
+    def build_body(self, request: ModelRequest) -> tuple[bytes, Assembler]:
+        """As :meth:`HTTPModel.build_body`, the history's messages encoded once each (:class:`WireCache`): the
+        body is the same bytes as the whole body encoded at once."""
+        names = ToolNames(request.tools)
+        body = build_chat_body(
+            request,
+            self.model_id,
+            names=names,
+            strict_tools=self.strict_tools,
+            include_usage=self.include_usage,
+            reasoning_field=self.reasoning_field,
+            history=False,
+        )
+        system: list[dict[str, Any]] = body["messages"]
+        self._apply_options(body, request.options)
+        if body["messages"] is system:
+            history, ids = self._wire.encoded(request.messages, names)
+            return _spliced(body, system, history), self._assembler(CallIds(ids), names)
+        # extra_body replaced the messages: the history is not sent
+        return dumps(body), self._assembler(CallIds.from_history(request.messages), names)
 
     def _load(self) -> Loaded:
         from ._clients import load_openai
