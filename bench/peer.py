@@ -31,7 +31,9 @@ Targets (issue 14): per call at least 20x less overhead than OpenCode in the par
 Issue 38: a sequential step at most 1.5 ms and at most 5x the loopback floor, a call of the 200-call parallel step at
 most 0.2 ms. The floor is a raw ``http.client`` connection (keep-alive) replaying the request bodies tether sent in
 its last ``seq100`` run to a fresh scripted server, each streamed answer read to its end: the server's own time for
-the same bytes, plus loopback.
+the same bytes, plus loopback. For each parallel kind the same replay of its two requests, minus the no-tool run's
+request, over the calls, is the server's own time per call (streaming the calls, then reading and logging a body
+that carries every result): what of the per-call figure is not tether's.
 
 Issue 14, 2026-12-01 (OpenCode 1.18.33 in the same runs, medians of 3, per call wall / CPU, ratio OpenCode over
 tether): at 94852f4, load 0.2-1.9: seq100 12.16 / 9.15 ms (17.2x / 28.5x), par1000 1.90 / 1.83 ms (10.1x / 13.0x).
@@ -248,15 +250,14 @@ def run_tether(kind: str, workdir: Path) -> Run:
             )
         server.check("tether", kind)
         _check_reads(kind, done.stdout)
-        if not KINDS[kind][1] and KINDS[kind][0]:
-            BODIES[kind] = server.bodies()
+        BODIES[kind] = server.bodies()
         return run
     finally:
         server.close()
 
 
 BODIES: dict[str, list[bytes]] = {}
-"""The request bodies tether sent in its last run of each sequential kind: the loopback floor replays them."""
+"""The request bodies tether sent in its last run of each kind: the loopback floors replay them."""
 
 
 def run_tether_local(kind: str, workdir: Path) -> Run:
@@ -299,7 +300,12 @@ def run_opencode(kind: str, workdir: Path) -> Run:
 
 
 def server_latency(
-    workdir: Path, n: int = 30, *, quick_ack: bool = False, bodies: list[bytes] | None = None
+    workdir: Path,
+    n: int = 30,
+    *,
+    quick_ack: bool = False,
+    bodies: list[bytes] | None = None,
+    kind: str = "seq100",
 ) -> float:
     """The loopback floor: a raw HTTP client (no runtime) on one keep-alive connection, each request's streamed
     answer read to its end, seconds per request.
@@ -310,11 +316,12 @@ def server_latency(
     sent, which tether's adapters did until issue 14 (by patching ``httpcore2``): it only helps against a server that
     writes a response in several small writes without ``TCP_NODELAY`` (Nagle x delayed ACK, ~40 ms a request). The
     scripted server disables Nagle, as real API servers do, so both floors should be equal: the bench prints both to
-    show that the trick has nothing left to win.
+    show that the trick has nothing left to win. ``kind`` is the script the server plays (the one ``bodies`` were
+    sent to).
     """
     import http.client
 
-    server = Server(_script("seq100", "path", "notes.txt"), workdir)
+    server = Server(_script(kind, "path", "notes.txt"), workdir)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", server.port)
         if bodies:
@@ -344,6 +351,22 @@ def server_latency(
         return (time.perf_counter() - start) / n
     finally:
         server.close()
+
+
+def parallel_floor(workdir: Path, kind: str, repeat: int) -> float | None:
+    """The server's own time per call of a parallel kind: tether's requests of its last ``kind`` run replayed by the
+    raw client (the server streams every call, then reads, parses and logs a body carrying every result), minus its
+    no-tool run's request replayed the same way, over the calls; medians of ``repeat`` interleaved replays. ``None``
+    when either run's bodies are missing."""
+    calls, none = BODIES.get(kind), BODIES.get("none")
+    if not calls or not none:
+        return None
+    with_calls: list[float] = []
+    without: list[float] = []
+    for _ in range(repeat):
+        with_calls.append(server_latency(workdir, bodies=calls, kind=kind) * len(calls))
+        without.append(server_latency(workdir, bodies=none, kind="none") * len(none))
+    return (statistics.median(with_calls) - statistics.median(without)) / KINDS[kind][0]
 
 
 def _opencode_available() -> str | None:
@@ -433,6 +456,7 @@ def main() -> None:
         floor_quick = statistics.median(
             server_latency(workdir, quick_ack=True, bodies=replay) for _ in range(args.repeat)
         )
+        par_floors = {k: parallel_floor(workdir, k, args.repeat) for k in ("par200", "par1000") if k in kinds}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     with open("/proc/loadavg") as f:
@@ -507,6 +531,13 @@ def main() -> None:
                 print(
                     f"tether's parallel call ({kind}): {call * 1e3:.3f} ms (target <= {PAR_TARGET_MS:g} ms: {verdict})"
                 )
+                server = par_floors.get(kind)
+                if server is not None:
+                    print(
+                        f"  of which the server's own time (tether's {kind} requests replayed by a raw client, minus "
+                        f"the no-tool request's): {server * 1e3:.3f} ms; tether's part: {(call - server) * 1e3:.3f} ms "
+                        f"wall, {_per_call(ours, kind).cpu * 1e3:.3f} ms CPU"
+                    )
     print("per call = (median run with N calls - median run with none) / N; ratio = OpenCode over tether")
     if verdicts:
         print(f"targets (>= {TARGET:g}x less per call): " + "; ".join(verdicts))
