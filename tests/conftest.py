@@ -161,6 +161,10 @@ def _no_process_survives() -> Iterator[None]:
     shell_run = sys.modules.get("tether.builtins._shell_run")
     if shell_run is not None:
         shell_run._stop_server()
+    # The tests' fork server (tests/cli/_forkserver.py) serves until the tests are done: stop it the same way.
+    for name, module in list(sys.modules.items()):
+        if name.endswith("cli._forkserver"):
+            module.close()
     mark = os.environ[MARK].rpartition(":")[2]
     deadline = time.monotonic() + GRACE
     left = survivors(os.getpid(), mark)

@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from . import _forkserver
+
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
 
@@ -39,10 +41,16 @@ class Result:
 
 
 class Cli:
-    """Runs ``python -m tether.cli`` with an isolated environment."""
+    """Runs ``python -m tether.cli`` with an isolated environment.
 
-    def __init__(self, tmp: Path) -> None:
+    :meth:`run` forks each command from the tests' fork server (``_forkserver.py``: a process of its own, without a
+    fresh interpreter's start-up) unless ``fresh`` is set or the environment asks for a fresh interpreter; :meth:`argv`
+    (for ``Popen`` and :meth:`pty`) is always the real ``python -m tether.cli``.
+    """
+
+    def __init__(self, tmp: Path, *, fresh: bool = False) -> None:
         self.tmp = tmp
+        self.fresh = fresh
         self.data_dir = tmp / "data"
         self.env = {
             **os.environ,
@@ -59,6 +67,9 @@ class Cli:
         return [sys.executable, "-m", "tether.cli", *args]
 
     def run(self, *args: str, cwd: Path | None = None, timeout: float = 60) -> Result:
+        if not self.fresh and _forkserver.SERVER.serves(self.env):
+            forked = _forkserver.SERVER.run(args, env=self.env, cwd=cwd, timeout=timeout)
+            return Result(forked.code, forked.stdout, forked.stderr)
         done = subprocess.run(
             self.argv(args),
             env=self.env,

@@ -32,7 +32,7 @@ def test_python_m_tether_cli_in_a_repository_never_runs_its_modules(tmp_path: Pa
     repository = tmp_path / "repository"
     repository.mkdir()
     canaries = _plant(repository)
-    cli = Cli(tmp_path)
+    cli = Cli(tmp_path, fresh=True)  # the attack is on a fresh interpreter's start-up: no fork server
     version = cli.run("--version", cwd=repository)
     assert (version.code, version.stdout) == (0, "tether 0.1.0\n"), version.output
     listed = cli.run("sessions", "--all", "--json", cwd=repository)  # typer, rich, anyio, pydantic, the store

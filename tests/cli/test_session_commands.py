@@ -162,7 +162,11 @@ def test_a_session_a_live_run_holds_is_not_deleted_or_pruned(cli: Any, project: 
         refused = cli.run("session", "delete", session, "--yes")
         assert refused.code == 2
         assert re.search(rf"session {session} is in use by a running tether \(pid \d+", refused.stderr)
-        pruned = cli.run("sessions", "prune", "--older-than", "1s")
+        conn = sqlite3.connect(cli.data_dir / "tether.db")  # old enough to prune, had no run hold it
+        conn.execute("UPDATE sessions SET updated = updated - 40 * 86400000 WHERE id = ?", (session,))
+        conn.commit()
+        conn.close()
+        pruned = cli.run("sessions", "prune", "--older-than", "30d")
         assert pruned.code == 0
         assert f"kept session {session} is in use" in pruned.stderr
         assert _rows(cli) == before
