@@ -107,7 +107,7 @@ def test_a_chat_body_built_step_by_step_is_the_body_encoded_whole(options: Reque
         tools = [DOTTED] if n % 4 else []  # the wire name of fs.read changes with the tools offered
         request = ModelRequest(system=["Be brief."], messages=HISTORY[:n], tools=tools, options=options)
         assert model.build_body(request)[0] == _whole(model, request)
-    again = [*HISTORY[:3], *_step(1)]  # equal messages that are other objects
+    again = [*HISTORY[:3], ToolMessage(results=()), *_step(1)]  # other objects; one with no wire message
     request = ModelRequest(messages=again, tools=[DOTTED], options=options)
     assert model.build_body(request)[0] == _whole(model, request)
 

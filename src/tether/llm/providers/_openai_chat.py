@@ -445,15 +445,7 @@ class OpenAIChatModel(HTTPModel):
         """As :meth:`HTTPModel.build_body`, the history's messages encoded once each (:class:`WireCache`): the
         body is the same bytes as the whole body encoded at once."""
         names = ToolNames(request.tools)
-        body = build_chat_body(
-            request,
-            self.model_id,
-            names=names,
-            strict_tools=self.strict_tools,
-            include_usage=self.include_usage,
-            reasoning_field=self.reasoning_field,
-            history=False,
-        )
+        body = self._body(request, names)
         system: list[dict[str, Any]] = body["messages"]
         self._apply_options(body, request.options)
         if body["messages"] is system:
@@ -468,6 +460,7 @@ class OpenAIChatModel(HTTPModel):
         return load_openai(self.settings, client=self._given_client)
 
     def _body(self, request: ModelRequest, names: ToolNames) -> dict[str, Any]:
+        """The body with the system message as its only message: :meth:`build_body` splices the history in."""
         return build_chat_body(
             request,
             self.model_id,
@@ -475,6 +468,7 @@ class OpenAIChatModel(HTTPModel):
             strict_tools=self.strict_tools,
             include_usage=self.include_usage,
             reasoning_field=self.reasoning_field,
+            history=False,
         )
 
     def _wire_option(self, key: str, value: Any) -> Mapping[str, Any]:
