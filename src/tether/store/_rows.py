@@ -49,6 +49,7 @@ __all__ = [
     "session_from_row",
     "session_row",
     "write_event",
+    "writer_statements",
 ]
 
 _INLINE_LIMIT = 16_384
@@ -275,6 +276,20 @@ _UPSERT_INPUT = _Rows(
     " ON CONFLICT (session_id, part_id) DO UPDATE SET data = excluded.data",
 )
 _INSERT_EVENT = _Rows("INSERT INTO events (session_id, type, ref, time, data)", 5)
+
+
+def writer_statements() -> tuple[str, ...]:
+    """The SQL texts :meth:`Writes.execute` runs on SQLite in a step's batches, the ones small batches use first.
+
+    SQLite compiles a statement at its first use in a connection (20-140 µs, more rows more time) and the sqlite3
+    module keeps it compiled by its text: the writer thread compiles these while it is idle (``_sqlite._warm``), so a
+    new store's first batches (a fresh ``tether run``'s first turn) do not. ``inputs`` (a tool input over 16 KB) is
+    left to its first use.
+    """
+    statements = [_UPSERT_SESSION, _TOUCH_SESSION]
+    for size in (1, 2, 4, 8, 16, 32, 64):
+        statements.extend(rows._statement(size) for rows in (_UPSERT_PART, _INSERT_EVENT, _UPSERT_MESSAGE))
+    return tuple(statements)
 
 
 class Writes:
