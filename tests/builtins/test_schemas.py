@@ -9,15 +9,43 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
-from tether.builtins._schema_data import SCHEMAS
-from tether.builtins._schemas import MODELS, CommittedCodec, committed_codec, generate
+from tether.builtins import BuiltinDeps
+from tether.builtins._schema_data import SCHEMAS, TOOLS
+from tether.builtins._schemas import (
+    DEFERRED,
+    MODELS,
+    CommittedCodec,
+    _key,  # pyright: ignore[reportPrivateUsage]
+    committed_codec,
+    generate,
+    generate_definitions,
+)
+from tether.builtins.question import executor as question_executor
+from tether.tools.internal import PydanticCodec
 
 
 def test_the_committed_schemas_are_what_the_models_generate() -> None:
     assert set(SCHEMAS) == set(MODELS)
     assert SCHEMAS == generate(), "a built-in tool's input model changed: run scripts/builtin_schemas.py"
+
+
+def test_the_committed_definitions_are_what_each_make_builds() -> None:
+    # description, timeout, permission action and models of each tool whose module loads at its first call
+    assert set(TOOLS) == set(DEFERRED)
+    assert TOOLS == generate_definitions(), "a built-in tool's make changed: run scripts/builtin_schemas.py"
+
+
+def test_a_definition_needs_committed_models() -> None:
+    with pytest.raises(TypeError, match="committed schemas"):
+        _key(PydanticCodec(TypeAdapter(int)))
+
+
+def test_the_question_executor_needs_the_question_service(tmp_path: Path) -> None:
+    service: Any = object()
+    with pytest.raises(ValueError, match="question service"):
+        question_executor(BuiltinDeps(location=service, permissions=service, output=service))
 
 
 def test_each_builtin_tool_shows_its_committed_schema(project: Any) -> None:
@@ -72,3 +100,38 @@ def test_a_model_with_no_committed_schema_gets_a_generated_one() -> None:
     codec = committed_codec(Added)
     assert not isinstance(codec, CommittedCodec)
     assert codec.schema["required"] == ["name"] and codec.decode({"name": "x"}) == Added(name="x")
+
+
+_DEFERRED = """
+import sys
+from pathlib import Path
+
+
+from tether.builtins import BuiltinDeps, builtin_tools
+from tether.location import Location
+from tether.output import OutputStore
+
+deps = BuiltinDeps(
+    location=Location(Path(sys.argv[1])), permissions=None, output=OutputStore(Path(sys.argv[2])), todos=object()
+)
+tools = builtin_tools(deps)
+print(sorted(name for name in ("read", "write", "edit", "glob", "todoread") if f"tether.builtins.{name}" in sys.modules))
+print(sorted(tools))
+"""
+
+
+def test_building_the_tools_loads_no_deferred_tool_module(tmp_path: Path) -> None:
+    # a fresh process: a run that calls no tool imports none of their modules (issue 38); a call loads its module
+    argv = [sys.executable, "-c", _DEFERRED, str(tmp_path), str(tmp_path / "out")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded, names = done.stdout.splitlines()
+    assert loaded == "[]"
+    assert "'read'" in names and "'todowrite'" in names
+
+
+@pytest.mark.anyio
+async def test_a_deferred_tool_runs_its_module_at_the_first_call(project: Any) -> None:
+    (project.root / "b.txt").write_text("alpha\n")
+    assert "alpha" in await project.text("read", path=str(project.root / "b.txt"))
+    assert "b.txt" in await project.text("glob", pattern="*.txt")

@@ -2,6 +2,7 @@
 
 :func:`builtin_tools` builds them all for one Location. Every built-in is a plain :class:`~tether.tools.Tool`
 (law 1) that captures its services at construction and asks permission itself at the point of action (law 4).
+Most tools' modules load at their first call (``_deferred``): importing this package loads none of them.
 """
 
 from __future__ import annotations
@@ -10,46 +11,30 @@ import importlib
 from typing import Any
 
 from ..tools import Tool
-from . import (
-    apply_patch,
-    edit,
-    glob,
-    grep,
-    list,
-    question,
-    read,
-    skill,
-    task,
-    todoread,
-    todowrite,
-    webfetch,
-    write,
-)
+from ._deferred import deferred
 from ._deps import BuiltinDeps
 
 __all__ = ["BuiltinDeps", "builtin_tools"]
 
+_ALWAYS = ("apply_patch", "edit", "glob", "grep", "list", "read", "webfetch", "write")
+
 
 def builtin_tools(deps: BuiltinDeps) -> dict[str, Tool[Any, Any]]:
     """Build every built-in tool for ``deps``, keyed by its registration name (sorted)."""
-    tools: dict[str, Tool[Any, Any]] = {
-        "apply_patch": apply_patch.make(deps),
-        "edit": edit.make(deps),
-        "glob": glob.make(deps),
-        "grep": grep.make(deps),
-        "list": list.make(deps),
-        "read": read.make(deps),
-        "webfetch": webfetch.make(deps),
-        "write": write.make(deps),
-    }
-    for name, built in (("question", question.make(deps)), ("task", task.make(deps))):
-        if built is not None:  # only with the runtime's question service and child sessions
-            tools[name] = built
+    tools: dict[str, Tool[Any, Any]] = {name: deferred(name, deps) for name in _ALWAYS}
+    if deps.questions is not None:  # only with the runtime's question service
+        tools["question"] = deferred("question", deps)
+    if deps.children is not None:  # only with child sessions; its description lists the subagents
+        from .task import build
+
+        tools["task"] = build(deps.permissions, deps.children, deps.subagents)
     if deps.todos is not None:
-        tools["todoread"] = todoread.make(deps)
-        tools["todowrite"] = todowrite.make(deps)
+        tools["todoread"] = deferred("todoread", deps)
+        tools["todowrite"] = deferred("todowrite", deps)
     if deps.skills is not None and deps.skills.found:
-        tools["skill"] = skill.make(deps)
+        from .skill import make
+
+        tools["skill"] = make(deps)
     try:
         bash = importlib.import_module(f"{__name__}.bash")
     except ModuleNotFoundError as exc:  # the bash tool ships separately; only its own absence is tolerated

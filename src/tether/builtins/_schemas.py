@@ -7,10 +7,14 @@ the schemas are the committed output of that same generation (``_schema_data.py`
 ``scripts/builtin_schemas.py``), the models are declared with ``defer_build``, and a model's validator is built at
 the tool's first call. ``tests/builtins/test_schemas.py`` regenerates every schema and fails, naming the script,
 when a model and its committed schema differ; a model with no committed schema gets a generated one, as any tool.
+
+The same script commits what a Location registers for each tool of :data:`DEFERRED` before its module is loaded
+(``_deferred``): the description, the timeout and the permission action its ``make`` gives it, and its models' keys.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -18,7 +22,15 @@ from pydantic import BaseModel, TypeAdapter
 from ..tools.internal import Codec, PydanticCodec
 from ._schema_data import SCHEMAS
 
-__all__ = ["MODELS", "CommittedCodec", "committed_codec", "generate", "model_key"]
+__all__ = [
+    "DEFERRED",
+    "MODELS",
+    "CommittedCodec",
+    "committed_codec",
+    "generate",
+    "generate_definitions",
+    "model_key",
+]
 
 MODELS = (
     "tether.builtins.apply_patch:ApplyPatchInput",
@@ -40,6 +52,22 @@ MODELS = (
 )
 """The models whose schemas are committed (``module:qualname``); the other built-ins generate theirs."""
 
+DEFERRED = (
+    "apply_patch",
+    "edit",
+    "glob",
+    "grep",
+    "list",
+    "question",
+    "read",
+    "todoread",
+    "todowrite",
+    "webfetch",
+    "write",
+)
+"""The built-ins whose module loads at their first call (``_deferred``): those whose description does not depend on
+the Location (``bash`` names the shell and the sandbox, ``task`` the subagents, ``skill`` the skills found)."""
+
 
 def model_key(model: type[BaseModel]) -> str:
     """A model's key in the committed schemas: ``module:qualname``."""
@@ -47,18 +75,30 @@ def model_key(model: type[BaseModel]) -> str:
 
 
 class CommittedCodec(PydanticCodec):
-    """A pydantic codec whose schema is given: its ``TypeAdapter`` (the model's validator) is built at first use."""
+    """A pydantic codec whose schema is given: its ``TypeAdapter`` (the model's validator) is built at first use.
+
+    ``model`` is the class, or its key (``module:qualname``): then its module is imported at the first use too.
+    """
 
     __slots__ = ("_model",)
 
-    def __init__(self, model: type[BaseModel], schema: dict[str, Any]) -> None:
+    def __init__(self, model: type[BaseModel] | str, schema: dict[str, Any]) -> None:
         self._model = model
         self._adapter = None  # pyright: ignore[reportAttributeAccessIssue] (built at the first decode or encode)
         self.schema = schema
 
+    @property
+    def key(self) -> str:
+        """The model's key in the committed schemas (``module:qualname``)."""
+        return self._model if isinstance(self._model, str) else model_key(self._model)
+
     def _adapted(self) -> None:
         if self._adapter is None:  # two threads may both build it: the same adapter, set twice
-            self._adapter = TypeAdapter(self._model)
+            model = self._model
+            if isinstance(model, str):
+                module, _, name = model.partition(":")
+                model = getattr(importlib.import_module(module), name)
+            self._adapter = TypeAdapter(model)
 
     def decode(self, raw: Any) -> Any:
         self._adapted()
@@ -80,11 +120,38 @@ def committed_codec(model: type[BaseModel]) -> Codec:
 
 def generate() -> dict[str, dict[str, Any]]:
     """Each of :data:`MODELS`' schemas as a tool built from the model shows it (what ``_schema_data.py`` holds)."""
-    import importlib
-
     found: dict[str, dict[str, Any]] = {}
     for key in MODELS:
         module, _, name = key.partition(":")
         model = getattr(importlib.import_module(module), name)
         found[key] = PydanticCodec(TypeAdapter(model)).schema
     return found
+
+
+def generate_definitions() -> dict[str, dict[str, Any]]:
+    """What each of :data:`DEFERRED`'s tools shows before its first call, as its module's ``make`` builds it (what
+    ``_schema_data.TOOLS`` holds). Building a tool only captures its services: none is given, none is used."""
+    from ._deps import BuiltinDeps
+
+    service: Any = object()  # a stand-in for each service: the tools capture them and call none while built
+    deps = BuiltinDeps(
+        location=service, permissions=service, output=service, todos=service, questions=service
+    )
+    found: dict[str, dict[str, Any]] = {}
+    for name in DEFERRED:
+        tool = importlib.import_module(f"{__package__}.{name}").make(deps)
+        found[name] = {
+            "description": tool.description,
+            "input": _key(tool.input_codec),
+            "output": None if tool.output_codec is None else _key(tool.output_codec),
+            "timeout": tool.timeout,
+            "permission": tool.permission,
+            "idempotent": tool.idempotent,
+        }
+    return found
+
+
+def _key(codec: Codec) -> str:
+    if not isinstance(codec, CommittedCodec):
+        raise TypeError("a deferred built-in's models have committed schemas (add the model to MODELS)")
+    return codec.key

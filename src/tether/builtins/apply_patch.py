@@ -10,6 +10,7 @@ matching the upstream scenario suite). Adds and moves overwrite an existing dest
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import anyio.to_thread
@@ -197,6 +198,17 @@ def _apply_all(planned: list[_Planned]) -> _Outcome:
 
 def make(deps: BuiltinDeps) -> Tool[ApplyPatchInput, Any]:
     """Build the apply_patch tool bound to ``deps`` (permission action ``edit``)."""
+    return Tool(
+        description=DESCRIPTION,
+        input=committed_codec(ApplyPatchInput),
+        execute=executor(deps),
+        permission="edit",
+    )
+
+
+def executor(deps: BuiltinDeps) -> Callable[[ApplyPatchInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the apply_patch tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``)."""
     location = deps.location
     permissions = deps.permissions
 
@@ -250,9 +262,7 @@ def make(deps: BuiltinDeps) -> Tool[ApplyPatchInput, Any]:
             title=", ".join(a.resource for a in applied),
         )
 
-    return Tool(
-        description=DESCRIPTION, input=committed_codec(ApplyPatchInput), execute=execute, permission="edit"
-    )
+    return execute
 
 
 def _record(applied: _Applied) -> dict[str, str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,14 @@ def _edit_locked(path: Path, label: str, input: EditInput) -> _Edited:
 
 def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
     """Build the edit tool bound to ``deps`` (permission action ``edit``)."""
+    return Tool(
+        description=DESCRIPTION, input=committed_codec(EditInput), execute=executor(deps), permission="edit"
+    )
+
+
+def executor(deps: BuiltinDeps) -> Callable[[EditInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the edit tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``)."""
     location = deps.location
     permissions = deps.permissions
 
@@ -218,4 +227,4 @@ def make(deps: BuiltinDeps) -> Tool[EditInput, Any]:
             title=label,
         )
 
-    return Tool(description=DESCRIPTION, input=committed_codec(EditInput), execute=execute, permission="edit")
+    return execute

@@ -9,6 +9,7 @@ time, newest first (so with truncation the order covers the files returned, as i
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,12 @@ def _sorted(root: Path, names: list[str]) -> list[str]:
 
 def make(deps: BuiltinDeps) -> Tool[GlobInput, Any]:
     """Build the glob tool bound to ``deps``."""
+    return Tool(description=DESCRIPTION, input=committed_codec(GlobInput), execute=executor(deps))
+
+
+def executor(deps: BuiltinDeps) -> Callable[[GlobInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the glob tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``)."""
     location = deps.location
     permissions = deps.permissions
 
@@ -141,4 +148,4 @@ def make(deps: BuiltinDeps) -> Tool[GlobInput, Any]:
             title=resolved.resource,
         )
 
-    return Tool(description=DESCRIPTION, input=committed_codec(GlobInput), execute=execute)
+    return execute

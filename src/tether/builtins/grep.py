@@ -18,6 +18,7 @@ Showing a file's lines is reading it, so ``read`` rules apply too (``.env`` file
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +164,12 @@ async def _ask_read(
 
 def make(deps: BuiltinDeps) -> Tool[GrepInput, Any]:
     """Build the grep tool bound to ``deps``."""
+    return Tool(description=DESCRIPTION, input=committed_codec(GrepInput), execute=executor(deps))
+
+
+def executor(deps: BuiltinDeps) -> Callable[[GrepInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the grep tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``)."""
     location = deps.location
     permissions = deps.permissions
 
@@ -243,4 +250,4 @@ def make(deps: BuiltinDeps) -> Tool[GrepInput, Any]:
             title=input.pattern,
         )
 
-    return Tool(description=DESCRIPTION, input=committed_codec(GrepInput), execute=execute)
+    return execute

@@ -5,6 +5,7 @@ At most 100 files are listed; the tree shows the directories that lead to them.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -92,6 +93,12 @@ def _tree(root: str, files: list[str]) -> str:
 
 def make(deps: BuiltinDeps) -> Tool[ListInput, Any]:
     """Build the list tool bound to ``deps``."""
+    return Tool(description=DESCRIPTION, input=committed_codec(ListInput), execute=executor(deps))
+
+
+def executor(deps: BuiltinDeps) -> Callable[[ListInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the list tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``)."""
     location = deps.location
     permissions = deps.permissions
 
@@ -126,4 +133,4 @@ def make(deps: BuiltinDeps) -> Tool[ListInput, Any]:
             content=text, metadata={"count": len(files), "truncated": truncated}, title=resolved.resource
         )
 
-    return Tool(description=DESCRIPTION, input=committed_codec(ListInput), execute=execute)
+    return execute

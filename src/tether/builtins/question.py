@@ -13,7 +13,7 @@ permission reject does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,10 +94,31 @@ def answers_text(questions: Sequence[Question], answers: Answers) -> str:
 
 def make(deps: BuiltinDeps) -> Tool[QuestionsInput, QuestionOutput] | None:
     """Build the question tool (permission action ``question``), or ``None`` when ``deps`` has no question service."""
+    if deps.questions is None:
+        return None
+    # No deadline: a person takes the time they need (cancelling the turn still ends the wait).
+    return Tool(
+        description=DESCRIPTION,
+        input=committed_codec(QuestionsInput),
+        output=committed_codec(QuestionOutput),
+        execute=executor(deps),
+        timeout=None,
+    )
+
+
+def executor(
+    deps: BuiltinDeps,
+) -> Callable[[QuestionsInput, ToolContext], Awaitable[ToolResponse[QuestionOutput]]]:
+    """What a call of the question tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``).
+
+    Raises:
+        ValueError: ``deps`` has no question service.
+    """
     permissions = deps.permissions
     ask = deps.questions
     if ask is None:
-        return None
+        raise ValueError("the question tool needs the runtime's question service (BuiltinDeps.questions)")
 
     async def execute(input: QuestionsInput, ctx: ToolContext) -> ToolResponse[QuestionOutput]:
         await permissions.assert_(
@@ -127,11 +148,4 @@ def make(deps: BuiltinDeps) -> Tool[QuestionsInput, QuestionOutput] | None:
             title=f"Asked {count} question{'s' if count != 1 else ''}",
         )
 
-    # No deadline: a person takes the time they need (cancelling the turn still ends the wait).
-    return Tool(
-        description=DESCRIPTION,
-        input=committed_codec(QuestionsInput),
-        output=committed_codec(QuestionOutput),
-        execute=execute,
-        timeout=None,
-    )
+    return execute

@@ -17,6 +17,7 @@ import io
 import os
 import stat
 import unicodedata
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -273,6 +274,12 @@ def _list_directory(fd: int, offset: int | None, limit: int | None) -> _Page:
 
 def make(deps: BuiltinDeps) -> Tool[ReadInput, Any]:
     """Build the read tool bound to ``deps`` (Location and permission service)."""
+    return Tool(description=DESCRIPTION, input=committed_codec(ReadInput), execute=executor(deps))
+
+
+def executor(deps: BuiltinDeps) -> Callable[[ReadInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the read tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``)."""
     location = deps.location
     permissions = deps.permissions
 
@@ -288,7 +295,7 @@ def make(deps: BuiltinDeps) -> Tool[ReadInput, Any]:
             await authorize(permissions, ctx, alternate, action="read", save=("*",))
             return await run_batched(_read, alternate, input, location, False)
 
-    return Tool(description=DESCRIPTION, input=committed_codec(ReadInput), execute=execute)
+    return execute
 
 
 class _Alternate(Exception):

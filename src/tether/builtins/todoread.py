@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -31,6 +32,12 @@ def make(deps: BuiltinDeps) -> Tool[TodoReadInput, Any]:
     Raises:
         ValueError: ``deps.todos`` is not set.
     """
+    return Tool(description=DESCRIPTION, input=committed_codec(TodoReadInput), execute=executor(deps))
+
+
+def executor(deps: BuiltinDeps) -> Callable[[TodoReadInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the todoread tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``)."""
     store = todo_store(deps, "todoread")
     permissions = deps.permissions
 
@@ -44,4 +51,4 @@ def make(deps: BuiltinDeps) -> Tool[TodoReadInput, Any]:
             metadata={"count": len(todos), "open": open_count},
         )
 
-    return Tool(description=DESCRIPTION, input=committed_codec(TodoReadInput), execute=execute)
+    return execute

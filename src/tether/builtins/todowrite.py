@@ -15,7 +15,7 @@ in the description, not enforced (OpenCode does not enforce it either; parallel 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -167,6 +167,12 @@ def make(deps: BuiltinDeps) -> Tool[TodoWriteInput, Any]:
     Raises:
         ValueError: ``deps.todos`` is not set.
     """
+    return Tool(description=DESCRIPTION, input=committed_codec(TodoWriteInput), execute=executor(deps))
+
+
+def executor(deps: BuiltinDeps) -> Callable[[TodoWriteInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the todowrite tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``)."""
     store = todo_store(deps, "todowrite")
     permissions = deps.permissions
     bus = deps.bus
@@ -191,4 +197,4 @@ def make(deps: BuiltinDeps) -> Tool[TodoWriteInput, Any]:
             metadata={"count": len(todos), "open": open_count, "changed": changed},
         )
 
-    return Tool(description=DESCRIPTION, input=committed_codec(TodoWriteInput), execute=execute)
+    return execute

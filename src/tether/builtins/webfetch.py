@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import codecs
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -389,6 +389,14 @@ async def _one(
 
 def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
     """Build the webfetch tool bound to ``deps``."""
+    return Tool(
+        description=DESCRIPTION, input=committed_codec(WebFetchInput), execute=executor(deps), timeout=None
+    )
+
+
+def executor(deps: BuiltinDeps) -> Callable[[WebFetchInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the webfetch tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``)."""
     permissions = deps.permissions
     contexts: list[ssl.SSLContext] = []
 
@@ -521,4 +529,4 @@ def make(deps: BuiltinDeps) -> Tool[WebFetchInput, Any]:
             )
         return ToolResponse(content=text, title=title, metadata=metadata)
 
-    return Tool(description=DESCRIPTION, input=committed_codec(WebFetchInput), execute=execute, timeout=None)
+    return execute

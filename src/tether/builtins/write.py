@@ -7,6 +7,7 @@ write holds the file's lock, so a parallel call on the same file runs before or 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,14 @@ def _write_locked(path: Path, label: str, input: WriteInput) -> tuple[bool, dict
 
 def make(deps: BuiltinDeps) -> Tool[WriteInput, Any]:
     """Build the write tool bound to ``deps`` (permission action ``edit``)."""
+    return Tool(
+        description=DESCRIPTION, input=committed_codec(WriteInput), execute=executor(deps), permission="edit"
+    )
+
+
+def executor(deps: BuiltinDeps) -> Callable[[WriteInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the write tool runs, bound to ``deps`` (a Location loads this module at the tool's first
+    call: ``builtins/_deferred.py``)."""
     location = deps.location
     permissions = deps.permissions
 
@@ -114,6 +123,4 @@ def make(deps: BuiltinDeps) -> Tool[WriteInput, Any]:
             title=resolved.resource,
         )
 
-    return Tool(
-        description=DESCRIPTION, input=committed_codec(WriteInput), execute=execute, permission="edit"
-    )
+    return execute
