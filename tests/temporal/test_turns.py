@@ -108,6 +108,28 @@ async def test_cancelling_the_turn_cancels_the_running_call_and_aborts_its_part(
         assert parts["slow"].interrupted is True
 
 
+async def test_a_cancel_reaches_a_running_call_without_waiting_for_its_heartbeat_timeout(
+    turns: Turns,
+) -> None:
+    # Temporal hands an activity its cancellation only in a heartbeat's response. With an hour's heartbeat timeout a
+    # call that beat every third of it (20 minutes) would hear of the cancel long after the guard below (and at the
+    # default 30 s, the SDK held heartbeats back 24 s: a Ctrl-C's call went on that long). A worker's calls beat every
+    # HEARTBEAT_SECONDS whatever the timeout, and it sends each beat as it comes: the call is cancelled at once.
+    async with turns.worker() as rt:
+        handle = await turns.submit([["slow", {}]], heartbeat_timeout=3600.0)
+        with anyio.fail_after(60):
+            while count(turns.marks, "slow-started") == 0:
+                await anyio.sleep(0.05)
+        await handle.cancel()
+        with anyio.fail_after(120):  # a hang guard
+            result = await handle.result()
+        assert result.stop == "cancelled"
+        assert count(turns.marks, "slow-done") == 0
+        messages = await rt.store.load_messages(result.session_id)
+        (part,) = [p for p in messages[1].parts if isinstance(p, ToolPart)]
+        assert (part.state, part.error_kind) == ("error", "aborted")
+
+
 async def test_the_third_identical_call_asks_doom_loop_as_in_a_live_session(turns: Turns) -> None:
     from tether.session.internal import DOOM_LOOP_THRESHOLD
     from tether.temporal._workflow import DOOM_LOOP_THRESHOLD as TEMPORAL_THRESHOLD

@@ -14,8 +14,9 @@ A permission ask or a question never holds the worker: the activity answers it f
 answer stops the call (its settle is cancelled before the tool acts, law 4) and returns ``ask`` to the workflow,
 which waits for a person and runs the call again with the answer.
 
-While it runs the activity heartbeats, so a dead worker is noticed within the heartbeat timeout, and a workflow's
-cancellation reaches the tool as cancellation (law 3): the part becomes aborted and the cancellation propagates.
+While it runs the activity heartbeats (every :data:`HEARTBEAT_SECONDS`), so a dead worker is noticed within the
+heartbeat timeout, and a workflow's cancellation reaches the tool as cancellation (law 3) within about a second: the
+part becomes aborted and the cancellation propagates.
 """
 
 from __future__ import annotations
@@ -47,20 +48,35 @@ if TYPE_CHECKING:
     from .._runtime import Runtime
     from ..llm import Model
 
-__all__ = ["CallActivity", "adopt", "find_message", "heartbeating"]
+__all__ = ["HEARTBEAT_SECONDS", "CallActivity", "adopt", "beat_every", "find_message", "heartbeating"]
 
 _T = TypeVar("_T")
 
+HEARTBEAT_SECONDS = 0.5
+"""The longest time between two heartbeats of a running activity, and the worker's cap on how long the SDK holds a
+heartbeat back (``max_heartbeat_throttle_interval``, ``_worker.py``). Temporal hands an activity its cancellation
+only in a heartbeat's response, so this, not the heartbeat timeout, bounds how long a cancelled turn's call (a bash
+command in ``sleep``) goes on: the SDK's own throttle, 0.8 of a 30 s timeout, made a Ctrl-C wait 24 s for it
+(docs/temporal.md, Cancellation)."""
+
+
+def beat_every() -> float:
+    """Seconds between two heartbeats of the running activity: :data:`HEARTBEAT_SECONDS`, or a third of its heartbeat
+    timeout when that is shorter (a dead worker is noticed within the timeout)."""
+    timeout = activity.info().heartbeat_timeout
+    if timeout is None:
+        return HEARTBEAT_SECONDS
+    return min(HEARTBEAT_SECONDS, timeout.total_seconds() / 3)
+
 
 async def heartbeating(body: Callable[[], Awaitable[_T]]) -> _T:
-    """Run ``body`` while heartbeating every third of the activity's heartbeat timeout: a worker that dies (or whose
-    event loop is stuck) stops, and Temporal retries the activity elsewhere after the timeout.
+    """Run ``body`` while heartbeating (:func:`beat_every`): a worker that dies (or whose event loop is stuck) stops,
+    and Temporal retries the activity elsewhere after the timeout; a cancel reaches ``body`` within about a second.
 
     What ``body`` raises is raised as it is (not wrapped in the task group's ``ExceptionGroup``): an activity's
     ``ApplicationError`` must reach Temporal as it was raised (``non_retryable``).
     """
-    timeout = activity.info().heartbeat_timeout
-    every = timeout.total_seconds() / 3 if timeout is not None else 5.0
+    every = beat_every()
     failure: Exception | None = None
     result: list[_T] = []
 
@@ -215,8 +231,7 @@ class CallActivity:
                 activity.heartbeat()
                 await anyio.sleep(every)
 
-        timeout = activity.info().heartbeat_timeout
-        every = timeout.total_seconds() / 3 if timeout is not None else 5.0
+        every = beat_every()  # a turn's cancel reaches the tool within about a second
         outcome: Outcome | None = None
         with send, receive, rt.bus.subscribe(PermissionAsked, asked), rt.bus.subscribe(QuestionAsked, asked):
             try:

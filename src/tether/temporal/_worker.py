@@ -19,6 +19,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from ..errors import StoreError, UsageError
 from ._activities import TurnActivities
+from ._calls import HEARTBEAT_SECONDS
 from ._client import DEFAULT_TASK_QUEUE
 from ._codec import PayloadConverter, SigningCodec
 from ._faults import check_faults
@@ -91,6 +92,10 @@ def worker(
         activities=activities.all(),
         workflow_runner=workflow_runner(),
         graceful_shutdown_timeout=timedelta(seconds=graceful_shutdown),
+        # a cancel reaches an activity only in a heartbeat's response: sent as they come (each activity beats every
+        # HEARTBEAT_SECONDS), never held back 0.8 of the heartbeat timeout (24 s at the default 30 s)
+        max_heartbeat_throttle_interval=timedelta(seconds=HEARTBEAT_SECONDS),
+        default_heartbeat_throttle_interval=timedelta(seconds=HEARTBEAT_SECONDS),
     )
 
 
