@@ -29,6 +29,11 @@ body path; runs interleaved):
   a user. ``bench/peer.py --no-opencode`` (30 sequential reads against the scripted server, two interleaved rounds)
   could not resolve it: tether CPU per sequential call 6.59 / 4.60 ms before, 7.92 / 3.08 ms after. So the cache
   was deleted and each adapter keeps one body path.
+* Issue 38 (brief C, 2026-12-05), with no SDK left around the request: Chat Completions keeps each history
+  message's encoded JSON again (``_openai_chat.WireCache``: found by identity, spliced into the body, the same bytes;
+  law 10). This bench's chat request building, 3 interleaved rounds at load 6: 30 reads 147 -> 68 us, 100 reads
+  366 -> 103 us, 500 reads 1.79 -> 0.38 ms per step; through ``tether run`` (seq100) 0.4-0.5 ms of CPU less per
+  step. The Responses and Anthropic lines still build the whole body.
 * decoding, adapter/SDK ratio (chat, responses, anthropic), against the SDK's typed models then: before 0.99 / 1.19
   / 0.92 (20,000 deltas), 1.54 / 1.14 / 0.87 and 1.11 / 0.98 / 1.02 (5,000 deltas); after 1.21 / 1.00 / 1.14, 1.69
   / 0.52 / 1.18 and 0.95 / 0.91 / 1.05: the decoding path did not change, and the spread is the machine's load (SDK
