@@ -45,7 +45,7 @@ from the zygote's runs in a fresh interpreter."""
 
 WARM = (
     "tether.cli._app",
-    "tether.cli._commands",
+    "tether.cli._commands.*",
     "tether.cli._run",
     "tether.cli._turn",
     "tether.cli._sessions",
@@ -53,11 +53,17 @@ WARM = (
     "tether.cli._tools",
     "tether.cli._config",
     "tether.cli._trust",
+    "tether.cli._repl",
     "tether._runtime",
     "tether.store",
+    "tether.store._sqlite",
     "tether.builtins",
+    "tether.builtins.read",
+    "tether.builtins.edit",
+    "tether.builtins.bash",
 )
-"""What the zygote imports before it serves (each command still imports whatever else it needs, in the child)."""
+"""What the zygote imports before it serves (``package.*``: with its modules); each command imports whatever else it
+needs in its own process."""
 
 _ZYGOTE = Path(__file__).with_name("_zygote.py")
 _LENGTH = struct.Struct("!I")
@@ -76,6 +82,64 @@ class Finished:
 
     def __init__(self, code: int, stdout: str, stderr: str) -> None:
         self.code, self.stdout, self.stderr = code, stdout, stderr
+
+
+class Forked:
+    """A command forked by the server: as much of ``Popen`` as the tests use (``pid``, ``poll``, ``wait``, signals).
+
+    The server writes the child's pid, then its exit status, on the request's connection."""
+
+    def __init__(self, conn: socket.socket, args: Sequence[str]) -> None:
+        self._conn = conn
+        self.args = ["tether", *args]
+        self._reply = b""
+        self.returncode: int | None = None
+        self.pid = int(self._line(time.monotonic() + 60))
+
+    def _line(self, deadline: float) -> bytes:
+        while b"\n" not in self._reply:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._conn], [], [], left)[0]:
+                raise subprocess.TimeoutExpired(self.args, 0)
+            data = self._conn.recv(4096)
+            if not data:
+                raise RuntimeError(
+                    f"the tests' fork server ended a command without its status ({self._reply!r})"
+                )
+            self._reply += data
+        line, _, self._reply = self._reply.partition(b"\n")
+        return line
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self._conn], [], [], 0)[0]:
+            return self.wait(0.001)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            deadline = time.monotonic() + (timeout if timeout is not None else 3600.0)
+            try:
+                self.returncode = int(self._line(deadline))
+            except subprocess.TimeoutExpired:
+                raise subprocess.TimeoutExpired(self.args, timeout) from None
+            self._conn.close()  # nothing more comes on it
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def close(self) -> None:
+        self._conn.close()
 
 
 class ForkServer:
@@ -114,66 +178,65 @@ class ForkServer:
             raise RuntimeError(f"the tests' fork server did not start (it said {line!r})")
         self._proc = proc
 
-    def run(
-        self, args: Sequence[str], *, env: Mapping[str, str], cwd: Path | None, timeout: float
-    ) -> Finished:
+    def spawn(
+        self,
+        args: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: Path | None,
+        fds: tuple[int, int, int],
+        terminal: bool = False,
+    ) -> Forked:
+        """Fork a command with ``fds`` as its stdin, stdout and stderr (``terminal``: a new session whose controlling
+        terminal is stdin, as ``Popen(start_new_session=True)`` plus ``TIOCSCTTY``)."""
         if self._proc is None or self._proc.poll() is not None:
             self._start()
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        null = os.open(os.devnull, os.O_RDONLY)
-        request = json.dumps(
-            {"args": list(args), "env": dict(env), "cwd": str(cwd) if cwd is not None else os.getcwd()}
-        ).encode()
+        request = {"args": list(args), "env": dict(env), "cwd": str(cwd) if cwd is not None else os.getcwd()}
+        body = json.dumps({**request, "terminal": terminal}).encode()
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.connect(self._address)
-            socket.send_fds(conn, [_LENGTH.pack(len(request))], [null, out_w, err_w])
-            conn.sendall(request)
+            socket.send_fds(conn, [_LENGTH.pack(len(body))], list(fds))
+            conn.sendall(body)
+            return Forked(conn, args)
+        except BaseException:
+            conn.close()
+            raise
+
+    def run(
+        self, args: Sequence[str], *, env: Mapping[str, str], cwd: Path | None, timeout: float
+    ) -> Finished:
+        """Run a command to its end, its output captured (``subprocess.run(..., capture_output=True, text=True)``)."""
+        deadline = time.monotonic() + timeout
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            forked = self.spawn(args, env=env, cwd=cwd, fds=(null, out_w, err_w))
         finally:
             for fd in (null, out_w, err_w):
                 os.close(fd)
         try:
-            return self._collect(conn, out_r, err_r, time.monotonic() + timeout, args, timeout)
+            chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+            reading = {out_r, err_r}
+            while reading:  # until every writer closed them, as subprocess.run reads
+                left = deadline - time.monotonic()
+                ready = select.select(list(reading), [], [], left)[0] if left > 0 else []
+                if not ready:
+                    forked.kill()
+                    raise subprocess.TimeoutExpired(["tether", *args], timeout)
+                for fd in ready:
+                    data = os.read(fd, 65536)
+                    if data:
+                        chunks[fd].append(data)
+                    else:
+                        reading.discard(fd)
+            code = forked.wait(max(deadline - time.monotonic(), 0.1))
+            return Finished(code, _text(chunks[out_r]), _text(chunks[err_r]))
         finally:
-            conn.close()
+            forked.close()
             os.close(out_r)
             os.close(err_r)
-
-    def _collect(
-        self,
-        conn: socket.socket,
-        out_r: int,
-        err_r: int,
-        deadline: float,
-        args: Sequence[str],
-        timeout: float,
-    ) -> Finished:
-        chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
-        reply = b""
-        open_fds = {out_r, err_r, conn.fileno()}
-        pid = None
-        while open_fds:
-            left = deadline - time.monotonic()
-            ready = select.select(list(open_fds), [], [], max(left, 0))[0] if left > 0 else []
-            if not ready:
-                if pid is not None:
-                    _kill(pid)
-                raise subprocess.TimeoutExpired(["tether", *args], timeout)
-            for fd in ready:
-                data = os.read(fd, 65536) if fd != conn.fileno() else conn.recv(65536)
-                if not data:
-                    open_fds.discard(fd)
-                elif fd == conn.fileno():
-                    reply += data
-                    if pid is None and b"\n" in reply:
-                        pid = int(reply.split(b"\n", 1)[0])
-                else:
-                    chunks[fd].append(data)
-        lines = reply.split(b"\n")
-        if len(lines) < 3:
-            raise RuntimeError(f"the tests' fork server ended a command without its status ({reply!r})")
-        return Finished(int(lines[1]), _text(chunks[out_r]), _text(chunks[err_r]))
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -204,10 +267,3 @@ def _text(chunks: list[bytes]) -> str:
     """What ``subprocess.run(..., text=True)`` makes of a pipe's bytes: the locale's encoding, universal newlines."""
     text = b"".join(chunks).decode(locale.getpreferredencoding(False))
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

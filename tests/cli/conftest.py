@@ -87,7 +87,8 @@ class Cli:
         return json.loads(result.stdout)
 
     def pty(self, *args: str, cwd: Path | None = None, typed: str = "") -> Pty:
-        return Pty(self.argv(args), env=self.env, cwd=cwd, typed=typed)
+        server = None if self.fresh else _forkserver.SERVER
+        return Pty(self.argv(args), env=self.env, cwd=cwd, typed=typed, server=server)
 
     def script(self, steps: list[dict[str, Any]], name: str = "script.json") -> str:
         """Write a JSON model script (the OpenCode peer's format); return the ``--model`` value that plays it."""
@@ -106,23 +107,38 @@ class Cli:
 class Pty:
     """A child process on a pseudo-terminal: read what it shows, type into it."""
 
-    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: Path | None, typed: str = "") -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: Path | None,
+        typed: str = "",
+        server: _forkserver.ForkServer | None = None,
+    ) -> None:
+        """Run ``argv`` on a new terminal; with ``server``, a ``python -m tether.cli ARGS`` command is forked by the
+        tests' fork server instead (when the environment allows)."""
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 160, 0, 0))
         self.master = master
         if typed:  # keys typed before the program starts: waiting in the terminal when it first reads
             os.write(master, typed.encode())
+        env = {**env, "TERM": "xterm"}
+        self.proc: subprocess.Popen[bytes] | _forkserver.Forked
         # A new session whose controlling terminal is this pty, so that ^C typed into it becomes SIGINT.
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env={**env, "TERM": "xterm"},
-            cwd=cwd,
-            start_new_session=True,
-            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
-        )
+        if server is not None and argv[1:3] == ["-m", "tether.cli"] and server.serves(env):
+            self.proc = server.spawn(argv[3:], env=env, cwd=cwd, fds=(slave, slave, slave), terminal=True)
+        else:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=slave,
+                stdout=slave,
+                stderr=slave,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+            )
         os.close(slave)
         self.raw = ""
 
