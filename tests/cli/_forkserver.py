@@ -263,6 +263,25 @@ def close() -> None:
     SERVER.close()
 
 
+def tether(
+    *args: str, env: Mapping[str, str], cwd: Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([python, -m, tether.cli, *args], stdin=DEVNULL, capture_output=True, text=True)``, forked by
+    :data:`SERVER` when the environment allows."""
+    if SERVER.serves(env):
+        done = SERVER.run(args, env=env, cwd=cwd, timeout=timeout)
+        return subprocess.CompletedProcess(["tether", *args], done.code, done.stdout, done.stderr)
+    return subprocess.run(
+        [sys.executable, "-m", "tether.cli", *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def _text(chunks: list[bytes]) -> str:
     """What ``subprocess.run(..., text=True)`` makes of a pipe's bytes: the locale's encoding, universal newlines."""
     text = b"".join(chunks).decode(locale.getpreferredencoding(False))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,8 @@ from tether.config import load_config
 from tether.config._json import MAX_BYTES
 from tether.config._jsonc import _COMMENTS, _TRAILING, strip_jsonc  # pyright: ignore[reportPrivateUsage]
 from tether.errors import ConfigError
+
+from ..cli._forkserver import tether
 
 HANG_GUARD = 20
 
@@ -32,14 +33,7 @@ def _config_show(tmp_path: Path, project: Path) -> subprocess.CompletedProcess[s
         "NO_COLOR": "1",
         "COLUMNS": "300",
     }
-    return subprocess.run(
-        [sys.executable, "-m", "tether.cli", "config", "show", "--dir", str(project)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD,
-    )
+    return tether("config", "show", "--dir", str(project), env=env, timeout=HANG_GUARD)
 
 
 @pytest.mark.parametrize("lead", ["/", ","])

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,8 @@ import pytest
 from tether.config import load_config
 from tether.config._restrict import BUILTIN_AGENT_NAMES
 from tether.permissions import builtin_agents
+
+from ..cli._forkserver import tether
 
 
 def _env(tmp_path: Path, user: dict[str, object]) -> dict[str, str]:
@@ -39,14 +40,7 @@ def _env(tmp_path: Path, user: dict[str, object]) -> dict[str, str]:
 
 
 def _tether(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tether.cli", *args],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return tether(*args, env=env, timeout=60)
 
 
 USER = {"agent": {"build": {"permission": {"edit": "deny", "bash": "deny"}}}}

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ...cli import _forkserver
 from ._broken import BrokenServer, body, broken_server, error, hang_up, sse, then_forever
 
 CHUNK = {
@@ -48,15 +48,7 @@ class Run:
         (self.config_dir / "tether.json").write_text(json.dumps(config), encoding="utf-8")
 
     def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "tether.cli", *args],
-            env=self.env,
-            cwd=self.project,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return _forkserver.tether(*args, env=self.env, cwd=self.project, timeout=120)
 
     def run(self, server: BrokenServer, **entry: Any) -> subprocess.CompletedProcess[str]:
         self.provider({"api": "openai-chat", "base_url": f"{server.url}/v1", **entry})
