@@ -42,6 +42,8 @@ def test_python_m_tether_cli_in_a_repository_never_runs_its_modules(tmp_path: Pa
     assert json.loads(document.stdout)["openapi"].startswith("3.")
     spellings = (
         ("-mtether.cli", "--version"),
+        ("-m", "tether", "--version"),  # the package's own __main__
+        ("-mtether", "--version"),
         ("-P", "-m", "tether.cli", "--version"),
         # short flags cluster as CPython reads them: -m after -B, -OO, -s; -W takes a value
         ("-Bm", "tether.cli", "--version"),
