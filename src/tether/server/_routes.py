@@ -274,18 +274,10 @@ async def preview_permission(request: Request) -> Response:
     out: dict[str, Any] = {"request": request_id, "tool": None, "input": None, "patch": None, "reason": None}
     if source is None:
         return _json(out)
-    # one read of the session per ask shown (a person's pace, not a step's): the call's input as stored
-    messages = await state.rt.store.load_messages(pending.session_id)
-    part = next(
-        (
-            p
-            for m in messages
-            if m.info.id == source.message_id
-            for p in m.parts
-            if isinstance(p, ToolPart) and p.call_id == source.call_id
-        ),
-        None,
-    )
+    # the call's input as stored: one message read by key, whatever the session's length (law 10)
+    message = await state.rt.store.load_message(pending.session_id, source.message_id)
+    parts = message.parts if message is not None else ()
+    part = next((p for p in parts if isinstance(p, ToolPart) and p.call_id == source.call_id), None)
     if part is None:
         return _json(out)
     out.update(tool=part.tool, input=part.input)
