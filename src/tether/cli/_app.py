@@ -4,9 +4,11 @@ The commands live in ``_commands/``, one module per group; the root loads a grou
 it, so ``tether run`` builds one command and ``tether --version`` none (start-up: issue 38). ``--help`` and a
 mistyped name (for the "Did you mean" suggestion) build them all, in the order of :data:`_GROUPS`, which is the order
 ``tether --help`` lists them in.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` in a command's module: typer reads each parameter's annotation at every run
+(``inspect.signature(eval_str=True)``, then ``get_type_hints``), and a string one is compiled and evaluated twice
+there (~2 % of a scripted ``tether run``'s instructions; ``tests/cli/test_lazy_imports.py``).
+"""
 
 import importlib
 from pathlib import Path

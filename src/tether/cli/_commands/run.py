@@ -1,6 +1,8 @@
-"""``tether run``: one turn of an agent in a project (here, or on Temporal workers with ``--temporal``)."""
+"""``tether run``: one turn of an agent in a project (here, or on Temporal workers with ``--temporal``).
 
-from __future__ import annotations
+Its annotations are evaluated when the module loads, not strings (no ``from __future__ import annotations``): typer
+reads them at every run (``cli/_app.py``).
+"""
 
 from pathlib import Path
 from typing import Annotated
