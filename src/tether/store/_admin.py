@@ -45,8 +45,10 @@ __all__ = [
     "latest",
     "load_messages",
     "prune",
+    "refuse_empty",
     "resolve",
     "set_kind",
+    "the_one",
 ]
 
 SessionKind = Literal["conversation", "tool-call"]
@@ -157,8 +159,7 @@ def resolve(conn: sqlite3.Connection, select: str, from_row: FromRow, given: str
         UsageError: ``given`` is empty, or several sessions start with it (up to :data:`AMBIGUOUS_SHOWN` named).
         NotFoundError: no session has that id or prefix.
     """
-    if not given.strip():
-        raise UsageError("a session id is empty: pass a session id (ses_...) or a unique prefix of one")
+    refuse_empty(given)
     try:
         given.encode("utf-8")
     except UnicodeEncodeError:  # not valid Unicode (undecodable argv bytes): no id tether makes looks like it
@@ -166,7 +167,23 @@ def resolve(conn: sqlite3.Connection, select: str, from_row: FromRow, given: str
     exact = conn.execute(f"SELECT {select} FROM sessions WHERE id = ?", (given,)).fetchone()
     if exact is not None:
         return from_row(exact)
-    found = find_prefix(conn, select, from_row, given, AMBIGUOUS_SHOWN + 1)
+    return the_one(given, find_prefix(conn, select, from_row, given, AMBIGUOUS_SHOWN + 1))
+
+
+def refuse_empty(given: str) -> None:
+    """Raises :class:`UsageError` when ``given`` names no session at all (empty or blanks), in both stores' words."""
+    if not given.strip():
+        raise UsageError("a session id is empty: pass a session id (ses_...) or a unique prefix of one")
+
+
+def the_one(given: str, found: Sequence[SessionInfo]) -> SessionInfo:
+    """The one session of ``found`` (the first ``AMBIGUOUS_SHOWN + 1`` whose id starts with ``given``), in both
+    stores' words.
+
+    Raises:
+        UsageError: several sessions start with ``given`` (up to :data:`AMBIGUOUS_SHOWN` named).
+        NotFoundError: none does.
+    """
     if len(found) == 1:
         return found[0]
     if not found:

@@ -13,11 +13,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import NotFoundError, UsageError
+from ..errors import NotFoundError
 from ..records import MessageInfo, Part, SessionInfo
 from ..records.internal import message_from_json, part_from_json, rules_from_json
 from ..storable import visible
-from ._admin import AMBIGUOUS_SHOWN, Deleted, LiveSession, SessionKind
+from ._admin import AMBIGUOUS_SHOWN, Deleted, LiveSession, SessionKind, refuse_empty, the_one
 from ._interface import StoredMessage
 from ._owners import OwnerRow
 from ._postgres_owners import LIVE
@@ -199,8 +199,7 @@ def resolve(conn: Any, given: str) -> SessionInfo:
         UsageError: empty or ambiguous.
         NotFoundError: no such session.
     """
-    if not given.strip():
-        raise UsageError("a session id is empty: pass a session id (ses_...) or a unique prefix of one")
+    refuse_empty(given)
     exact = get_session(conn, given)
     if exact is not None:
         return exact
@@ -209,15 +208,7 @@ def resolve(conn: Any, given: str) -> SessionInfo:
     # ``starts_with`` compares code points exactly (``LIKE`` would read ``%`` and ``_``); the primary key's b-tree
     # under the C collation would serve a range, but a database's collation is its owner's choice.
     found = _sessions(conn, "WHERE starts_with(id, %s) ORDER BY id LIMIT %s", (given, AMBIGUOUS_SHOWN + 1))
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise NotFoundError(
-            f"Session not found: {given} (no session id starts with it; see `tether sessions`)"
-        )
-    names = ", ".join(info.id for info in found[:AMBIGUOUS_SHOWN])
-    more = ", ..." if len(found) > AMBIGUOUS_SHOWN else ""
-    raise UsageError(f"session id prefix {given} is ambiguous: {names}{more}; give more characters")
+    return the_one(given, found)
 
 
 def latest(conn: Any, project: str, kind: SessionKind) -> SessionInfo | None:
