@@ -168,3 +168,29 @@ async def test_a_full_run_leaves_the_rest_to_the_next_one(
     assert sorted(held.results) == ["a", "b", "c", "first"]
     assert sum(runs) == 4
     assert max(runs) <= 2
+
+
+def test_run_soon_runs_on_the_loop_and_says_when_the_loop_is_gone() -> None:
+    ran: list[int] = []
+
+    async def main() -> anyio.lowlevel.EventLoopToken:
+        token = anyio.lowlevel.current_token()
+        done = anyio.Event()
+
+        def on_loop() -> None:
+            ran.append(threading.get_ident())
+            done.set()
+
+        answers: list[bool] = []
+        thread = threading.Thread(target=lambda: answers.append(_blocking.run_soon(token, on_loop)))
+        with anyio.fail_after(30):
+            thread.start()
+            await done.wait()
+        thread.join()
+        assert answers == [True]
+        assert ran == [threading.get_ident()]
+        return token
+
+    token = anyio.run(main)
+    assert _blocking.run_soon(token, ran.clear) is False  # the loop has finished: nothing runs
+    assert len(ran) == 1

@@ -25,9 +25,10 @@ from typing import Any, Generic, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.to_thread
-from anyio.lowlevel import RunVar
+from anyio import RunFinishedError
+from anyio.lowlevel import EventLoopToken, RunVar
 
-__all__ = ["RUN_LIMIT", "run_batched"]
+__all__ = ["RUN_LIMIT", "run_batched", "run_soon"]
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -146,3 +147,18 @@ def _outcome(job: _Job[T]) -> T:
     if job.error is not None:
         raise job.error
     return job.result  # type: ignore[return-value]  # set by run() when there is no error
+
+
+def run_soon(token: EventLoopToken, func: Callable[[*Ts], object], *args: *Ts) -> bool:
+    """From any thread: have the event loop of ``token`` (``anyio.lowlevel.current_token()``) run ``func(*args)``
+    soon, without waiting for it; false when that loop has finished (nothing runs then).
+
+    anyio's own way back to a loop (``run_sync_soon`` of its backend, what a blocking portal uses to answer its
+    caller): one wake-up of the loop, no worker thread blocked on a future, no portal task. ``func`` runs as a
+    callback of the loop, not in a task: it must not block, and what it raises goes to the loop's exception handler.
+    """
+    try:
+        token.backend_class.run_sync_soon(func, args, token.native_token)
+    except RunFinishedError:
+        return False
+    return True

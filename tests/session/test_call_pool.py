@@ -356,3 +356,32 @@ async def test_a_sync_tool_past_its_deadline_on_a_lane_times_out(harness: Harnes
         release.set()
     parts = _tool_parts(await session.messages())
     assert [(p.state, p.error_kind) for p in parts] == [("error", "timeout")]
+
+
+@pytest.mark.anyio
+async def test_call_soon_brings_work_from_a_thread_to_the_loop_and_drops_it_once_the_pool_closed() -> None:
+    import threading
+
+    loop_thread = threading.get_ident()
+    ran: list[tuple[str, int]] = []
+    delivered = anyio.Event()
+
+    def record(what: str) -> None:
+        ran.append((what, threading.get_ident()))
+        delivered.set()
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            pool = CallPool(tg)
+            thread = threading.Thread(target=pool.call_soon, args=(record, "open"))
+            thread.start()
+            await delivered.wait()
+            thread.join()
+            # handed over while the loop is held here, then the pool closes before the loop runs it: dropped
+            late = threading.Thread(target=pool.call_soon, args=(record, "handed over, then closed"))
+            late.start()
+            late.join()
+            pool.close()
+            pool.call_soon(record, "closed")  # after close: not even handed over
+        await anyio.wait_all_tasks_blocked()
+    assert ran == [("open", loop_thread)]

@@ -10,7 +10,9 @@ the task then records that call's timeout out of the scope and opens a new one (
 quick call enters no cancel scope of its own.
 
 The dispatcher (``_dispatch.py``) submits calls here; the failure policy (``_failures.turn_calls``) opens and closes
-the pool with the turn. Both import this module, neither imports the other for it.
+the pool with the turn. Both import this module, neither imports the other for it. What another thread hands to the
+turn (a tool's progress from a worker thread) comes back through the loop (:meth:`CallPool.call_soon`), no task kept
+for it: a turn starts one task of its own (the deadlines' timer) besides the call tasks.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
-from anyio.from_thread import BlockingPortal
+from anyio.lowlevel import current_token
 
 from ..tools.internal import Deadlines, Lane
 
@@ -40,18 +42,17 @@ class CallPool:
     While jobs are queued, one task is on its way for them (an idle task woken, or a new one started); the task that
     takes a job calls the next task first, so a job that waits never holds up the queue. ``close()`` lets idle tasks
     end; an exception in a job propagates to the task group like any child's. Each task runs its jobs on a
-    :class:`Lane` of :attr:`deadlines` (one cancel scope across jobs; see the module docstring). A blocking portal, a task of the same
-    group, carries :meth:`call_soon` from other threads until ``close()``.
+    :class:`Lane` of :attr:`deadlines` (one cancel scope across jobs; see the module docstring). :meth:`call_soon`
+    carries work from other threads to the loop until ``close()``.
     """
 
     __slots__ = (
         "_closed",
         "_coming",
-        "_ended",
         "_idle",
         "_jobs",
-        "_portal",
         "_task_group",
+        "_token",
         "deadlines",
         "loop_thread",
     )
@@ -63,22 +64,29 @@ class CallPool:
         self._closed = False
         self._coming = False  # a task was called (started or woken) and has not taken a job yet
         self.loop_thread = threading.get_ident()
-        self._portal: BlockingPortal | None = None
-        self._ended = anyio.Event()
+        self._token = current_token()
         self.deadlines = Deadlines()
         """The tool deadlines of the turn's calls, on one timer (``tether.tools._deadlines``)."""
-        task_group.start_soon(self._serve_portal)
         task_group.start_soon(self.deadlines.run)
 
     def call_soon(self, func: Callable[[Any], object], arg: Any) -> None:
-        """From any thread: run ``func(arg)`` on the turn's event loop soon, without waiting (dropped once it ended)."""
-        portal = self._portal
-        if portal is None:
-            return  # the turn is over
-        try:
-            portal.start_task_soon(func, arg)
-        except RuntimeError:
-            pass  # the portal has just stopped
+        """From any thread: run ``func(arg)`` on the turn's event loop soon, without waiting (dropped once it ended).
+
+        ``func`` runs as a callback of the loop, not in a task: it must not block.
+        A blocking portal did this before, a task of the turn's group started at every turn (with a task group, an
+        event and two wake-ups of its own) for what only a tool reporting from a thread uses.
+        """
+        if self._closed:
+            return
+        token = self._token
+        try:  # anyio's way back to a loop (``tether._blocking.run_soon``): one wake-up of the loop
+            token.backend_class.run_sync_soon(self._deliver, (func, arg), token.native_token)
+        except anyio.RunFinishedError:
+            pass  # the loop is gone
+
+    def _deliver(self, func: Callable[[Any], object], arg: Any) -> None:
+        if not self._closed:  # the turn ended after it was handed over: dropped, as one handed over after
+            func(arg)
 
     def submit(self, job: Job) -> None:
         """Queue ``job``: a task takes it once the jobs queued before it are taken, whatever they then wait for."""
@@ -99,19 +107,10 @@ class CallPool:
     def close(self) -> None:
         """No more jobs: each task ends once it is idle."""
         self._closed = True
-        self._ended.set()
         self.deadlines.close()
         for wake in self._idle:
             wake.set()
         self._idle.clear()
-
-    async def _serve_portal(self) -> None:
-        async with BlockingPortal() as portal:
-            self._portal = portal
-            try:
-                await self._ended.wait()
-            finally:
-                self._portal = None
 
     async def _work(self) -> None:
         self._coming = False  # started: only ever by ``_call``, which had one task on its way

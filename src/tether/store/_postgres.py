@@ -31,7 +31,9 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio.to_thread
+from anyio.lowlevel import current_token
 
+from .._blocking import run_soon
 from ..errors import NotFoundError, StoreError, UsageError
 from ..records import DurableEvent, SessionInfo
 from ..records.internal import now_ms
@@ -202,9 +204,14 @@ class PostgresStore:
         if self._closed or self._thread is None:
             raise StoreError("The session store is closed")
         call = _Read(fn) if read else Call(fn)
+        # answered through the loop, as the SQLite store's: no worker thread waits on the answer
+        answered = anyio.Event()
+        token = current_token()
+        call.future.add_done_callback(lambda _: run_soon(token, answered.set))
         self._queue.put(call)
         self._wake.set()
-        result: T = await anyio.to_thread.run_sync(call.future.result, abandon_on_cancel=True)
+        await answered.wait()  # a cancelled caller stops waiting: the answer, when it comes, is dropped
+        result: T = call.future.result()
         return result
 
     def _writable(self) -> str:

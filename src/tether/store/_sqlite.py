@@ -42,7 +42,9 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio.to_thread
+from anyio.lowlevel import current_token
 
+from .._blocking import run_soon
 from ..errors import NotFoundError, StoreError, UsageError
 from ..records import (
     DurableEvent,
@@ -227,12 +229,18 @@ class SQLiteStore:
         if self._closed or self._thread is None:
             raise StoreError("The session store is closed")
         call = Call(fn)
+        # The thread that answers the call (the writer, or this one below) wakes this task through the loop
+        # (``run_soon``): no worker thread waits on the answer, so a flush is one hand-off each way, not two.
+        answered = anyio.Event()
+        token = current_token()
+        call.future.add_done_callback(lambda _: run_soon(token, answered.set))
         self._queue.put(call)
         self._wake.set()
         started = self._started
         if started is not None and started.done() and started.exception() is not None:
             self._fail_queued()  # the file never opened: the writer serves nothing, and answered it or will not
-        result: T = await anyio.to_thread.run_sync(call.future.result, abandon_on_cancel=True)
+        await answered.wait()  # a cancelled caller stops waiting: the answer, when it comes, is dropped
+        result: T = call.future.result()
         return result
 
     async def get_session(self, session_id: str) -> SessionInfo:
