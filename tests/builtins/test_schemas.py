@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
-from tether.builtins import BuiltinDeps
+from tether.builtins import BuiltinDeps, builtin_tools
 from tether.builtins._schema_data import SCHEMAS, TOOLS
 from tether.builtins._schemas import (
     DEFERRED,
@@ -46,6 +46,21 @@ def test_the_question_executor_needs_the_question_service(tmp_path: Path) -> Non
     service: Any = object()
     with pytest.raises(ValueError, match="question service"):
         question_executor(BuiltinDeps(location=service, permissions=service, output=service))
+
+
+@pytest.mark.parametrize("sandbox", [None, "auto"])
+def test_the_registered_bash_shows_what_bash_make_builds(sandbox: Any) -> None:
+    from tether.builtins import bash
+
+    service: Any = object()
+    deps = BuiltinDeps(
+        location=service, permissions=service, output=service, shell="/bin/zsh", sandbox=sandbox
+    )
+    registered, made = builtin_tools(deps)["bash"], bash.make(deps)
+    assert registered.description == made.description and "zsh -c" in made.description
+    assert (registered.timeout, registered.permission, registered.idempotent) == (None, None, False)
+    assert (made.timeout, made.permission, made.idempotent) == (None, None, False)
+    assert registered.input_codec.schema == made.input_codec.schema
 
 
 def test_each_builtin_tool_shows_its_committed_schema(project: Any) -> None:
@@ -115,7 +130,8 @@ deps = BuiltinDeps(
     location=Location(Path(sys.argv[1])), permissions=None, output=OutputStore(Path(sys.argv[2])), todos=object()
 )
 tools = builtin_tools(deps)
-print(sorted(name for name in ("read", "write", "edit", "glob", "todoread") if f"tether.builtins.{name}" in sys.modules))
+modules = ("read", "write", "edit", "glob", "todoread", "bash", "_shell_run")
+print(sorted(name for name in modules if f"tether.builtins.{name}" in sys.modules))
 print(sorted(tools))
 """
 
@@ -127,7 +143,7 @@ def test_building_the_tools_loads_no_deferred_tool_module(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     loaded, names = done.stdout.splitlines()
     assert loaded == "[]"
-    assert "'read'" in names and "'todowrite'" in names
+    assert "'read'" in names and "'todowrite'" in names and "'bash'" in names
 
 
 @pytest.mark.anyio

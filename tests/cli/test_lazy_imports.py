@@ -31,6 +31,8 @@ NOT_LOADED = (
     "tether.builtins.apply_patch",
     "tether.builtins.webfetch",
     "tether.builtins.todowrite",
+    "tether.builtins.bash",
+    "tether.builtins._shell_run",
 )
 
 

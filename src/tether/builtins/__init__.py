@@ -7,11 +7,11 @@ Most tools' modules load at their first call (``_deferred``): importing this pac
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 from typing import Any
 
 from ..tools import Tool
-from ._deferred import deferred
+from ._deferred import deferred, deferred_bash
 from ._deps import BuiltinDeps
 
 __all__ = ["BuiltinDeps", "builtin_tools"]
@@ -35,11 +35,8 @@ def builtin_tools(deps: BuiltinDeps) -> dict[str, Tool[Any, Any]]:
         from .skill import make
 
         tools["skill"] = make(deps)
-    try:
-        bash = importlib.import_module(f"{__name__}.bash")
-    except ModuleNotFoundError as exc:  # the bash tool ships separately; only its own absence is tolerated
-        if exc.name != f"{__name__}.bash":
-            raise
-    else:
-        tools["bash"] = bash.make(deps)
+    if (
+        importlib.util.find_spec(f"{__name__}.bash") is not None
+    ):  # the bash tool ships separately: it may be absent
+        tools["bash"] = deferred_bash(deps)
     return dict(sorted(tools.items()))

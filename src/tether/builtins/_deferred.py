@@ -19,31 +19,53 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..tools import Tool, ToolContext
+from ._bash_text import default_sandbox, default_shell, describe
 from ._deps import BuiltinDeps
 from ._schema_data import SCHEMAS, TOOLS
 from ._schemas import CommittedCodec
 
-__all__ = ["deferred"]
+__all__ = ["deferred", "deferred_bash"]
+
+Execute = Callable[[Any, ToolContext], Awaitable[Any]]
 
 
 def deferred(name: str, deps: BuiltinDeps) -> Tool[Any, Any]:
     """The built-in ``name`` (one of ``_schemas.DEFERRED``) bound to ``deps``, its module not yet imported."""
     definition = TOOLS[name]
     output: str | None = definition["output"]
-    loaded: list[Callable[[Any, ToolContext], Awaitable[Any]]] = []
-
-    async def execute(input: Any, ctx: ToolContext) -> Any:
-        # nothing awaits between the test and the append: two first calls on the loop get one executor
-        if not loaded:
-            loaded.append(importlib.import_module(f"{__package__}.{name}").executor(deps))
-        return await loaded[0](input, ctx)
-
     return Tool(
         description=definition["description"],
         input=CommittedCodec(definition["input"], SCHEMAS[definition["input"]]),
         output=None if output is None else CommittedCodec(output, SCHEMAS[output]),
-        execute=execute,
+        execute=_at_first_call(name, lambda module: module.executor(deps)),
         timeout=definition["timeout"],
         permission=definition["permission"],
         idempotent=definition["idempotent"],
     )
+
+
+def deferred_bash(deps: BuiltinDeps) -> Tool[Any, Any]:
+    """The ``bash`` tool bound to ``deps``, as ``bash.make(deps)`` builds it, its module not yet imported: the shell
+    and the sandbox are chosen here, once, and the description names them (``_bash_text``)."""
+    shell = default_shell(deps.shell)
+    sandbox = default_sandbox() if deps.sandbox == "auto" else deps.sandbox
+    key = "tether.builtins.bash:BashInput"
+    return Tool(
+        description=describe(shell, sandbox),
+        input=CommittedCodec(key, SCHEMAS[key]),
+        execute=_at_first_call("bash", lambda module: module.executor(deps, shell, sandbox)),
+        timeout=None,  # bash enforces each command's own timeout (as bash.make)
+    )
+
+
+def _at_first_call(name: str, bind: Callable[[Any], Execute]) -> Execute:
+    """An ``execute`` that imports the module ``name`` at its first call and runs what ``bind(module)`` returns."""
+    loaded: list[Execute] = []
+
+    async def execute(input: Any, ctx: ToolContext) -> Any:
+        # nothing awaits between the test and the append: two first calls on the loop get one executor
+        if not loaded:
+            loaded.append(bind(importlib.import_module(f"{__package__}.{name}")))
+        return await loaded[0](input, ctx)
+
+    return execute

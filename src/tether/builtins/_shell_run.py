@@ -47,6 +47,7 @@ import anyio.to_thread
 
 from .._record import record
 from ..errors import OutputStoreError
+from ._bash_text import default_shell
 
 if TYPE_CHECKING:
     from ..sandbox import Sandbox, SandboxPolicy
@@ -97,13 +98,6 @@ class ShellRun:
     @property
     def truncated(self) -> bool:
         return self.captured_bytes < self.total_bytes
-
-
-def default_shell(configured: str | None = None) -> str:
-    """The configured shell, else ``/bin/bash`` if it exists, else ``/bin/sh``."""
-    if configured:
-        return configured
-    return "/bin/bash" if os.access("/bin/bash", os.X_OK) else "/bin/sh"
 
 
 async def run_shell(

@@ -40,7 +40,7 @@ import dataclasses
 import functools
 import glob
 import os
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,43 +53,27 @@ from ..errors import PathError, ToolFailure
 from ..location import Location, ResolvedPath, authorize_protected, protected_anchor, require_external
 from ..permissions import PermissionRequest
 from ..tools import Tool, ToolContext, ToolResponse
+from ._bash_text import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, default_sandbox, default_shell, describe
 from ._common import resolve_or_fail
 from ._deps import BuiltinDeps
 from ._schemas import committed_codec
-from ._shell_run import CAPTURE_LIMIT, ShellRun, default_shell, run_shell
+from ._shell_run import CAPTURE_LIMIT, ShellRun, run_shell
 
 # The analysis (tree-sitter-bash and its tables, ~30 ms) is imported at the first plan, not at start-up.
 if TYPE_CHECKING:
     from ..sandbox import NetworkGate, Sandbox, SandboxPolicy
     from ._shell_analysis import Analysis, PathArg
 
-__all__ = ["DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS", "BashInput", "CommandPlan", "make", "plan_command"]
-
-DEFAULT_TIMEOUT_MS = 120_000
-MAX_TIMEOUT_MS = 600_000
-
-DESCRIPTION = f"""Run a shell command in the working directory and return its output.
-
-- `command` runs with `{{shell}} -c`; stdin is empty, so interactive prompts cannot be answered: pass flags such as
-  `--yes` or `--no-edit` instead.
-- `workdir` is the directory to run in (relative to the working directory, or absolute); it defaults to the working directory.
-  Prefer it over `cd <dir> && ...`.
-- `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}. When it passes, the command
-  and everything it started are killed.
-- `description` is a few words saying what the command does, shown to the user.
-- stdout and stderr are combined in the order they were written. Long output is shortened in the middle and the full
-  output is saved to a file you can read. Every process the command starts, background (`cmd &`) and detached
-  (`setsid`, `nohup`, daemons) ones included, is stopped when the command finishes: a server started here does not
-  keep running.
-- Commands and paths outside the project may need the user's approval. Use the dedicated tools to read, search and
-  edit files rather than `cat`, `grep`, `sed` or `echo >`."""
-
-SANDBOX_TEXT = """
-- Commands run in a sandbox ({mechanism}): they may write only in the project and `/tmp` (this session's private temp
-  directory; other tools see it at `{tmp}/<session id>/`){network}. Git's and tether's config, hooks and instruction
-  files are read-only. When a command fails only because the sandbox refused it (`Read-only file system`, `Permission
-  denied`{net_errors}) and it really needs more, call bash again with `escalate: true` and a one-sentence
-  `justification`: the user is asked, and the command then runs outside the sandbox."""
+__all__ = [
+    "DEFAULT_TIMEOUT_MS",
+    "MAX_TIMEOUT_MS",
+    "BashInput",
+    "CommandPlan",
+    "default_sandbox",
+    "executor",
+    "make",
+    "plan_command",
+]
 
 
 class BashInput(BaseModel):
@@ -129,12 +113,25 @@ class BashInput(BaseModel):
 
 
 def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
-    """Build the bash tool bound to ``deps`` (the shell is chosen once, here)."""
+    """Build the bash tool bound to ``deps`` (the shell and the sandbox are chosen once, here)."""
+    shell = default_shell(deps.shell)
+    sandbox = default_sandbox() if deps.sandbox == "auto" else deps.sandbox
+    return Tool(
+        description=describe(shell, sandbox),
+        input=committed_codec(BashInput),
+        execute=executor(deps, shell, sandbox),
+        timeout=None,
+    )
+
+
+def executor(
+    deps: BuiltinDeps, shell: str, sandbox: Sandbox | None
+) -> Callable[[BashInput, ToolContext], Awaitable[ToolResponse[Any]]]:
+    """What a call of the bash tool runs, bound to ``deps``, running ``shell`` in ``sandbox`` (a Location loads this
+    module at the tool's first call: ``builtins/_deferred.py``)."""
     location = deps.location
     permissions = deps.permissions
     output = deps.output
-    shell = default_shell(deps.shell)
-    sandbox = default_sandbox() if deps.sandbox == "auto" else deps.sandbox
 
     async def execute(input: BashInput, ctx: ToolContext) -> ToolResponse[Any]:
         command = input.command
@@ -263,12 +260,7 @@ def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
             title=input.description or _title(command),
         )
 
-    return Tool(
-        description=_description(shell, sandbox),
-        input=committed_codec(BashInput),
-        execute=execute,
-        timeout=None,
-    )
+    return execute
 
 
 @record
@@ -395,40 +387,6 @@ async def _proxy(policy: SandboxPolicy | None, gate: NetworkGate | None) -> Asyn
 def _title(command: str) -> str:
     lines = command.strip().splitlines()
     return lines[0][:200] if lines else command
-
-
-def default_sandbox() -> Sandbox:
-    """The sandbox with the default settings on this machine (its mechanism is found once per process)."""
-    import tempfile
-
-    from ..sandbox import Sandbox, SandboxSettings, detect
-
-    settings = SandboxSettings()
-    return Sandbox.make(settings, detect(settings.mode), Path(os.path.realpath(tempfile.gettempdir())), ())
-
-
-def _description(shell: str, sandbox: Sandbox | None) -> str:
-    text = DESCRIPTION.replace("{shell}", os.path.basename(shell))
-    if sandbox is None or not sandbox.active:
-        return text
-    mechanism = "bubblewrap" if sandbox.detection.mechanism == "bwrap" else "Landlock"
-    offline = sandbox.network == "none"
-    network = "; it has no network: connections and name lookups fail" if offline else ""
-    net_errors = ", `Network is unreachable`, `Could not resolve host`" if offline else ""
-    if sandbox.network == "proxy":
-        network = (
-            "; it reaches the network only through tether's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set for "
-            "commands that may use the network; SOCKS5 at $TETHER_PROXY), which asks the user once per new host: a "
-            "refused host gets HTTP 403, and direct connections (`/dev/tcp`, raw sockets) reach nothing. To reach a "
-            "service on the user's own machine (127.0.0.1), clear NO_PROXY for that command"
-        )
-    extra = SANDBOX_TEXT.format(
-        mechanism=mechanism,
-        tmp=str(sandbox.temps.parent),
-        network=network,
-        net_errors=net_errors,
-    )
-    return text + extra
 
 
 _REFUSALS = (
