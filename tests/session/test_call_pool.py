@@ -385,3 +385,19 @@ async def test_call_soon_brings_work_from_a_thread_to_the_loop_and_drops_it_once
             pool.call_soon(record, "closed")  # after close: not even handed over
         await anyio.wait_all_tasks_blocked()
     assert ran == [("open", loop_thread)]
+
+
+def test_call_soon_after_the_loop_ended_is_dropped() -> None:
+    # a tool's thread reporting while the process winds down: the turn's loop is gone, nothing runs, nothing raises
+    ran: list[str] = []
+
+    async def main() -> CallPool:
+        pools: list[CallPool] = []
+        async with anyio.create_task_group() as tg:
+            pools.append(CallPool(tg))
+            tg.cancel_scope.cancel()  # the pool is left open: only its loop ends
+        return pools[0]
+
+    pool = anyio.run(main)
+    pool.call_soon(ran.append, "late")
+    assert ran == []
