@@ -48,7 +48,9 @@ def deferred_bash(deps: BuiltinDeps) -> Tool[Any, Any]:
     """The ``bash`` tool bound to ``deps``, as ``bash.make(deps)`` builds it, its module not yet imported: the shell
     and the sandbox are chosen here, once, and the description names them (``_bash_text``)."""
     shell = default_shell(deps.shell)
-    sandbox = default_sandbox() if deps.sandbox == "auto" else deps.sandbox
+    sandbox = (
+        default_sandbox() if isinstance(deps.sandbox, str) else deps.sandbox
+    )  # "auto" (== would build Sandbox.__eq__)
     key = "tether.builtins.bash:BashInput"
     return Tool(
         description=describe(shell, sandbox),

@@ -115,7 +115,9 @@ class BashInput(BaseModel):
 def make(deps: BuiltinDeps) -> Tool[BashInput, Any]:
     """Build the bash tool bound to ``deps`` (the shell and the sandbox are chosen once, here)."""
     shell = default_shell(deps.shell)
-    sandbox = default_sandbox() if deps.sandbox == "auto" else deps.sandbox
+    sandbox = (
+        default_sandbox() if isinstance(deps.sandbox, str) else deps.sandbox
+    )  # "auto" (== would build Sandbox.__eq__)
     return Tool(
         description=describe(shell, sandbox),
         input=committed_codec(BashInput),
