@@ -35,6 +35,10 @@ Issue 38, 2026-12-05, the fresh-runtime table (``--only par100 --only seq10 --re
 11), first turn / same runtime's second turn / pydantic-ai beside them, wall per call: par100 130 / 113 / 2,504,
 78 / 60 / 452, 155 / 145 / 248 us; seq10 431 / 306 / 26,773, 530 / 430 / 2,412, 507 / 374 / 2,718 us (10x missed
 on the two quieter runs, steady state included).
+Issue 38's third round (warm writer statements, the store and the call pool answering through the loop), three runs
+before and three after, interleaved (load 3.9-4.8), wall per call / ratio: par100 steady 63.8-68.8 / 2.7-3.3x ->
+63.8-66.4 / 3.0-3.5x, fresh 71.8-80.1 / 2.3-2.9x -> 68.1-71.4 / 2.8-3.0x; seq10 steady 395-463 / 5.5-8.7x -> 321-402
+/ 6.8-9.1x, fresh 435-494 / 5.4-6.3x -> 399-673 / 3.5-7.0x (docs/performance.md, "In process").
 """
 
 from __future__ import annotations
