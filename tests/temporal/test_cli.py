@@ -134,64 +134,135 @@ def test_a_bad_temporal_address_is_a_clear_error(env: dict[str, str], project: P
     assert "give the Temporal server as HOST:PORT" in done.stderr
 
 
-def test_ctrl_c_cancels_the_turn_on_the_worker_and_exits_130(
+def _start_sleeping_turn(
     temporal_server: str, queue: str, env: dict[str, str], project: Path, tmp_path: Path
-) -> None:
-    import signal
+) -> tuple[subprocess.Popen[str], str, int]:
+    """``tether run --temporal`` whose one call is bash in ``sleep 900`` on the worker: the follower, its turn's
+    workflow id and the pid of the ``sleep`` (the shell ``exec``s it), once it runs."""
     import time
 
-    import anyio
-
-    from tether.temporal import TemporalRunner
-
     started = project / "started"
-    # the call (and its own timeout, the longest bash allows) outlasts every guard below: only the cancel ends it (a
-    # busy machine delivers the cancel slowly: the 60 s call of before ran out first at load 20)
-    command = {"command": "touch started && sleep 900", "description": "wait", "timeout": 600_000}
-    call = {"name": "bash", "arguments": command}
-    model = script(tmp_path, [{"tool_calls": [call]}, {"text": "Finished."}])
+    # the call (and its own timeout, the longest bash allows) outlasts every guard below: only the cancel ends it
+    command = {"command": "echo $$ > started && exec sleep 900", "description": "wait", "timeout": 600_000}
+    model = script(
+        tmp_path, [{"tool_calls": [{"name": "bash", "arguments": command}]}, {"text": "Finished."}]
+    )
     process = subprocess.Popen(
-        tether(
-            "run",
-            "--temporal",
-            temporal_server,
-            "--task-queue",
-            queue,
-            "--model",
-            model,
-            "--yes",
-            "--dir",
-            str(project),
-            "wait",
-        ),
+        tether("run", "--temporal", temporal_server, "--task-queue", queue, "--model", model, "--yes",
+               "--dir", str(project), "wait"),
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-    )
+    )  # fmt: skip
     assert process.stderr is not None
     found = re.search(r"turn (\S+) submitted", process.stderr.readline())
     assert found is not None
     deadline = time.monotonic() + 300
-    while not started.exists():  # the call runs on the worker
+    while not (started.exists() and started.read_text().strip().isdigit()):  # the call runs on the worker
         assert time.monotonic() < deadline and process.poll() is None
         time.sleep(0.05)
+    return process, found.group(1), int(started.read_text())
+
+
+def _sleeping(pid: int) -> bool:
+    try:
+        return "sleep" in Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return False
+
+
+def _cancelled_turn(temporal_server: str, env: dict[str, str], workflow_id: str) -> tuple[str, list[object]]:
+    """The turn's end (waited for: the workers write it, the follower may be gone) and its tool parts' states."""
+    import anyio
+
+    from tether import Runtime
+    from tether.session import ToolPart
+    from tether.temporal import TemporalRunner
+
+    async def read() -> tuple[str, list[object]]:
+        data = Path(env["TETHER_DATA_DIR"])
+        runner = await TemporalRunner.connect(temporal_server, data_dir=data)
+        with anyio.fail_after(300):  # a hang guard: the cancel reaches the call within a second or two
+            result = await runner.turn(workflow_id).result()
+        async with Runtime(data_dir=data, plugins=False) as rt:
+            messages = await rt.store.load_messages(result.session_id)
+        parts = [
+            (p.tool, p.state, p.error_kind) for m in messages for p in m.parts if isinstance(p, ToolPart)
+        ]
+        return result.stop, list(parts)
+
+    return anyio.run(read)
+
+
+def test_ctrl_c_cancels_the_turn_on_the_worker_and_exits_130(
+    temporal_server: str, queue: str, env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    import signal
+
+    process, workflow_id, sleeping = _start_sleeping_turn(temporal_server, queue, env, project, tmp_path)
+    assert process.stderr is not None
     process.send_signal(signal.SIGINT)
     try:
-        assert process.wait(300) == 130, process.stderr.read()
+        assert process.wait(300) == 130, (
+            process.stderr.read()
+        )  # a hang guard: it exits once the server has the cancel
+        said = process.stderr.read()
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
         process.stderr.close()
+    assert f"cancelling turn {workflow_id}" in said and f"turn {workflow_id} cancelled" in said, said
+    # the workers end the turn without the follower: the call cancelled (bash's process gone), its part aborted
+    assert _cancelled_turn(temporal_server, env, workflow_id) == ("cancelled", [("bash", "error", "aborted")])
+    assert not _sleeping(sleeping)
 
-    async def stop() -> str:
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_exits_130_when_the_server_does_not_answer_the_cancel_and_a_second_one_at_once(
+    temporal_server: str, queue: str, env: dict[str, str], project: Path, tmp_path: Path, presses: int
+) -> None:
+    import signal
+
+    import anyio
+
+    from tether.temporal import TemporalRunner
+
+    from .conftest import _SERVER  # pyright: ignore[reportPrivateUsage]
+
+    process, workflow_id, _ = _start_sleeping_turn(temporal_server, queue, env, project, tmp_path)
+    assert process.stderr is not None and _SERVER.process is not None
+    server = _SERVER.process.pid
+    os.kill(server, signal.SIGSTOP)  # the cancel's request waits for an answer that does not come
+    try:
+        process.send_signal(signal.SIGINT)
+        said = ""
+        while f"cancelling turn {workflow_id}" not in said:  # the ask answered by --yes comes first
+            line = process.stderr.readline()
+            assert line, f"the follower ended without cancelling: {said}"
+            said += line
+        if presses == 2:
+            process.send_signal(signal.SIGINT)
+        assert process.wait(300) == 130  # a hang guard: one press waits CANCEL_WAIT, a second none
+        said += process.stderr.read()
+    finally:
+        os.kill(server, signal.SIGCONT)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stderr.close()
+    if presses == 1:
+        assert f"could not cancel turn {workflow_id}: the Temporal server did not answer" in said, said
+        assert f"temporal workflow cancel --workflow-id {workflow_id}" in said
+
+    async def cancel() -> None:  # the request the stopped server had not answered may be taken now: harmless
         runner = await TemporalRunner.connect(temporal_server, data_dir=Path(env["TETHER_DATA_DIR"]))
-        with anyio.fail_after(300):
-            return (await runner.turn(found.group(1)).result()).stop
+        await runner.turn(workflow_id).cancel()
 
-    assert anyio.run(stop) == "cancelled"
+    anyio.run(cancel)
+    assert _cancelled_turn(temporal_server, env, workflow_id)[0] == "cancelled"
 
 
 def _question_script(tmp_path: Path) -> str:

@@ -181,6 +181,8 @@ async def test_client_errors_are_tether_errors(temporal_server: str, tmp_path: P
     runner = TemporalRunner(client)
     with pytest.raises(NotFoundError, match="No turn tether-turn-nope"):
         await runner.turn("tether-turn-nope").asks()
+    with pytest.raises(NotFoundError, match="No turn tether-turn-nope"):  # not the SDK's RPCError
+        await runner.turn("tether-turn-nope").cancel()
     # a turn no worker serves: it waits safely, but nothing can read it until one polls
     handle = await submit_turn(client, "hi", model=MODEL, directory=tmp_path, task_queue=queue)
     with pytest.raises(TetherError, match="cannot be read now"):

@@ -160,8 +160,7 @@ def run_temporal_command(
         except anyio.get_cancelled_exc_class():
             # Ctrl-C (asyncio cancels the main task on SIGINT): the one way this follower cancels the turn. A failure
             # to read the turn is no reason to: it propagates below, and the turn goes on without this follower.
-            with anyio.CancelScope(shield=True):
-                await handle.cancel()
+            await _cancel(handle, output)
             raise
         except TurnUnreadable as exc:
             err_console().print(
@@ -186,6 +185,49 @@ def run_temporal_command(
         raise typer.Exit(run_async(main))
     except KeyboardInterrupt:
         raise typer.Exit(CANCELLED) from None
+
+
+CANCEL_WAIT = 10.0
+"""Seconds Ctrl-C waits for the Temporal server to take the turn's cancel, at most (it takes milliseconds)."""
+
+
+async def _cancel(handle: Any, output: str) -> None:
+    """Ask the server to cancel the turn (Ctrl-C) and return once it has recorded the request: the workers cancel the
+    running calls and write the turn's end, whether this process is still there or not (docs/temporal.md).
+
+    Not shielded: the first Ctrl-C's cancellation of the main task is spent, so this waits; a second Ctrl-C makes
+    asyncio cancel the task again, and the command exits at once, without waiting for the server.
+    """
+    from ..errors import TetherError
+
+    console = err_console()
+    if output != "json":
+        console.print(
+            f"cancelling turn {handle.workflow_id} (Ctrl-C again exits at once)",
+            markup=False,
+            highlight=False,
+        )
+    problem: str | None = None
+    try:
+        with anyio.move_on_after(CANCEL_WAIT) as waited:
+            await handle.cancel()
+        if waited.cancelled_caught:
+            problem = f"the Temporal server did not answer within {CANCEL_WAIT:g} s"
+    except TetherError as exc:
+        problem = exc.message
+    if problem is not None:
+        console.print(
+            f"could not cancel turn {handle.workflow_id}: {problem}. It may go on on the workers: cancel it with "
+            f"temporal workflow cancel --workflow-id {handle.workflow_id}",
+            markup=False,
+            highlight=False,
+        )
+    elif output != "json":
+        console.print(
+            f"turn {handle.workflow_id} cancelled: the workers stop its running calls",
+            markup=False,
+            highlight=False,
+        )
 
 
 PATIENCE_ENV = "TETHER_TEMPORAL_PATIENCE"

@@ -176,8 +176,19 @@ class TurnHandle:
             raise UsageError(text) from exc
 
     async def cancel(self) -> None:
-        """Cancel the turn: running calls are cancelled (their parts aborted) and the turn ends ``cancelled``."""
-        await self._handle.cancel()
+        """Cancel the turn: running calls are cancelled (their parts aborted) and the turn ends ``cancelled``.
+
+        Returns once the server has recorded the request; the workers act on it within about a second (their
+        calls' heartbeats bring it, docs/temporal.md "Cancellation"), whether the caller waits or not.
+
+        Raises:
+            NotFoundError: there is no such turn on the server.
+            TetherError: the server refused or could not be reached (the turn is not cancelled).
+        """
+        try:
+            await self._handle.cancel()
+        except RPCError as exc:
+            raise self._unreadable(exc) from exc
 
     async def result(
         self,
