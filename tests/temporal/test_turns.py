@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import anyio
 import pytest
 
@@ -74,6 +76,23 @@ async def test_a_rejected_ask_declines_the_call_and_stops_the_turn(turns: Turns)
     assert result.stop == "declined"
     assert result.calls[0].error_kind == "declined"
     assert count(turns.marks, "guarded") == 0
+
+
+async def test_cancelling_an_answer_in_flight_is_a_cancellation_not_an_sdk_error(turns: Turns) -> None:
+    # Ctrl-C on `tether run --temporal` while it sends an answer: the SDK turns the caller's cancellation into its
+    # WorkflowUpdateRPCTimeoutOrCancelledError, which ended the follower with a traceback and the turn not cancelled
+    async with turns.worker():
+        handle = await turns.submit([["guarded", {}]])
+        ask = await wait_for(handle, "ask")
+    # no worker polls now: the answer waits for one, until it is cancelled
+    with anyio.move_on_after(1) as waited:
+        await handle.answer(ask["id"], "once")
+    assert waited.cancelled_caught
+    async with turns.worker():  # the turn goes on: the server may have taken that answer already, or this one
+        with contextlib.suppress(NotFoundError):
+            await handle.answer(ask["id"], "once")
+        with anyio.fail_after(60):
+            assert (await handle.result()).stop == "done"
 
 
 async def test_answering_an_unknown_ask_is_a_clear_error(turns: Turns) -> None:

@@ -24,6 +24,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
@@ -158,6 +159,7 @@ class TurnHandle:
         Raises:
             NotFoundError: the turn has no such waiting ask (answered already, or never asked).
             UsageError: the answer does not fit the ask.
+            TurnUnreadable: the server gave up waiting for a worker to take the answer (the ask still waits).
         """
         if reply not in _REPLIES:
             raise UsageError(f"A reply is once, always or reject; got {reply!r}")
@@ -169,6 +171,14 @@ class TurnHandle:
         )
         try:
             await self._handle.execute_update("answer", given)
+        except WorkflowUpdateRPCTimeoutOrCancelledError as exc:
+            cancelled = exc.__cause__
+            if isinstance(cancelled, anyio.get_cancelled_exc_class()):
+                # the SDK turns the caller's cancellation (Ctrl-C) into this error: it stays a cancellation (law 3)
+                raise cancelled from None
+            raise TurnUnreadable(
+                f"The turn {self.workflow_id} did not take the answer in time (no worker polling?): answer again"
+            ) from exc
         except WorkflowUpdateFailedError as exc:
             text = str(exc.cause.message if isinstance(exc.cause, ApplicationError) else exc.cause or exc)
             if text.startswith("No waiting ask"):
