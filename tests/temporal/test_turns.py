@@ -95,6 +95,22 @@ async def test_cancelling_an_answer_in_flight_is_a_cancellation_not_an_sdk_error
             assert (await handle.result()).stop == "done"
 
 
+async def test_a_worker_stopping_cancels_its_session_hold_instead_of_failing_it(
+    turns: Turns, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the hold waits on the turn's `hold` update; the SDK turned the shutdown's cancellation into an update error, and
+    # the hold failed (a WARNING with a traceback, an attempt spent) instead of being cancelled for the next worker
+    async with turns.worker():
+        handle = await turns.submit([["guarded", {}]])
+        await wait_for(handle, "ask")
+    failed = [r for r in caplog.records if "Completing activity as failed" in r.getMessage()]
+    assert not failed, [r.getMessage() for r in failed]
+    async with turns.worker():  # the next worker takes the hold over and the turn goes on
+        await handle.answer((await handle.asks())[0].id, "once")
+        with anyio.fail_after(60):
+            assert (await handle.result()).stop == "done"
+
+
 async def test_answering_an_unknown_ask_is_a_clear_error(turns: Turns) -> None:
     async with turns.worker():
         handle = await turns.submit([["guarded", {}]])

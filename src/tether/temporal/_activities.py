@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from temporalio import activity
-from temporalio.client import WorkflowHandle, WorkflowQueryFailedError, WorkflowUpdateFailedError
+from temporalio.client import (
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
@@ -195,6 +200,13 @@ class TurnActivities:
                     try:
                         await turn.execute_update("hold", claim)  # returns when the turn is over
                         ended = True
+                    except WorkflowUpdateRPCTimeoutOrCancelledError as exc:
+                        cancelled = exc.__cause__
+                        if isinstance(cancelled, anyio.get_cancelled_exc_class()):
+                            # the SDK turns the activity's cancellation (its worker stopping) into this error: it
+                            # stays a cancellation, and the next attempt takes the claim over (law 3)
+                            raise cancelled from None
+                        raise
                     except WorkflowUpdateFailedError:
                         if await _hold_state(turn, claim) == "waiting":
                             raise
