@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -65,7 +66,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         and args
         and isinstance(args[0], (str, bytes, Path))
     ):
-        name = args[0].decode() if isinstance(args[0], bytes) else str(args[0])
+        # a name that is not UTF-8 (another suite's test, on the same worker) is decoded as the OS does, never fails
+        name = os.fsdecode(args[0]) if isinstance(args[0], bytes) else str(args[0])
         if name in WATCHED:
             OPENED.append(name)
 
