@@ -134,11 +134,24 @@ def test_a_bad_temporal_address_is_a_clear_error(env: dict[str, str], project: P
     assert "give the Temporal server as HOST:PORT" in done.stderr
 
 
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _start_sleeping_turn(
-    temporal_server: str, queue: str, env: dict[str, str], project: Path, tmp_path: Path
+    temporal_server: str,
+    queue: str,
+    env: dict[str, str],
+    project: Path,
+    tmp_path: Path,
+    *,
+    sigint_ignored: bool = False,
 ) -> tuple[subprocess.Popen[str], str, int]:
     """``tether run --temporal`` whose one call is bash in ``sleep 900`` on the worker: the follower, its turn's
-    workflow id and the pid of the ``sleep`` (the shell ``exec``s it), once it runs."""
+    workflow id and the pid of the ``sleep`` (the shell ``exec``s it), once it runs. ``sigint_ignored``: started with
+    SIGINT ignored, as a shell without job control starts ``cmd &`` (a CI job's background step)."""
     import time
 
     started = project / "started"
@@ -155,6 +168,7 @@ def _start_sleeping_turn(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
     )  # fmt: skip
     assert process.stderr is not None
     found = re.search(r"turn (\S+) submitted", process.stderr.readline())
@@ -201,7 +215,11 @@ def test_ctrl_c_cancels_the_turn_on_the_worker_and_exits_130(
 ) -> None:
     import signal
 
-    process, workflow_id, sleeping = _start_sleeping_turn(temporal_server, queue, env, project, tmp_path)
+    # started with SIGINT ignored (the disposition a background step inherits): Ctrl-C still cancels, as it does for
+    # `tether run` without --temporal
+    process, workflow_id, sleeping = _start_sleeping_turn(
+        temporal_server, queue, env, project, tmp_path, sigint_ignored=True
+    )
     assert process.stderr is not None
     process.send_signal(signal.SIGINT)
     try:

@@ -181,6 +181,10 @@ def run_temporal_command(
             return CANCELLED
         return TURN_FAILED if result.stop == "declined" else OK
 
+    # Ctrl-C cancels the turn whatever SIGINT's disposition the command inherited, as `tether run` without --temporal
+    # does (its signal receiver): a shell without job control starts `cmd &` with SIGINT ignored, and then Python
+    # installs no handler, asyncio none either, and a SIGINT did nothing (the follower waited for the turn's end).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         raise typer.Exit(run_async(main))
     except KeyboardInterrupt:
