@@ -5,6 +5,9 @@ turn waits in a bash call until the test releases it (a file appears)."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +109,28 @@ def test_the_kept_text_is_edited_as_a_line_editor_would(keys: bytes, text: str) 
     for n in range(len(keys)):  # byte by byte: a key split across reads is the same key
         typed.feed(keys[n : n + 1])
     assert typed.text == text
+
+
+def test_an_answer_typed_at_a_paused_prompt_is_left_for_the_prompt() -> None:
+    """The live view's frames poll on while an approval waits for its answer: a poll then must not take the answer
+    (it became the next message's draft, and the approval waited for ever: a full test run's 30 s timeout)."""
+    master, slave = pty.openpty()
+    try:
+        typed = TypeAhead(fd=slave)
+        typed.start()
+        os.write(master, b"before")
+        typed.poll()
+        with typed.paused():
+            os.write(master, b"a\n")
+            assert select.select([slave], [], [], 10)[0]  # the line is there to read (a hang guard)
+            typed.poll()  # a frame of the live view
+            assert select.select([slave], [], [], 0)[0], "the frame took the answer"
+            assert os.read(slave, 1024) == b"a\n"  # the prompt reads its answer
+        typed.stop()
+        assert typed.text == "before"
+    finally:
+        os.close(master)
+        os.close(slave)
 
 
 def test_without_a_terminal_nothing_is_kept(tmp_path: Path) -> None:

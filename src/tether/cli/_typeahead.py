@@ -48,6 +48,7 @@ class TypeAhead:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._lines: list[str] = [""]
         self._escape = ""
+        self._paused = False
 
     @property
     def text(self) -> str:
@@ -71,8 +72,9 @@ class TypeAhead:
         _ACTIVE.append(self)
 
     def poll(self) -> None:
-        """Read what has been typed since the last poll (never waits)."""
-        if self._saved is None:
+        """Read what has been typed since the last poll (never waits); nothing while :meth:`paused`: what is typed
+        then is the prompt's to read (the live view's frames poll on while an approval waits for its answer)."""
+        if self._saved is None or self._paused:
             return
         while select.select([self._fd], [], [], 0)[0]:
             try:
@@ -93,9 +95,11 @@ class TypeAhead:
         self.poll()
         quiet = termios.tcgetattr(self._fd)
         termios.tcsetattr(self._fd, termios.TCSANOW, saved)
+        self._paused = True
         try:
             yield
         finally:
+            self._paused = False
             if self._saved is saved:
                 termios.tcsetattr(self._fd, termios.TCSANOW, quiet)
 
