@@ -81,6 +81,22 @@ def test_a_directory_two_runtimes_use_stays_until_the_last_closes(base: Path) ->
     assert first.close() == []  # closing twice removes nothing
 
 
+def test_a_deleted_sessions_directory_goes_when_no_other_runtime_uses_it(base: Path) -> None:
+    first, second = SessionTemps(base), SessionTemps(base)
+    shared, own = first.session("ses_1"), first.session("ses_2")
+    (own / "scratch").write_text("x")
+    assert second.session("ses_1") == shared
+    assert first.release("ses_2") is True and not own.exists()
+    assert first.release("ses_1") is False and shared.is_dir()  # the second runtime still uses it
+    assert second.release("ses_1") is True and not shared.exists()
+    assert (
+        first.release("ses_1") is False and first.release("ses_9") is False
+    )  # released already, never claimed
+    assert first.session("ses_2") == own and own.is_dir()  # claimed again on its next use
+    assert first.close() == [own] and second.close() == []
+    assert SessionTemps(base).release("ses_1") is False  # never opened: nothing to drop
+
+
 _RUNTIME = """
 import sys
 from pathlib import Path

@@ -269,6 +269,10 @@ class Sandbox:
             except OSError as exc:
                 _log.warning("sandbox: no session temp directories in %s: %s", self.tmp_base, exc)
 
+    def release(self, session_id: str) -> None:
+        """A session was deleted: its temp directory goes unless another live runtime still uses it. Blocking."""
+        self.temps.release(session_id)
+
     def close(self) -> None:
         """At a runtime's end: remove the session temp directories it made that no other live runtime uses.
         Blocking."""

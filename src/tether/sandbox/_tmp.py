@@ -256,6 +256,29 @@ class SessionTemps:
                 _make(path)
         return path
 
+    def release(self, session_id: str) -> bool:
+        """Drop this runtime's claim on ``session_id``'s directory (the session was deleted) and remove the directory
+        when no other live runtime uses it. A long-running runtime (the server) otherwise keeps a deleted session's
+        directory until it closes. Blocking.
+
+        Returns:
+            Whether the directory was removed.
+        """
+        name = _safe_name(session_id)
+        with self._guard:
+            parent, owner = self._parent, self._owner
+            if parent is None or owner is None or name not in self._names:
+                return False
+            self._names.discard(name)
+            try:
+                with _locked(parent):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(owner / name)
+                    return name not in _live(parent) and _remove(parent / name)
+            except OSError as exc:  # the parent went (removed by hand): nothing is left to clean
+                _log.warning("sandbox: could not remove the temp directory of %s: %s", session_id, exc)
+                return False
+
     def close(self) -> list[Path]:
         """Remove this runtime's owner entry and the directories no other live runtime uses. Blocking.
 

@@ -240,7 +240,17 @@ async def delete_session(request: Request) -> Response:
     if deleted.live:
         raise Conflict(deleted.live[0].message)
     directories = [state.rt.output.session_directory(i.id) for i in deleted.sessions]
-    await anyio.to_thread.run_sync(lambda: [shutil.rmtree(d, ignore_errors=True) for d in directories])
+    gone = [i.id for i in deleted.sessions]
+
+    def remove() -> (
+        None
+    ):  # the sessions' full outputs and their sandbox temp directories (this server's claim)
+        for directory in directories:
+            shutil.rmtree(directory, ignore_errors=True)
+        for session_id in gone:
+            state.rt.sandbox.release(session_id)
+
+    await anyio.to_thread.run_sync(remove)
     return _json({"deleted": [i.id for i in deleted.sessions]})
 
 
