@@ -232,8 +232,9 @@ class LiveView:
             if part.call_id in self._settled:
                 return
             self._settled.add(part.call_id)
-            with self._lock:
-                self._running.pop(part.call_id, None)
+            if self._interactive:
+                with self._lock:
+                    self._running.pop(part.call_id, None)
             self.stats.calls += 1
             if part.state == "error":
                 self.stats.failed_calls += 1
@@ -242,6 +243,8 @@ class LiveView:
             self._pending.extend(body_lines(part, self.settings))
             for path in part.output_paths:
                 self._pending.append(((printable(f"    full output: {path}"), "dim"),))
+            return
+        if not self._interactive:  # the running calls are drawn in the live region only (a terminal's)
             return
         with self._lock:
             running = self._running.get(part.call_id)

@@ -14,16 +14,18 @@ from dataclasses import field
 from typing import Any
 
 from .._record import record
-from ..content import text_of
+from ..content import Text, text_of
 from ..llm import (
     AssistantMessage,
     Event,
+    Message,
     ModelRequest,
     StepFinish,
     StepStart,
     TextDelta,
     TextEnd,
     TextStart,
+    ToolCallContent,
     ToolCallEvent,
     ToolInputDelta,
     ToolInputEnd,
@@ -88,10 +90,33 @@ def last_results(request: ModelRequest) -> list[Result]:
     return []
 
 
+def _content_size(parts: Sequence[Any]) -> int:
+    return sum(len(p.text) if isinstance(p, Text) else len(p.data or p.uri or "") for p in parts)
+
+
+def _message_size(message: Message) -> int:
+    if isinstance(message, ToolMessage):
+        return sum(len(r.name) + len(r.call_id) + 16 + _content_size(r.content) for r in message.results)
+    if isinstance(message, UserMessage):
+        return _content_size(message.content)
+    size = 0
+    for part in message.content:
+        if isinstance(part, ToolCallContent):
+            # the input as the model wrote it: a mapping of short values (its JSON would be about as long)
+            size += len(part.name) + len(part.call_id) + 16 + len(str(part.input))
+        else:
+            size += len(part.text)
+    return size
+
+
 def _estimate_tokens(request: ModelRequest) -> int:
+    """About four characters a token over the text the request carries (the system text and every message's).
+
+    Counted from the texts' lengths (no string is built: a 1,000-call step's request holds megabytes of results).
+    """
     size = sum(len(s) for s in request.system)
     for message in request.messages:
-        size += len(repr(message))
+        size += _message_size(message)
     return max(1, size // 4)
 
 
