@@ -404,7 +404,7 @@ class Runtime:
         """
         if self._stack is None:
             raise UsageError("Use the Runtime inside `async with Runtime(...) as rt`")
-        from .builtins import BuiltinDeps, builtin_tools
+        from .builtins import BuiltinDeps, builtin_tools, discover_skills
         from .paths import default_config_dir
         from .tools import ToolRegistry
 
@@ -426,8 +426,6 @@ class Runtime:
             return found
         registry = ToolRegistry(parent=self.tools)
         shell = self.config.get("shell")
-        from .builtins.skill import discover_skills
-
         skills = await anyio.to_thread.run_sync(discover_skills, location, default_config_dir())
         tools = builtin_tools(
             BuiltinDeps(
@@ -459,8 +457,11 @@ class Runtime:
 
     async def _start_mcp(self, scope: RuntimeLocation) -> None:
         """Connect the configured MCP servers (once per project root) and register their tools in ``scope``; closing
-        the runtime stops them (``tether.mcp``)."""
+        the runtime stops them (``tether.mcp``). A config that names no server (neither ``mcp`` nor ``mcpServers``,
+        the sections ``specs_from_config`` reads) loads nothing of ``tether.mcp`` (start-up, issue 38)."""
         assert self._stack is not None
+        if not any(isinstance(self.config.data.get(key), Mapping) for key in ("mcp", "mcpServers")):
+            return
         if self._mcp is None:
             from .mcp.internal import McpRoots
 

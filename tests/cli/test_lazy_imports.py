@@ -1,6 +1,7 @@
 """A ``tether run`` loads only what it uses (issue 38): a run on the SQLite file with no tool call and no terminal
 never imports the PostgreSQL store, pygments (a diff's colours), rich's live region or its tables, nor the config
-models when there is no config file."""
+models when there is no config file, nor the MCP client when no server is configured, nor the skill tool when no
+skill is found."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ NOT_LOADED = (
     "tether.builtins.todowrite",
     "tether.builtins.bash",
     "tether.builtins._shell_run",
+    "tether.builtins.skill",  # no skill found: its tool is not built (discovery is builtins._skills')
+    "tether.mcp",  # no MCP server configured
 )
 
 

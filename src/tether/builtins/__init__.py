@@ -13,8 +13,9 @@ from typing import Any
 from ..tools import Tool
 from ._deferred import deferred, deferred_bash
 from ._deps import BuiltinDeps
+from ._skills import discover_skills
 
-__all__ = ["BuiltinDeps", "builtin_tools"]
+__all__ = ["BuiltinDeps", "builtin_tools", "discover_skills"]
 
 _ALWAYS = ("apply_patch", "edit", "glob", "grep", "list", "read", "webfetch", "write")
 
