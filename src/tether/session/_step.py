@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
+from types import AsyncGeneratorType
 from typing import Any, cast
 
 import anyio
@@ -113,7 +114,11 @@ async def run_step(
             return await failures.contain(lambda: _consume(stream, processor, dispatcher))
         finally:
             aclose: Callable[[], Awaitable[object]] | None = getattr(stream, "aclose", None)
-            if aclose is not None:
+            # An async generator that ran to its end (``ag_frame`` gone: every step of a stream read whole) has
+            # nothing to close: no shielded scope for it (two per step otherwise: its scope and the close).
+            if aclose is not None and not (
+                isinstance(stream, AsyncGeneratorType) and stream.ag_frame is None
+            ):
                 with anyio.CancelScope(shield=True):
                     await failures.contain(aclose)
 

@@ -264,7 +264,7 @@ class ToolRegistry:
         definitions are kept but every call fails.
         """
         from ._catalog import apply_definition_hooks
-        from ._settle import Materialization, is_hidden
+        from ._settle import Materialization, Visibility
 
         if final_step:  # the catalog of the steps before it, every call refused: filtered and built once
             return self.materialize(rules, visible=visible).finalized()
@@ -275,8 +275,9 @@ class ToolRegistry:
         if cached is not None and (cached.rules is rules_key or cached.rules == rules_key):
             return cached
         captured: dict[str, Entry] = {}
+        hidden = Visibility(rules).hidden
         for name, entry in sorted(self.effective().items()):
-            if is_hidden(entry.action, rules):
+            if hidden(entry.action):
                 continue
             if visible is not None and not visible(entry):
                 continue

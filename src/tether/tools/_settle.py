@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
+from .._wildcard import match
 from ..content import Content, File, Text
 from ..errors import BlockedError, CorrectedError, DeclinedError, OutputStoreError, ToolFailure
 from ..rules import Rule, last_match
@@ -38,7 +39,14 @@ from ._tool import UNSET, Tool, ToolCall, ToolContext, ToolDefinition, ToolRespo
 if TYPE_CHECKING:
     from ._entry import Entry, RegistryView
 
-__all__ = ["DECLINED_ERROR", "FINAL_STEP_ERROR", "MAX_METADATA_BYTES", "Materialization", "is_hidden"]
+__all__ = [
+    "DECLINED_ERROR",
+    "FINAL_STEP_ERROR",
+    "MAX_METADATA_BYTES",
+    "Materialization",
+    "Visibility",
+    "is_hidden",
+]
 
 log = logging.getLogger("tether.tools")
 
@@ -60,6 +68,51 @@ def is_hidden(action: str, rules: Sequence[Rule]) -> bool:
         return False
     rule = rules[i]
     return rule.resource == "*" and rule.effect == "deny"
+
+
+class Visibility:
+    """:func:`is_hidden` for every tool of a catalog against one sequence of rules: the same answers, the rules
+    indexed once instead of scanned once per tool.
+
+    A new session's first step materializes its catalog against a rules tuple no step has seen (the agent's rules and
+    the session's own): the scan compared each of ~15 tools with each of ~65 rules (85 µs at rest). Here the rules
+    whose action is a literal are found by a dict lookup, and only the wildcard actions (a few) are matched, from the
+    last one down to that literal's place. Compiled per rules, never a verdict kept across rules (law 4).
+    """
+
+    __slots__ = ("_literal", "_rules", "_wild")
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self._rules = rules
+        self._literal: dict[str, int] = {}
+        """Each literal action pattern: the index of the last rule with it (``match`` compares those by equality)."""
+        self._wild: list[tuple[int, str]] = []
+        """The other action patterns with their rules' indexes, last first."""
+        for i, rule in enumerate(rules):
+            action = rule.action
+            if "*" in action or "?" in action or "\\" in action:
+                self._wild.append((i, action))
+            else:
+                self._literal[action] = i
+        self._wild.reverse()
+
+    def last(self, action: str) -> int:
+        """``last_match(rules, action)``: the index of the last rule whose action pattern matches, or -1."""
+        found = self._literal.get(action.replace("\\", "/") if "\\" in action else action, -1)
+        for i, pattern in self._wild:
+            if i < found:
+                break
+            if match(action, pattern):
+                return i
+        return found
+
+    def hidden(self, action: str) -> bool:
+        """``is_hidden(action, rules)``."""
+        i = self.last(action)
+        if i < 0:
+            return False
+        rule = self._rules[i]
+        return rule.resource == "*" and rule.effect == "deny"
 
 
 class _Defect(Exception):
