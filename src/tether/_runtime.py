@@ -542,21 +542,25 @@ class Runtime:
                 pass  # the root is gone or was moved: find the project as a new run would
         return await self.location(directory)
 
-    async def _instructions(self, location: object, agent: str) -> Sequence[str]:
-        """The instruction texts of a Location for a turn's default system prompt: the project's files must pass
-        ``agent``'s read rules (refused files are left out)."""
+    def _instructions(self, location: object, agent: str) -> Callable[[], Sequence[str]]:
+        """How to read the instruction texts of a Location for a turn's default system prompt: the project's files
+        must pass ``agent``'s read rules (refused files are left out). Returns the blocking read, which the session
+        runs in the worker thread that measures the environment; the MCP servers' texts are taken now, on the loop.
+        """
         if not isinstance(location, RuntimeLocation):
-            return ()
+            return lambda: ()
         from .config import load_instructions
 
         readable = self.readable(agent)
-        found = await anyio.to_thread.run_sync(
-            lambda: load_instructions(location.location, self.config, readable=readable)
-        )
+        config = self.config
         servers = location.mcp
-        if servers is None:
-            return found.texts
-        return (*found.texts, *servers.instruction_texts())
+        extra = () if servers is None else tuple(servers.instruction_texts())
+
+        def read() -> Sequence[str]:
+            found = load_instructions(location.location, config, readable=readable)
+            return (*found.texts, *extra) if extra else found.texts
+
+        return read
 
     def readable(self, agent: str | None = None) -> Callable[[str], bool]:
         """Whether ``agent``'s ``read`` rules (the built-in defaults, the config's, an untrusted project's tighten-only

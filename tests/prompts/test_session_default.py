@@ -92,3 +92,55 @@ async def test_runtime_reads_instructions_only_for_its_own_locations(tmp_path: P
         assert len(texts) == 2 and "<env>" in texts[1]
         own = await rt.sessions.service.system_prompt(await rt.location(project), agent="build", model="a/b")
         assert own[2].endswith("Use tabs.\n")
+
+
+async def test_instructions_and_environment_are_read_in_one_hand_off(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each worker-thread hand-off of a turn waits for a thread to wake and for the loop to take the answer back
+    # (~0.3 ms on a busy machine): the instruction files are read where the environment is measured.
+    import anyio.to_thread
+
+    run_sync = anyio.to_thread.run_sync
+    hand_offs: list[object] = []
+
+    async def counted(func: Any, *args: Any, **kwargs: Any) -> Any:
+        hand_offs.append(func)
+        return await run_sync(func, *args, **kwargs)
+
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        location = await rt.location(project)
+        with monkeypatch.context() as patch:
+            patch.setattr(anyio.to_thread, "run_sync", counted)
+            texts = await rt.sessions.service.system_prompt(location, agent="build", model="a/b")
+    assert len(hand_offs) == 1
+    assert "Git branch: topic" in texts[1] and texts[2].endswith("Use tabs.\n")
+
+
+async def test_instructions_a_hung_measurement_left_unread_are_read_on_their_own(tmp_path: Path) -> None:
+    # The environment's wait is bounded (git's timeout + 1 s, the thread abandoned): instruction files that thread
+    # had not read by then are read in a hand-off of their own, never lost.
+    import threading
+
+    release = threading.Event()
+    calls: list[int] = []
+
+    def reader(location: Any, agent: str) -> Any:
+        def read() -> tuple[str, ...]:
+            calls.append(len(calls))
+            if len(calls) == 1:
+                release.wait(30)  # the first read hangs (a hung filesystem) until the test ends
+            return ("Read alone.",)
+
+        return read
+
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        sessions = Sessions(store=rt.store, bus=rt.bus, agents=rt.agents, instructions=reader)
+        try:
+            texts = await sessions.system_prompt(
+                _PlainLocation(tmp_path, rt.tools), agent="build", model="a/b"
+            )
+        finally:
+            release.set()
+    assert texts[2] == "Read alone." and len(calls) == 2
+    assert "took longer than" in texts[1]

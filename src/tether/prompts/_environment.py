@@ -31,6 +31,7 @@ one line: control characters, line and paragraph separators, bidi marks and ``<`
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shutil
@@ -39,6 +40,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -148,7 +150,13 @@ def parse_status(output: bytes) -> GitState:
 
 
 _HEAD_LIMIT = 4096
-_OID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+@functools.cache
+def _oid() -> re.Pattern[bytes]:
+    return re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
 _STATUS_OVERRIDES = (
     ("core.fsmonitor", "false"),  # a hook program
     ("core.hooksPath", "/dev/null"),  # no hook of any kind
@@ -164,14 +172,24 @@ _STATUS_OVERRIDES = (
 )
 SPECIAL_STATUS = "not checked (a file git reads in .git is a symlink or not a regular file)"
 """The status when :func:`_special_files` keeps git from running."""
-_DRIVER = re.compile(
-    r"(?i:filter)\.(.+)\.(?i:clean|smudge|process|required)|(?i:diff)\.(.+)\.(?i:textconv|command)"
-)
-_ENV_DROPPED = re.compile(
-    r"GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)|GIT_EXTERNAL_DIFF|GIT_PAGER|PAGER|GIT_SSH(?:_COMMAND)?|"
-    r"GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|GIT_EDITOR"
-)
-"""Variables that carry config or name a program git may start: the overrides are ours alone."""
+
+
+@functools.cache
+def _driver() -> re.Pattern[str]:
+    return re.compile(
+        r"(?i:filter)\.(.+)\.(?i:clean|smudge|process|required)|(?i:diff)\.(.+)\.(?i:textconv|command)"
+    )
+
+
+@functools.cache
+def _env_dropped() -> re.Pattern[str]:
+    """Variables that carry config or name a program git may start: the overrides are ours alone."""
+    return re.compile(
+        r"GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)|GIT_EXTERNAL_DIFF|GIT_PAGER|PAGER|GIT_SSH(?:_COMMAND)?|"
+        r"GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|GIT_EDITOR"
+    )
+
+
 _MAX_DRIVERS = 1000
 """Drivers a repository's config may define before the status is not computed (each is one override)."""
 
@@ -274,7 +292,7 @@ def _branch_from_files(directory: Path, status: str) -> GitState | None:
     if git_dir is None:
         return None
     head = (_read_small(git_dir / "HEAD") or b"").strip()
-    if _OID.fullmatch(head):
+    if _oid().fullmatch(head):
         return GitState(branch=f"detached at {head[:12].decode()}", status=status)
     if not head.startswith(b"ref: "):
         return GitState(branch="unknown (HEAD is not a ref)", status=status)
@@ -339,7 +357,7 @@ def _blanked_drivers(
     overrides: list[tuple[str, str]] = []
     for raw in output.split(b"\0"):
         name = raw.decode("utf-8", "surrogateescape").strip()
-        match = _DRIVER.fullmatch(name)
+        match = _driver().fullmatch(name)
         if match is None:
             continue
         key = name.rpartition(".")[2].lower()
@@ -357,7 +375,7 @@ def _git_status(
         return None, "git not found"
     deadline = time.monotonic() + timeout
     env = {
-        **{k: v for k, v in os.environ.items() if not _ENV_DROPPED.match(k)},
+        **{k: v for k, v in os.environ.items() if not _env_dropped().match(k)},
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_CONFIG_NOSYSTEM": "1",
         "LC_ALL": "C",
@@ -435,6 +453,7 @@ async def measure_environment(
     now: datetime | None = None,
     git_timeout: float = GIT_TIMEOUT,
     trusted: bool = False,
+    beside: Callable[[], object] | None = None,
 ) -> Environment:
     """Measure the environment of a turn (git runs in a worker thread; a cancelled turn does not wait for it).
 
@@ -445,19 +464,22 @@ async def measure_environment(
         now: the moment to date the block with (default: now, local time).
         git_timeout: seconds git may take.
         trusted: the user trusts the project: its filter drivers run in ``git status`` (see :func:`git_state`).
+        beside: other blocking work of the turn, run first in the same worker thread (one hand-off for both: a
+            session reads its instruction files there); it keeps its own result. What it raises is raised here.
     """
     git: GitState | None = None
     note = f"reading the git state took longer than {git_timeout:g}s"
+
+    def measure() -> tuple[GitState | None, str]:
+        if beside is not None:
+            beside()
+        if _outside_any_repository(directory):
+            return None, ""
+        return git_state(directory, trusted=trusted, timeout=git_timeout)
+
     # git kills itself at git_timeout; this bounds the .git reads too (a hung filesystem), the thread abandoned
     with anyio.move_on_after(git_timeout + 1):
-        git, note = await anyio.to_thread.run_sync(
-            lambda: (
-                (None, "")
-                if _outside_any_repository(directory)
-                else git_state(directory, trusted=trusted, timeout=git_timeout)
-            ),
-            abandon_on_cancel=True,
-        )
+        git, note = await anyio.to_thread.run_sync(measure, abandon_on_cancel=True)
     return Environment(
         root=str(Path(root)),
         directory=str(Path(directory)),

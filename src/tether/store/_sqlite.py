@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import anyio.to_thread
 from anyio.lowlevel import current_token
@@ -664,33 +664,27 @@ class SQLiteStore:
         then on nothing more is written, every ``append`` and ``flush`` raises it, and reads are still answered. The
         thread never dies on a bad write, so nothing waits on it forever.
         """
-        keep_going = True
+        keep_going = not any(isinstance(item, Stop) for item in batch)
         if self._error is None:
             assert self._owner is not None
             inputs = dict(self._inputs)
             writes = Writes(self._owner.id, self._inputs)
-            add = writes.add
             done: list[tuple[Call, Any, Exception | None]] = []
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 now = now_ms()
-                for item in batch:  # one pass (every event of a batch: ~80 in a 10-step turn)
+                for item in batch:
                     if isinstance(item, Call):
                         writes.execute(conn)  # a read sees every write queued before it
                         try:
                             done.append((item, item.fn(conn), None))
                         except Exception as exc:
                             done.append((item, None, exc))
-                    elif item is STOP:  # the only Stop
-                        keep_going = False
-                    else:
-                        add(cast(DurableEvent, item), now)
+                    elif not isinstance(item, Stop):
+                        writes.add(item, now)
                 writes.execute(conn)
                 conn.execute("COMMIT")
             except Exception:  # becomes the store's failure (every caller gets it), never the thread's death
-                keep_going = not any(
-                    isinstance(item, Stop) for item in batch
-                )  # the pass may have stopped early
                 _rollback(conn)
                 self._inputs = inputs
                 try:
@@ -705,8 +699,6 @@ class SQLiteStore:
                 for call, result, error in done:
                     _resolve(call, result, error)
                 return keep_going
-        else:
-            keep_going = not any(isinstance(item, Stop) for item in batch)
         # The store has failed: nothing more is written; reads are answered outside a transaction.
         for item in batch:
             if isinstance(item, Call):
