@@ -54,6 +54,7 @@ class Recorder:
 # Every open() of a watched path is recorded by an audit hook (audit hooks cannot be removed; it is a no-op unless
 # paths are watched). This is how the tests prove that nothing was read before approval.
 OPENED: list[str] = []
+_O_PATH: int = getattr(os, "O_PATH", 0)
 WATCHED: set[str] = set()
 
 
@@ -68,6 +69,9 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     ):
         # a name that is not UTF-8 (another suite's test, on the same worker) is decoded as the OS does, never fails
         name = os.fsdecode(args[0]) if isinstance(args[0], bytes) else str(args[0])
+        flags = args[2] if event == "open" and len(args) > 2 and isinstance(args[2], int) else 0
+        if flags & _O_PATH:
+            return  # an O_PATH descriptor names a file and cannot read it (Location.resolve's canonical path)
         if name in WATCHED:
             OPENED.append(name)
 

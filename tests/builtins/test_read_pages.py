@@ -92,3 +92,14 @@ def test_a_file_larger_than_the_whole_file_limit_is_streamed(tmp_path: Path) -> 
         os.close(fd)
     assert page.lines == [line[:-1]] * 3
     assert page.total == size // len(line) + 50 and page.truncated and page.next == 2903
+
+
+@pytest.mark.parametrize(
+    ("start", "count"), [(1, 0), (1, 1), (1, 2000), (7, 30), (1990, 11), (2000, 1), (2001, 2), (5000, 3)]
+)
+def test_lines_are_numbered_from_the_page_start_on_both_sides_of_the_prefix_table(
+    start: int, count: int
+) -> None:
+    lines = [f"text {i}" for i in range(count)]
+    numbered = read_module._numbered(start, lines)  # pyright: ignore[reportPrivateUsage]
+    assert numbered == [f"{start + i}: {line}" for i, line in enumerate(lines)]

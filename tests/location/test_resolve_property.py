@@ -49,3 +49,27 @@ def test_internal_means_inside_and_external_carries_a_request(prefix: str, parts
         assert resolved.external is not None
         directory = resolved.external.directory
         assert real == directory or real.startswith(directory.rstrip("/") + "/")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    prefix=st.sampled_from(["", "//", "/", str(ROOT) + "//"]) | PREFIXES,
+    parts=st.lists(COMPONENTS, max_size=6),
+)
+def test_the_canonical_path_and_resource_are_realpaths_and_relpaths(prefix: str, parts: list[str]) -> None:
+    # An existing path's canonical form is found by the kernel (an O_PATH descriptor's /proc link), anything else by
+    # realpath: either way the answer is realpath's, and an internal resource is relpath's from the real root.
+    path = prefix + "/".join(parts)
+    try:
+        resolved = Location(ROOT).resolve(path)
+    except PathError:
+        return
+    cleaned = path.strip()
+    if cleaned == "~" or cleaned.startswith("~/"):
+        cleaned = str(Path.home()) + cleaned[1:]
+    expected = os.path.realpath(os.path.normpath(os.path.join(str(ROOT), cleaned)))
+    assert str(resolved.path) == expected
+    if resolved.internal:
+        assert resolved.resource == os.path.relpath(expected, os.path.realpath(ROOT))
+    else:
+        assert resolved.resource == expected

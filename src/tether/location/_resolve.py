@@ -94,6 +94,39 @@ def _posix(path: str) -> str:
     return path.replace(os.sep, "/") if os.sep != "/" else path
 
 
+_O_PATH: int | None = getattr(os, "O_PATH", None)
+_PROC_FD = "/proc/self/fd/"
+_fd_links = _O_PATH is not None and os.path.isdir(_PROC_FD)
+"""Whether the kernel names what a descriptor opened (Linux's ``/proc/self/fd``): see :func:`_existing_real`."""
+
+
+def _existing_real(path: str) -> str | None:
+    """The canonical path of ``path`` when it exists, as the kernel resolved it, else ``None``.
+
+    ``os.path.realpath`` walks the path in Python, one ``lstat`` (and a ``readlink`` per symlink) per component:
+    ~12 µs for a file seven directories deep, on every call of a file tool. Opening the path with ``O_PATH`` (no
+    read permission needed, nothing read, a FIFO does not block) follows every symlink in the kernel, and the
+    descriptor's ``/proc/self/fd`` link names the file it reached: the same canonical path in three system calls
+    (~2 µs). Whatever this cannot answer plainly (a missing or dangling path, a loop, a search permission refused,
+    a file deleted meanwhile, no ``/proc``) is left to ``realpath``, which keeps the missing tail.
+    """
+    if not _fd_links or path.startswith("//"):  # POSIX leaves a leading "//" to the system: realpath keeps it
+        return None
+    try:
+        fd = os.open(path, _O_PATH | os.O_CLOEXEC)  # pyright: ignore[reportOptionalOperand]
+    except OSError:
+        return None
+    try:
+        real = os.readlink(f"{_PROC_FD}{fd}")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not real.startswith("/") or real.endswith(" (deleted)"):
+        return None
+    return real
+
+
 class Location:
     """One project directory: resolves the paths tools receive.
 
@@ -199,9 +232,10 @@ class Location:
         absolute = os.path.normpath(os.path.join(self._base, expanded))
         lexically_internal = _contains(self._lexical_root, absolute) or _contains(self._root_str, absolute)
         # realpath (non-strict) follows every symlink it can, dangling ones included, and keeps the missing tail.
-        canonical = os.path.realpath(absolute)
+        real = _existing_real(absolute)
+        canonical = os.path.realpath(absolute) if real is None else real
         existing = canonical
-        while not os.path.lexists(existing):
+        while real is None and not os.path.lexists(existing):
             parent = os.path.dirname(existing)
             if parent == existing:
                 raise PathError(
@@ -224,7 +258,9 @@ class Location:
                 path=path,
             )
         if internal:
-            rel = _posix(os.path.relpath(canonical, self._root_str))
+            # canonical is normalized and inside the (normalized) root: its text after the root's is relpath's answer
+            root = self._root_str
+            rel = "." if canonical == root else _posix(canonical[len(root.rstrip(os.sep)) + 1 :])
             return ResolvedPath(
                 path=Path(canonical),
                 original=path,
