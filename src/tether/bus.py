@@ -67,6 +67,14 @@ class Bus:
         """
         return bool(self._handlers.get(event_type.type))
 
+    def delivers(self, event_type: type[Any]) -> bool:
+        """Whether publishing an event of ``event_type`` would reach a handler (its subscribers or ``"*"``'s).
+
+        How a publisher on a hot path skips building an event that nobody receives.
+        """
+        handlers = self._handlers
+        return event_type.type in handlers or "*" in handlers
+
     def _remove(self, key: str, handler: Callable[[Any], None]) -> None:
         handlers = list(self._handlers.get(key, ()))
         if handler in handlers:

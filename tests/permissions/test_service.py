@@ -464,3 +464,49 @@ async def test_a_repeated_request_is_decided_once_and_a_rule_change_is_seen_at_o
     assert (await service.ask(make_request(resources=("ls",)))).effect == "ask"
     await saved.add("prj_1", "bash", ["ls"])
     assert (await service.ask(make_request(resources=("ls",)))).effect == "allow"
+
+
+async def test_a_remembered_decision_is_reported_as_one_record_and_a_watcher_still_sees_each(
+    service: PermissionService, bus: Bus
+) -> None:
+    records: list[PermissionRecord] = []
+    ctx = ToolContext(
+        session_id="ses_a",
+        agent="build",
+        message_id="msg_1",
+        call_id="call_1",
+        record_permission=records.append,
+    )
+    for _ in range(3):
+        await service.assert_(PermissionRequest.from_context(ctx, action="read", resources=("a.py",)))
+    # Not watched: the decisions are recorded all the same.
+    assert len(records) == 3 and records[0] is records[1] is records[2]
+    decided: list[Any] = []
+    with bus.subscribe("permission.decided", decided.append):
+        await service.assert_(PermissionRequest.from_context(ctx, action="read", resources=("b.py",)))
+        await service.assert_(PermissionRequest.from_context(ctx, action="read", resources=("a.py",)))
+        await service.assert_(PermissionRequest.from_context(ctx, action="edit", resources=("a.py",)))
+    assert records[3] is not records[0] and records[3].resources == ("b.py",)
+    assert records[4] is records[0]
+    assert records[5] is not records[0] and records[5].action == "edit"
+    assert [(e.request.action, e.request.resources) for e in decided] == [
+        ("read", ("b.py",)),
+        ("read", ("a.py",)),
+        ("edit", ("a.py",)),
+    ]
+
+
+async def test_a_record_is_never_reused_for_another_request(service: PermissionService) -> None:
+    # A decision object is remembered per request; even one handed for another request gets that request's record.
+    records: list[PermissionRecord] = []
+    ctx = ToolContext(
+        session_id="ses_a",
+        agent="build",
+        message_id="msg_1",
+        call_id="call_1",
+        record_permission=records.append,
+    )
+    decision = await service.assert_(PermissionRequest.from_context(ctx, action="read", resources=("a.py",)))
+    other = PermissionRequest.from_context(ctx, action="read", resources=("b.py",))
+    service._decided(other, decision)  # pyright: ignore[reportPrivateUsage]
+    assert [r.resources for r in records] == [("a.py",), ("b.py",)]

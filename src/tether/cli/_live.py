@@ -40,6 +40,8 @@ from ._toolview import Line, TerminalSettings, body_lines, summary_of
 if TYPE_CHECKING:
     from rich.live import Live
 
+    from ..bus import Bus, Subscription
+
 __all__ = ["FRAME", "Line", "LiveView", "TurnStats"]
 
 FRAME = 0.05
@@ -164,8 +166,22 @@ class LiveView:
 
     # -- events ------------------------------------------------------------------------------------------------------
 
+    EVENTS = (
+        "message.part.delta",
+        "message.part.updated",
+        "permission.asked",
+        "tool.progress",
+        "session.status",
+    )
+    """The event types :meth:`on_event` routes: what the view subscribes to (not ``"*"``: a permission decision, two
+    per call, is then built and published for no one)."""
+
+    def subscribe(self, bus: Bus) -> list[Subscription]:
+        """Subscribe :meth:`on_event` to the :data:`EVENTS` of ``bus``."""
+        return [bus.subscribe(kind, self.on_event) for kind in self.EVENTS]
+
     def on_event(self, event: Any) -> None:
-        """The bus subscriber (``"*"``): route the events of this session."""
+        """The bus subscriber (:data:`EVENTS`): route the events of this session."""
         kind = getattr(event, "type", "")
         if kind == "message.part.delta":
             if event.session_id == self.session_id:

@@ -198,9 +198,11 @@ async def drive_turn(
     started = time.monotonic()
     result: TurnResult | None = None
     error: ProviderError | None = None
-    watcher = view if view is not None else events
     # the watcher first: it sees a request before the approver prompts about it
-    subscriptions = [] if watcher is None else [bus.subscribe("*", watcher.on_event)]
+    if view is not None:
+        subscriptions = view.subscribe(bus)
+    else:
+        subscriptions = [] if events is None else [bus.subscribe("*", events.on_event)]
     subscriptions.extend(approver.subscribe(bus))
     try:
         with view if view is not None else contextlib.nullcontext():

@@ -129,14 +129,16 @@ def stream_step(request: ModelRequest, step: PlannedStep, *, call_prefix: str) -
         for chunk in _WORDS.findall(step.text):
             yield TextDelta(id=text_id, text=chunk)
         yield TextEnd(id=text_id)
+    written = len(step.text)
     for index, call in enumerate(step.calls):
         call_id = f"{call_prefix}_{index}"
         arguments = json.dumps(dict(call.input))
+        written += len(arguments)
         yield ToolInputStart(id=call_id, name=call.name)
         yield ToolInputDelta(id=call_id, name=call.name, text=arguments)
         yield ToolInputEnd(id=call_id, name=call.name)
         yield ToolCallEvent(id=call_id, name=call.name, input=dict(call.input))
-    output_tokens = max(1, (len(step.text) + sum(len(json.dumps(dict(c.input))) for c in step.calls)) // 4)
+    output_tokens = max(1, written // 4)
     yield StepFinish(
         reason="tool-calls" if step.calls else "stop",
         usage=Usage(input_tokens=_estimate_tokens(request), output_tokens=output_tokens),

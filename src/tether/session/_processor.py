@@ -39,7 +39,7 @@ from ..llm import (
 )
 from ..records import DurableEvent, Part, PartDelta, PartUpdated, ReasoningPart, TextPart, ToolPart
 from ..records.internal import ToolErrorKind, now_ms, storable_event, storable_part
-from ..storable import visible
+from ..storable import storable, visible
 from ..store import SessionStore
 from ..tools import Completed, Outcome, Text
 from ..tools.internal import PermissionRecord, PermissionRecorder
@@ -47,6 +47,9 @@ from ..tools.internal import PermissionRecord, PermissionRecorder
 __all__ = ["COALESCE_SECONDS", "Emitter", "StepProcessor"]
 
 P = TypeVar("P", bound=Part)
+
+_RECORDS_KEPT = 256
+"""Permission records whose storable JSON a step keeps (all forgotten at once when full)."""
 
 COALESCE_SECONDS = 0.2
 """Longest time streamed text stays only in memory before a coalesced store write."""
@@ -92,6 +95,7 @@ class StepProcessor:
         "_blocks",
         "_emit",
         "_progress",
+        "_records",
         "_tools",
         "emitter",
         "finish_reason",
@@ -110,6 +114,7 @@ class StepProcessor:
         self._tools: dict[str, str] = {}
         self._blocks: dict[str, _Block] = {}
         self._progress: dict[str, Mapping[str, Any]] = {}
+        self._records: dict[int, tuple[PermissionRecord, dict[str, Any]]] = {}
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
 
@@ -384,7 +389,18 @@ class StepProcessor:
         part = self.tool(call_id)
         if part is None or part.settled:
             return
-        self.put(_evolve(part, permissions=(*part.permissions, record.to_json())))
+        stored = self._records.get(id(record))
+        if stored is None or stored[0] is not record:
+            # A record the permission service hands again (a remembered decision: the doom-loop check of 1,000
+            # identical calls) is encoded and made storable once; its JSON is never changed once made.
+            stored = (record, storable(record.to_json()))
+            if len(self._records) >= _RECORDS_KEPT:
+                self._records.clear()
+            self._records[id(record)] = stored  # the record kept alive: its id is not reused meanwhile
+        # Only the permissions changed, by one storable record appended: what ``put`` would check is checked.
+        updated = _evolve(part, permissions=(*part.permissions, stored[1]))
+        self._emit(PartUpdated(updated))
+        self.parts[updated.id] = updated
 
     def _hosted_result(self, event: ToolResultEvent) -> None:
         part = self.tool(event.id)
