@@ -50,3 +50,14 @@ def test_a_failing_subscriber_does_not_break_the_publisher(caplog: pytest.LogCap
     with caplog.at_level(logging.ERROR):
         bus.publish(Ping(1))
     assert got == [Ping(1)] and "test.ping" in caplog.text
+
+
+def test_delivers_says_whether_an_event_of_a_type_would_reach_anyone() -> None:
+    bus = Bus()
+    assert not bus.delivers(Ping)
+    with bus.subscribe(Pong, lambda event: None):
+        assert bus.delivers(Pong) and not bus.delivers(Ping)
+    assert not bus.delivers(Pong)  # a closed subscription takes its type's entry with it
+    with bus.subscribe("*", lambda event: None):
+        assert bus.delivers(Ping) and bus.delivers(Pong)
+    assert not bus.delivers(Ping)
