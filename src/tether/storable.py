@@ -27,6 +27,7 @@ This module owns the mapping only; where each boundary applies it is documented 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -36,8 +37,15 @@ __all__ = ["column_text", "column_value", "has_surrogates", "printable", "raw_na
 
 T = TypeVar("T")
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])|\\u(d[89a-fA-F][0-9a-fA-F]{2})")
+
+@functools.cache
+def _surrogate() -> re.Pattern[str]:
+    return re.compile("[\ud800-\udfff]")
+
+
+@functools.cache
+def _escape() -> re.Pattern[str]:
+    return re.compile(r"\\x([89a-fA-F][0-9a-fA-F])|\\u(d[89a-fA-F][0-9a-fA-F]{2})")
 
 
 def has_surrogates(text: str) -> bool:
@@ -62,7 +70,7 @@ def visible(text: str) -> str:
     """``text`` with each lone surrogate shown as an escape: ``\\xNN`` for an undecodable byte, else ``\\uXXXX``."""
     if not has_surrogates(text):
         return text
-    return _SURROGATE.sub(_show, text)
+    return _surrogate().sub(_show, text)
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})
@@ -173,7 +181,7 @@ def raw_name(shown: str) -> str | None:
     """The name :func:`visible` showed as ``shown`` (with its lone surrogates), or ``None`` when it has no escape."""
     if "\\" not in shown:
         return None
-    raw = _ESCAPE.sub(_raw, shown)
+    raw = _escape().sub(_raw, shown)
     return None if raw == shown else raw
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from tether.config import load_config
 from tether.config._json import MAX_BYTES
-from tether.config._jsonc import _COMMENTS, _TRAILING, strip_jsonc  # pyright: ignore[reportPrivateUsage]
+from tether.config._jsonc import _comments, _trailing, strip_jsonc  # pyright: ignore[reportPrivateUsage]
 from tether.errors import ConfigError
 
 from ..cli._forkserver import tether
@@ -48,7 +48,7 @@ def test_unterminated_strings_filling_the_size_limit_are_scanned_once(tmp_path: 
     assert len(done.stderr) < 500
 
 
-@pytest.mark.parametrize("pattern", [_COMMENTS, _TRAILING])
+@pytest.mark.parametrize("pattern", [_comments(), _trailing()])
 def test_a_string_match_never_fails_where_it_starts(pattern: object) -> None:
     # the property that keeps the scan linear: a match attempt at a quote always succeeds, so no quote is a start
     # the engine scans ahead from and then abandons

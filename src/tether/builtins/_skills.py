@@ -30,6 +30,7 @@ Blocking (walks and reads files): call from a worker thread.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -67,8 +68,17 @@ MAX_HEAD_BYTES = 64 * 1024
 MAX_SKILLS = 500
 """The most skills kept (the rest are refused with one line)."""
 _MAX_SCANNED = 5000  # directory entries one skills folder may walk through
-_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)$")
+
+
+@functools.cache
+def _name() -> re.Pattern[str]:
+    return re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+@functools.cache
+def _key() -> re.Pattern[str]:
+    return re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)$")
+
 
 Origin = Literal["user", "project"]
 
@@ -191,7 +201,7 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
             continue
         if line[0] in " \t":
             raise FrontMatterError(f"{where}: an indented line outside a value")
-        match = _KEY.match(line)
+        match = _key().match(line)
         if match is None:
             raise FrontMatterError(f"{where}: expected 'key: value'")
         key, raw = match.group(1), (match.group(2) or "").strip()
@@ -235,7 +245,7 @@ def parse_skill(text: str) -> tuple[str, str, str]:
     description = " ".join(values.get("description", "").split())
     if not name:
         raise FrontMatterError("its front matter has no name")
-    if len(name) > MAX_NAME or not _NAME.fullmatch(name):
+    if len(name) > MAX_NAME or not _name().fullmatch(name):
         raise FrontMatterError(
             f"its name {name[:80]!r} is not a skill name (lowercase letters, digits and single hyphens, at most "
             f"{MAX_NAME} characters)"

@@ -12,6 +12,7 @@ a one-line :class:`~tether.errors.ConfigError`, never a ``RecursionError`` or a 
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import math
 import os
@@ -44,8 +45,17 @@ MAX_DEPTH = 64
 MAX_BYTES = 4 * 1024 * 1024
 """The largest config file read (real ones are a few KiB)."""
 
-_WS = re.compile(r"[ \t\n\r]*")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+
+@functools.cache
+def _ws() -> re.Pattern[str]:
+    return re.compile(r"[ \t\n\r]*")
+
+
+@functools.cache
+def _ident() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+
+
 _DECODER = json.JSONDecoder()
 # json.decoder.scanstring exists at runtime but is missing from the stubs.
 scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # pyright: ignore[reportAttributeAccessIssue]
@@ -71,7 +81,7 @@ def format_path(path: KeyPath, *, shown: bool = False) -> str:
             part = clip(part)
         if isinstance(part, int):
             out += f"[{part}]"
-        elif _IDENT.fullmatch(part):
+        elif _ident().fullmatch(part):
             out += f".{part}" if out else part
         else:
             out += f"[{json.dumps(part)}]"
@@ -101,7 +111,7 @@ def key_lines(text: str) -> dict[KeyPath, int]:
         return bisect.bisect_left(newlines, pos) + 1
 
     def skip(pos: int) -> int:
-        m = _WS.match(text, pos)
+        m = _ws().match(text, pos)
         return m.end() if m else pos
 
     def value(pos: int, path: KeyPath) -> int:

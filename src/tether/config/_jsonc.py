@@ -15,6 +15,7 @@ editors write one) becomes a space as well.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..errors import ConfigError
@@ -25,10 +26,22 @@ __all__ = ["strip_jsonc"]
 # optional so the match never fails and is never retried from a later quote), a line comment, a block comment, or an
 # unterminated one (reported, the scan stops there).
 _STRING = r'"(?:[^"\\\n]|\\.)*"?'
-_COMMENTS = re.compile(_STRING + r"|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|/\*")
+
+
+@functools.cache
+def _comments() -> re.Pattern[str]:
+    return re.compile(_STRING + r"|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|/\*")
+
+
 # A string, or a comma followed only by JSON whitespace and a closing bracket (the comments are spaces by now).
-_TRAILING = re.compile(_STRING + r"|,(?=[ \t\r\n]*[\]}])")
-_NOT_NEWLINE = re.compile(r"[^\n]")
+@functools.cache
+def _trailing() -> re.Pattern[str]:
+    return re.compile(_STRING + r"|,(?=[ \t\r\n]*[\]}])")
+
+
+@functools.cache
+def _not_newline() -> re.Pattern[str]:
+    return re.compile(r"[^\n]")
 
 
 def strip_jsonc(text: str, where: str) -> str:
@@ -49,7 +62,7 @@ def strip_jsonc(text: str, where: str) -> str:
         if found == "/*":  # the last alternative: a block comment that never ends
             line = text.count("\n", 0, match.start()) + 1
             raise ConfigError("invalid JSON: a /* comment is never closed", file=where, line=line)
-        return _NOT_NEWLINE.sub(" ", found)
+        return _not_newline().sub(" ", found)
 
     def comma(match: re.Match[str]) -> str:
         found = match.group()
@@ -61,5 +74,5 @@ def strip_jsonc(text: str, where: str) -> str:
         # only a comma after a value trails; "[,]" and "{,}" stay invalid, as in JSON5
         return found if before < 0 or plain[before] in ",[{" else " "
 
-    plain = _COMMENTS.sub(comment, text) if "/" in text else text
-    return _TRAILING.sub(comma, plain)
+    plain = _comments().sub(comment, text) if "/" in text else text
+    return _trailing().sub(comma, plain)

@@ -23,6 +23,7 @@ Claude Code's ``Bash(git *)`` rule form, and the MCP resource tools' names (they
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -94,8 +95,16 @@ _SHARED_TOOLS = {
 _KNOWN = (*sorted(BUILTIN_ACTIONS | RESERVED_ACTIONS), *sorted(TOOL_ACTIONS))
 # A reserved key's typo changes nothing (no tool asks it), and ``plan_edit`` may be the MCP server plan's tool edit.
 _FUZZY = tuple(k for k in (*sorted(BUILTIN_ACTIONS), *sorted(TOOL_ACTIONS)) if len(k) >= 6)
-_CLAUDE_FORM = re.compile(r"([A-Za-z_]+)\((.*)\)", re.DOTALL)
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+@functools.cache
+def _claude_form() -> re.Pattern[str]:
+    return re.compile(r"([A-Za-z_]+)\((.*)\)", re.DOTALL)
+
+
+@functools.cache
+def _camel() -> re.Pattern[str]:
+    return re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def permission_action(key: str) -> str:
@@ -121,7 +130,7 @@ def misspelled_permission(key: str) -> str | None:
             f'{shown} is a tool that asks "{_SHARED_TOOLS[key]}" with the resource mcp:<server>:<uri>, as file reads '
             f'do with a path; write "read": {{"mcp:*": "deny"}} (or "mcp:<server>:*") instead'
         )
-    claude = _CLAUDE_FORM.fullmatch(key)
+    claude = _claude_form().fullmatch(key)
     if claude is not None:
         meant = _meant(claude[1])
         if meant is not None:
@@ -142,7 +151,7 @@ def _meant(key: str) -> str | None:
     if len(key) > 2 * max(map(len, _KNOWN)):
         return None
     lower = key.lower()
-    folded = {lower, lower.replace("-", "_").replace(" ", "_"), _CAMEL.sub("_", key).lower()}
+    folded = {lower, lower.replace("-", "_").replace(" ", "_"), _camel().sub("_", key).lower()}
     for known in _KNOWN:
         if known in folded or _swapped(lower, known):
             return known

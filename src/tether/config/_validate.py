@@ -11,6 +11,7 @@ is fixed in one round, not one run per key.
 from __future__ import annotations
 
 import difflib
+import functools
 import heapq
 import json
 import re
@@ -42,7 +43,11 @@ _EXPECTED = {
     "model_attributes_type": "an object",
     "list_type": "a list",
 }
-_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
+
+
+@functools.cache
+def _quoted() -> re.Pattern[str]:
+    return re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 
 def check_config(
@@ -126,7 +131,7 @@ def _describe(error: ErrorDetails) -> tuple[str, KeyPath]:
         found = error["input"]
         return f"expected {_EXPECTED[kind]}, got {'null' if found is None else 'a ' + kind_of(found)}", path
     if kind == "literal_error":
-        return "expected " + _QUOTED.sub(r'"\1"', str(ctx["expected"])), path
+        return "expected " + _quoted().sub(r'"\1"', str(ctx["expected"])), path
     if kind == "string_pattern_mismatch":
         return _pattern_mismatch(str(ctx["pattern"])), path
     if kind == "greater_than_equal":

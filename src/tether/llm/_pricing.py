@@ -19,6 +19,7 @@ a config entry can state what a given account really pays.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -108,8 +109,11 @@ DEFAULT_PRICES: Mapping[str, Mapping[str, Price]] = {
 }
 """List prices of the built-in providers' common models (see :data:`PRICES_DATE`)."""
 
+
 # A dated snapshot or alias of a listed model: claude-sonnet-4-5-20250929, gpt-4.1-2025-04-14, claude-3-5-haiku-latest
-_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
+@functools.cache
+def _snapshot() -> re.Pattern[str]:
+    return re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
 
 def _default(provider: str, model_id: str) -> Price | None:
@@ -118,7 +122,7 @@ def _default(provider: str, model_id: str) -> Price | None:
         return None
     found = table.get(model_id)
     if found is None:
-        found = table.get(_SNAPSHOT.sub("", model_id))
+        found = table.get(_snapshot().sub("", model_id))
     return found
 
 

@@ -22,6 +22,7 @@ retention period are removed by :meth:`OutputStore.cleanup` (run once at start a
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -57,7 +58,13 @@ DEFAULT_MAX_BYTES = 51_200
 MAX_STRUCTURED_BYTES = 16_384
 RETENTION_SECONDS = 7 * 24 * 3600
 _CHUNK_CHARS = 1 << 20
-_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,96}")
+
+
+@functools.cache
+def _plain_id() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_-]{1,96}")
+
+
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -80,7 +87,7 @@ def _component(session: str) -> str:
 
     A session id comes from whoever embeds the runtime; a ``/`` or ``..`` in it must not pick the directory.
     """
-    if _PLAIN_ID.fullmatch(session) and not session.startswith("tool_"):
+    if _plain_id().fullmatch(session) and not session.startswith("tool_"):
         return session
     return "session-" + hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 

@@ -17,14 +17,23 @@ exact texts (``.gitmodules``, ``rm -rf build``) are not.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ._types import PermissionRequest
 
 __all__ = ["RUNNERS", "always_saves", "is_broad"]
 
-_WILDCARD = re.compile(r"[*?]")
-_SEPARATORS = re.compile(r"[\s/]+")
+
+@functools.cache
+def _wildcard() -> re.Pattern[str]:
+    return re.compile(r"[*?]")
+
+
+@functools.cache
+def _separators() -> re.Pattern[str]:
+    return re.compile(r"[\s/]+")
+
 
 _CONTAINERS = ("docker", "podman", "nerdctl")
 _ENVIRONMENTS = (
@@ -85,15 +94,15 @@ def always_saves(request: PermissionRequest) -> tuple[str, ...]:
     """
     if request.protected is None or not request.save:
         return tuple(request.save)
-    return tuple(r for r in request.resources if _WILDCARD.search(r) is None)
+    return tuple(r for r in request.resources if _wildcard().search(r) is None)
 
 
 def is_broad(pattern: str) -> bool:
     """Whether the saved ``pattern`` is broad: a wildcard after at most one word, or right after a runner (flags
     aside); see the module."""
-    found = _WILDCARD.search(pattern)
+    found = _wildcard().search(pattern)
     if found is None:
         return False
     literal = pattern[: found.start()].replace("\\", "/")
-    words = [word for word in _SEPARATORS.split(literal) if word and not word.startswith("-")]
+    words = [word for word in _separators().split(literal) if word and not word.startswith("-")]
     return len(words) <= 1 or tuple(words) in RUNNERS

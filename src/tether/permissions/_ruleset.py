@@ -19,6 +19,7 @@ and the property tests hold the two together.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import field
@@ -43,12 +44,14 @@ def _never(_resource: str) -> int:
     return -1
 
 
-_WILD = re.compile(r"[*?]")
+@functools.cache
+def _wild() -> re.Pattern[str]:
+    return re.compile(r"[*?]")
 
 
 def _affixes(pattern: str) -> tuple[str, str]:
     """The literal text before the first and after the last wildcard: every match starts and ends with them."""
-    first = _WILD.search(pattern)
+    first = _wild().search(pattern)
     assert first is not None
     prefix = pattern[: first.start()]
     if pattern.endswith(" *") and prefix.endswith(" "):  # "git *" also matches the bare "git"

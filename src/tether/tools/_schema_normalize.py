@@ -13,6 +13,7 @@ This module does not validate values and does not know any provider's strict-mod
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -105,7 +106,13 @@ _SCHEMA_ONE = (
     "unevaluatedItems",
     "additionalItems",
 )
-_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@functools.cache
+def _invalid_name_chars() -> re.Pattern[str]:
+    return re.compile(r"[^A-Za-z0-9_-]")
+
+
 _MAX_NAME = 64
 
 
@@ -336,7 +343,7 @@ def provider_tool_name(name: str) -> str:
     Legal names come back unchanged. Names longer than 64 characters keep a prefix and a short hash so that two
     long names stay distinct.
     """
-    cleaned = _INVALID_NAME_CHARS.sub("_", name) or "tool"
+    cleaned = _invalid_name_chars().sub("_", name) or "tool"
     if len(cleaned) > _MAX_NAME:
         digest = hashlib.sha256(name.encode()).hexdigest()[:8]
         cleaned = f"{cleaned[: _MAX_NAME - 9]}_{digest}"
