@@ -49,6 +49,22 @@ def test_a_run_without_tools_or_terminal_loads_none_of_the_unused_modules(cli: A
     assert [m for m in loaded if m.startswith(NOT_LOADED)] == []
 
 
+def test_a_run_without_tools_builds_no_codec_for_its_messages(cli: Any, project: Path) -> None:
+    # the store writes the run's two messages through message_to_json, written out: the union codec of messages
+    # (MESSAGES, deferred) is built only to decode one
+    report = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print(sys.modules['tether.records._model'].MESSAGES.pydantic_complete, flush=True))\n"
+        "from tether.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    model = cli.script([{"text": "done"}])
+    argv = [sys.executable, "-c", report, "run", "go", "--model", model, "--dir", str(project)]
+    done = subprocess.run(argv, env=cli.env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "False"
+
+
 def _cli_modules(cli: Any, *args: str) -> set[str]:
     done = subprocess.run(
         [sys.executable, "-c", _REPORT, *args], env=cli.env, capture_output=True, text=True, timeout=120

@@ -19,7 +19,7 @@ from pydantic_core import PydanticSerializationError
 
 from tether.llm import Usage
 from tether.records._events import PartUpdated
-from tether.records._model import PARTS, message_from_json, message_to_json
+from tether.records._model import MESSAGES, PARTS, message_from_json, message_to_json
 from tether.records.internal import part_from_json, part_to_json
 from tether.rules import Rule
 from tether.session import (
@@ -173,6 +173,14 @@ messages = st.one_of(
         ),
     ),
 )
+
+
+@settings(max_examples=200, deadline=None)
+@given(info=messages)
+def test_a_message_is_encoded_as_the_messages_codec_encodes_it(info: UserInfo | AssistantInfo) -> None:
+    # message_to_json is written out (a run's first write builds no codec): the same keys, values and order
+    expected = MESSAGES.dump_python(info, exclude_none=True)
+    assert list(message_to_json(info).items()) == list(expected.items())
 
 
 @settings(max_examples=200, deadline=None)
