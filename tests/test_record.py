@@ -191,3 +191,40 @@ def test_threads_building_a_fresh_record_at_once_all_get_correct_instances() -> 
             worker.join(timeout=60)
         assert len(built) == 4 and all(made == built[0] for made in built)
         assert rec.__dict__["__init__"].__code__.co_name == "__init__"
+
+
+def _written(init: object) -> tuple[object, ...]:
+    """What a compiled ``__init__`` is made of: its byte code and names, signature, defaults, annotations and the
+    values it closes over (dataclasses' factory sentinel and ours both read ``<factory>``)."""
+    code = init.__code__  # type: ignore[attr-defined]
+    cells = tuple(repr(cell.cell_contents) for cell in init.__closure__ or ())  # type: ignore[attr-defined]
+    return (
+        code.co_code,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_names,
+        str(inspect.signature(init)),  # type: ignore[arg-type]
+        init.__annotations__,  # type: ignore[attr-defined]
+        cells,
+    )
+
+
+@pytest.mark.parametrize(
+    "which", ["Point", "Pair", "Open", "Rec", "TextPart", "ToolPart", "Agent", "StaticRules"]
+)
+def test_a_records_init_is_the_one_dataclasses_writes(which: str) -> None:
+    # _record writes __init__ from the collected fields (issue 38: no throwaway subclass for dataclasses to process
+    # at each record's first instance); it must be byte for byte the method dataclasses compiles for it
+    from tether._record import _init  # pyright: ignore[reportPrivateUsage]
+    from tether.permissions._agents import Agent  # pyright: ignore[reportPrivateUsage]
+    from tether.permissions._resolve import StaticRules  # pyright: ignore[reportPrivateUsage]
+    from tether.records import TextPart, ToolPart
+
+    kinds = {"Point": Point, "Pair": Pair, "Open": Open, "Rec": _declare_pair()[0]}
+    kinds |= {"TextPart": TextPart, "ToolPart": ToolPart, "Agent": Agent, "StaticRules": StaticRules}
+    kind = kinds[which]
+    probe = type(kind)(kind.__name__, (kind,), {"__module__": kind.__module__, "__doc__": kind.__doc__})
+    dataclasses.dataclass(probe, init=True, repr=False, eq=False, match_args=False)
+    ours = _init(kind)
+    assert ours is not None
+    assert _written(ours) == _written(probe.__dict__["__init__"])

@@ -26,6 +26,7 @@ shows the stand-in's ``(*args, **kwargs)``.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar, dataclass_transform, overload
 
@@ -87,19 +88,92 @@ def _stand_in(kind: type, name: str) -> Callable[..., Any]:
 
 
 def _compile(kind: type, name: str) -> Callable[..., Any]:
-    # A subclass with no field of its own gets exactly kind's method from dataclasses (every inherited field with
-    # its default, factory and kw_only; __post_init__ called if there is one; eq and hash over the compared fields).
     # Two threads may both compile it: the same method, set twice.
-    probe = type(kind)(kind.__name__, (kind,), {"__module__": kind.__module__, "__doc__": kind.__doc__})
-    dataclasses.dataclass(
-        probe,
-        init=name == "__init__",
-        repr=name == "__repr__",
-        eq=name == "__eq__",
-        unsafe_hash=name == "__hash__",
-        match_args=False,
-    )
-    method = probe.__dict__[name]
+    method = _init(kind) if name == "__init__" else None
+    if method is None:
+        # A subclass with no field of its own gets exactly kind's method from dataclasses (every inherited field
+        # with its default, factory and kw_only; __post_init__ called if there is one; eq and hash over the compared
+        # fields).
+        probe = type(kind)(kind.__name__, (kind,), {"__module__": kind.__module__, "__doc__": kind.__doc__})
+        dataclasses.dataclass(
+            probe,
+            init=name == "__init__",
+            repr=name == "__repr__",
+            eq=name == "__eq__",
+            unsafe_hash=name == "__hash__",
+            match_args=False,
+        )
+        method = probe.__dict__[name]
     method.__qualname__ = f"{kind.__qualname__}.{name}"
     setattr(kind, name, method)
     return method
+
+
+class _Factory:
+    """The default of a field with a ``default_factory`` in the signature (dataclasses shows ``<factory>`` too)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def _init(kind: type) -> Callable[..., Any] | None:
+    """``kind``'s ``__init__`` as ``dataclasses`` writes it (``_init_fn``: the same source, parameters, defaults,
+    factories, ``__post_init__`` call), from its collected fields: a no-tool ``tether run`` builds ~50 records' first
+    instances, and the throwaway subclass ``dataclasses`` would process for each was ~40 % of compiling its
+    ``__init__`` (issue 38). ``None`` for a record with an ``InitVar`` (``dataclasses`` then writes it)."""
+    fields = dataclasses.fields(kind)
+    real = {f.name for f in fields}
+    for pseudo in getattr(kind, "__dataclass_fields__", {}).values():
+        if pseudo.name not in real and (
+            isinstance(pseudo.type, dataclasses.InitVar) or "InitVar" in str(pseudo.type)
+        ):
+            return None
+    self_name = "__dataclass_self__" if "self" in real else "self"
+    slots = "__slots__" in kind.__dict__
+    values: dict[str, Any] = {"_HAS_DEFAULT_FACTORY": _FACTORY, "_return_type": None}
+    body: list[str] = []
+    params: list[str] = []
+    keywords: list[str] = []
+    seen_default = False
+    for f in fields:
+        values[f"_type_{f.name}"] = f.type
+        default = f"_dflt_{f.name}"
+        if f.default_factory is not dataclasses.MISSING:
+            values[default] = f.default_factory
+            value = (
+                f"{default}() if {f.name} is _HAS_DEFAULT_FACTORY else {f.name}" if f.init else f"{default}()"
+            )
+            given = "=_HAS_DEFAULT_FACTORY"
+        elif f.default is not dataclasses.MISSING:
+            values[default] = f.default
+            value = f.name if f.init else default if slots else None
+            given = f"={default}"
+        else:
+            value = f.name if f.init else None
+            given = ""
+        if value is not None:
+            body.append(f"  {self_name}.{f.name}={value}")
+        if not f.init:
+            continue
+        if not f.kw_only:
+            if given:
+                seen_default = True
+            elif seen_default:
+                raise TypeError(f"non-default argument {f.name!r} follows default argument")
+        (keywords if f.kw_only else params).append(f"{f.name}:_type_{f.name}{given}")
+    if hasattr(kind, "__post_init__"):
+        body.append(f"  {self_name}.__post_init__()")
+    arguments = ",".join([self_name, *params, *(["*", *keywords] if keywords else [])])
+    lines = "\n".join(body or ["  pass"])
+    source = f"def __create_fn__({', '.join(values)}):\n def __init__({arguments})->_return_type:\n{lines}\n return __init__"
+    module = sys.modules.get(kind.__module__)
+    namespace: dict[str, Any] = {}
+    # in the module's globals, as dataclasses writes its methods; not under this module's __future__ annotations
+    code = compile(source, "<string>", "exec", dont_inherit=True)
+    exec(code, module.__dict__ if module is not None else {}, namespace)
+    return namespace["__create_fn__"](**values)
