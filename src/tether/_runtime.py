@@ -522,12 +522,12 @@ class Runtime:
         agent = session.info.agent
         if agent == self._default_agent or session in self._task_sessions:
             return session
-        from .builtins.task import build
+        from .builtins import deferred_task
 
         tool = self._task_tools.get(agent)
         if tool is None:
             subagents = self._children.subagents(agent)
-            tool = self._task_tools[agent] = build(self.permissions, self._children.run, subagents)
+            tool = self._task_tools[agent] = deferred_task(self.permissions, self._children.run, subagents)
         self._task_sessions.add(session)
         session.tools.register({"task": tool})
         return session

@@ -63,6 +63,25 @@ def test_the_registered_bash_shows_what_bash_make_builds(sandbox: Any) -> None:
     assert registered.input_codec.schema == made.input_codec.schema
 
 
+def test_the_registered_task_shows_what_task_build_builds() -> None:
+    # registered before its module loads (issue 38): the same description, models, deadline and permission action
+    from tether.builtins import task
+    from tether.session.internal import Subagent
+
+    service: Any = object()
+    for subagents in ((), (Subagent(name="general", description="Searches and edits."),)):
+        deps = BuiltinDeps(
+            location=service, permissions=service, output=service, children=service, subagents=subagents
+        )
+        registered, made = builtin_tools(deps)["task"], task.build(service, service, subagents)
+        assert registered.description == made.description
+        assert (registered.timeout, registered.permission, registered.idempotent) == (None, "task", False)
+        assert (made.timeout, made.permission, made.idempotent) == (None, "task", False)
+        assert registered.input_codec.schema == made.input_codec.schema
+        assert registered.output_codec is not None and made.output_codec is not None
+        assert registered.output_codec.schema == made.output_codec.schema
+
+
 def test_each_builtin_tool_shows_its_committed_schema(project: Any) -> None:
     generated = generate()
     shown = {name: tool.input_codec for name, tool in project.tools.items()}

@@ -35,6 +35,7 @@ NOT_LOADED = (
     "tether.builtins.bash",
     "tether.builtins._shell_run",
     "tether.builtins.skill",  # no skill found: its tool is not built (discovery is builtins._skills')
+    "tether.builtins.task",  # registered from its committed definition (builtins._deferred.deferred_task)
     "tether.mcp",  # no MCP server configured
 )
 

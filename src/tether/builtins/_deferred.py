@@ -15,16 +15,22 @@ same ``deps``), through the same settle (decode, permission asks inside the tool
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..tools import Tool, ToolContext
 from ._bash_text import default_sandbox, default_shell, describe
 from ._deps import BuiltinDeps
 from ._schema_data import SCHEMAS, TOOLS
 from ._schemas import CommittedCodec
+from ._task_text import describe as describe_task
 
-__all__ = ["deferred", "deferred_bash"]
+if TYPE_CHECKING:
+    from ..permissions import PermissionService
+    from ..session.internal import Subagent
+    from ._deps import RunChild
+
+__all__ = ["deferred", "deferred_bash", "deferred_task"]
 
 Execute = Callable[[Any, ToolContext], Awaitable[Any]]
 
@@ -58,6 +64,26 @@ def deferred_bash(deps: BuiltinDeps) -> Tool[Any, Any]:
         execute=_at_first_call("bash", lambda module: module.executor(deps, shell, sandbox)),
         timeout=None,  # bash enforces each command's own timeout (as bash.make)
     )
+
+
+def deferred_task(
+    permissions: PermissionService, run: RunChild, subagents: Sequence[Subagent]
+) -> Tool[Any, Any]:
+    """The ``task`` tool as ``task.build`` makes it, its module not yet imported: the description lists
+    ``subagents`` (``_task_text``), the models are named by key, and no deadline (a subagent's turn takes as long
+    as its work)."""
+    return Tool(
+        description=describe_task(subagents),
+        input=CommittedCodec(_TASK_INPUT, SCHEMAS[_TASK_INPUT]),
+        output=CommittedCodec(_TASK_OUTPUT, SCHEMAS[_TASK_OUTPUT]),
+        execute=_at_first_call("task", lambda module: module.executor(permissions, run)),
+        timeout=None,
+        permission="task",
+    )
+
+
+_TASK_INPUT = "tether.builtins.task:TaskInput"
+_TASK_OUTPUT = "tether.builtins.task:TaskOutput"
 
 
 def _at_first_call(name: str, bind: Callable[[Any], Execute]) -> Execute:

@@ -65,8 +65,10 @@ DEFERRED = (
     "webfetch",
     "write",
 )
-"""The built-ins whose module loads at their first call (``_deferred``): those whose description does not depend on
-the Location (``bash`` names the shell and the sandbox, ``task`` the subagents, ``skill`` the skills found)."""
+"""The built-ins whose module loads at their first call (``_deferred``) from a committed definition: those whose
+description does not depend on the Location (``bash`` names the shell and the sandbox, ``task`` the subagents: both
+are deferred too, their descriptions written by ``_bash_text`` and ``_task_text``; ``skill`` lists the skills found
+and loads when one is)."""
 
 
 def model_key(model: type[BaseModel]) -> str:

@@ -21,7 +21,8 @@ listing is visibility only: the call asks again).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,30 +32,9 @@ from ..session.internal import ChildRequest, ChildResult, Subagent
 from ..tools import Tool, ToolContext, ToolResponse
 from ._deps import BuiltinDeps, RunChild
 from ._schemas import committed_codec
+from ._task_text import DESCRIPTION, describe
 
-__all__ = ["RunChild", "TaskInput", "TaskOutput", "build", "describe", "make"]
-
-DESCRIPTION = """Launch a subagent to handle a complex, multi-step task on its own, in a separate session.
-
-- `subagent_type` picks the subagent (the list below); `prompt` is its complete task: it sees nothing of this \
-conversation, so say exactly what to do and what to report back.
-- `description` is a short (3-5 words) summary of the task.
-- The subagent's final message comes back as this tool's result; the user does not see it, so summarize what \
-matters for them.
-- Launch several tasks in one message to run them in parallel.
-- To continue a finished task (a follow-up for the same subagent, with its context), pass the `task_id` the \
-result named; without `task_id` a new session starts.
-- Do not use it for a single file read or a search you can do yourself with one call."""
-
-_NO_SUBAGENTS = "No subagents are available to this agent: the task tool will refuse every call."
-
-
-def describe(agents: Sequence[Subagent]) -> str:
-    """The tool's description listing ``agents`` (OpenCode's ``- <name>: <description>`` lines, sorted)."""
-    if not agents:
-        return f"{DESCRIPTION}\n\n{_NO_SUBAGENTS}"
-    lines = "\n".join(f"- {a.name}: {a.description}" for a in sorted(agents, key=lambda a: a.name))
-    return f"{DESCRIPTION}\n\nAvailable agent types and the tools they have access to:\n{lines}"
+__all__ = ["DESCRIPTION", "RunChild", "TaskInput", "TaskOutput", "build", "describe", "executor", "make"]
 
 
 class TaskInput(BaseModel):
@@ -118,7 +98,21 @@ def build(
     permissions: PermissionService, run: RunChild, subagents: Sequence[Subagent]
 ) -> Tool[TaskInput, TaskOutput]:
     """Build the task tool: ``run`` runs the child turn, ``subagents`` are listed in the description (a session
-    whose agent is not the default one gets its own, listing what its agent may run)."""
+    whose agent is not the default one gets its own, listing what its agent may run). A Location registers the same
+    tool through ``_deferred.deferred_task``, this module loaded at its first call."""
+    # No deadline: a subagent's turn takes as long as its work (each of its own calls has its tool's deadline).
+    return Tool(
+        description=describe(subagents),
+        input=committed_codec(TaskInput),
+        output=committed_codec(TaskOutput),
+        execute=executor(permissions, run),
+        timeout=None,
+        permission="task",
+    )
+
+
+def executor(permissions: PermissionService, run: RunChild) -> Callable[[TaskInput, ToolContext], Any]:
+    """The task tool's ``execute``: asks ``task`` for the subagent, then ``run`` runs the child turn."""
 
     async def execute(input: TaskInput, ctx: ToolContext) -> ToolResponse[TaskOutput]:
         name = input.subagent_type.strip()
@@ -165,12 +159,4 @@ def build(
             title=input.description.strip(),
         )
 
-    # No deadline: a subagent's turn takes as long as its work (each of its own calls has its tool's deadline).
-    return Tool(
-        description=describe(subagents),
-        input=committed_codec(TaskInput),
-        output=committed_codec(TaskOutput),
-        execute=execute,
-        timeout=None,
-        permission="task",
-    )
+    return execute
