@@ -39,6 +39,10 @@ Issue 38's third round (warm writer statements, the store and the call pool answ
 before and three after, interleaved (load 3.9-4.8), wall per call / ratio: par100 steady 63.8-68.8 / 2.7-3.3x ->
 63.8-66.4 / 3.0-3.5x, fresh 71.8-80.1 / 2.3-2.9x -> 68.1-71.4 / 2.8-3.0x; seq10 steady 395-463 / 5.5-8.7x -> 321-402
 / 6.8-9.1x, fresh 435-494 / 5.4-6.3x -> 399-673 / 3.5-7.0x (docs/performance.md, "In process").
+Issue 38's fourth round (one worker-thread hand-off for a turn's system prompt, the catalog's visibility indexed),
+three runs at rest after it (load 0.3-0.6), wall per call / ratio: par100 steady 63.1-67.0 / 2.8-2.9x, fresh
+57.3-64.7 / 3.0-3.1x; seq10 steady 341-361 / 6.8-7.5x, fresh 350-364 / 6.8-7.6x; against the tree before it, fresh
+first turns (interleaved processes, load 1.2-2.2) seq10 381 -> 354, par100 67.8 -> 61.6 us.
 """
 
 from __future__ import annotations
