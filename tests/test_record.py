@@ -228,3 +228,29 @@ def test_a_records_init_is_the_one_dataclasses_writes(which: str) -> None:
     ours = _init(kind)
     assert ours is not None
     assert _written(ours) == _written(probe.__dict__["__init__"])
+
+
+def test_a_mutable_record_is_assigned_compared_and_unhashable_as_a_mutable_dataclass() -> None:
+    # frozen=False (hook events, which hooks change in place): the methods are still compiled at first use
+    @record(frozen=False)
+    class Event:
+        tool: str
+        input: object = None
+
+    @dataclasses.dataclass(kw_only=True, slots=True)
+    class Twin:
+        tool: str
+        input: object = None
+
+    assert list(inspect.signature(Event).parameters) == ["args", "kwargs"]  # nothing compiled at declaration
+    event = Event(tool="read", input={"path": "a"})
+    event.input = {"path": "b"}
+    assert event == Event(tool="read", input={"path": "b"}) and event != Event(tool="edit")
+    assert Event.__hash__ is None and Twin.__hash__ is None
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(event)
+    assert repr(event).endswith("Event(tool='read', input={'path': 'b'})")
+    assert str(inspect.signature(Event)) == str(inspect.signature(Twin))
+    from tether.tools import AfterEvent, BeforeEvent
+
+    assert BeforeEvent.__hash__ is None and AfterEvent.__hash__ is None

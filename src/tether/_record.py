@@ -40,39 +40,54 @@ def record(cls: type[T], /) -> type[T]: ...
 
 
 @overload
-def record(*, kw_only: bool = True, eq: bool = True, slots: bool = True) -> Callable[[type[T]], type[T]]: ...
+def record(
+    *, kw_only: bool = True, eq: bool = True, slots: bool = True, frozen: bool = True
+) -> Callable[[type[T]], type[T]]: ...
 
 
 @dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(dataclasses.field,))
 def record(
-    cls: type[T] | None = None, /, *, kw_only: bool = True, eq: bool = True, slots: bool = True
+    cls: type[T] | None = None,
+    /,
+    *,
+    kw_only: bool = True,
+    eq: bool = True,
+    slots: bool = True,
+    frozen: bool = True,
 ) -> Any:
     """Declare a record: ``@record`` (keyword-only fields) or ``@record(kw_only=False)`` (positional too).
 
     ``slots=False`` keeps an instance ``__dict__`` (the tool part, which ``session/_processor._evolve`` copies).
+    ``frozen=False`` declares a mutable one (a hook's event, which the hook changes in place): the type checker lets
+    its fields be assigned and, as a mutable dataclass compared by value, it is unhashable (``__hash__`` is
+    ``None``, unless the class defines one).
     """
 
     def wrap(kind: type[T]) -> type[T]:
-        return _declare(kind, kw_only=kw_only, eq=eq, slots=slots)
+        return _declare(kind, kw_only=kw_only, eq=eq, slots=slots, frozen=frozen)
 
     return wrap if cls is None else wrap(cls)
 
 
-def _declare(kind: type[T], *, kw_only: bool, eq: bool, slots: bool) -> type[T]:
+def _declare(kind: type[T], *, kw_only: bool, eq: bool, slots: bool, frozen: bool = True) -> type[T]:
     own = kind.__dict__
     if own.get("__doc__") is None:
         # dataclasses would write the signature there through inspect.signature (~50 µs). "Name(" starts it as
         # there, which pydantic's JSON Schema knows for no description.
         kind.__doc__ = f"{kind.__name__}(...)"
-    if eq and own.get("__hash__") is not None:  # as dataclass(unsafe_hash=True) refuses it
+    hashed = eq and frozen
+    if hashed and own.get("__hash__") is not None:  # as dataclass(unsafe_hash=True) refuses it
         raise TypeError(f"Cannot overwrite attribute __hash__ in class {kind.__name__}")
-    names = ("__init__", "__repr__", "__eq__", "__hash__") if eq else ("__init__", "__repr__")
-    names = tuple(name for name in names if name == "__hash__" or name not in own)
+    names = ("__init__", "__repr__", "__eq__", "__hash__") if hashed else ("__init__", "__repr__", "__eq__")
+    names = tuple(name for name in names[: 3 if eq else 2] if name not in own) + names[3:]
     made: type[T] = dataclasses.dataclass(
         kind, init=False, repr=False, eq=False, kw_only=kw_only, slots=slots
     )
     for name in names:
         setattr(made, name, _stand_in(made, name))
+    if eq and not frozen and "__hash__" not in own:
+        # as dataclasses leaves a mutable class compared by value
+        made.__hash__ = None  # pyright: ignore[reportAttributeAccessIssue]
     return made
 
 

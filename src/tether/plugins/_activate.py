@@ -15,12 +15,13 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import anyio
 import anyio.to_thread
 
+from .._record import record
 from ..tools import Registration, ToolRegistry
 from ._api import PluginAPI
 from ._sources import (
@@ -43,7 +44,7 @@ ACTIVATION_DEADLINE = 30.0
 hang them all)."""
 
 
-@dataclass(kw_only=True, slots=True)
+@record(frozen=False)
 class Activation:
     """What plugins and project tools registered in one Location, and what was skipped (``notices``)."""
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
+from .._record import record
 from ._outcome import Outcome
 
 __all__ = [
@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-@dataclass(kw_only=True, slots=True)
+@record(frozen=False)
 class BeforeEvent:
     tool: str
     session_id: str
@@ -37,7 +37,7 @@ class BeforeEvent:
     input: Any
 
 
-@dataclass(kw_only=True, slots=True)
+@record(frozen=False)
 class AfterEvent:
     tool: str
     session_id: str
@@ -48,7 +48,7 @@ class AfterEvent:
     outcome: Outcome
 
 
-@dataclass(kw_only=True, slots=True)
+@record(frozen=False)
 class DefinitionEvent:
     """What the model is told about one tool of a step's catalog; a definition hook may replace ``description`` and
     ``input_schema`` (a copy: changing it in place changes nothing else). The call's input is still checked by the
