@@ -77,9 +77,14 @@ async def authorize(
     Raises:
         BlockedError | DeclinedError | CorrectedError: a request was not allowed.
     """
-    items = [resolved] if isinstance(resolved, ResolvedPath) else list(resolved)
-    await require_external(permissions, ctx, items)
-    resources = list(dict.fromkeys(item.resource for item in items))
+    if isinstance(resolved, ResolvedPath):  # one path (every read): nothing to deduplicate
+        if resolved.external is not None:
+            await require_external(permissions, ctx, resolved)
+        resources: Sequence[str] = (resolved.resource,)
+    else:
+        items = list(resolved)
+        await require_external(permissions, ctx, items)
+        resources = tuple(dict.fromkeys(item.resource for item in items))
     await permissions.assert_(
         PermissionRequest.from_context(ctx, action=action, resources=resources, save=save, metadata=metadata)
     )

@@ -248,6 +248,16 @@ class SavedApprovals:
         if not await self._changing(delete):
             raise NotFoundError(f"No saved approval with id {approval_id}")
 
+    def fresh(self, project: str) -> Ruleset | None:
+        """:meth:`rules` when it would answer without reading (read less than ``refresh`` seconds ago), else ``None``.
+
+        The permission service asks this first: a tool call's two checks then wait on nothing.
+        """
+        fresh = self._fresh.get(project)
+        if fresh is not None and time.monotonic() - fresh[1] < self._refresh:
+            return fresh[0]
+        return None
+
     async def rules(self, project: str) -> Ruleset:
         """The project's saved approvals as allow rules (source ``"saved"``), oldest first.
 

@@ -12,6 +12,7 @@ so a recorder that refuses, a full store, fails the call before it acts). The bu
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import replace
 
 import anyio
@@ -112,32 +113,46 @@ class PermissionService:
         self._records: dict[int, tuple[Decision, PermissionRecord]] = {}
         self._closed = False
 
-    async def _resolved(self, request: PermissionRequest) -> ResolvedRules | None:
-        resolved = self._resolve(request.session_id, request.agent)
-        if resolved is None or isinstance(
-            resolved, ResolvedRules
-        ):  # twice per call: no ABC check when settled
-            return resolved
-        return await resolved
+    def _evaluated(
+        self, request: PermissionRequest
+    ) -> tuple[Decision, ResolvedRules | None] | Awaitable[tuple[Decision, ResolvedRules | None]]:
+        """The decision on ``request`` and the rules it was decided by; an awaitable when something must be read.
 
-    async def _evaluate(self, request: PermissionRequest) -> tuple[Decision, ResolvedRules | None]:
-        resolved = await self._resolved(request)
+        Twice per tool call: when the session's rules are settled and the saved approvals fresh (the common case) the
+        answer is returned as it is, without a coroutine to await.
+        """
+        resolved = self._resolve(request.session_id, request.agent)
+        if resolved is None:
+            return evaluate_request(request.action, request.resources, (UNRESOLVED,)), None
+        if isinstance(resolved, ResolvedRules):  # no ABC check when settled
+            saved = self._saved.fresh(resolved.project)
+            if saved is not None:
+                return self._remembered(request, resolved, saved), resolved
+        return self._evaluate(request, resolved)
+
+    async def _evaluate(
+        self, request: PermissionRequest, resolving: ResolvedRules | Awaitable[ResolvedRules | None]
+    ) -> tuple[Decision, ResolvedRules | None]:
+        resolved = resolving if isinstance(resolving, ResolvedRules) else await resolving
         if resolved is None:
             return evaluate_request(request.action, request.resources, (UNRESOLVED,)), None
         saved = await self._saved.rules(resolved.project)
+        return self._remembered(request, resolved, saved), resolved
+
+    def _remembered(self, request: PermissionRequest, resolved: ResolvedRules, saved: Ruleset) -> Decision:
         # A decision is a pure function of immutable values: the same rules (the same objects: a change to a
         # session's rules or to the saved approvals makes new ones) and the same request decide alike. Kept per
         # rules object, so a doom-loop check, asked before every call with the same resource, is decided once.
         key = (request.action, tuple(request.resources), request.protected)
         memo = self._decisions.get(key)
         if memo is not None and memo[0] is resolved and memo[1] is saved:
-            return memo[2], resolved
+            return memo[2]
         decision = self._decide(request, resolved, saved)
         if len(self._decisions) >= _DECISIONS_KEPT:
             self._decisions.clear()
             self._records.clear()
         self._decisions[key] = (resolved, saved, decision)
-        return decision, resolved
+        return decision
 
     def _decide(self, request: PermissionRequest, resolved: ResolvedRules, saved: Ruleset) -> Decision:
         decision = evaluate_request(
@@ -243,7 +258,8 @@ class PermissionService:
         """
         if self._closed:
             return AskResult(id=None, effect="deny", decision=self._closed_decision(request))
-        decision, resolved = await self._evaluate(request)
+        evaluated = self._evaluated(request)
+        decision, resolved = evaluated if isinstance(evaluated, tuple) else await evaluated
         if decision.effect != "ask" or resolved is None:
             self._decided(request, decision)
             return AskResult(id=None, effect=decision.effect, decision=decision)
@@ -269,7 +285,8 @@ class PermissionService:
         """
         if self._closed:
             raise DeclinedError(DECLINED_MESSAGE)
-        decision, resolved = await self._evaluate(request)
+        evaluated = self._evaluated(request)
+        decision, resolved = evaluated if isinstance(evaluated, tuple) else await evaluated
         if decision.effect == "allow":
             self._decided(request, decision)
             return decision
@@ -347,7 +364,8 @@ class PermissionService:
         for entry in list(self._entries.values()):
             request = entry.pending.request
             try:
-                decision, resolved = await self._evaluate(request)
+                evaluated = self._evaluated(request)
+                decision, resolved = evaluated if isinstance(evaluated, tuple) else await evaluated
             except NotFoundError:  # its session is gone; leave it to its waiter
                 continue
             if (

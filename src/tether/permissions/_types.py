@@ -70,9 +70,9 @@ class PermissionRequest:
             session_id=ctx.session_id,
             agent=ctx.agent,
             action=action,
-            resources=tuple(resources),
-            save=tuple(save),
-            metadata=dict(metadata or {}),
+            resources=resources if type(resources) is tuple else tuple(resources),  # twice per call: no copy
+            save=save if type(save) is tuple else tuple(save),
+            metadata={} if metadata is None else dict(metadata),
             source=PermissionSource(message_id=ctx.message_id, call_id=ctx.call_id),
             protected=protected,
             recorder=ctx.record_permission,

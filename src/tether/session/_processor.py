@@ -154,13 +154,14 @@ class StepProcessor:
         Raises:
             ProviderError: the event is a provider error.
         """
-        if isinstance(event, TextDelta | ReasoningDelta):
-            self._delta(event.id, event.text, reasoning=isinstance(event, ReasoningDelta))
+        # A tool call streams about four events, a text about one a word: theirs are checked first, one class each.
+        if isinstance(event, ToolInputDelta) or isinstance(event, ToolInputEnd):
+            if event.id not in self._tools:
+                self._pending(event.id, event.name)
         elif isinstance(event, ToolCallEvent):
             return self._call(event)
-        elif isinstance(event, ToolInputDelta | ToolInputEnd):
-            if self.tool(event.id) is None:
-                self._pending(event.id, event.name)
+        elif isinstance(event, TextDelta) or isinstance(event, ReasoningDelta):
+            self._delta(event.id, event.text, reasoning=isinstance(event, ReasoningDelta))
         elif isinstance(event, TextStart | ReasoningStart):
             self._start(
                 event.id, reasoning=isinstance(event, ReasoningStart), metadata=event.provider_metadata
@@ -168,7 +169,7 @@ class StepProcessor:
         elif isinstance(event, TextEnd | ReasoningEnd):
             self._end(event.id, event.provider_metadata)
         elif isinstance(event, ToolInputStart):
-            if self.tool(event.id) is None:
+            if event.id not in self._tools:
                 self._pending(event.id, event.name)
         elif isinstance(event, StepFinish):
             self.finish_reason = event.reason
