@@ -202,3 +202,18 @@ async def test_a_database_error_names_the_database_and_never_its_secret(tmp_path
     assert message.startswith("Saved approvals (db://approvals:***@here/approvals): cannot reach")
     assert "hunter2" not in message
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+async def test_fresh_answers_without_reading_only_within_the_refresh_period(tmp_path: Path) -> None:
+    async with (
+        SavedApprovals(tmp_path / "t.db", refresh=3600) as slow,
+        SavedApprovals(tmp_path / "t.db", refresh=0) as eager,
+    ):
+        await slow.add("prj_1", "bash", ["ls"])
+        assert slow.fresh("prj_1") is None  # nothing read yet: the caller reads (rules)
+        read = await slow.rules("prj_1")
+        assert slow.fresh("prj_1") is read and slow.fresh("prj_2") is None
+        await slow.add("prj_1", "bash", ["pwd"])
+        assert slow.fresh("prj_1") is None  # this process's own change is seen at once
+        await eager.rules("prj_1")
+        assert eager.fresh("prj_1") is None  # past the refresh period at once
