@@ -20,7 +20,11 @@ Here ``dataclasses`` only collects the fields (``init=False, repr=False, eq=Fals
 ``dataclasses`` compiles that very method (on a throwaway subclass that declares no field of its own), it replaces
 the stand-in on the class, and every later call costs what it did. A method the class defines itself is kept, as
 ``dataclasses`` keeps it. One visible difference: before a record is first built, ``inspect.signature`` of the class
-shows the stand-in's ``(*args, **kwargs)``.
+shows the stand-in's ``(*args, **kwargs)``. ``__init__``, the one method nearly every record needs, is written here
+from the collected fields (:func:`_init`: the source ``dataclasses`` writes, without a throwaway class to process).
+
+``@record(frozen=False)`` declares a mutable record (hook events, which hooks change in place): the type checker lets
+its fields be assigned, and it is unhashable, as a mutable dataclass that compares by value.
 """
 
 from __future__ import annotations
