@@ -27,8 +27,6 @@ import os
 import secrets
 import stat
 import sys
-from collections.abc import Generator
-from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ToolFailure, UsageError
@@ -79,19 +77,31 @@ class Target:
         return bool(self._missing)
 
     def _walk(self) -> None:
-        parts = self.path.parts
-        directories = parts[1:-1]
-        for index, name in enumerate(directories):
+        directories = self.path.parts[1:-1]
+        fd = self._fd
+        for index, name in enumerate(directories):  # once per component of every file tool's path: inlined
             try:
-                fd = self._open_dir(name, index + 2)
+                opened = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except FileNotFoundError:
                 self._missing = directories[index:]
                 return
-            os.close(self._fd)
-            self._fd = fd
+            except OSError as exc:
+                if exc.errno in _SWAPPED:
+                    raise _changed(
+                        self.path, Path(*self.path.parts[: index + 2]), fd, name, self._done
+                    ) from None
+                raise
+            os.close(fd)
+            fd = self._fd = opened
 
     def _close(self) -> None:
         os.close(self._fd)
+
+    def __enter__(self) -> Target:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
 
     def _open_dir(self, name: str, depth: int) -> int:
         """Open directory ``name`` (the path's first ``depth`` parts) relative to the current descriptor."""
@@ -224,12 +234,11 @@ class Target:
             self._missing = self._missing[1:]
 
 
-@contextmanager
-def open_target(path: Path, *, reading: bool = False) -> Generator[Target]:
+def open_target(path: Path, *, reading: bool = False) -> Target:
     """Open the directories of the canonical ``path`` from ``/``, one by one, without following symlinks.
 
-    Blocking: for worker threads. The descriptor is closed when the block exits. ``reading`` only changes what a
-    failure says happened ("Nothing was read.").
+    Blocking: for worker threads. Use it as a context manager (``with open_target(path) as target:``): the descriptor
+    is closed when the block exits. ``reading`` only changes what a failure says happened ("Nothing was read.").
 
     Raises:
         UsageError: ``path`` is not absolute and normalized (a canonical path always is).
@@ -237,11 +246,12 @@ def open_target(path: Path, *, reading: bool = False) -> Generator[Target]:
         OSError: a directory could not be opened.
     """
     parts = path.parts
-    if not path.is_absolute() or parts[0] != "/" or len(parts) < 2 or any(p in (".", "..") for p in parts):
+    if not path.is_absolute() or parts[0] != "/" or len(parts) < 2 or "." in parts or ".." in parts:
         raise UsageError(f"Not a canonical file path: {path}")
     target = Target(path, reading=reading)
     try:
         target._walk()
-        yield target
-    finally:
+    except BaseException:
         target._close()
+        raise
+    return target
