@@ -47,8 +47,8 @@ SURFACES = {
     },
     "tether.records.internal": {
         "MESSAGES", "PARTS", "MessageErrorKind", "ToolErrorKind", "check_session_rules", "message_from_json",
-        "message_to_json", "now_ms", "part_from_json", "part_to_json", "rules_from_json", "rules_to_json",
-        "storable_event", "storable_part", "usage_from_json", "usage_to_json",
+        "message_to_json", "now_ms", "part_from_json", "part_to_json", "part_to_plain", "rules_from_json",
+        "rules_to_json", "storable_event", "storable_part", "usage_from_json", "usage_to_json",
     },
     "tether.plugins": {"DefinitionEvent", "Plugin", "PluginAPI", "PluginHookError"},
     "tether.plugins.internal": {

@@ -66,6 +66,28 @@ def test_a_run_without_tools_builds_no_codec_for_its_messages(cli: Any, project:
     assert done.stdout.splitlines()[-1] == "False"
 
 
+def test_a_run_without_tools_builds_no_serializer_for_its_parts_and_scans_no_plugins(
+    cli: Any, project: Path
+) -> None:
+    # the store writes the run's text and step parts from their fields (part_to_plain): no per-kind serializer is
+    # built, and with no validator built outside typer's PYDANTIC_DISABLE_PLUGINS, pydantic never scans the
+    # installed distributions for its plugins
+    report = (
+        "import atexit, sys\n"
+        "def report():\n"
+        "    print(len(sys.modules['tether.store._rows']._VARIANTS), flush=True)\n"
+        "    print(sys.modules['pydantic.plugin._loader']._plugins, flush=True)\n"
+        "atexit.register(report)\n"
+        "from tether.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    model = cli.script([{"text": "done"}])
+    argv = [sys.executable, "-c", report, "run", "go", "--model", model, "--dir", str(project)]
+    done = subprocess.run(argv, env=cli.env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-2:] == ["0", "None"]
+
+
 def _cli_modules(cli: Any, *args: str) -> set[str]:
     done = subprocess.run(
         [sys.executable, "-c", _REPORT, *args], env=cli.env, capture_output=True, text=True, timeout=120

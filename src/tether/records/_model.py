@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import field
+from dataclasses import field, fields
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, TypeAdapter
@@ -50,6 +50,7 @@ __all__ = [
     "now_ms",
     "part_from_json",
     "part_to_json",
+    "part_to_plain",
     "rules_from_json",
     "rules_to_json",
     "usage_from_json",
@@ -187,8 +188,8 @@ class AssistantInfo:
 MessageInfo = UserInfo | AssistantInfo
 
 _DEFERRED = ConfigDict(defer_build=True)
-"""The codecs are built on first use: a new session's run writes its parts through ``_sqlite._VARIANTS`` and never
-decodes one, so start-up does not pay for building the union's (~5 ms of CPU)."""
+"""The codecs are built on first use: a new session's run writes its parts from their fields (:func:`part_to_plain`)
+and never decodes one, so start-up does not pay for building the union's (~5 ms of CPU)."""
 
 MESSAGES: TypeAdapter[MessageInfo] = TypeAdapter(
     Annotated[MessageInfo, Field(discriminator="role")], config=_DEFERRED
@@ -345,6 +346,93 @@ def part_to_json(part: Part) -> dict[str, Any]:
     replace a lone surrogate in a metadata key. ``json`` encodes the result; the store escapes it (``_sqlite``).
     """
     return PARTS.dump_python(part, exclude_none=True)
+
+
+# A part's JSON written out from its fields, as PARTS writes it: each field's stored form, by its annotation's text
+# (the record modules use ``from __future__ import annotations``). A kind with a field of any other annotation (a
+# tool part's input and content, a file part's content) has no plan: PARTS encodes it.
+_SCALARS: dict[str, type[Any]] = {"str": str, "int": int, "bool": bool, "str | None": str, "int | None": int}
+_SKIP, _SCALAR, _OMITTED, _USAGE, _MAPPING = range(5)
+_PLANS: dict[type[Any], tuple[tuple[str, int, type[Any] | None], ...] | None] = {}
+
+
+def _plan(kind: type[Any]) -> tuple[tuple[str, int, type[Any] | None], ...] | None:
+    plan: list[tuple[str, int, type[Any] | None]] = []
+    for f in fields(kind):
+        annotation = f.type if isinstance(f.type, str) else ""
+        if annotation == "Column":
+            plan.append((f.name, _SKIP, None))
+        elif annotation in _SCALARS:
+            plan.append((f.name, _SCALAR, _SCALARS[annotation]))
+        elif annotation.startswith("Literal["):  # a kind's ``type`` (a value not ``str`` goes to the codec)
+            plan.append((f.name, _SCALAR, str))
+        elif annotation == "Annotated[bool, _OMIT]":
+            plan.append((f.name, _OMITTED, bool))
+        elif annotation == "StoredUsage":
+            plan.append((f.name, _USAGE, None))
+        elif annotation == "Mapping[str, Any] | None":
+            plan.append((f.name, _MAPPING, None))
+        else:
+            return None
+    return tuple(plan)
+
+
+def _plain(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` is JSON data that pydantic and ``json`` write alike: text, integers, booleans, ``None``,
+    floats ``repr`` writes without an exponent, lists, tuples and dicts with text keys (not too deep)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return value == 0.0 or 1e-4 <= abs(value) < 1e16  # type: ignore[operator]
+    if depth > 32:
+        return False
+    if kind is dict:
+        return all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())  # type: ignore[union-attr]
+    if kind is list or kind is tuple:
+        return all(_plain(v, depth + 1) for v in value)  # type: ignore[union-attr]
+    return False
+
+
+def part_to_plain(part: Part) -> dict[str, Any] | None:
+    """A part's JSON object written out from its fields, or ``None`` when :data:`PARTS` must write it.
+
+    ``json`` writes the result as ``PARTS.dump_json(part, exclude_none=True)`` does, the same keys, order and text
+    (``tests/store/test_codec.py`` pins it; a field of a new kind of annotation leaves its kind to the codec), so a
+    run's writes of its text and step parts build no serializer (issue 38). ``None`` for a kind with a field of
+    another annotation, and for any value outside what both write alike (:func:`_plain`): a float with an exponent
+    or not finite, an object, a dict with a key that is not text, a value of another type than its field's.
+    """
+    kind = type(part)
+    if kind in _PLANS:
+        plan = _PLANS[kind]
+    else:
+        plan = _PLANS[kind] = _plan(kind)
+    if plan is None:
+        return None
+    out: dict[str, Any] = {}
+    for name, how, scalar in plan:
+        value = getattr(part, name)
+        if how == _SKIP or value is None:
+            continue
+        if how == _SCALAR:
+            if type(value) is not scalar:
+                return None
+        elif how == _OMITTED:
+            if type(value) is not scalar:
+                return None
+            if not value:
+                continue
+        elif how == _USAGE:
+            if type(value) is not Usage:
+                return None
+            value = usage_to_json(value)
+            if not _plain(value):
+                return None
+        elif type(value) is not dict or not _plain(value):
+            return None
+        out[name] = value
+    return out
 
 
 def part_from_json(session_id: str, message_id: str, data: Mapping[str, Any]) -> Part:

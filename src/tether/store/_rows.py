@@ -1,7 +1,8 @@
 """The rows both session stores write: the record codec, the text columns, one transaction's batch of rows.
 
 A part's and a message's stored JSON is written only through the one codec (``PARTS`` / ``MESSAGES`` of
-``tether.records.internal``); :data:`_VARIANTS` is the per-kind serializer ``PARTS`` would pick (pinned equal to it by
+``tether.records.internal``): a part of plain fields is written out from its fields (``part_to_plain``), any other
+by :data:`_VARIANTS`, the per-kind serializer ``PARTS`` would pick (both pinned to its text by
 ``tests/store/test_codec.py``), and the encoder is total (lone surrogates become lossless ``\\u`` escapes, law 12).
 :class:`Writes` folds one transaction's events into rows, one log entry per record per transaction (the PostgreSQL
 store reuses it through ``_postgres_rows.PgWrites``); :class:`_Rows` writes many rows with one statement. The items
@@ -34,6 +35,7 @@ from ..records import (
 from ..records.internal import (
     PARTS,
     message_to_json,
+    part_to_plain,
     rules_from_json,
     rules_to_json,
 )
@@ -107,6 +109,21 @@ JSON), without the union's dispatch on every write: ~25 % of encoding a part (th
 
 
 def _dump_part(part: Part, exclude: set[str] | None = None) -> str:
+    """A part's JSON as the one codec (:data:`~tether.records.internal.PARTS`) writes it, total like :func:`_dumps`.
+
+    A part of plain fields and values (a run's text and step parts) is written out from its fields by
+    :func:`~tether.records.internal.part_to_plain`, the codec's very text (``tests/store/test_codec.py``), and builds
+    no serializer: a no-tool run then builds none at all (with them pydantic's plugin lookup, a scan of the installed
+    distributions; ~1 % of a scripted ``tether run``, issue 38). Any other goes through :func:`_codec_part`.
+    """
+    if exclude is None:
+        plain = part_to_plain(part)
+        if plain is not None:
+            return _encode(plain)
+    return _codec_part(part, exclude)
+
+
+def _codec_part(part: Part, exclude: set[str] | None = None) -> str:
     """A part's JSON through the one codec (:data:`~tether.records.internal.PARTS`), total like :func:`_dumps`.
 
     The fast path is pydantic's encoder. It refuses a lone surrogate in a value (it encodes UTF-8), and replaces one
