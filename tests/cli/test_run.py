@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 EDIT = {"name": "edit", "arguments": {"path": "notes.txt", "old_string": "beta", "new_string": "gamma"}}
 
 
@@ -149,3 +151,37 @@ def test_session_show_records_the_rejected_ask_and_its_rule(cli: Any, project: P
     exported = json.loads(cli.run("session", "export", session_id).stdout)
     assert exported["format"] == "tether.session/2"
     assert [m["info"]["role"] for m in exported["messages"]] == ["user", "assistant", "assistant"]
+
+
+@pytest.mark.anyio
+async def test_a_runs_system_texts_read_the_instruction_files_where_the_environment_is_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # turn_system (tether run, the interactive session) reads the instruction files in the worker thread that
+    # measures the turn's environment: one hand-off (each ~0.3 ms of a wake-up on a busy machine), not two
+    import anyio.to_thread
+
+    from tether import Runtime
+    from tether.cli._run import open_session, turn_system
+    from tether.testing import ScriptedModel
+
+    monkeypatch.setenv("TETHER_CONFIG_DIR", str(tmp_path / "config"))  # no user AGENTS.md from this machine
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("Use tabs.\n", encoding="utf-8")
+    run_sync = anyio.to_thread.run_sync
+    hand_offs: list[object] = []
+
+    async def counted(func: Any, *args: Any, **kwargs: Any) -> Any:
+        hand_offs.append(func)
+        return await run_sync(func, *args, **kwargs)
+
+    async with Runtime(data_dir=tmp_path / "data") as rt:
+        location = await rt.location(project)
+        session = await open_session(rt, location, session_id=None, continue_=False, agent="build")
+        with monkeypatch.context() as patch:
+            patch.setattr(anyio.to_thread, "run_sync", counted)
+            instructions, system = await turn_system(rt, location, rt.config, session, ScriptedModel([]))
+    assert len(hand_offs) == 1
+    assert system[-1].endswith("Use tabs.\n") and instructions.texts == (system[-1],)
+    assert instructions.refused == ()

@@ -114,17 +114,23 @@ async def turn_system(
     from ..config import load_instructions
 
     readable = rt.readable(session.info.agent)  # the files the project names pass the agent's read rules
-    instructions = await anyio.to_thread.run_sync(
-        lambda: load_instructions(location.location, config, readable=readable)
-    )
+    extra = tuple(location.mcp.instruction_texts()) if location.mcp else ()
+    found: list[Any] = []
+
+    def read() -> Sequence[str]:
+        # run in the worker thread that measures the turn's environment: one hand-off for both, not two
+        instructions = load_instructions(location.location, config, readable=readable)
+        found.append(instructions)
+        return (*instructions.texts, *extra)
+
     system = await rt.sessions.service.system_prompt(
         location,
         agent=session.info.agent,
         model=model.name,
         directory=session.info.directory,
-        instructions=(*instructions.texts, *(location.mcp.instruction_texts() if location.mcp else ())),
+        instructions=read,
     )
-    return instructions, system
+    return found[-1], system
 
 
 def run_command(

@@ -295,7 +295,7 @@ class Sessions:
         agent: str,
         model: str,
         directory: str | Path | None = None,
-        instructions: Sequence[str] | None = None,
+        instructions: Sequence[str] | Callable[[], Sequence[str]] | None = None,
     ) -> tuple[str, ...]:
         """The default system texts of a turn (:func:`tether.prompts.system_prompt`), storable (law 12).
 
@@ -307,7 +307,8 @@ class Sessions:
             agent: the agent's name.
             model: ``provider/model``.
             directory: the working directory (default: the Location's).
-            instructions: the instruction texts to use (default: read through ``instructions`` of the service).
+            instructions: the instruction texts to use, or the blocking read that returns them (run in the worker
+                thread that measures the environment); default: read through ``instructions`` of the service.
 
         Raises:
             UsageError: no such agent.
@@ -316,7 +317,9 @@ class Sessions:
 
         found = resolve_agent(self.agents, agent)
         read: Callable[[], Sequence[str]] | None = None
-        if instructions is None:
+        if callable(instructions):
+            read, instructions = instructions, None
+        elif instructions is None:
             if self._instructions is None:
                 instructions = ()
             else:
