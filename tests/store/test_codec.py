@@ -166,6 +166,13 @@ def test_a_part_written_out_from_its_fields_is_the_codecs_very_text(kind: str, d
     assert _dump_part(part) == _codec_part(part)
 
 
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 ROW: Any = {"id": "prt_1", "session_id": "ses_1", "message_id": "msg_1"}
 
 
@@ -192,6 +199,7 @@ def test_the_text_and_step_parts_a_run_writes_are_written_out_from_their_fields(
         TextPart(**ROW, text="done", provider_metadata={"a": float("inf")}),  # pydantic: null
         TextPart(**ROW, text="done", provider_metadata={1: "a"}),  # type: ignore[dict-item]
         TextPart(**ROW, text="done", provider_metadata={"a": {1, 2}}),
+        TextPart(**ROW, text="done", provider_metadata={"a": _nested(40)}),  # deeper than the fast path looks
         TextPart(**ROW, text="done", provider_metadata=MappingProxyType({"a": 1})),
         TextPart(**ROW, text="done", synthetic=1),  # type: ignore[arg-type]
         StepStartPart(**ROW, step=True),
