@@ -37,7 +37,15 @@ from tether.session import (
     UserInfo,
 )
 from tether.store import SQLiteStore
-from tether.store._rows import _VARIANTS, _codec_part, _dump_part, _dumps  # pyright: ignore[reportPrivateUsage]
+from tether.store._rows import (  # pyright: ignore[reportPrivateUsage]
+    _PLAIN_WRITES,
+    _VARIANTS,
+    _codec_part,
+    _dump_part,
+    _dumps,
+    _plain_part,
+    _Serializers,
+)
 from tether.store.internal import INTERRUPTED_ERROR
 from tether.tools import File, Text
 
@@ -163,6 +171,8 @@ def test_a_part_written_out_from_its_fields_is_the_codecs_very_text(kind: str, d
     # the writer writes a part of plain fields and values from its fields (part_to_plain), the rest through the
     # codec: the stored text is the codec's, byte for byte, whichever path wrote it
     part = data.draw(PART_KINDS[kind])
+    text = _plain_part(part)
+    assert text is None or text == _codec_part(part)
     assert _dump_part(part) == _codec_part(part)
 
 
@@ -189,7 +199,7 @@ def test_the_text_and_step_parts_a_run_writes_are_written_out_from_their_fields(
     plain = part_to_plain(part)
     assert plain is not None
     assert list(plain.items()) == list(PARTS.dump_python(part, exclude_none=True).items())
-    assert _dump_part(part) == _codec_part(part)
+    assert _plain_part(part) == _codec_part(part)
 
 
 @pytest.mark.parametrize(
@@ -212,6 +222,24 @@ def test_the_text_and_step_parts_a_run_writes_are_written_out_from_their_fields(
 def test_a_part_the_codec_must_write_is_left_to_it(part: Part) -> None:
     # a kind with a field of another annotation, or a value json and pydantic write differently
     assert part_to_plain(part) is None
+
+
+def test_a_kind_is_written_out_from_its_fields_until_its_serializer_is_worth_building(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a short run builds no serializer; a long one builds each kind's once, after its first _PLAIN_WRITES parts
+    from tether.store import _rows
+
+    part = StepStartPart(**ROW, step=1)
+    expected = _codec_part(part)
+    variants = _Serializers()
+    monkeypatch.setattr(_rows, "_VARIANTS", variants)  # none built yet, as in a fresh process
+    monkeypatch.setattr(_rows, "_plain_writes", {})
+    for _ in range(_PLAIN_WRITES):
+        assert _dump_part(part) == expected
+        assert StepStartPart not in variants
+    assert _dump_part(part) == expected
+    assert StepStartPart in variants and TextPart not in variants
 
 
 messages = st.one_of(

@@ -108,19 +108,38 @@ _VARIANTS: dict[type[Any], Callable[..., bytes]] = _Serializers()
 JSON), without the union's dispatch on every write: ~25 % of encoding a part (the writer encodes 3-5 per call)."""
 
 
+_PLAIN_WRITES = 16
+"""How many parts of a kind the writer writes out from their fields (:func:`_plain_part`) before it builds that kind's
+serializer. Written out, a part costs 2.5-5 µs against the serializer's ~1 µs, but builds nothing: a short run (a
+scripted ``tether run`` writes one part of each of three kinds) never pays the ~1 ms build of each serializer nor
+pydantic's plugin lookup (~4 ms: a scan of the installed distributions), and a long one pays them once, early."""
+_plain_writes: dict[type[Any], int] = {}
+
+
 def _dump_part(part: Part, exclude: set[str] | None = None) -> str:
     """A part's JSON as the one codec (:data:`~tether.records.internal.PARTS`) writes it, total like :func:`_dumps`.
 
-    A part of plain fields and values (a run's text and step parts) is written out from its fields by
-    :func:`~tether.records.internal.part_to_plain`, the codec's very text (``tests/store/test_codec.py``), and builds
-    no serializer: a no-tool run then builds none at all (with them pydantic's plugin lookup, a scan of the installed
-    distributions; ~1 % of a scripted ``tether run``, issue 38). Any other goes through :func:`_codec_part`.
+    A part of plain fields and values (a run's text and step parts) is written out from its fields, the codec's very
+    text, while its kind's serializer is not built yet (the first :data:`_PLAIN_WRITES` of the kind in a process): a
+    no-tool run builds no serializer at all, and with none pydantic never scans the installed distributions for its
+    plugins (~3 % of a scripted ``tether run``'s instructions, issue 38). Any other goes through :func:`_codec_part`.
     """
-    if exclude is None:
-        plain = part_to_plain(part)
-        if plain is not None:
-            return _encode(plain)
+    kind = type(part)
+    if exclude is None and kind not in _VARIANTS:
+        written = _plain_writes.get(kind, 0)
+        if written < _PLAIN_WRITES:
+            text = _plain_part(part)
+            if text is not None:
+                _plain_writes[kind] = written + 1
+                return text
     return _codec_part(part, exclude)
+
+
+def _plain_part(part: Part) -> str | None:
+    """A part's JSON written out from its fields (:func:`~tether.records.internal.part_to_plain`), the codec's very
+    text (``tests/store/test_codec.py``); ``None`` for a part the codec must write."""
+    plain = part_to_plain(part)
+    return None if plain is None else _encode(plain)
 
 
 def _codec_part(part: Part, exclude: set[str] | None = None) -> str:
