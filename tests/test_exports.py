@@ -90,7 +90,7 @@ SURFACES = {
     "tether.temporal.internal": {"PATIENCE_SECONDS"},
     "tether.builtins.internal": {
         "AmbiguousMatch", "IndentationUnclear", "NoMatch", "PatchError", "SpanTooLarge", "apply_chunks",
-        "parse_patch", "replace", "unified_diff",
+        "deferred_task", "discover_skills", "parse_patch", "replace", "unified_diff",
     },
     "tether.output": {
         "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "MAX_STRUCTURED_BYTES", "RETENTION_SECONDS", "Bounded",

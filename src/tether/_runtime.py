@@ -404,7 +404,8 @@ class Runtime:
         """
         if self._stack is None:
             raise UsageError("Use the Runtime inside `async with Runtime(...) as rt`")
-        from .builtins import BuiltinDeps, builtin_tools, discover_skills
+        from .builtins import BuiltinDeps, builtin_tools
+        from .builtins.internal import discover_skills
         from .paths import default_config_dir
         from .tools import ToolRegistry
 
@@ -522,7 +523,7 @@ class Runtime:
         agent = session.info.agent
         if agent == self._default_agent or session in self._task_sessions:
             return session
-        from .builtins import deferred_task
+        from .builtins.internal import deferred_task
 
         tool = self._task_tools.get(agent)
         if tool is None:

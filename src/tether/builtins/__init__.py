@@ -11,11 +11,11 @@ import importlib.util
 from typing import Any
 
 from ..tools import Tool
-from ._deferred import deferred, deferred_bash, deferred_task
+from . import _deferred
+from ._deferred import deferred, deferred_bash
 from ._deps import BuiltinDeps
-from ._skills import discover_skills
 
-__all__ = ["BuiltinDeps", "builtin_tools", "deferred_task", "discover_skills"]
+__all__ = ["BuiltinDeps", "builtin_tools"]
 
 _ALWAYS = ("apply_patch", "edit", "glob", "grep", "list", "read", "webfetch", "write")
 
@@ -26,7 +26,7 @@ def builtin_tools(deps: BuiltinDeps) -> dict[str, Tool[Any, Any]]:
     if deps.questions is not None:  # only with the runtime's question service
         tools["question"] = deferred("question", deps)
     if deps.children is not None:  # only with child sessions; its description lists the subagents
-        tools["task"] = deferred_task(deps.permissions, deps.children, deps.subagents)
+        tools["task"] = _deferred.deferred_task(deps.permissions, deps.children, deps.subagents)
     if deps.todos is not None:
         tools["todoread"] = deferred("todoread", deps)
         tools["todowrite"] = deferred("todowrite", deps)
