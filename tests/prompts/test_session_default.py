@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tether import Runtime
 from tether.config import parse_config
 from tether.errors import UsageError
-from tether.prompts import base_prompt
+from tether.prompts import base_prompt, measure_environment
 from tether.session import Sessions
 from tether.testing import ScriptedModel
 
@@ -117,30 +120,39 @@ async def test_instructions_and_environment_are_read_in_one_hand_off(
     assert "Git branch: topic" in texts[1] and texts[2].endswith("Use tabs.\n")
 
 
-async def test_instructions_a_hung_measurement_left_unread_are_read_on_their_own(tmp_path: Path) -> None:
-    # The environment's wait is bounded (git's timeout + 1 s, the thread abandoned): instruction files that thread
-    # had not read by then are read in a hand-off of their own, never lost.
-    import threading
+async def test_a_slow_instruction_read_leaves_git_its_whole_time(tmp_path: Path) -> None:
+    # The instruction files are read first in the thread that measures the environment; the bound of the git part
+    # (its timeout + 1 s) starts when that read ends: a slow read is waited for and never makes the block say git was
+    # slow. (tmp_path is in no repository: git's part is a few lstat, however loaded the machine.)
+    read: list[str] = []
 
+    def slow() -> None:
+        time.sleep(1.2)  # a slow filesystem: longer than the whole bound below (0.05 + 1 s)
+        read.append("done")
+
+    environment = await measure_environment(
+        root=tmp_path, directory=tmp_path, model="a/b", git_timeout=0.05, beside=slow
+    )
+    assert read == ["done"] and environment.git is None and environment.git_note == ""
+
+
+async def test_a_hung_instruction_read_is_still_cancelled_with_the_turn(tmp_path: Path) -> None:
     release = threading.Event()
-    calls: list[int] = []
+    with anyio.move_on_after(0.2) as scope:  # the turn is cancelled (the user's Ctrl-C)
+        await measure_environment(
+            root=tmp_path, directory=tmp_path, model="a/b", beside=lambda: release.wait(30)
+        )
+    release.set()
+    assert scope.cancelled_caught  # the abandoned thread ends on its own
 
-    def reader(location: Any, agent: str) -> Any:
-        def read() -> tuple[str, ...]:
-            calls.append(len(calls))
-            if len(calls) == 1:
-                release.wait(30)  # the first read hangs (a hung filesystem) until the test ends
-            return ("Read alone.",)
 
-        return read
+async def test_an_async_instruction_reader_is_awaited(tmp_path: Path) -> None:
+    # The form Sessions(instructions=) had before the read moved beside the environment: an ``async def``.
+    async def reader(location: Any, agent: str) -> tuple[str, ...]:
+        await anyio.sleep(0)
+        return (f"For {agent}.",)
 
     async with Runtime(data_dir=tmp_path / "data") as rt:
         sessions = Sessions(store=rt.store, bus=rt.bus, agents=rt.agents, instructions=reader)
-        try:
-            texts = await sessions.system_prompt(
-                _PlainLocation(tmp_path, rt.tools), agent="build", model="a/b"
-            )
-        finally:
-            release.set()
-    assert texts[2] == "Read alone." and len(calls) == 2
-    assert "took longer than" in texts[1]
+        texts = await sessions.system_prompt(_PlainLocation(tmp_path, rt.tools), agent="build", model="a/b")
+    assert texts[2] == "For build."

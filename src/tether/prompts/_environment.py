@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
 import re
 import shutil
@@ -45,7 +46,9 @@ from datetime import datetime
 from pathlib import Path
 
 import anyio.to_thread
+from anyio.lowlevel import current_token
 
+from .._blocking import run_soon
 from .._record import record
 from ..storable import printable
 
@@ -465,20 +468,32 @@ async def measure_environment(
         git_timeout: seconds git may take.
         trusted: the user trusts the project: its filter drivers run in ``git status`` (see :func:`git_state`).
         beside: other blocking work of the turn, run first in the same worker thread (one hand-off for both: a
-            session reads its instruction files there); it keeps its own result. What it raises is raised here.
+            session reads its instruction files there); it keeps its own result. What it raises is raised here. It
+            is not bounded (a slow read is waited for, as when it ran on its own); git's time starts when it ends.
     """
     git: GitState | None = None
     note = f"reading the git state took longer than {git_timeout:g}s"
+    # git kills itself at git_timeout; the scope bounds the .git reads too (a hung filesystem), the thread abandoned.
+    # With work beside, the bound is set only when that work is done (the thread has the loop set it), so a slow
+    # instruction file never uses up git's time nor makes the block say git was slow.
+    scope = anyio.CancelScope(
+        deadline=math.inf if beside is not None else anyio.current_time() + git_timeout + 1
+    )
+
+    def bound() -> None:
+        scope.deadline = anyio.current_time() + git_timeout + 1
+
+    token = current_token()
 
     def measure() -> tuple[GitState | None, str]:
         if beside is not None:
             beside()
+            run_soon(token, bound)
         if _outside_any_repository(directory):
             return None, ""
         return git_state(directory, trusted=trusted, timeout=git_timeout)
 
-    # git kills itself at git_timeout; this bounds the .git reads too (a hung filesystem), the thread abandoned
-    with anyio.move_on_after(git_timeout + 1):
+    with scope:
         git, note = await anyio.to_thread.run_sync(measure, abandon_on_cancel=True)
     return Environment(
         root=str(Path(root)),

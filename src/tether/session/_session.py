@@ -17,6 +17,7 @@ the permission service reports to it directly.
 
 from __future__ import annotations
 
+import inspect
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
@@ -244,7 +245,8 @@ class Sessions:
         instructions: how to read the instruction texts (``AGENTS.md``, the config's ``instructions``) of a Location
             for an agent (whose read rules the project's files must pass): called on the loop when a turn builds its
             default system prompt, it returns the blocking read, which runs in the worker thread that measures the
-            environment (one hand-off for both); ``None``: no instruction texts.
+            environment (one hand-off for both), or an awaitable of the texts (an ``async def``: awaited on its
+            own, before the environment is measured); ``None``: no instruction texts.
         trusted: whether the user trusts the project of a Location: only then does the environment block run
             ``git status`` in it (a repository's git config can start programs); ``None``: no project is trusted.
         catalog: the per-model catalog rules: a model's ``provider/model`` name → the ``visible`` predicate every
@@ -265,7 +267,8 @@ class Sessions:
         retry: RetryPolicy | None = None,
         concurrency: int | None = None,
         cancel_grace: float = CANCEL_GRACE,
-        instructions: Callable[[SessionLocation, str], Callable[[], Sequence[str]]] | None = None,
+        instructions: Callable[[SessionLocation, str], Callable[[], Sequence[str]] | Awaitable[Sequence[str]]]
+        | None = None,
         trusted: Callable[[SessionLocation], bool] | None = None,
         catalog: Callable[[str], Callable[[Entry], bool] | None] | None = None,
         observe: Observe | None = None,
@@ -316,14 +319,18 @@ class Sessions:
         from ..prompts import compose, measure_environment
 
         found = resolve_agent(self.agents, agent)
+        given: Sequence[str] = ()
         read: Callable[[], Sequence[str]] | None = None
         if callable(instructions):
-            read, instructions = instructions, None
-        elif instructions is None:
-            if self._instructions is None:
-                instructions = ()
+            read = instructions
+        elif instructions is not None:
+            given = instructions
+        elif self._instructions is not None:
+            reader = self._instructions(location, found.name)
+            if inspect.isawaitable(reader):
+                given = await reader
             else:
-                read = self._instructions(location, found.name)
+                read = reader
         got: list[Sequence[str]] = []
         # The instruction files are read in the worker thread that measures the environment: one hand-off a turn,
         # not two one after the other (each waits for a thread to wake and for the loop to take the answer back:
@@ -335,11 +342,12 @@ class Sessions:
             trusted=self._trusted is not None and self._trusted(location),
             beside=None if read is None else lambda: got.append(read()),
         )
-        if read is not None:
-            # not read only when the bounded wait for git ran out first (a hung filesystem): read them on their own
-            instructions = got[0] if got else await anyio.to_thread.run_sync(read)
+        # read beside: git's bound starts only when the read ends, so a measurement that returned has the texts
         texts = compose(
-            agent=found.name, environment=environment, instructions=instructions or (), prompt=found.prompt
+            agent=found.name,
+            environment=environment,
+            instructions=got[0] if got else given,
+            prompt=found.prompt,
         )
         return tuple(visible(text) for text in texts)
 
