@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 import threading
+from typing import Any
 
 import pytest
 
@@ -209,6 +211,11 @@ def _written(init: object) -> tuple[object, ...]:
     )
 
 
+@pytest.mark.skipif(
+    sys.version_info[:2] != (3, 11),
+    reason="compared with the source Python 3.11's dataclasses writes (later versions name its locals otherwise); "
+    "the behaviour on every version: test_a_records_init_behaves_as_the_dataclass_one",
+)
 @pytest.mark.parametrize(
     "which", ["Point", "Pair", "Open", "Rec", "TextPart", "ToolPart", "Agent", "StaticRules"]
 )
@@ -228,6 +235,38 @@ def test_a_records_init_is_the_one_dataclasses_writes(which: str) -> None:
     ours = _init(kind)
     assert ours is not None
     assert _written(ours) == _written(probe.__dict__["__init__"])
+
+
+def test_a_records_init_behaves_as_the_dataclass_one() -> None:
+    # On any Python: the same signature, and every field set as a dataclass of the same declaration sets it
+    # (positional and keyword, a default, a factory, init=False with a default on a slotted class, __post_init__).
+    posted: list[str] = []
+
+    def declare(decorate: Any) -> type:
+        class Kind:
+            first: int
+            second: str = "s"
+            items: list[int] = dataclasses.field(default_factory=lambda: [1])
+            fixed: str = dataclasses.field(default="f", init=False)
+            named: int = dataclasses.field(default=0, kw_only=True)
+
+            def __post_init__(self) -> None:
+                posted.append(type(self).__name__)
+
+        return decorate(Kind)
+
+    ours = declare(record(kw_only=False))
+    theirs = declare(lambda kind: dataclasses.dataclass(kind, frozen=True, slots=True))
+    calls: tuple[tuple[tuple[Any, ...], dict[str, Any]], ...] = (((1,), {}), ((1, "x", [2]), {"named": 3}))
+    for args, kwargs in calls:
+        made, twin = ours(*args, **kwargs), theirs(*args, **kwargs)
+        assert [getattr(made, f.name) for f in dataclasses.fields(made)] == [
+            getattr(twin, f.name) for f in dataclasses.fields(twin)
+        ]
+    assert ours(1).items is not ours(1).items  # a new list per instance
+    assert posted == ["Kind"] * 6
+    # compiled at the first instance: now the method itself
+    assert str(inspect.signature(ours.__init__)) == str(inspect.signature(theirs.__init__))
 
 
 def test_a_mutable_record_is_assigned_compared_and_unhashable_as_a_mutable_dataclass() -> None:
