@@ -55,6 +55,7 @@ class Recorder:
 # paths are watched). This is how the tests prove that nothing was read before approval.
 OPENED: list[str] = []
 _O_PATH: int = getattr(os, "O_PATH", 0)
+_FD_LINKS = ("/proc/self/fd/", "/dev/fd/", f"/proc/{os.getpid()}/fd/")
 WATCHED: set[str] = set()
 
 
@@ -72,6 +73,11 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         flags = args[2] if event == "open" and len(args) > 2 and isinstance(args[2], int) else 0
         if flags & _O_PATH:
             return  # an O_PATH descriptor names a file and cannot read it (Location.resolve's canonical path)
+        if name.startswith(_FD_LINKS):  # reopening a descriptor (an O_PATH one, say) reads what it names
+            try:
+                name = os.readlink(name)
+            except OSError:
+                return
         if name in WATCHED:
             OPENED.append(name)
 

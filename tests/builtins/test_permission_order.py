@@ -6,6 +6,7 @@ moment each request arrives. A tool that read early would show the open before i
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import anyio
@@ -171,3 +172,22 @@ async def test_real_service_ask_waits_for_the_reply(make_project, root: Path, tm
         await service.reply(asked[0].request.id, "once")
     assert result["outcome"].status == "completed"
     assert (tmp_path / "outside" / "w.txt").read_text() == "w\n"
+
+
+def test_the_audit_sees_a_file_read_through_a_descriptor_link(tmp_path: Path, kit) -> None:
+    # The proof above rests on the audit hook: an O_PATH open (resolution) is not a read, but reopening that
+    # descriptor through /proc/self/fd reads the file, and is recorded as a read of it.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("x")
+    kit.watch([secret])
+    try:
+        fd = os.open(secret, os.O_PATH | os.O_CLOEXEC)
+        try:
+            assert kit.opened == []
+            with open(f"/proc/self/fd/{fd}") as reopened:
+                assert reopened.read() == "x"
+        finally:
+            os.close(fd)
+        assert kit.opened == [str(secret)]
+    finally:
+        kit.watch([])
