@@ -27,25 +27,22 @@ This module owns the mapping only; where each boundary applies it is documented 
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
+
+from ._regex import lazy
 
 __all__ = ["column_text", "column_value", "has_surrogates", "printable", "raw_name", "storable", "visible"]
 
 T = TypeVar("T")
 
 
-@functools.cache
-def _surrogate() -> re.Pattern[str]:
-    return re.compile("[\ud800-\udfff]")
+_surrogate = lazy("[\ud800-\udfff]")
 
 
-@functools.cache
-def _escape() -> re.Pattern[str]:
-    return re.compile(r"\\x([89a-fA-F][0-9a-fA-F])|\\u(d[89a-fA-F][0-9a-fA-F]{2})")
+_escape = lazy(r"\\x([89a-fA-F][0-9a-fA-F])|\\u(d[89a-fA-F][0-9a-fA-F]{2})")
 
 
 def has_surrogates(text: str) -> bool:

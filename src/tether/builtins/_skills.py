@@ -30,7 +30,6 @@ Blocking (walks and reads files): call from a worker thread.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import stat
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Literal
 
 from .._record import record
+from .._regex import lazy
 from ..config.internal import foreign
 from ..errors import PathError
 from ..location import Location
@@ -70,14 +70,10 @@ MAX_SKILLS = 500
 _MAX_SCANNED = 5000  # directory entries one skills folder may walk through
 
 
-@functools.cache
-def _name() -> re.Pattern[str]:
-    return re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_name = lazy(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
-@functools.cache
-def _key() -> re.Pattern[str]:
-    return re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)$")
+_key = lazy(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)$")
 
 
 Origin = Literal["user", "project"]

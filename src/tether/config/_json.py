@@ -12,16 +12,15 @@ a one-line :class:`~tether.errors.ConfigError`, never a ``RecursionError`` or a 
 from __future__ import annotations
 
 import bisect
-import functools
 import json
 import math
 import os
-import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
+from .._regex import lazy
 from ..errors import ConfigError
 from ._jsonc import strip_jsonc
 
@@ -46,14 +45,10 @@ MAX_BYTES = 4 * 1024 * 1024
 """The largest config file read (real ones are a few KiB)."""
 
 
-@functools.cache
-def _ws() -> re.Pattern[str]:
-    return re.compile(r"[ \t\n\r]*")
+_ws = lazy(r"[ \t\n\r]*")
 
 
-@functools.cache
-def _ident() -> re.Pattern[str]:
-    return re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+_ident = lazy(r"[A-Za-z_][A-Za-z0-9_\-]*")
 
 
 _DECODER = json.JSONDecoder()

@@ -15,9 +15,9 @@ editors write one) becomes a space as well.
 
 from __future__ import annotations
 
-import functools
 import re
 
+from .._regex import lazy
 from ..errors import ConfigError
 
 __all__ = ["strip_jsonc"]
@@ -28,20 +28,14 @@ __all__ = ["strip_jsonc"]
 _STRING = r'"(?:[^"\\\n]|\\.)*"?'
 
 
-@functools.cache
-def _comments() -> re.Pattern[str]:
-    return re.compile(_STRING + r"|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|/\*")
+_comments = lazy(_STRING + r"|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|/\*")
 
 
 # A string, or a comma followed only by JSON whitespace and a closing bracket (the comments are spaces by now).
-@functools.cache
-def _trailing() -> re.Pattern[str]:
-    return re.compile(_STRING + r"|,(?=[ \t\r\n]*[\]}])")
+_trailing = lazy(_STRING + r"|,(?=[ \t\r\n]*[\]}])")
 
 
-@functools.cache
-def _not_newline() -> re.Pattern[str]:
-    return re.compile(r"[^\n]")
+_not_newline = lazy(r"[^\n]")
 
 
 def strip_jsonc(text: str, where: str) -> str:

@@ -23,13 +23,13 @@ Claude Code's ``Bash(git *)`` rule form, and the MCP resource tools' names (they
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
+from .._regex import lazy
 from ..rules import Effect, Rule, is_effect
 from ._json import KeyPath, clip
 
@@ -97,14 +97,10 @@ _KNOWN = (*sorted(BUILTIN_ACTIONS | RESERVED_ACTIONS), *sorted(TOOL_ACTIONS))
 _FUZZY = tuple(k for k in (*sorted(BUILTIN_ACTIONS), *sorted(TOOL_ACTIONS)) if len(k) >= 6)
 
 
-@functools.cache
-def _claude_form() -> re.Pattern[str]:
-    return re.compile(r"([A-Za-z_]+)\((.*)\)", re.DOTALL)
+_claude_form = lazy(r"([A-Za-z_]+)\((.*)\)", re.DOTALL)
 
 
-@functools.cache
-def _camel() -> re.Pattern[str]:
-    return re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_camel = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def permission_action(key: str) -> str:

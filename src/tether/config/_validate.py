@@ -11,10 +11,8 @@ is fixed in one round, not one run per key.
 from __future__ import annotations
 
 import difflib
-import functools
 import heapq
 import json
-import re
 import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union, cast, get_args, get_origin
@@ -22,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Union, cast, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from .._regex import lazy
 from ._json import SHOWN_KEY_CHARS, KeyPath, clip, format_path
 from ._permission import Fail, kind_of
 
@@ -45,9 +44,7 @@ _EXPECTED = {
 }
 
 
-@functools.cache
-def _quoted() -> re.Pattern[str]:
-    return re.compile(r"'((?:[^'\\]|\\.)*)'")
+_quoted = lazy(r"'((?:[^'\\]|\\.)*)'")
 
 
 def check_config(

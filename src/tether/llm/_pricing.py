@@ -19,13 +19,12 @@ a config entry can state what a given account really pays.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
 
 from .._record import record
+from .._regex import lazy
 from ..errors import ConfigError
 from ._events import Usage
 
@@ -111,9 +110,7 @@ DEFAULT_PRICES: Mapping[str, Mapping[str, Price]] = {
 
 
 # A dated snapshot or alias of a listed model: claude-sonnet-4-5-20250929, gpt-4.1-2025-04-14, claude-3-5-haiku-latest
-@functools.cache
-def _snapshot() -> re.Pattern[str]:
-    return re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
+_snapshot = lazy(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
 
 def _default(provider: str, model_id: str) -> Price | None:

@@ -22,11 +22,9 @@ retention period are removed by :meth:`OutputStore.cleanup` (run once at start a
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
-import re
 import stat
 import time
 from collections.abc import Sequence
@@ -39,6 +37,7 @@ import anyio.to_thread
 
 from .. import ids
 from .._record import record
+from .._regex import lazy
 from ..content import Content, File, Text
 from ..errors import OutputStoreError
 from ._preview import bounded_preview, utf8_len
@@ -60,9 +59,7 @@ RETENTION_SECONDS = 7 * 24 * 3600
 _CHUNK_CHARS = 1 << 20
 
 
-@functools.cache
-def _plain_id() -> re.Pattern[str]:
-    return re.compile(r"[A-Za-z0-9_-]{1,96}")
+_plain_id = lazy(r"[A-Za-z0-9_-]{1,96}")
 
 
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -17,22 +17,16 @@ exact texts (``.gitmodules``, ``rm -rf build``) are not.
 
 from __future__ import annotations
 
-import functools
-import re
-
+from .._regex import lazy
 from ._types import PermissionRequest
 
 __all__ = ["RUNNERS", "always_saves", "is_broad"]
 
 
-@functools.cache
-def _wildcard() -> re.Pattern[str]:
-    return re.compile(r"[*?]")
+_wildcard = lazy(r"[*?]")
 
 
-@functools.cache
-def _separators() -> re.Pattern[str]:
-    return re.compile(r"[\s/]+")
+_separators = lazy(r"[\s/]+")
 
 
 _CONTAINERS = ("docker", "podman", "nerdctl")

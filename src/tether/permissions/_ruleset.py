@@ -19,13 +19,13 @@ and the property tests hold the two together.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import field
 from typing import overload
 
 from .._record import record
+from .._regex import lazy
 from .._wildcard import _compile as _compile_wildcard  # pyright: ignore[reportPrivateUsage]
 from .._wildcard import match as wildcard_match
 from ..rules import Rule
@@ -44,9 +44,7 @@ def _never(_resource: str) -> int:
     return -1
 
 
-@functools.cache
-def _wild() -> re.Pattern[str]:
-    return re.compile(r"[*?]")
+_wild = lazy(r"[*?]")
 
 
 def _affixes(pattern: str) -> tuple[str, str]:

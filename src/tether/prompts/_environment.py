@@ -31,7 +31,6 @@ one line: control characters, line and paragraph separators, bidi marks and ``<`
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 import os
 import re
@@ -50,6 +49,7 @@ from anyio.lowlevel import current_token
 
 from .._blocking import run_soon
 from .._record import record
+from .._regex import lazy
 from ..storable import printable
 
 __all__ = [
@@ -155,9 +155,7 @@ def parse_status(output: bytes) -> GitState:
 _HEAD_LIMIT = 4096
 
 
-@functools.cache
-def _oid() -> re.Pattern[bytes]:
-    return re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_oid = lazy(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 _STATUS_OVERRIDES = (
@@ -177,20 +175,16 @@ SPECIAL_STATUS = "not checked (a file git reads in .git is a symlink or not a re
 """The status when :func:`_special_files` keeps git from running."""
 
 
-@functools.cache
-def _driver() -> re.Pattern[str]:
-    return re.compile(
-        r"(?i:filter)\.(.+)\.(?i:clean|smudge|process|required)|(?i:diff)\.(.+)\.(?i:textconv|command)"
-    )
+_driver = lazy(
+    r"(?i:filter)\.(.+)\.(?i:clean|smudge|process|required)|(?i:diff)\.(.+)\.(?i:textconv|command)"
+)
 
 
-@functools.cache
-def _env_dropped() -> re.Pattern[str]:
-    """Variables that carry config or name a program git may start: the overrides are ours alone."""
-    return re.compile(
-        r"GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)|GIT_EXTERNAL_DIFF|GIT_PAGER|PAGER|GIT_SSH(?:_COMMAND)?|"
-        r"GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|GIT_EDITOR"
-    )
+_env_dropped = lazy(
+    r"GIT_CONFIG_(?:PARAMETERS|COUNT|KEY_\d+|VALUE_\d+)|GIT_EXTERNAL_DIFF|GIT_PAGER|PAGER|GIT_SSH(?:_COMMAND)?|"
+    r"GIT_ASKPASS|SSH_ASKPASS|GIT_PROXY_COMMAND|GIT_EDITOR"
+)
+"""Variables that carry config or name a program git may start: the overrides are ours alone."""
 
 
 _MAX_DRIVERS = 1000

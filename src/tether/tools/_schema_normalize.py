@@ -13,12 +13,13 @@ This module does not validate values and does not know any provider's strict-mod
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from .._regex import lazy
 
 __all__ = ["normalize_schema", "provider_tool_name"]
 
@@ -108,9 +109,7 @@ _SCHEMA_ONE = (
 )
 
 
-@functools.cache
-def _invalid_name_chars() -> re.Pattern[str]:
-    return re.compile(r"[^A-Za-z0-9_-]")
+_invalid_name_chars = lazy(r"[^A-Za-z0-9_-]")
 
 
 _MAX_NAME = 64
