@@ -230,7 +230,8 @@ def test_a_records_init_is_the_one_dataclasses_writes(which: str) -> None:
     kinds = {"Point": Point, "Pair": Pair, "Open": Open, "Rec": _declare_pair()[0]}
     kinds |= {"TextPart": TextPart, "ToolPart": ToolPart, "Agent": Agent, "StaticRules": StaticRules}
     kind = kinds[which]
-    probe = type(kind)(kind.__name__, (kind,), {"__module__": kind.__module__, "__doc__": kind.__doc__})
+    meta: Any = type(kind)  # the record's own metaclass, whatever it is
+    probe = meta(kind.__name__, (kind,), {"__module__": kind.__module__, "__doc__": kind.__doc__})
     dataclasses.dataclass(probe, init=True, repr=False, eq=False, match_args=False)
     ours = _init(kind)
     assert ours is not None
