@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from typing import Any
 
@@ -194,3 +195,41 @@ def test_run_soon_runs_on_the_loop_and_says_when_the_loop_is_gone() -> None:
     token = anyio.run(main)
     assert _blocking.run_soon(token, ran.clear) is False  # the loop has finished: nothing runs
     assert len(ran) == 1
+
+
+async def test_a_hand_off_returns_or_raises_in_a_thread_the_next_hand_off_reuses() -> None:
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker")
+    marker.set("caller's")
+    first = await _blocking.hand_off(lambda: (threading.get_ident(), marker.get()))
+    assert (
+        first[0] != threading.get_ident() and first[1] == "caller's"
+    )  # off the loop, in the caller's context
+    assert await _blocking.hand_off(threading.get_ident) == first[0]  # the idle thread took it: no new thread
+
+    def broken() -> None:
+        raise ValueError("no such file")
+
+    with pytest.raises(ValueError, match="no such file"):
+        await _blocking.hand_off(broken)
+    assert await _blocking.hand_off(threading.get_ident) == first[0]  # a failed piece leaves its thread idle
+
+
+async def test_a_cancelled_hand_off_is_abandoned_and_its_thread_ends_when_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    release = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def hung() -> str:
+        threads.append(threading.current_thread())
+        release.wait(30)  # a hung filesystem
+        return "late"
+
+    with anyio.move_on_after(0.1) as scope:  # the turn is cancelled: the caller does not wait for its thread
+        await _blocking.hand_off(hung)
+    assert scope.cancelled_caught
+    assert await _blocking.hand_off(lambda: "next") == "next"  # another thread took it meanwhile
+    monkeypatch.setattr(_blocking, "IDLE_SECONDS", 0.01)
+    release.set()  # the abandoned piece ends, its outcome dropped; then the idle thread ends on its own
+    threads[0].join(30)
+    assert not threads[0].is_alive() and threads[0] not in _blocking._idle

@@ -44,10 +44,10 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-import anyio.to_thread
+import anyio
 from anyio.lowlevel import current_token
 
-from .._blocking import run_soon
+from .._blocking import hand_off, run_soon
 from .._record import record
 from .._regex import lazy
 from ..storable import printable
@@ -438,8 +438,16 @@ def _outside_any_repository(directory: str | os.PathLike[str]) -> bool:
     so no git runs (two processes a turn saved; issue 38). Blocking (a few ``lstat``)."""
     if os.environ.get("GIT_DIR"):
         return False
-    real = Path(os.path.realpath(directory))
-    return not any(os.path.lexists(place / ".git") for place in (real, *real.parents))
+    # Strings, not Path objects: this runs at every turn, on its critical path.
+    place = os.path.realpath(directory)
+    lexists = os.path.lexists
+    while True:
+        if lexists(os.path.join(place, ".git")):
+            return False
+        parent = os.path.dirname(place)
+        if parent == place:
+            return True
+        place = parent
 
 
 async def measure_environment(
@@ -488,7 +496,7 @@ async def measure_environment(
         return git_state(directory, trusted=trusted, timeout=git_timeout)
 
     with scope:
-        git, note = await anyio.to_thread.run_sync(measure, abandon_on_cancel=True)
+        git, note = await hand_off(measure)  # abandoned when the scope's deadline or the turn cancels it
     return Environment(
         root=str(Path(root)),
         directory=str(Path(directory)),
