@@ -224,3 +224,10 @@ def test_binary_sniff_counts_control_bytes_below_tab_and_from_14_to_31(head: byt
     control = sum(1 for b in head if b < 9 or 14 <= b < 32)
     expected = b"\0" in head or control / len(head) > 0.3
     assert _is_binary(Path("sample.txt"), head) is expected
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="a /proc file system")
+async def test_a_file_whose_size_says_zero_is_read_whole(project) -> None:
+    # /proc files report size 0: the read asks for the size the file has, then reads on while there is more.
+    text = await project.text("read", path="/proc/self/status")
+    assert text.startswith("Read file /proc/") and "\n1: Name:" in text and ": Pid:" in text

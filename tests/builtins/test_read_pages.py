@@ -103,3 +103,32 @@ def test_lines_are_numbered_from_the_page_start_on_both_sides_of_the_prefix_tabl
     lines = [f"text {i}" for i in range(count)]
     numbered = read_module._numbered(start, lines)  # pyright: ignore[reportPrivateUsage]
     assert numbered == [f"{start + i}: {line}" for i, line in enumerate(lines)]
+
+
+class _CountingReader(io.BytesIO):
+    """A file whose reads are recorded (what ``read`` asked for)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.asked: list[int] = []
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        self.asked.append(len(buffer))
+        return super().readinto(buffer)
+
+
+def test_a_page_asks_for_the_files_size_not_the_whole_file_limit() -> None:
+    data = "".join(f"line {i}\n" for i in range(200)).encode()
+    raw = _CountingReader(data)
+    page = _read_text_page(io.BufferedReader(raw, buffer_size=64), 1, None, "f", size=len(data))  # type: ignore[arg-type]
+    assert page.lines == [f"line {i}" for i in range(200)] and page.total == 200
+    assert max(raw.asked) <= len(data) + 1  # not _WHOLE_FILE_BYTES + 1 (a 256 KiB buffer for a 2 KB file)
+
+
+@pytest.mark.parametrize("size", [0, 1, 10, 99, 100])
+def test_a_file_with_more_than_its_size_said_is_read_to_the_end(size: int) -> None:
+    # It grew after fstat, or it is a /proc file (size 0): the page is the one without a size.
+    data = "".join(f"line {i}\n" for i in range(20)).encode()
+    with_size = _read_text_page(_handle(b"\xef\xbb\xbf" + data), 1, None, "f", size=size)
+    assert with_size == _read_text_page(_handle(data), 1, None, "f")
+    assert with_size.lines == [f"line {i}" for i in range(20)]
