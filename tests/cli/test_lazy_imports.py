@@ -108,6 +108,20 @@ def test_the_command_tree_is_built_only_for_the_command_named(cli: Any, project:
     assert "tether.cli._config" not in loaded
 
 
+def test_the_version_is_the_package_constant_without_reading_the_installed_metadata(cli: Any) -> None:
+    # importlib.metadata (email, zipfile, csv: ~10 ms of a ~60 ms command) is for a run's plugin scans, not --version
+    from tether import __version__
+
+    done = subprocess.run(
+        [sys.executable, "-c", _REPORT, "--version"], env=cli.env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    printed, *loaded = done.stdout.splitlines()
+    assert printed == f"tether {__version__}"
+    assert "tether._version" in loaded  # the report is the command's own
+    assert [m for m in loaded if m.startswith(("importlib.metadata", "email"))] == []
+
+
 def test_the_run_command_declares_its_parameters_with_evaluated_annotations() -> None:
     # typer reads every parameter's annotation at each run, through inspect.signature(eval_str=True) and
     # get_type_hints: a string annotation (from __future__ import annotations) is compiled and evaluated twice there,
