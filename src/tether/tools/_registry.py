@@ -263,9 +263,6 @@ class ToolRegistry:
         ``_catalog.ModelCatalog``). Definition hooks then change what the model is told. On the final step the
         definitions are kept but every call fails.
         """
-        from ._catalog import apply_definition_hooks
-        from ._settle import Materialization, Visibility
-
         if final_step:  # the catalog of the steps before it, every call refused: filtered and built once
             return self.materialize(rules, visible=visible).finalized()
         # Rules are usually an agent's immutable tuple: identity is enough; otherwise compare their contents.
@@ -273,7 +270,12 @@ class ToolRegistry:
         key = (self.versions(), visible, id(rules_key) if rules_key is rules else None)
         cached = self._materialized.get(key)
         if cached is not None and (cached.rules is rules_key or cached.rules == rules_key):
-            return cached
+            return (
+                cached  # every step but a new catalog's first: no import statement run (one a step measured)
+            )
+        from ._catalog import apply_definition_hooks
+        from ._settle import Materialization, Visibility
+
         captured: dict[str, Entry] = {}
         hidden = Visibility(rules).hidden
         for name, entry in sorted(self.effective().items()):
