@@ -98,6 +98,18 @@ size of the records it holds, which the queue holds already; a read queued in a 
 """
 _BUSY_TIMEOUT_MS = 30_000
 
+_CHECKPOINT_EVENTS = 1_024
+"""Events the writer commits before it asks :class:`_Checkpointer` to copy the WAL into the database file (a 10-step
+turn appends ~80 events, ~40 WAL pages): every ~500 pages, against SQLite's default of a checkpoint inside the commit
+that reaches 1,000. A short run (a scripted ``tether run`` appends ~10 events) never starts the checkpointer: closing
+the store checkpoints."""
+_CHECKPOINT_SECONDS = 0.05
+"""At most one checkpoint this often (each syncs the WAL and the database file to disk)."""
+_WAL_BACKSTOP_PAGES = 4_000
+"""The writer's own automatic checkpoint, at this many WAL pages (~16 MB): what bounds the WAL when the checkpointer
+cannot keep up. Its checkpoint then copies only what the checkpointer left, and, run inside the writer's commit,
+lets the next transaction start the WAL over (a checkpoint in another thread can finish only between two commits)."""
+
 _PROJECT_EVENTS = (
     "SELECT e.seq, e.session_id, e.type, e.data, p.message_id FROM events e CROSS JOIN sessions s "
     "ON s.id = e.session_id LEFT JOIN parts p "
@@ -141,6 +153,7 @@ class SQLiteStore:
         self._closed = False
         self._error: StoreError | None = None
         self._owner: Owner | None = None
+        self._checkpointer = _Checkpointer(self.path)
         self._inputs: dict[str, tuple[Any, Any]] = {}
         """Writer thread only: the ``(input, raw)`` objects last written per unsettled tool part (written once)."""
         self.recovered = 0
@@ -538,6 +551,7 @@ class SQLiteStore:
             _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA temp_store=MEMORY")
+            conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_BACKSTOP_PAGES}")  # the checkpointer's backstop
             owner = self._owner = current_owner()
             _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
@@ -585,6 +599,9 @@ class SQLiteStore:
         beat_at = time.monotonic() + HEARTBEAT_SECONDS
         sweep_at = time.monotonic() + self._sweep if self._recover_on_open else math.inf
         warm = list(reversed(writer_statements()))  # compiled while nothing is queued (``_warm``)
+        checkpointer = self._checkpointer
+        written = 0  # events committed since the last checkpoint asked for
+        checkpoint_at = 0.0
         try:
             while True:
                 if warm and q.empty():
@@ -618,7 +635,13 @@ class SQLiteStore:
                         break
                 if not self._apply(conn, batch):
                     return
+                written += len(batch)
+                if written >= _CHECKPOINT_EVENTS and time.monotonic() >= checkpoint_at:
+                    written = 0
+                    checkpoint_at = time.monotonic() + _CHECKPOINT_SECONDS
+                    checkpointer.request()
         finally:
+            checkpointer.close()  # before the writer's connection closes: the last one checkpoints what is left
             self._release(conn)
             conn.close()
             self._fail_queued()  # nothing waits forever on a store whose thread has ended (a read behind the stop)
@@ -747,6 +770,59 @@ class SQLiteStore:
         log.debug("session store write failed: %s", exc)
         if self._error is None:
             self._error = StoreError(f"Session store write failed ({self.path}): {exc}")
+
+
+class _Checkpointer:
+    """Copies the WAL into the database file from a thread and connection of its own, so no commit waits for it.
+
+    SQLite's automatic checkpoint runs inside the commit that makes the WAL reach its limit: it reads back and writes
+    every page of ~1,000 and syncs both files, and the writer answers nothing meanwhile (in a steady 10-step turn,
+    ~30 µs of the writer's CPU per call, all of it before the turn's flush returns). Here the writer only asks
+    (:meth:`request`, every :data:`_CHECKPOINT_EVENTS` events at most every :data:`_CHECKPOINT_SECONDS`) and this
+    thread runs a ``PASSIVE`` checkpoint (it blocks no reader and no writer; committed data is as durable before as
+    after). Started at the first request: a short run never pays for the thread or the connection. Durability does
+    not depend on it: a failed or skipped checkpoint leaves the WAL longer, which the writer's own automatic
+    checkpoint (:data:`_WAL_BACKSTOP_PAGES`) still bounds, and closing the store checkpoints what is left.
+    """
+
+    __slots__ = ("_closed", "_path", "_thread", "_wake", "checkpoints")
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._wake = threading.Event()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self.checkpoints = threading.Semaphore(0)
+        """Released after each checkpoint (what a test waits on)."""
+
+    def request(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="tether-store-checkpoint", daemon=True)
+            self._thread.start()
+        self._wake.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _serve(self) -> None:
+        try:
+            with contextlib.closing(
+                sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+            ) as conn:
+                while True:
+                    self._wake.wait()
+                    self._wake.clear()
+                    if self._closed:
+                        return
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    self.checkpoints.release()
+        except (
+            sqlite3.Error
+        ) as exc:  # the WAL then grows to the writer's backstop, whose checkpoints bound it
+            log.warning("session store checkpointer stopped (%s): %s", self._path, exc)
 
 
 def _warm(conn: sqlite3.Connection, sql: str) -> None:
