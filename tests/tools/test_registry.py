@@ -197,3 +197,37 @@ def test_the_final_steps_snapshot_is_the_steps_catalog_built_once(registry: Tool
     registry.register({"c": make("c")})  # a change: a new catalog, and its own final snapshot
     later = location.materialize(rules, final_step=True)
     assert later.final_step and later.names == ("a", "c")
+
+
+def test_a_placement_with_nothing_of_its_own_shares_its_parents_snapshot_and_asks_its_own_stale_check(
+    registry: ToolRegistry,
+) -> None:
+    location = ToolRegistry(parent=registry)
+    location.register({"a": make("a"), "b": make("b")})
+    rules = (Rule("b", "*", "deny"),)
+    sessions = [ToolRegistry(parent=location) for _ in range(2)]  # two sessions' placements
+    shared = [s.materialize(rules) for s in sessions]
+    # the Location's catalog, built once for both (its definitions are the same objects)
+    assert shared[0].definitions is shared[1].definitions is location.materialize(rules).definitions
+    assert shared[0].names == ("a",) and sessions[0].materialize(rules) is shared[0]
+    assert sessions[0].materialize(rules, final_step=True).final_step and not shared[0].final_step
+    sessions[0].register({"a": make("a2")})  # the session's own tool of the same name: its catalog, its check
+    assert shared[0].tool("a") is not None and shared[0].tool("a") is shared[1].tool("a")
+    assert sessions[0].current("a") is not location.current("a")
+    own = sessions[0].materialize(rules)
+    assert own is not shared[0] and own.tool("a") is sessions[0].current("a").tool  # type: ignore[union-attr]
+    assert sessions[1].materialize(rules) is shared[1]  # the other session's catalog is unchanged
+
+
+@pytest.mark.anyio
+async def test_a_call_captured_from_the_parent_is_stale_once_the_session_shadows_it(
+    registry: ToolRegistry, ctx: ToolContext
+) -> None:
+    from tether.tools import Failed, ToolCall
+
+    session = ToolRegistry(parent=registry)
+    registry.register({"a": make("a")})
+    step = session.materialize()  # the parent's snapshot, placed in the session
+    session.register({"a": make("a2")})  # the session shadows it before the call settles
+    outcome = await step.settle(ToolCall(call_id="c1", name="a", input={}), ctx)
+    assert isinstance(outcome, Failed) and outcome.kind == "stale"

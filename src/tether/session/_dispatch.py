@@ -189,7 +189,7 @@ class Dispatcher:
     async def wait(self) -> None:
         """Return when every started call has settled."""
         if self._outstanding:
-            done = self._done = anyio.Event()
+            done = self._done = self._pool.event()
             await done.wait()
 
     async def _run(self, event: ToolCallEvent, doom: bool, lane: Lane) -> None:

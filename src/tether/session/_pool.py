@@ -31,6 +31,7 @@ from ..tools.internal import Deadlines, Lane
 __all__ = ["CallPool", "Job"]
 
 _TASK_NAME = "tether.session.CallPool._work"
+_DEADLINES_NAME = "tether.tools.Deadlines.run"
 
 Job = Callable[[Lane], Awaitable[None]]
 """A job of the pool: it runs on the lane of the task that took it."""
@@ -54,6 +55,7 @@ class CallPool:
         "_task_group",
         "_token",
         "deadlines",
+        "event",
         "loop_thread",
     )
 
@@ -65,9 +67,11 @@ class CallPool:
         self._coming = False  # a task was called (started or woken) and has not taken a job yet
         self.loop_thread = threading.get_ident()
         self._token = current_token()
+        self.event: Callable[[], anyio.Event] = type(anyio.Event())
+        """A new ``anyio.Event`` of the running backend, without looking the backend up (a step makes two)."""
         self.deadlines = Deadlines()
         """The tool deadlines of the turn's calls, on one timer (``tether.tools._deadlines``)."""
-        task_group.start_soon(self.deadlines.run)
+        task_group.start_soon(self.deadlines.run, name=_DEADLINES_NAME)
 
     def call_soon(self, func: Callable[[Any], object], arg: Any) -> None:
         """From any thread: run ``func(arg)`` on the turn's event loop soon, without waiting (dropped once it ended).
@@ -148,7 +152,7 @@ class CallPool:
                     return False
             if self._closed:
                 return True
-            wake = anyio.Event()
+            wake = self.event()
             self._idle.append(wake)
             await wake.wait()
             self._coming = False  # woken: only ever by ``_call``

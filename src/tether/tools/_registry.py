@@ -270,9 +270,17 @@ class ToolRegistry:
         key = (self.versions(), visible, id(rules_key) if rules_key is rules else None)
         cached = self._materialized.get(key)
         if cached is not None and (cached.rules is rules_key or cached.rules == rules_key):
-            return (
-                cached  # every step but a new catalog's first: no import statement run (one a step measured)
-            )
+            # every step but a new catalog's first: no import statement runs (one a step, measured)
+            return cached
+        if len(self._materialized) >= 8:
+            self._materialized.clear()
+        parent = self.parent
+        if parent is not None and not (self._stacks or self._before or self._after or self._definition):
+            # A placement with nothing of its own (a session's, over its Location's) has its parent's catalog: the
+            # parent's snapshot, shared by every such placement, with the stale check asked here.
+            materialization = parent.materialize(rules_key, visible=visible).placed(self)
+            self._materialized[key] = materialization
+            return materialization
         from ._catalog import apply_definition_hooks
         from ._settle import Materialization, Visibility
 
@@ -290,7 +298,5 @@ class ToolRegistry:
             materialization.definitions = apply_definition_hooks(
                 materialization.definitions, definition_hooks
             )
-        if len(self._materialized) >= 8:
-            self._materialized.clear()
         self._materialized[key] = materialization
         return materialization

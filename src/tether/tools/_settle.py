@@ -273,6 +273,16 @@ class Materialization:
             entry.tool.definition(name) for name, entry in captured.items()
         )
 
+    def placed(self, registry: RegistryView) -> Materialization:
+        """This snapshot for a placement above the one it was made for that adds nothing of its own (a session's,
+        over its Location's): the same catalog and plans, the stale check asked of ``registry``."""
+        placed = object.__new__(Materialization)
+        for name in Materialization.__slots__:
+            setattr(placed, name, getattr(self, name))
+        placed._registry = registry
+        placed._final = None
+        return placed
+
     def finalized(self) -> Materialization:
         """This snapshot for a turn's final step: the same catalog (nothing filtered or built again), every call
         refused (``final_step``). The same object each time."""
