@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import stat
@@ -19,6 +20,7 @@ from tether.location import (
     encode_text,
     line_ending,
     lock_files,
+    open_for_reading_sync,
     read_bytes,
     read_bytes_sync,
     remove_if_unchanged_sync,
@@ -227,6 +229,87 @@ def test_a_path_that_is_not_canonical_is_a_usage_error(base: Path) -> None:
         read_bytes_sync(Path("relative.txt"))
     with pytest.raises(UsageError):
         read_bytes_sync(base / "project" / ".." / "outside" / "a.txt")
+
+
+# -- opening a file for reading ---------------------------------------------------------------------------------------
+
+_OPENS: list[tuple[str, int]] = []
+"""What ``open`` events the audit hook below saw while a test listened (audit hooks cannot be removed)."""
+_LISTENING: list[bool] = []
+
+
+def _audit_opens(event: str, args: tuple[object, ...]) -> None:
+    if _LISTENING and event == "open" and isinstance(args[0], str) and isinstance(args[2], int):
+        _OPENS.append((args[0], args[2]))
+
+
+sys.addaudithook(_audit_opens)
+
+
+def _opens_of(path: Path) -> list[tuple[str, int]]:
+    _OPENS.clear()
+    _LISTENING.append(True)
+    try:
+        fd = open_for_reading_sync(path)
+    finally:
+        _LISTENING.clear()
+    assert fd is not None
+    try:
+        assert os.read(fd, 100) == path.read_bytes()
+    finally:
+        os.close(fd)
+    return list(_OPENS)
+
+
+def test_a_read_reaches_the_file_in_one_lookup_and_opens_it_through_its_descriptor(base: Path) -> None:
+    """Where the kernel names what a descriptor reached, the path is looked up once (``O_PATH``), not walked."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("/proc/self/fd")
+    path = base / "project" / "sub" / "a.txt"
+    opens = _opens_of(path)
+    (first, first_flags), (second, second_flags) = opens  # two opens, no directory opened by name
+    assert first == str(path) and first_flags & os.O_PATH and first_flags & os.O_NOFOLLOW
+    assert second.startswith("/proc/self/fd/") and not second_flags & os.O_PATH
+
+
+def test_a_read_through_a_directory_now_a_symlink_is_refused_and_names_it(base: Path) -> None:
+    # The one lookup reaches the canary (its link names outside/): the walk then says what changed.
+    swap_for_symlink(base / "project" / "sub", base / "outside")
+    with pytest.raises(ToolFailure) as info:
+        open_for_reading_sync(base / "project" / "sub" / "a.txt")
+    assert info.value.message == (
+        f"{base.as_posix()}/project/sub/a.txt changed while waiting for approval: "
+        f"{base.as_posix()}/project/sub is now a symlink. Nothing was read."
+    )
+
+
+def test_a_file_now_a_symlink_is_not_opened_for_reading(base: Path) -> None:
+    link = base / "project" / "sub" / "b.txt"
+    link.symlink_to(base / "outside" / "a.txt")
+    with pytest.raises(ToolFailure, match=r"sub/b\.txt is now a symlink\. Nothing was read\."):
+        open_for_reading_sync(link)
+
+
+def test_a_missing_file_opens_nothing_and_a_socket_fails_as_the_walk_fails(base: Path) -> None:
+    import socket
+
+    assert open_for_reading_sync(base / "project" / "sub" / "missing.txt") is None
+    assert open_for_reading_sync(base / "project" / "nodir" / "missing.txt") is None
+    path = base / "project" / "s"
+    if len(str(path)) > 100:
+        pytest.skip("a socket's path is limited to ~108 bytes")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        # its one lookup finds it, its reopen fails (ENXIO): the walk opens it by name and fails the same way
+        with pytest.raises(OSError) as info:
+            open_for_reading_sync(path)
+    assert info.value.errno == errno.ENXIO
+
+
+def test_reading_a_path_that_is_not_canonical_is_a_usage_error(base: Path) -> None:
+    for path in (Path("relative.txt"), Path("/"), base / "project" / ".." / "outside" / "a.txt"):
+        with pytest.raises(UsageError):
+            open_for_reading_sync(path)
 
 
 # -- the per-file lock ----------------------------------------------------------------------------------------------

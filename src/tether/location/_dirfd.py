@@ -14,6 +14,16 @@ so one walk serves the project and an approved external directory alike, and it 
 either. It costs one ``openat`` per component (microseconds). ``openat2(RESOLVE_NO_SYMLINKS)`` would do the same in
 one call, but Python has no binding for it and ``O_NOFOLLOW`` per component works on every POSIX system.
 
+A read (:func:`open_for_reading`, once per ``read`` call) first tries one lookup where the kernel names what a
+descriptor reached (Linux's ``/proc/self/fd``): the canonical path is opened with ``O_PATH | O_NOFOLLOW`` (nothing is
+opened for reading, no device's open runs, a FIFO does not block), and the descriptor's link must name that same
+path. A directory swapped for a symlink would have led the lookup elsewhere and the link would name that place; the
+file itself swapped for a symlink is a symlink to ``fstat``. Only then is the file opened for reading, through the
+link (the descriptor's own file, no second lookup by name). Anything else (the link names another place, the file is
+a symlink, missing, an error) takes the walk, which answers exactly as it always has. Two opens, a ``readlink`` and
+an ``fstat`` instead of one ``openat`` and one ``close`` per component: 7.2 -> 4.5 µs for a file seven directories
+deep, and a third of the system calls (each one a point where the worker thread gives up the GIL).
+
 Deliberately out of scope: a directory *renamed* elsewhere (not replaced by a symlink) after it was opened is
 followed by its descriptor; whoever can rename it can write there directly. This module never locks (``_locks``
 does) and never compares content (``_files`` does).
@@ -31,7 +41,7 @@ from pathlib import Path
 
 from ..errors import ToolFailure, UsageError
 
-__all__ = ["Target", "open_target"]
+__all__ = ["Target", "open_for_reading", "open_target"]
 
 # O_PATH (Linux) holds a directory without needing read permission on it; elsewhere O_RDONLY does the same job.
 _O_PATH: int = getattr(os, "O_PATH", os.O_RDONLY)
@@ -41,6 +51,12 @@ _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 # What open() reports for a symlink under O_NOFOLLOW (ELOOP; EMLINK on FreeBSD) or a non-directory under O_DIRECTORY.
 _SWAPPED = frozenset({errno.ELOOP, errno.EMLINK, errno.ENOTDIR})
+_PROC_FD = "/proc/self/fd/"
+_PIN_FLAGS = _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+# The read through a descriptor's link: no O_NOFOLLOW (the link is one), the same O_NONBLOCK as _READ_FLAGS.
+_REOPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+_fd_links = hasattr(os, "O_PATH") and os.path.isdir(_PROC_FD)
+"""Whether the kernel names what a descriptor reached (:func:`open_for_reading`'s one lookup)."""
 
 
 def _changed(path: Path, component: Path, dir_fd: int, name: str, done: str) -> ToolFailure:
@@ -255,3 +271,42 @@ def open_target(path: Path, *, reading: bool = False) -> Target:
         target._close()
         raise
     return target
+
+
+def open_for_reading(path: Path) -> int | None:
+    """A read-only descriptor of the canonical ``path`` (a file or a directory), reached without following a symlink,
+    or ``None`` when it does not exist.
+
+    Blocking: for worker threads. The caller owns (and closes) the descriptor. One lookup where the kernel names what
+    a descriptor reached, else the walk of :func:`open_target` (see the module docstring); both read the file that is
+    at ``path`` now, and only the walk says what changed.
+
+    Raises:
+        UsageError: ``path`` is not absolute and normalized.
+        ToolFailure: a directory of the path (or the file) is now a symlink ("Nothing was read.").
+        OSError: the path could not be opened.
+    """
+    if _fd_links and len(path.parts) > 1:
+        fd = _reached(str(path))
+        if fd is not None:
+            return fd
+    with open_target(path, reading=True) as target:
+        return target.open_for_reading()
+
+
+def _reached(text: str) -> int | None:
+    """The file at ``text`` opened for reading when one lookup reaches it there and it is no symlink, else ``None``."""
+    try:
+        pin = os.open(text, _PIN_FLAGS)
+    except OSError:
+        return None  # missing, a loop, a search refused: the walk says which
+    try:
+        link = f"{_PROC_FD}{pin}"
+        if os.readlink(link) != text or stat.S_ISLNK(os.fstat(pin).st_mode):
+            return None  # reached elsewhere (a swapped directory), or the file is a symlink now
+        sys.audit("tether.location.read", text)  # as Target.open_for_reading: which file is read
+        return os.open(link, _REOPEN_FLAGS)
+    except OSError:
+        return None
+    finally:
+        os.close(pin)

@@ -26,7 +26,7 @@ import anyio.to_thread
 
 from .._record import record
 from ..errors import ToolFailure
-from ._dirfd import open_target
+from ._dirfd import open_for_reading, open_target
 from ._locks import lock_files
 
 __all__ = [
@@ -184,8 +184,7 @@ def open_for_reading_sync(path: Path) -> int | None:
         ToolFailure: a directory of the path (or the file) is now a symlink ("Nothing was read.").
         OSError: the path could not be opened.
     """
-    with open_target(path, reading=True) as target:
-        return target.open_for_reading()
+    return open_for_reading(path)
 
 
 def read_bytes_sync(path: Path) -> bytes | None:
