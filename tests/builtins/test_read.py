@@ -105,6 +105,16 @@ async def test_image_is_a_file_part(project, root: Path) -> None:
     assert file.data is not None and base64.b64decode(file.data) == PNG
 
 
+async def test_an_image_larger_than_a_whole_text_read_is_a_file_part_with_every_byte(
+    project, root: Path
+) -> None:
+    data = PNG + bytes(range(256)) * 1200  # ~300 KiB: read through the buffered reader, to its size
+    (root / "big.png").write_bytes(data)
+    outcome = await project.ok("read", path="big.png")
+    file = outcome.content[1]
+    assert isinstance(file, File) and file.data is not None and base64.b64decode(file.data) == data
+
+
 @pytest.mark.parametrize(
     ("name", "data", "mime"),
     [

@@ -132,3 +132,21 @@ def test_a_file_with_more_than_its_size_said_is_read_to_the_end(size: int) -> No
     with_size = _read_text_page(_handle(b"\xef\xbb\xbf" + data), 1, None, "f", size=size)
     assert with_size == _read_text_page(_handle(data), 1, None, "f")
     assert with_size.lines == [f"line {i}" for i in range(20)]
+
+
+def test_a_file_of_the_size_it_said_is_read_in_one_read_and_any_other_from_its_start(tmp_path: Path) -> None:
+    data = "".join(f"line {i}\n" for i in range(50)).encode()
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert read_module._whole_file(fd, len(data)) == data  # pyright: ignore[reportPrivateUsage]
+        os.lseek(fd, 0, os.SEEK_SET)
+        # it says less than it has (it grew since fstat; a /proc file says 0): left to the stream, from its start
+        assert read_module._whole_file(fd, 10) is None  # pyright: ignore[reportPrivateUsage]
+        assert os.lseek(fd, 0, os.SEEK_CUR) == 0
+        # larger than the whole-file limit: never read here
+        assert read_module._whole_file(fd, read_module._WHOLE_FILE_BYTES + 1) is None  # pyright: ignore[reportPrivateUsage]
+        assert os.lseek(fd, 0, os.SEEK_CUR) == 0
+    finally:
+        os.close(fd)

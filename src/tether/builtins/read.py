@@ -18,7 +18,7 @@ import operator
 import os
 import stat
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +108,38 @@ def _is_binary(path: Path, head: bytes) -> bool:
 
 _WHOLE_FILE_BYTES = 256 * 1024
 """A text file up to this size is read and decoded at once (one ``decode``, one ``split``), not line by line."""
+_BOM = b"\xef\xbb\xbf"
+
+
+def _whole_file(fd: int, size: int) -> bytes | None:
+    """The bytes of a file of ``size`` bytes (``fstat``'s) up to ``_WHOLE_FILE_BYTES``, in one read; else ``None``.
+
+    Most reads: one system call where a buffered reader made four (its own ``fstat``, two ``lseek``, a last read to
+    see the end), each one a point where the worker thread gives up the GIL. A file that has not the size it said (it
+    grew or shrank since, or a ``/proc`` file: size 0) is left to the buffered reader, from its start.
+    """
+    if size > _WHOLE_FILE_BYTES:
+        return None
+    data = os.read(fd, size + 1)
+    if len(data) == size:
+        return data
+    os.lseek(fd, 0, os.SEEK_SET)
+    return None
+
+
+def _read_to(handle: io.BufferedReader[io.FileIO], size: int | None, limit: int) -> bytes:
+    """Up to ``limit`` bytes and one more from ``handle``.
+
+    ``size`` is the file's size when it was opened (``fstat``): the first read asks for that much and one byte more,
+    not for ``limit`` (256 KiB for a page, 20 MiB for an image), whose buffer the allocator maps and unmaps for every
+    read (~13 µs of a ~55 µs read of a 2 KB file). A file that has more than its size said (it grew, or a ``/proc``
+    file: size 0) is read on to the limit, so the bytes are the same.
+    """
+    first = limit + 1 if size is None else min(size, limit) + 1
+    data = handle.read(first)
+    if len(data) == first <= limit:  # more than the size said: read on to the limit
+        data += handle.read(limit + 1 - first)
+    return data
 
 
 def _read_text_page(
@@ -122,31 +154,35 @@ def _read_text_page(
 
     A file up to ``_WHOLE_FILE_BYTES`` that is valid UTF-8 is decoded whole (most reads: a per-line loop over a
     200-line file costs more than everything else the read does); a larger file, or one with bytes that are not
-    UTF-8, is streamed line by line, where only the page's lines are decoded. Both give the same page.
-
-    ``size`` is the file's size when it was opened (``fstat``): the first read asks for that much and one byte more,
-    not for ``_WHOLE_FILE_BYTES``, whose buffer the allocator maps and unmaps for every read (~13 µs of a ~55 µs
-    read of a 2 KB file). A file that has more than its size said (it grew, or a ``/proc`` file: size 0) is read on
-    to the limit, so the page is the same.
+    UTF-8, is streamed line by line, where only the page's lines are decoded. Both give the same page. ``size``:
+    as :func:`_read_to`.
     """
     start = offset or 1
     max_lines = min(limit or MAX_READ_LINES, MAX_READ_LINES)
-    if handle.peek(3)[:3] == b"\xef\xbb\xbf":
+    if handle.peek(3)[:3] == _BOM:
         handle.read(3)
     begin = handle.tell()
-    first = _WHOLE_FILE_BYTES + 1 if size is None else min(size, _WHOLE_FILE_BYTES) + 1
-    data = handle.read(first)
-    if len(data) == first <= _WHOLE_FILE_BYTES:  # more than the size said: read on to the limit
-        data += handle.read(_WHOLE_FILE_BYTES + 1 - first)
+    data = _read_to(handle, size, _WHOLE_FILE_BYTES)
     if len(data) <= _WHOLE_FILE_BYTES:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            pass  # the streamed path decodes only the page's lines, and names the file if one of them is bad
-        else:
-            return _whole_page(text, start, max_lines, label)
+        return _decoded_page(data, start, max_lines, label)
     handle.seek(begin)
     return _streamed_page(handle, start, max_lines, label)
+
+
+def _text_page(data: bytes, offset: int | None, limit: int | None, label: str) -> _Page:
+    """As :func:`_read_text_page` for a file read whole (:func:`_whole_file`)."""
+    if data[:3] == _BOM:
+        data = data[3:]
+    return _decoded_page(data, offset or 1, min(limit or MAX_READ_LINES, MAX_READ_LINES), label)
+
+
+def _decoded_page(data: bytes, start: int, max_lines: int, label: str) -> _Page:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # the streamed path decodes only the page's lines, and names the file if one of them is bad
+        return _streamed_page(io.BytesIO(data), start, max_lines, label)
+    return _whole_page(text, start, max_lines, label)
 
 
 def _whole_page(text: str, start: int, max_lines: int, label: str) -> _Page:
@@ -200,7 +236,7 @@ class _Lines:
         return True
 
 
-def _streamed_page(handle: io.BufferedReader[io.FileIO], start: int, max_lines: int, label: str) -> _Page:
+def _streamed_page(handle: Iterable[bytes], start: int, max_lines: int, label: str) -> _Page:
     page = _Lines()
     total = 0
     truncated = False
@@ -370,24 +406,56 @@ def _read_open(fd: int, path: Path, label: str, input: ReadInput, alternates: bo
         return _page_response(header, page.lines, page, kind="directory")
     if not stat.S_ISREG(st.st_mode):
         raise ToolFailure(f"Path is not a file: {label}")
+    size = st.st_size
+    whole = _whole_file(fd, size)
+    if whole is not None:  # most files: their bytes in hand
+        return _file_response(
+            path,
+            label,
+            input,
+            size,
+            whole[:_SAMPLE],
+            lambda: whole,
+            lambda: _text_page(whole, input.offset, input.limit, label),
+        )
     reader = io.BufferedReader(io.FileIO(fd, "rb", closefd=False))
-    head = reader.peek(_SAMPLE)[:_SAMPLE]
+    return _file_response(
+        path,
+        label,
+        input,
+        size,
+        reader.peek(_SAMPLE)[:_SAMPLE],
+        lambda: _read_to(reader, size, MAX_MEDIA_BYTES),
+        lambda: _read_text_page(reader, input.offset, input.limit, label, size=size),
+    )
+
+
+def _file_response(
+    path: Path,
+    label: str,
+    input: ReadInput,
+    size: int,
+    head: bytes,
+    media_bytes: Callable[[], bytes],
+    text_page: Callable[[], _Page],
+) -> ToolResponse[Any]:
+    """A regular file's response from its first bytes (``head``): a media file, a refusal or a page of text."""
     media = _media_type(head)
     if media is not None:
-        if st.st_size > MAX_MEDIA_BYTES:
+        if size > MAX_MEDIA_BYTES:
             raise ToolFailure(f"Media exceeds {MAX_MEDIA_BYTES} byte ingestion limit: {label}")
         what = "PDF" if media == "application/pdf" else "Image"
         return ToolResponse(
             content=[
                 Text(f"{what} read successfully: {label}"),
-                File.from_bytes(reader.read(MAX_MEDIA_BYTES + 1), mime=media, name=input.path),
+                File.from_bytes(media_bytes(), mime=media, name=input.path),
             ],
             metadata={"truncated": False, "mime": media},
             title=label,
         )
     if _is_binary(path, head):
         raise ToolFailure(f"Cannot read binary file: {label}")
-    page = _read_text_page(reader, input.offset, input.limit, label, size=st.st_size)
+    page = text_page()
     if not page.lines:
         header = f"Read file {label}, 0 lines"
     else:
