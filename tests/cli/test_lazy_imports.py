@@ -1,5 +1,5 @@
 """A ``tether run`` loads only what it uses (issue 38): a run on the SQLite file with no tool call and no terminal
-never imports the PostgreSQL store, pygments (a diff's colours), rich's live region or its tables, nor the config
+never imports the PostgreSQL store, rich (a pipe gets the lines' text: ``_console.Output``), pygments, nor the config
 models when there is no config file, nor the MCP client when no server is configured, nor the skill tool when no
 skill is found."""
 
@@ -21,9 +21,7 @@ NOT_LOADED = (
     "tether.store._postgres",
     "psycopg",
     "pygments",
-    "rich.syntax",
-    "rich.live",
-    "rich.table",
+    "rich",  # not a terminal: the live view, the summary and the notices write their lines' text
     "tether.config._models",  # no config file: nothing to check
     "jsonschema_rs",  # no raw JSON Schema (MCP, manifests): the built-ins are pydantic models
     # no tool call: a deferred built-in's module loads at its first call (builtins/_deferred.py)

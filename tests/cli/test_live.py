@@ -1,5 +1,5 @@
-"""The live view's settled lines: into a pipe or a log they are written as plain text, exactly as rich prints them;
-the first line of a long tool result is found in its head."""
+"""The live view's settled lines: into a pipe or a log they are written as their text (rich draws only on a
+terminal); the first line of a long tool result is found in its head."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
+from tether.cli._console import Output  # pyright: ignore[reportPrivateUsage]
 from tether.cli._format import first_line  # pyright: ignore[reportPrivateUsage]
 from tether.cli._live import LiveView  # pyright: ignore[reportPrivateUsage]
 from tether.session import PartUpdated, ToolPart
@@ -47,26 +48,36 @@ EVENTS = [
 
 
 def _printed(console: Console, out: io.StringIO, events: list[PartUpdated]) -> str:
-    view = LiveView(console, SESSION)
+    view = LiveView(Output(console=console), SESSION)
     for event in events:
         view.on_event(event)
     view.flush_lines()
     return out.getvalue()
 
 
+LINES = [
+    "✓ read notes.txt  3ms",
+    "✓ read 日本語/ファイル.txt  3ms",
+    "✗ read a\\x1b[31mred\\x07.txt  3ms  File not found: somewhere",  # control characters shown as escapes
+    f"✓ read {'x' * 79}…  3ms",
+    "✓ read with\ttab.txt  3ms",  # a pipe gets the characters: rich would expand the tab
+]
+
+
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 5])
-def test_plain_output_is_what_rich_prints(count: int) -> None:
-    events = EVENTS[:count]
+def test_into_a_pipe_each_settled_line_is_written_as_its_text(count: int) -> None:
     out = io.StringIO()
-    plain = _printed(Console(file=out, highlight=False, soft_wrap=True, width=200), out, events)
-    # The same view on a recording console always goes through rich's render.
-    recorded = io.StringIO()
-    through_rich = _printed(
-        Console(file=recorded, highlight=False, soft_wrap=True, width=200, record=True), recorded, events
-    )
-    assert plain == through_rich
-    assert plain.count("✓ read") + plain.count("✗ read") == count
-    assert "\x1b" not in plain and "\x07" not in plain  # control characters shown as escapes, never written
+    printed = _printed(Console(file=out, highlight=False, soft_wrap=True, width=200), out, EVENTS[:count])
+    assert printed.splitlines() == LINES[:count]
+    assert "\x1b" not in printed and "\x07" not in printed
+
+
+def test_on_a_terminal_the_settled_lines_are_drawn_by_rich() -> None:
+    out = io.StringIO()
+    terminal = Console(file=out, force_terminal=True, color_system="standard", width=200, highlight=False)
+    printed = _printed(terminal, out, EVENTS)
+    assert "\x1b[1;32m✓ \x1b[0m" in printed  # styled
+    assert "\t" not in printed  # rich expands the tab to the next stop
 
 
 def test_a_frame_is_one_write() -> None:

@@ -152,6 +152,7 @@ async def _resumed_child_asks(tmp_path: Path, project: Path) -> tuple[list[Any],
 
     from tether import Runtime
     from tether.cli._approve import Approver
+    from tether.cli._console import Output
     from tether.config import parse_config
     from tether.testing import ScriptedModel, tool_call
 
@@ -170,7 +171,10 @@ async def _resumed_child_asks(tmp_path: Path, project: Path) -> tuple[list[Any],
     async with Runtime(data_dir=data, config=config) as rt:  # a new process resumes it; the child's read asks
         parent = await rt.sessions.get(parent.id)
         approver = Approver(
-            mode="yes", service=rt.permissions, console=Console(file=io.StringIO()), session_id=parent.id
+            mode="yes",
+            service=rt.permissions,
+            console=Output(console=Console(file=io.StringIO())),
+            session_id=parent.id,
         )
         resume = [tool_call("task", {**args, "task_id": child_id})]
         model = ScriptedModel([resume, [tool_call("read", {"path": "notes.txt"})], "child read it", "done"])

@@ -22,13 +22,10 @@ subscribes to ``question.asked`` only when a person can answer (:meth:`Approver.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
 
 from ..bus import Bus, Subscription
 from ..errors import NotFoundError
@@ -44,10 +41,15 @@ from ..permissions import (
 from ..session import PendingQuestion, QuestionAsked, QuestionService, SessionUpdated
 from ..session.internal import Descendants
 from ..storable import printable
-from ._choice import Choices, ask_choice, read_line
 from ._format import shown, subject
 from ._preview import Preview
 from ._toolview import EDIT_TOOLS, Line
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ._choice import Choices
+    from ._console import Output
 
 __all__ = ["NO_TERMINAL_FEEDBACK", "ApprovalMode", "Approver", "read_reply"]
 
@@ -98,6 +100,8 @@ def _describe(
     that asked."""
     # Everything here but our own words comes from the model or the repository: it is shown through printable()
     # (an ESC sequence in a command must not redraw this prompt into another command) and never read as markup.
+    from rich.text import Text  # a prompt: a terminal's, where rich draws
+
     request = pending.request
     head = Text()
     head.append("? ", style="yellow bold")
@@ -175,6 +179,10 @@ def _options(request: PermissionRequest) -> tuple[str, Choices[Answer]]:
     "always" names exactly what it saves. When a saved pattern is broad (``permissions.is_broad``: ``*``, ``rm *``)
     the one-letter ``a`` is refused with the reason: a typo, or a habit, must not save it.
     """
+    from rich.markup import escape
+
+    from ._choice import Choices
+
     save = always_saves(request)
     # printed inside the prompt's markup: a pattern is the model's text, never markup
     saves = escape(printable(_saves(request)))
@@ -204,6 +212,8 @@ async def read_reply(console: Console, request: PermissionRequest) -> tuple[Repl
     Every terminal that answers a permission request reads it here: the approver of an in-process run and the
     follower of a turn on Temporal (``tether run --temporal``).
     """
+    from ._choice import ask_choice, read_line
+
     lines, choices = _options(request)
     console.print(lines)
     short = "o/a/r/f" if "a" in choices.words else "o/always/r/f"
@@ -237,7 +247,7 @@ class Approver:
         *,
         mode: ApprovalMode,
         service: PermissionService,
-        console: Console,
+        console: Output,
         session_id: str,
         call_info: Callable[[str], tuple[str | None, Any]] = lambda _call_id: (None, None),
         pause: Callable[[], Any] | None = None,
@@ -248,7 +258,7 @@ class Approver:
         self.mode = mode
         self._preview = preview or Preview()
         self._service = service
-        self._console = console
+        self._output = console
         self._session_id = session_id
         self._call_info = call_info
         self._pause = pause
@@ -264,6 +274,11 @@ class Approver:
         )
         self._send: MemoryObjectSendStream[PendingRequest | PendingQuestion] = send
         self._receive: MemoryObjectReceiveStream[PendingRequest | PendingQuestion] = receive
+
+    @property
+    def _console(self) -> Console:
+        """Where a prompt draws (``ask`` mode: a terminal's rich console)."""
+        return self._output.rich
 
     def subscribe(self, bus: Bus) -> list[Subscription]:
         """Subscribe to what this approver answers: permission requests, its session's children (to answer theirs)
@@ -315,26 +330,26 @@ class Approver:
         )
         if self.mode == "yes" and request.protected is not None:
             # --yes allows asks, not writes that widen what the model may do (.git/config, .tether/, AGENTS.md, ...)
-            self._console.print(
-                Text(
+            self._output.line(
+                (
                     f"✗ protected path, not allowed by --yes: {what}\n  allow it with a rule naming it "
                     f'("edit": {{"{printable(request.protected)}*": "allow"}}) or run in a terminal to be asked',
-                    style="red",
+                    "red",
                 )
             )
             await self._reply(pending, "reject", PROTECTED_FEEDBACK)
             return
         if self.mode == "yes":
-            self._console.print(Text(f"✓ allowed once (--yes): {what}", style="yellow"))
+            self._output.line((f"✓ allowed once (--yes): {what}", "yellow"))
             await self._reply(pending, "once", None)
             return
         if self.mode == "deny":
-            self._console.print(
-                Text(
+            self._output.line(
+                (
                     f"✗ permission asked and rejected ({self._why_deny}): {what}\n"
                     "  rerun in a terminal to be asked, pass --yes to allow asks, or save an approval with "
-                    f"`tether permissions add {request.action} PATTERN`",
-                    style="red",
+                    f"`tether permissions add {printable(request.action)} PATTERN`",
+                    "red",
                 )
             )
             await self._reply(pending, "reject", NO_TERMINAL_FEEDBACK)
@@ -366,7 +381,7 @@ class Approver:
         except NotFoundError:  # the request vanished meanwhile (its waiter was cancelled): nothing to answer
             return
         if reply == "always" and always_saves(pending.request):
-            self._console.print(shown(f"  saved approval: {_saves(pending.request)}", "green"))
+            self._output.line((printable(f"  saved approval: {_saves(pending.request)}"), "green"))
 
     async def _ask(self, service: QuestionService, pending: PendingQuestion) -> None:
         """Ask the person ``pending``'s questions on the terminal, one after the other, and reply with the answers."""
@@ -407,6 +422,10 @@ async def _ask_questions(console: Console, pending: PendingQuestion, label: str)
     """Show each question with its numbered options and read the answer: option numbers (several, comma-separated,
     when the question allows), or the person's own text; an empty line leaves it unanswered; ``/dismiss`` (or the end
     of input) dismisses them all (``None``)."""
+    from rich.text import Text  # a terminal's questions, where rich draws
+
+    from ._choice import read_line
+
     answers: list[list[str]] = []
     count = len(pending.questions)
     for n, question in enumerate(pending.questions, start=1):

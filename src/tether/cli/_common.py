@@ -19,7 +19,17 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import ConfigError, NotFoundError, StoreError, TetherError, UsageError
-from ._console import CANCELLED, OK, TURN_FAILED, USAGE, err_console, fail, out_console, stdin_is_terminal
+from ._console import (
+    CANCELLED,
+    OK,
+    TURN_FAILED,
+    USAGE,
+    Output,
+    err_console,
+    fail,
+    out_console,
+    stdin_is_terminal,
+)
 
 if TYPE_CHECKING:
     from .. import Runtime
@@ -30,6 +40,7 @@ __all__ = [
     "OK",
     "TURN_FAILED",
     "USAGE",
+    "Output",
     "err_console",
     "fail",
     "opened",

@@ -17,7 +17,7 @@ from rich.constrain import Constrain
 from rich.rule import Rule
 from rich.text import Text
 
-from ._common import opened, out_console, run_async, stdin_is_terminal
+from ._common import Output, opened, out_console, run_async, stdin_is_terminal
 
 __all__ = ["demo_command"]
 
@@ -86,11 +86,11 @@ def demo_command(*, data_dir: Path, yes: bool, keep: bool) -> None:
                 model=ReplayModel(),
                 approval=mode,
                 why_deny="",
-                console=console,
+                console=Output(console=console),
                 system=instructions.texts,
                 preview=Preview(location=location.location, sandbox=rt.sandbox),
             )
-            print_summary(console, outcome, session.id)
+            print_summary(Output(console=console), outcome, session.id)
             info = await rt.store.get_session(session.id)
             messages = await rt.store.load_messages(session.id)
         return outcome.code, session.id, info, messages

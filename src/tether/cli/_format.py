@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, cast
-
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, cast
 
 from ..storable import printable
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 __all__ = ["decision_lines", "duration", "first_line", "shown", "subject"]
 
@@ -29,6 +30,8 @@ def shown(text: str, style: str = "", *, lines: bool = False) -> Text:
         style: the rich style of the whole text.
         lines: keep newlines (a command, the model's text); else a newline is shown as ``\\x0a``.
     """
+    from rich.text import Text  # the commands that draw with rich have loaded it (a pipe's turn never does)
+
     return Text(printable(text, lines=lines), style=style)
 
 

@@ -10,10 +10,10 @@ Settled lines are coalesced to a frame rate: they wait in order and are printed 
 ``FRAME`` seconds, or at once before anything else is printed (text, a retry note, a permission prompt), so the order
 on screen is the order of events. One print per frame instead of one per call: printing costs a rich render (and,
 above a live region, a redraw of every running call). A settled line waits as its styled segments (text, rich
-style), already made printable. Where rich would print them as plain text anyway (not a terminal, no colour, soft
-wrap, not recording: ``tether run`` into a pipe or a log), the frame's lines are written to the console's file as
-the segments' text in one write: the same characters, without building a rich ``Text`` per line or rich's per-span
-render, which cost ~0.3 ms per line (a 1,000-call step spent more time printing its ✓ lines than running them).
+style), already made printable. Where the output is not a terminal (``tether run`` into a pipe or a log: the CLI's
+rule, ``_console.Output``), the view never uses rich: the model's text and the frame's lines are written as their
+text, a frame in one write (a rich ``Text`` per line and rich's per-span render cost ~0.3 ms per line: a 1,000-call
+step spent more time printing its ✓ lines than running them; importing rich is ~8 % of a scripted run).
 
 The view only renders: it never decides anything and never replies to a permission request (``_approve`` does).
 """
@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from rich.console import Console, Group, RenderableType
-from rich.text import Text
 
 from ..llm import Usage
 from ..records import StepFinishPart, TextPart, ToolPart
@@ -38,9 +36,11 @@ from ._format import duration, first_line, shown, subject
 from ._toolview import Line, TerminalSettings, body_lines, summary_of
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
     from rich.live import Live
 
     from ..bus import Bus, Subscription
+    from ._console import Output
 
 __all__ = ["FRAME", "Line", "LiveView", "TurnStats"]
 
@@ -78,12 +78,12 @@ class LiveView:
     """Renders one session's live events on ``console``.
 
     Args:
-        console: where to render (a terminal gets the live region).
+        console: where to render (a terminal gets the live region; elsewhere the lines are written as text).
         session_id: events of other sessions are ignored.
         settings: how much to show under a settled call (the config's ``terminal`` section).
     """
 
-    def __init__(self, console: Console, session_id: str, settings: TerminalSettings | None = None) -> None:
+    def __init__(self, console: Output, session_id: str, settings: TerminalSettings | None = None) -> None:
         self.console = console
         self.session_id = session_id
         self.settings = settings or TerminalSettings()
@@ -98,13 +98,6 @@ class LiveView:
         self._pending: list[Line] = []
         self._live: Live | None = None
         self._interactive = console.is_terminal
-        # What rich prints here is the plain text, unwrapped: written as such (see the module docstring).
-        self._plain = (
-            not console.is_terminal
-            and console.color_system is None
-            and console.soft_wrap
-            and not console.record
-        )
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
 
@@ -114,7 +107,7 @@ class LiveView:
 
             self._live = Live(
                 get_renderable=self._render,
-                console=self.console,
+                console=self.console.rich,
                 refresh_per_second=10,
                 transient=True,
                 redirect_stdout=False,
@@ -155,14 +148,12 @@ class LiveView:
         pending = self._pending
         if pending:
             self._pending = []
-            text = (
-                "".join(["".join([t for t, _ in line]) + "\n" for line in pending]) if self._plain else "\t"
-            )
-            if "\t" not in text:  # rich expands tabs by cell width: a frame with one is left to rich
-                self.console.file.write(text)
-                self.console.file.flush()
+            if not self._interactive:
+                self.console.write("".join(["".join([t for t, _ in line]) + "\n" for line in pending]))
             else:
-                self.console.print(Text("\n").join([Text.assemble(*line) for line in pending]))
+                from rich.text import Text
+
+                self.console.rich.print(Text("\n").join([Text.assemble(*line) for line in pending]))
 
     # -- events ------------------------------------------------------------------------------------------------------
 
@@ -207,8 +198,9 @@ class LiveView:
             if event.session_id == self.session_id and event.status == "retry":
                 self.flush_lines()
                 wait = f" in {event.retry_in:.1f}s" if event.retry_in else ""
-                notice = Text(f"↻ provider error, retrying{wait}: ", style="yellow")
-                self.console.print(notice + shown(event.message or ""))
+                self.console.line(
+                    (f"↻ provider error, retrying{wait}: ", "yellow"), (printable(event.message or ""), "")
+                )
 
     def _delta(self, part_id: str, delta: str) -> None:
         buffer = self._lines.get(part_id, "") + delta
@@ -240,7 +232,7 @@ class LiveView:
 
     def _emit_text(self, text: str) -> None:
         self.flush_lines()
-        self.console.print(shown(text, lines=True), soft_wrap=True)
+        self.console.line((printable(text, lines=True), ""), soft_wrap=True)
 
     def _tool(self, part: ToolPart) -> None:
         self.parts[part.call_id] = part
@@ -306,10 +298,13 @@ class LiveView:
     def _render(self) -> RenderableType:
         with self._lock:
             running = list(self._running.values())
-        if not running:
-            return Text("")
+        from rich.console import Group
         from rich.spinner import Spinner
         from rich.table import Table
+        from rich.text import Text
+
+        if not running:
+            return Text("")
 
         now = time.monotonic()
         rows: list[RenderableType] = []

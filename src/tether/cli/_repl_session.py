@@ -132,7 +132,7 @@ class Repl:
                 model=self.model,
                 approval="ask",
                 why_deny="",
-                console=self.console,
+                console=view.console,
                 system=system,
                 price=self.price,
                 view=view,

@@ -30,6 +30,7 @@ from rich.text import Text
 
 from ..records import TextPart, ToolPart
 from ..storable import printable
+from ._console import Output
 from ._live import FRAME, LiveView
 from ._toolview import TerminalSettings
 from ._typeahead import TypeAhead
@@ -63,7 +64,7 @@ class ReplView(LiveView):
     """The live view of one turn in the interactive session (see the module docstring)."""
 
     def __init__(self, console: Console, session_id: str, settings: TerminalSettings | None = None) -> None:
-        super().__init__(console, session_id, settings)
+        super().__init__(Output(console=console), session_id, settings)
         self.typed = TypeAhead()
         """What the person types while the turn runs: the next prompt's text (``_typeahead``)."""
         self._streams: dict[str, str] = {}  # text part id -> what has streamed (guarded by the lock)
@@ -120,7 +121,7 @@ class ReplView(LiveView):
     def _print_markdown(self, text: str) -> None:
         if text.strip():
             self.flush_lines()
-            self.console.print(markdown(text))
+            self.console.rich.print(markdown(text))
 
     def _tool(self, part: ToolPart) -> None:
         super()._tool(part)
@@ -140,7 +141,7 @@ class ReplView(LiveView):
                 tail = [line for line in streaming.splitlines() if line.strip()][-_TAIL:]
         if busy:
             return super()._render()
-        width = max(20, self.console.width - 4)
+        width = max(20, self.console.rich.width - 4)
         rows: list[RenderableType] = [Text(printable(line)[:width], style="dim") for line in tail]
         label = "writing" if tail else "waiting for the model"
         rows.append(

@@ -14,9 +14,9 @@ import typer
 
 from ..content import Content, Text
 from ..errors import ProviderAuthError, UsageError
+from ..storable import printable
 from ._approve import ApprovalMode
-from ._common import err_console, fail, freeze_startup, opened, out_console, run_async, stdin_is_terminal
-from ._format import shown
+from ._common import Output, fail, freeze_startup, opened, run_async, stdin_is_terminal
 
 if TYPE_CHECKING:
     from ._turn import OutputFormat
@@ -191,7 +191,7 @@ def run_command(
             chosen = choose_model(model, config.data)
         except ProviderAuthError as exc:
             fail(exc.message)
-        console = out_console()
+        console = Output()  # rich draws on a terminal; a pipe gets the lines' text and never loads rich
         export_from_config(config.data, force=otel)  # telemetry: --otel or config telemetry.otlp_endpoint
         # the model's SDK client is closed after the runtime (its connections: a caller's loop may go on)
         async with aclosing(chosen), opened(data_dir, config) as rt:
@@ -227,8 +227,6 @@ def run_command(
 
                 text = final_text(await session.messages())
                 if text and sys.stdout.isatty():
-                    from ..storable import printable
-
                     # a terminal obeys the escapes the model wrote (title, clear screen): shown as text mode shows
                     # them; a pipe gets the exact text, which scripts need
                     text = printable(text, lines=True)
@@ -238,9 +236,11 @@ def run_command(
             write_done(outcome, session.id)
         elif output == "quiet":
             if outcome.error is not None:
-                err_console().print(shown(f"✗ the turn failed: {outcome.error}", "red", lines=True))
+                Output(stderr=True).line(
+                    (printable(f"✗ the turn failed: {outcome.error}", lines=True), "red")
+                )
         else:
-            print_summary(err_console() if not console.is_terminal else console, outcome, session.id)
+            print_summary(console if console.is_terminal else Output(stderr=True), outcome, session.id)
         return outcome.code
 
     raise typer.Exit(run_async(main))

@@ -23,7 +23,7 @@ from typing import Any
 import typer
 from rich.text import Text
 
-from ._common import TURN_FAILED, err_console, fail, freeze_startup, out_console, run_async, runtime
+from ._common import TURN_FAILED, Output, err_console, fail, freeze_startup, out_console, run_async, runtime
 from ._console import print_notices
 from ._format import shown
 
@@ -181,7 +181,6 @@ def call_command(
         from ._approve import Approver
         from ._onecall import OneCallModel
 
-        console = err_console()
         async with await runtime(data_dir, path) as rt:
             location = await rt.location(path)
             freeze_startup()  # a task call runs a whole child turn: collect as run does
@@ -192,7 +191,7 @@ def call_command(
             approver = Approver(
                 mode=mode,
                 service=rt.permissions,
-                console=console,
+                console=Output(stderr=True),
                 session_id=session.id,
                 call_info=lambda _cid: (name, value),
                 why_deny=why,

@@ -24,13 +24,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rich.rule import Rule
-from rich.text import Text
-
 from ..config import Config, Ignored, Instructions, TrustStore, find_project, load_config, project_root
 from ..config.internal import describe, servers
-from ._choice import Choices, ask_choice_blocking, pending_lines, yes_no
-from ._console import err_console, fail, out_console, stdin_is_terminal
+from ..storable import printable
+from ._console import Output, err_console, fail, out_console, stdin_is_terminal
 from ._format import shown
 
 __all__ = ["TRUST_ENV", "print_refused", "project_config", "trust_command"]
@@ -64,14 +61,16 @@ def project_config(
     trusted = trust or _env_trust() or store.is_trusted(root)
     config = load_config(root, trusted=trusted)
     for line in config.refused:  # a config file that is not the user's own: never read, trusted or not
-        err_console().print(Text("warning: ", style="yellow") + shown(line), soft_wrap=True)
+        Output(stderr=True).line(("warning: ", "yellow"), (printable(line), ""), soft_wrap=True)
     tools = [] if trusted else _tool_files(root)
     if not config.ignored and not tools:
         return config
     if ask and stdin_is_terminal() and not store.declined(root):
         if _ask(root, config.ignored, tools, kept):
             store.trust(root)
-            err_console().print(Text(f"trusted {root} (undo: tether trust --remove {root})", style="dim"))
+            Output(stderr=True).line(
+                (printable(f"trusted {root} (undo: tether trust --remove {root})"), "dim")
+            )
             return load_config(root, trusted=True)
         store.decline(root)
     _print_ignored(config.ignored)  # tool files not loaded are reported when the project opens (its notices)
@@ -121,6 +120,11 @@ def _consequences(root: Path) -> list[str]:
 
 
 def _ask(root: Path, ignored: tuple[Ignored, ...], tools: list[Path], kept: list[str] | None) -> bool:
+    from rich.rule import Rule  # a question on a terminal, where rich draws
+    from rich.text import Text
+
+    from ._choice import Choices, ask_choice_blocking, pending_lines, yes_no
+
     console = err_console()
     choices = yes_no()
     if kept is not None:
@@ -146,16 +150,18 @@ def _ask(root: Path, ignored: tuple[Ignored, ...], tools: list[Path], kept: list
 
 
 def _print_ignored(ignored: tuple[Ignored, ...]) -> None:
-    console = err_console()
+    output = Output(stderr=True)
     for notice in ignored:
-        console.print(Text("warning: ", style="yellow") + shown(str(notice)), soft_wrap=True)
+        output.line(("warning: ", "yellow"), (printable(str(notice)), ""), soft_wrap=True)
 
 
 def print_refused(instructions: Instructions) -> None:
     """Print one warning line per refused instruction file (on stderr)."""
-    console = err_console()
+    if not instructions.refused:
+        return
+    output = Output(stderr=True)
     for line in instructions.refused:
-        console.print(Text("warning: ", style="yellow") + shown(line), soft_wrap=True)
+        output.line(("warning: ", "yellow"), (printable(line), ""), soft_wrap=True)
 
 
 def trust_command(*, data_dir: Path, directory: Path | None, list_: bool, remove: Path | None) -> None:
@@ -164,6 +170,8 @@ def trust_command(*, data_dir: Path, directory: Path | None, list_: bool, remove
     Raises:
         typer.Exit: code 2 for contradicting options, a missing directory, or a broken trust file.
     """
+    from rich.text import Text
+
     from ..errors import ConfigError
 
     if list_ and (remove is not None or directory is not None):

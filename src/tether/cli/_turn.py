@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
-from rich.console import Console
-from rich.text import Text
 
 from .._record import record
 from ..content import Content
@@ -27,9 +25,9 @@ from ..llm import Model, Usage
 from ..llm.internal import Price, dollars, usage_cost
 from ..permissions import PermissionService
 from ..session import AssistantInfo, ToolPart, TurnResult, UserInfo
+from ..storable import printable
 from ._approve import ApprovalMode, Approver
-from ._common import CANCELLED, OK, TURN_FAILED, err_console
-from ._format import shown
+from ._common import CANCELLED, OK, TURN_FAILED, Output
 from ._live import LiveView, TurnStats
 from ._preview import Preview
 
@@ -116,7 +114,7 @@ def kill_live_shells() -> int:
     return killed
 
 
-async def _watch_interrupt(session: Any, console: Console, flags: dict[str, bool]) -> None:
+async def _watch_interrupt(session: Any, console: Output, flags: dict[str, bool]) -> None:
     with anyio.open_signal_receiver(signal.SIGINT) as signals:
         async for _ in signals:
             if flags.get("interrupted"):
@@ -126,7 +124,7 @@ async def _watch_interrupt(session: Any, console: Console, flags: dict[str, bool
                 restore_terminals()  # and the terminal's echo, which the interactive session turns off in a turn
                 os._exit(CANCELLED)  # a second Ctrl-C: the person wants out now
             flags["interrupted"] = True
-            console.print(Text("\n^C cancelling the turn… (Ctrl-C again to exit at once)", style="yellow"))
+            console.line(("\n^C cancelling the turn… (Ctrl-C again to exit at once)", "yellow"))
             session.cancel()
 
 
@@ -139,7 +137,7 @@ async def drive_turn(
     model: Model,
     approval: ApprovalMode,
     why_deny: str,
-    console: Console,
+    console: Output,
     system: Sequence[str] | None = None,
     price: Price | None = None,
     view: LiveView | None = None,
@@ -162,7 +160,7 @@ async def drive_turn(
     preview = preview or Preview()
     view = (view or LiveView(console, session.id, preview.settings)) if output == "text" else None
     events: JsonEvents | None = None
-    notices = console if output == "text" else err_console()
+    notices = console if output == "text" else Output(stderr=True)
     if output == "json":
         from ._jsonevents import JsonEvents
 
@@ -296,10 +294,10 @@ async def _stored_stats(session: Any) -> TurnStats | None:
     return stats
 
 
-def print_summary(console: Console, outcome: TurnOutcome, session_id: str) -> None:
+def print_summary(console: Output, outcome: TurnOutcome, session_id: str) -> None:
     """The final line(s): steps, tool calls, tokens, duration, session id, and what to do next."""
     if outcome.error is not None:
-        console.print(shown(f"✗ the turn failed: {outcome.error}", "red bold", lines=True))
+        console.line((printable(f"✗ the turn failed: {outcome.error}", lines=True), "red bold"))
     failed = f", {outcome.failed_calls} failed" if outcome.failed_calls else ""
     read = outcome.usage.cache_read_tokens if outcome.usage is not None else 0
     cached = f" ({read:,} cached)" if read else ""
@@ -316,8 +314,6 @@ def print_summary(console: Console, outcome: TurnOutcome, session_id: str) -> No
         "cancelled": ("cancelled", "yellow"),
         "failed": ("failed", "red"),
     }.get(outcome.stop, (outcome.stop, "white"))
-    console.print(Text(f"── {label[0]}: ", style=f"{label[1]} bold") + Text(line, style="dim"))
+    console.line((f"── {label[0]}: ", f"{label[1]} bold"), (line, "dim"))
     if outcome.stop == "cancelled":
-        console.print(
-            Text('   the session is intact: continue it with `tether run --continue "..."`', style="dim")
-        )
+        console.line(('   the session is intact: continue it with `tether run --continue "..."`', "dim"))
