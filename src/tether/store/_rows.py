@@ -345,7 +345,6 @@ class Writes:
     """
 
     __slots__ = (
-        "_at",
         "_queued",
         "events",
         "inputs",
@@ -366,9 +365,9 @@ class Writes:
         self.parts: dict[str, tuple[Any, ...]] = {}
         self.events: list[tuple[Any, ...]] = []
         self.touched: dict[str, int] = {}
-        self._queued: list[tuple[DurableEvent, int] | None] = []
-        self._at: dict[tuple[type[Any], str], int] = {}
-        """Where each record's last queued version is in ``_queued`` (an earlier one there is then ``None``)."""
+        self._queued: dict[tuple[type[Any], str], tuple[DurableEvent, int]] = {}
+        """Each record's last queued version, in the order those last versions were queued (a later version moves
+        its record to the end)."""
 
     def add(self, event: DurableEvent, now: int) -> None:
         """Queue ``event`` (written by :meth:`execute`; a later version of the same record in the batch replaces it)."""
@@ -379,22 +378,18 @@ class Writes:
         else:
             key = (SessionUpdated, event.session.id)
         queued = self._queued
-        at = self._at.get(key)
-        if at is not None:
-            queued[at] = None
-        self._at[key] = len(queued)
-        queued.append((event, now))
+        queued.pop(key, None)  # a record's place is that of its last version
+        queued[key] = (event, now)
 
     def encode(self) -> None:
         """Build the rows of the events queued since the last call (once per record)."""
         queued = self._queued
         if not queued:
             return
-        self._queued = []
-        self._at = {}
-        for entry in queued:
-            if entry is not None:
-                self._rows(*entry)
+        self._queued = {}
+        rows = self._rows
+        for event, now in queued.values():
+            rows(event, now)
 
     def _rows(self, event: DurableEvent, now: int) -> None:
         if isinstance(event, PartUpdated):
