@@ -82,3 +82,52 @@ def test_an_unknown_field_is_refused_like_replace() -> None:
         _evolve(FULL, stat="completed")
     with pytest.raises(TypeError):
         replace(FULL, stat="completed")  # type: ignore[call-arg]
+
+
+class _Appended:
+    """A store that keeps what it is given (the processor's writes)."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def append(self, event: Any) -> None:
+        self.events.append(event)
+
+
+def test_each_stream_event_kind_is_handled_by_its_class_a_subclass_as_its_base_and_an_unknown_one_ignored() -> (
+    None
+):
+    from tether.bus import Bus
+    from tether.errors import ProviderError
+    from tether.llm import (
+        ProviderErrorEvent,
+        StepFinish,
+        StepStart,
+        TextDelta,
+        TextEnd,
+        TextStart,
+        ToolCallEvent,
+    )
+    from tether.records import TextPart
+    from tether.session._processor import Emitter, StepProcessor
+
+    class LateCall(ToolCallEvent):  # an adapter's own subclass of a known event
+        pass
+
+    store = _Appended()
+    processor = StepProcessor(Emitter(store, Bus()), session_id="ses_1", message_id="msg_1")  # type: ignore[arg-type]
+    assert processor.handle(StepStart()) is None
+    processor.handle(TextStart(id="t"))
+    processor.handle(TextDelta(id="t", text="hi"))
+    processor.handle(TextEnd(id="t"))
+    call = LateCall(id="c1", name="noop", input={})
+    assert (
+        processor.handle(call) is call
+    )  # handled as a ToolCallEvent: its part is running, the call dispatched
+    assert processor.handle(object()) is None  # type: ignore[arg-type]  # not a stream event: nothing happens
+    processor.handle(StepFinish(reason="tool-calls", usage=None))
+    assert processor.finish_reason == "tool-calls"
+    texts = [p for p in processor.parts.values() if isinstance(p, TextPart)]
+    assert [t.text for t in texts] == ["hi"] and processor.tool("c1").state == "running"  # type: ignore[union-attr]
+    with pytest.raises(ProviderError, match="overloaded"):
+        processor.handle(ProviderErrorEvent(message="overloaded"))
