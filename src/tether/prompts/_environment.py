@@ -31,6 +31,7 @@ one line: control characters, line and paragraph separators, bidi marks and ``<`
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
@@ -450,6 +451,12 @@ def _outside_any_repository(directory: str | os.PathLike[str]) -> bool:
         place = parent
 
 
+@functools.lru_cache(maxsize=64)
+def _shown_path(path: str) -> str:
+    """``str(Path(path))`` (the normal form the block shows), once per path: a turn asks for two."""
+    return str(Path(path))
+
+
 async def measure_environment(
     *,
     root: str | os.PathLike[str],
@@ -498,8 +505,8 @@ async def measure_environment(
     with scope:
         git, note = await hand_off(measure)  # abandoned when the scope's deadline or the turn cancels it
     return Environment(
-        root=str(Path(root)),
-        directory=str(Path(directory)),
+        root=_shown_path(os.fspath(root)),
+        directory=_shown_path(os.fspath(directory)),
         platform=sys.platform,
         date=(now or datetime.now()).date().isoformat(),
         model=model,

@@ -118,5 +118,10 @@ class ObservedEmitter(Emitter):
         if isinstance(event, PartUpdated) and isinstance(event.part, ToolPart):
             self._observer.tool_part(event.part)
 
+    def stored(self, event: PartUpdated) -> None:
+        self._inner.stored(event)
+        if isinstance(event.part, ToolPart):
+            self._observer.tool_part(event.part)
+
     def live(self, event: Any) -> None:
         self._inner.live(event)

@@ -75,6 +75,12 @@ class Emitter:
         self._append(event)
         self._publish(event)
 
+    def stored(self, event: PartUpdated) -> None:
+        """Store and publish a part that its writer made storable already (:meth:`StepProcessor.put`, which walks
+        only what changed): :meth:`durable` without walking it again (a step's start and finish parts)."""
+        self._append(event)
+        self._publish(event)
+
     def live(self, event: Any) -> None:
         self._publish(event)
 
@@ -107,7 +113,7 @@ class StepProcessor:
 
     def __init__(self, emitter: Emitter, *, session_id: str, message_id: str) -> None:
         self.emitter = emitter
-        self._emit = emitter.durable
+        self._emit = emitter.stored  # every part written here is made storable here first
         self.session_id = session_id
         self.message_id = message_id
         self.parts: dict[str, Part] = {}
