@@ -105,10 +105,11 @@ that reaches 1,000. A short run (a scripted ``tether run`` appends ~10 events) n
 the store checkpoints."""
 _CHECKPOINT_SECONDS = 0.05
 """At most one checkpoint this often (each syncs the WAL and the database file to disk)."""
+_WAL_RESTART_PAGES = 2_000
+"""A WAL this long (~8 MB) after a checkpointer's run is made to start over by the writer (see :class:`_Checkpointer`)."""
 _WAL_BACKSTOP_PAGES = 4_000
-"""The writer's own automatic checkpoint, at this many WAL pages (~16 MB): what bounds the WAL when the checkpointer
-cannot keep up. Its checkpoint then copies only what the checkpointer left, and, run inside the writer's commit,
-lets the next transaction start the WAL over (a checkpoint in another thread can finish only between two commits)."""
+"""The writer's own automatic checkpoint, at this many WAL pages (~16 MB): what bounds the WAL should the checkpointer
+be gone (it could not open the file)."""
 
 _PROJECT_EVENTS = (
     "SELECT e.seq, e.session_id, e.type, e.data, p.message_id FROM events e CROSS JOIN sessions s "
@@ -636,7 +637,11 @@ class SQLiteStore:
                 if not self._apply(conn, batch):
                     return
                 written += len(batch)
-                if written >= _CHECKPOINT_EVENTS and time.monotonic() >= checkpoint_at:
+                if checkpointer.busy:
+                    continue
+                if checkpointer.wal_pages >= _WAL_RESTART_PAGES:
+                    checkpointer.restart(conn)
+                elif written >= _CHECKPOINT_EVENTS and time.monotonic() >= checkpoint_at:
                     written = 0
                     checkpoint_at = time.monotonic() + _CHECKPOINT_SECONDS
                     checkpointer.request()
@@ -777,29 +782,49 @@ class _Checkpointer:
 
     SQLite's automatic checkpoint runs inside the commit that makes the WAL reach its limit: it reads back and writes
     every page of ~1,000 and syncs both files, and the writer answers nothing meanwhile (in a steady 10-step turn,
-    ~30 µs of the writer's CPU per call, all of it before the turn's flush returns). Here the writer only asks
-    (:meth:`request`, every :data:`_CHECKPOINT_EVENTS` events at most every :data:`_CHECKPOINT_SECONDS`) and this
-    thread runs a ``PASSIVE`` checkpoint (it blocks no reader and no writer; committed data is as durable before as
-    after). Started at the first request: a short run never pays for the thread or the connection. Durability does
-    not depend on it: a failed or skipped checkpoint leaves the WAL longer, which the writer's own automatic
-    checkpoint (:data:`_WAL_BACKSTOP_PAGES`) still bounds, and closing the store checkpoints what is left.
+    ~8 µs of the writer's CPU per call on average, and on a busy disk milliseconds of waiting for the flush that met
+    it). Here the writer only asks (:meth:`request`, every :data:`_CHECKPOINT_EVENTS` events at most every
+    :data:`_CHECKPOINT_SECONDS`, never while a run is under way) and this thread runs a ``PASSIVE`` checkpoint (it
+    blocks no reader and no writer; committed data is as durable before as after). Started at the first request: a
+    short run never pays for the thread or the connection.
+
+    The WAL starts over (is written again from its beginning) only at a transaction that finds every page of it
+    copied, which a checkpoint in another thread misses whenever a commit lands while it runs. So when a run saw the
+    WAL at :data:`_WAL_RESTART_PAGES` or more, the writer checkpoints once itself (:meth:`restart`) between two of
+    its commits, copying only what was committed during that run: the checkpoint completes, and its next
+    transaction starts the WAL over. Should this thread be gone, the writer's automatic checkpoint
+    (:data:`_WAL_BACKSTOP_PAGES`) bounds the WAL; closing the store checkpoints what is left.
     """
 
-    __slots__ = ("_closed", "_path", "_thread", "_wake", "checkpoints")
+    __slots__ = ("_closed", "_path", "_thread", "_wake", "busy", "checkpoints", "wal_pages")
 
     def __init__(self, path: Path) -> None:
         self._path = path
         self._wake = threading.Event()
         self._closed = False
         self._thread: threading.Thread | None = None
+        self.busy = False
+        """Set by the writer as it asks for a run, cleared by this thread when the run is over."""
+        self.wal_pages = 0
+        """The WAL's length in pages as the last run found it."""
         self.checkpoints = threading.Semaphore(0)
-        """Released after each checkpoint (what a test waits on)."""
+        """Released after each run (what a test waits on)."""
 
     def request(self) -> None:
+        self.busy = True
         if self._thread is None:
             self._thread = threading.Thread(target=self._serve, name="tether-store-checkpoint", daemon=True)
             self._thread.start()
         self._wake.set()
+
+    def restart(self, conn: sqlite3.Connection) -> None:
+        """Checkpoint on the writer's connection, between two of its commits (no run under way): the next
+        transaction starts the WAL over."""
+        self.wal_pages = 0
+        try:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error as exc:  # the WAL stays longer: the next run's report asks again
+            log.warning("session store checkpoint failed (%s): %s", self._path, exc)
 
     def close(self) -> None:
         self._closed = True
@@ -817,11 +842,10 @@ class _Checkpointer:
                     self._wake.clear()
                     if self._closed:
                         return
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    [(_, self.wal_pages, _)] = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    self.busy = False
                     self.checkpoints.release()
-        except (
-            sqlite3.Error
-        ) as exc:  # the WAL then grows to the writer's backstop, whose checkpoints bound it
+        except sqlite3.Error as exc:  # ``busy`` stays set: the writer's automatic checkpoint bounds the WAL
             log.warning("session store checkpointer stopped (%s): %s", self._path, exc)
 
 
