@@ -1,6 +1,6 @@
 """End to end against OpenCode: the same scripted OpenAI-compatible server, the same project, the same work.
 
-Usage: .venv/bin/python bench/peer.py [--repeat N] [--no-opencode] [--local] [--only KIND ...]
+Usage: .venv/bin/python bench/peer.py [--repeat N] [--no-opencode] [--local] [--only KIND ...] [--against DIR]
 
 For each runtime, three scripts are played by ``bench/opencode_peer/scripted_openai_server.py`` on 127.0.0.1 (one
 fresh server per run):
@@ -27,6 +27,14 @@ OpenCode is the npm package ``opencode-ai`` (``bench/opencode_peer/README.md`` s
 cannot be installed or run here, tether's side still runs and the report says so. ``--local`` adds tether with the
 same script played in-process (``--model scripted:``: no HTTP, no provider SDK), to tell the HTTP path from the rest.
 
+``--against DIR`` measures a change A/B in the same run: tether (and with ``--local`` its in-process run too) runs
+again with ``DIR/src`` first on ``$PYTHONPATH`` (the code before the change: ``git archive BASE src | tar -x -C DIR``),
+interleaved with the rest, and each kind's per-call figures of the two trees are printed side by side. On a loaded
+machine a change of a few percent per call is below the noise of one run: repeat it (``--repeat 7`` or more). Byte
+code is cached as an installed package has it: when ``$PYTHONDONTWRITEBYTECODE`` is set (the test machines set it),
+tether's processes get a private ``$PYTHONPYCACHEPREFIX`` instead, warmed by one uncounted no-tool run of each tree
+(a tree unpacked by ``git archive`` has no byte code: it would compile every module in every run).
+
 Targets (issue 14): per call at least 20x less overhead than OpenCode in the parallel step and sequentially.
 Issue 38: a sequential step at most 1.5 ms and at most 5x the loopback floor, a call of the 200-call parallel step at
 most 0.2 ms. The floor is a raw ``http.client`` connection (keep-alive) replaying the request bodies tether sent in
@@ -50,6 +58,7 @@ seq100 6.45 / 4.65 ms (25.7x / 45.0x). Both targets met.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import os
@@ -212,11 +221,22 @@ def _timed(argv: list[str], **kwargs: Any) -> tuple[Run, subprocess.CompletedPro
     return Run(wall=time.perf_counter() - start, cpu=_children_cpu() - cpu), done
 
 
-def _tether_argv(workdir: Path, project: Path) -> list[str]:
+def _tether_argv(workdir: Path, project: Path, data: str = "tether-data") -> list[str]:
     tether = Path(sys.executable).with_name("tether")
     argv = [str(tether)] if tether.exists() else [sys.executable, "-m", "tether.cli"]
-    argv += ["--data-dir", str(workdir / "tether-data"), "run", "go", "--dir", str(project), "--yes"]
+    argv += ["--data-dir", str(workdir / data), "run", "go", "--dir", str(project), "--yes"]
     return [*argv, "--trust"]  # the bench wrote this project's config itself
+
+
+ENV: dict[str, str] = dict(os.environ)
+"""The environment of tether's processes (``main`` gives them a private byte code cache when needed)."""
+
+
+def _tether_env(src: str | None) -> dict[str, str]:
+    """tether's environment, with the source tree ``src`` first on ``$PYTHONPATH`` (``--against``) when given."""
+    if src is None:
+        return ENV
+    return {**ENV, "PYTHONPATH": src + (os.pathsep + ENV["PYTHONPATH"] if ENV.get("PYTHONPATH") else "")}
 
 
 def _check_reads(kind: str, stdout: str) -> None:
@@ -227,7 +247,8 @@ def _check_reads(kind: str, stdout: str) -> None:
         raise RuntimeError(f"tether completed {done} of {calls} reads:\n{stdout[-2000:]}")
 
 
-def run_tether(kind: str, workdir: Path) -> Run:
+def run_tether(kind: str, workdir: Path, src: str | None = None) -> Run:
+    """tether against the scripted server (``src``: the source tree of ``--against``)."""
     project = _project(workdir / f"tether-{kind}-{time.monotonic_ns()}")
     server = Server(_script(kind, "path", str(project / "notes.txt")), workdir)
     try:
@@ -243,14 +264,16 @@ def run_tether(kind: str, workdir: Path) -> Run:
                 }
             )
         )
-        run, done = _timed(_tether_argv(workdir, project), timeout=900)
+        data = "tether-data" if src is None else "tether-data-against"
+        run, done = _timed(_tether_argv(workdir, project, data), timeout=900, env=_tether_env(src))
         if done.returncode != 0:
             raise RuntimeError(
                 f"tether run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr}"
             )
         server.check("tether", kind)
         _check_reads(kind, done.stdout)
-        BODIES[kind] = server.bodies()
+        if src is None:
+            BODIES[kind] = server.bodies()
         return run
     finally:
         server.close()
@@ -260,7 +283,7 @@ BODIES: dict[str, list[bytes]] = {}
 """The request bodies tether sent in its last run of each kind: the loopback floors replay them."""
 
 
-def run_tether_local(kind: str, workdir: Path) -> Run:
+def run_tether_local(kind: str, workdir: Path, src: str | None = None) -> Run:
     """tether with the same script played in-process (``--model scripted:``): no HTTP, no provider SDK."""
     project = _project(workdir / f"local-{kind}-{time.monotonic_ns()}")
     script = workdir / f"local-{kind}.json"
@@ -269,7 +292,12 @@ def run_tether_local(kind: str, workdir: Path) -> Run:
     (project / ".tether" / "tether.json").write_text(
         json.dumps({"permission": {"*": "allow"}, "agent": {"build": STEPS}})
     )
-    run, done = _timed([*_tether_argv(workdir, project), "--model", f"scripted:{script}"], timeout=900)
+    data = "tether-data" if src is None else "tether-data-against"
+    run, done = _timed(
+        [*_tether_argv(workdir, project, data), "--model", f"scripted:{script}"],
+        timeout=900,
+        env=_tether_env(src),
+    )
     if done.returncode != 0:
         raise RuntimeError(f"tether run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr}")
     _check_reads(kind, done.stdout)
@@ -438,9 +466,14 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=[k for k in KINDS if k != "none"], action="append", help="these kinds"
     )
+    parser.add_argument(
+        "--against", type=Path, help="a source tree (DIR/src/tether) to time tether A/B against, interleaved"
+    )
     args = parser.parse_args()
     kinds = ["none", *(args.only or [k for k in KINDS if k != "none"])]
     workdir = Path(tempfile.mkdtemp(prefix="tether-peer-"))
+    if ENV.pop("PYTHONDONTWRITEBYTECODE", None):
+        ENV["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
     with open("/proc/loadavg") as f:
         load_before = " ".join(f.read().split()[:3])
     why_not = "skipped (--no-opencode)" if args.no_opencode else _opencode_available()
@@ -449,7 +482,16 @@ def main() -> None:
         runners["OpenCode"] = run_opencode
     if args.local:
         runners["tether local"] = run_tether_local
+    against = str((args.against / "src").resolve()) if args.against is not None else None
+    if against is not None:
+        runners["A: tether"] = functools.partial(run_tether, src=against)
+        if args.local:
+            runners["A: tether local"] = functools.partial(run_tether_local, src=against)
     try:
+        if "PYTHONPYCACHEPREFIX" in ENV:  # warm each tree's byte code (not counted)
+            for name, runner in runners.items():
+                if name != "OpenCode":
+                    runner("none", workdir)
         medians = _measure(runners, kinds, args.repeat, workdir)
         replay = BODIES.get("seq100")
         floor = statistics.median(server_latency(workdir, bodies=replay) for _ in range(args.repeat))
@@ -538,6 +580,21 @@ def main() -> None:
                         f"the no-tool request's): {server * 1e3:.3f} ms; tether's part: {(call - server) * 1e3:.3f} ms "
                         f"wall, {_per_call(ours, kind).cpu * 1e3:.3f} ms CPU"
                     )
+    for name in ("tether", "tether local"):
+        before = medians.get(f"A: {name}")
+        after = medians.get(name)
+        if before is None or after is None:
+            continue
+        parts = [
+            f"{k} {_per_call(before, k).wall * 1e3:.3f} -> {_per_call(after, k).wall * 1e3:.3f} ms wall, "
+            f"{_per_call(before, k).cpu * 1e3:.3f} -> {_per_call(after, k).cpu * 1e3:.3f} ms CPU"
+            for k in kinds[1:]
+        ]
+        parts.append(
+            f"no-tool run {before['none'].wall:.3f} -> {after['none'].wall:.3f} s wall, "
+            f"{before['none'].cpu:.3f} -> {after['none'].cpu:.3f} s CPU"
+        )
+        print(f"A/B {name} (A: {args.against}), per call: " + "; ".join(parts))
     print("per call = (median run with N calls - median run with none) / N; ratio = OpenCode over tether")
     if verdicts:
         print(f"targets (>= {TARGET:g}x less per call): " + "; ".join(verdicts))
