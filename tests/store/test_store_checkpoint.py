@@ -14,10 +14,7 @@ import pytest
 
 from tether.session import PartUpdated, SessionInfo, SessionUpdated, TextPart
 from tether.store import SQLiteStore
-from tether.store._sqlite import (  # pyright: ignore[reportPrivateUsage]
-    _CHECKPOINT_EVENTS,
-    _WAL_BACKSTOP_PAGES,
-)
+from tether.store._sqlite_checkpoint import CHECKPOINT_EVENTS, WAL_BACKSTOP_PAGES
 
 pytestmark = pytest.mark.anyio
 
@@ -61,23 +58,23 @@ async def test_a_busy_store_checkpoints_in_a_thread_of_its_own_and_a_short_run_n
             assert _checkpointers() == []  # a short run pays for no thread and no connection
             assert _parts_in_the_file_alone(path, tmp_path / "copy1.db") == 0  # all of it in the WAL still
 
-            for n in range(10, 10 + _CHECKPOINT_EVENTS):
+            for n in range(10, 10 + CHECKPOINT_EVENTS):
                 store.append(_text("ses_1", n))
             await store.flush()
             checkpointer = store._checkpointer  # pyright: ignore[reportPrivateUsage]
             assert await anyio.to_thread.run_sync(checkpointer.checkpoints.acquire, True, 30)
             assert [t.daemon for t in _checkpointers()] == [True]
             # far fewer pages than SQLite's own automatic checkpoint waits for (1,000), in the file while it is open
-            assert _parts_in_the_file_alone(path, tmp_path / "copy2.db") == 10 + _CHECKPOINT_EVENTS
+            assert _parts_in_the_file_alone(path, tmp_path / "copy2.db") == 10 + CHECKPOINT_EVENTS
             assert (
                 await store._run(  # pyright: ignore[reportPrivateUsage]
                     lambda conn: conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
                 )
-                == _WAL_BACKSTOP_PAGES
+                == WAL_BACKSTOP_PAGES
             )
         assert _checkpointers() == []  # stopped with the store
     assert not (tmp_path / "tether.db-wal").exists()  # the last connection's close checkpointed what was left
-    assert _parts_in_the_file_alone(path, tmp_path / "copy3.db") == 10 + _CHECKPOINT_EVENTS
+    assert _parts_in_the_file_alone(path, tmp_path / "copy3.db") == 10 + CHECKPOINT_EVENTS
 
 
 async def test_the_wal_starts_over_while_the_store_writes_on(tmp_path: Path) -> None:
@@ -109,7 +106,7 @@ async def test_a_checkpointer_that_cannot_open_the_file_stops_and_the_store_writ
             path.rename(aside)  # the writer keeps its open file; a new connection finds a directory there
             path.mkdir()
             try:
-                for n in range(_CHECKPOINT_EVENTS):
+                for n in range(CHECKPOINT_EVENTS):
                     store.append(_text("ses_1", n))
                 await store.flush()
                 await (
@@ -122,7 +119,7 @@ async def test_a_checkpointer_that_cannot_open_the_file_stops_and_the_store_writ
             finally:
                 path.rmdir()
                 aside.rename(path)
-            store.append(_text("ses_1", _CHECKPOINT_EVENTS))
+            store.append(_text("ses_1", CHECKPOINT_EVENTS))
             await store.flush()
     assert "session store checkpointer stopped" in caplog.text
-    assert _parts_in_the_file_alone(path, tmp_path / "copy.db") == _CHECKPOINT_EVENTS + 1
+    assert _parts_in_the_file_alone(path, tmp_path / "copy.db") == CHECKPOINT_EVENTS + 1

@@ -78,6 +78,7 @@ from ._rows import (
     writer_statements,
 )
 from ._search import SessionMatch, search_sqlite
+from ._sqlite_checkpoint import WAL_BACKSTOP_PAGES, Checkpointer
 from ._sqlite_owners import claim_session, recover_gone
 from ._todos import Todo, read_todos, write_todos
 
@@ -97,19 +98,6 @@ folding a burst gets: in a 10,000-call parallel step (30,000 part versions) a ca
 size of the records it holds, which the queue holds already; a read queued in a batch is answered at its commit.
 """
 _BUSY_TIMEOUT_MS = 30_000
-
-_CHECKPOINT_EVENTS = 1_024
-"""Events the writer commits before it asks :class:`_Checkpointer` to copy the WAL into the database file (a 10-step
-turn appends ~80 events, ~40 WAL pages): every ~500 pages, against SQLite's default of a checkpoint inside the commit
-that reaches 1,000. A short run (a scripted ``tether run`` appends ~10 events) never starts the checkpointer: closing
-the store checkpoints."""
-_CHECKPOINT_SECONDS = 0.05
-"""At most one checkpoint this often (each syncs the WAL and the database file to disk)."""
-_WAL_RESTART_PAGES = 2_000
-"""A WAL this long (~8 MB) after a checkpointer's run is made to start over by the writer (see :class:`_Checkpointer`)."""
-_WAL_BACKSTOP_PAGES = 4_000
-"""The writer's own automatic checkpoint, at this many WAL pages (~16 MB): what bounds the WAL should the checkpointer
-be gone (it could not open the file)."""
 
 _PROJECT_EVENTS = (
     "SELECT e.seq, e.session_id, e.type, e.data, p.message_id FROM events e CROSS JOIN sessions s "
@@ -154,7 +142,7 @@ class SQLiteStore:
         self._closed = False
         self._error: StoreError | None = None
         self._owner: Owner | None = None
-        self._checkpointer = _Checkpointer(self.path)
+        self._checkpointer = Checkpointer(self.path)
         self._inputs: dict[str, tuple[Any, Any]] = {}
         """Writer thread only: the ``(input, raw)`` objects last written per unsettled tool part (written once)."""
         self.recovered = 0
@@ -552,7 +540,7 @@ class SQLiteStore:
             _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA temp_store=MEMORY")
-            conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_BACKSTOP_PAGES}")  # the checkpointer's backstop
+            conn.execute(f"PRAGMA wal_autocheckpoint={WAL_BACKSTOP_PAGES}")  # ``_sqlite_checkpoint``
             owner = self._owner = current_owner()
             _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
@@ -600,9 +588,6 @@ class SQLiteStore:
         beat_at = time.monotonic() + HEARTBEAT_SECONDS
         sweep_at = time.monotonic() + self._sweep if self._recover_on_open else math.inf
         warm = list(reversed(writer_statements()))  # compiled while nothing is queued (``_warm``)
-        checkpointer = self._checkpointer
-        written = 0  # events committed since the last checkpoint asked for
-        checkpoint_at = 0.0
         try:
             while True:
                 if warm and q.empty():
@@ -636,17 +621,9 @@ class SQLiteStore:
                         break
                 if not self._apply(conn, batch):
                     return
-                written += len(batch)
-                if checkpointer.busy:
-                    continue
-                if checkpointer.wal_pages >= _WAL_RESTART_PAGES:
-                    checkpointer.restart(conn)
-                elif written >= _CHECKPOINT_EVENTS and time.monotonic() >= checkpoint_at:
-                    written = 0
-                    checkpoint_at = time.monotonic() + _CHECKPOINT_SECONDS
-                    checkpointer.request()
+                self._checkpointer.committed(conn, len(batch))
         finally:
-            checkpointer.close()  # before the writer's connection closes: the last one checkpoints what is left
+            self._checkpointer.close()  # before the writer's connection closes: the last one checkpoints what is left
             self._release(conn)
             conn.close()
             self._fail_queued()  # nothing waits forever on a store whose thread has ended (a read behind the stop)
@@ -775,78 +752,6 @@ class SQLiteStore:
         log.debug("session store write failed: %s", exc)
         if self._error is None:
             self._error = StoreError(f"Session store write failed ({self.path}): {exc}")
-
-
-class _Checkpointer:
-    """Copies the WAL into the database file from a thread and connection of its own, so no commit waits for it.
-
-    SQLite's automatic checkpoint runs inside the commit that makes the WAL reach its limit: it reads back and writes
-    every page of ~1,000 and syncs both files, and the writer answers nothing meanwhile (in a steady 10-step turn,
-    ~8 µs of the writer's CPU per call on average, and on a busy disk milliseconds of waiting for the flush that met
-    it). Here the writer only asks (:meth:`request`, every :data:`_CHECKPOINT_EVENTS` events at most every
-    :data:`_CHECKPOINT_SECONDS`, never while a run is under way) and this thread runs a ``PASSIVE`` checkpoint (it
-    blocks no reader and no writer; committed data is as durable before as after). Started at the first request: a
-    short run never pays for the thread or the connection.
-
-    The WAL starts over (is written again from its beginning) only at a transaction that finds every page of it
-    copied, which a checkpoint in another thread misses whenever a commit lands while it runs. So when a run saw the
-    WAL at :data:`_WAL_RESTART_PAGES` or more, the writer checkpoints once itself (:meth:`restart`) between two of
-    its commits, copying only what was committed during that run: the checkpoint completes, and its next
-    transaction starts the WAL over. Should this thread be gone, the writer's automatic checkpoint
-    (:data:`_WAL_BACKSTOP_PAGES`) bounds the WAL; closing the store checkpoints what is left.
-    """
-
-    __slots__ = ("_closed", "_path", "_thread", "_wake", "busy", "checkpoints", "wal_pages")
-
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self._wake = threading.Event()
-        self._closed = False
-        self._thread: threading.Thread | None = None
-        self.busy = False
-        """Set by the writer as it asks for a run, cleared by this thread when the run is over."""
-        self.wal_pages = 0
-        """The WAL's length in pages as the last run found it."""
-        self.checkpoints = threading.Semaphore(0)
-        """Released after each run (what a test waits on)."""
-
-    def request(self) -> None:
-        self.busy = True
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._serve, name="tether-store-checkpoint", daemon=True)
-            self._thread.start()
-        self._wake.set()
-
-    def restart(self, conn: sqlite3.Connection) -> None:
-        """Checkpoint on the writer's connection, between two of its commits (no run under way): the next
-        transaction starts the WAL over."""
-        self.wal_pages = 0
-        try:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-        except sqlite3.Error as exc:  # the WAL stays longer: the next run's report asks again
-            log.warning("session store checkpoint failed (%s): %s", self._path, exc)
-
-    def close(self) -> None:
-        self._closed = True
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _serve(self) -> None:
-        try:
-            with contextlib.closing(
-                sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-            ) as conn:
-                while True:
-                    self._wake.wait()
-                    self._wake.clear()
-                    if self._closed:
-                        return
-                    [(_, self.wal_pages, _)] = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                    self.busy = False
-                    self.checkpoints.release()
-        except sqlite3.Error as exc:  # ``busy`` stays set: the writer's automatic checkpoint bounds the WAL
-            log.warning("session store checkpointer stopped (%s): %s", self._path, exc)
 
 
 def _warm(conn: sqlite3.Connection, sql: str) -> None:
