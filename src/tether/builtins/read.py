@@ -195,9 +195,7 @@ def _whole_page(text: str, start: int, max_lines: int, label: str) -> _Page:
     page = lines[start - 1 : start - 1 + max_lines]
     if "\r" in text:
         page = [line[:-1] if line[-1:] == "\r" else line for line in page]
-    joined = "\n".join(page)
-    size = (len(joined) if joined.isascii() else len(joined.encode("utf-8", "surrogatepass"))) + 1
-    if page and size <= MAX_READ_BYTES and max(map(len, page)) <= MAX_LINE_CHARS:
+    if page and _fits(text, page) and max(map(len, page)) <= MAX_LINE_CHARS:
         more = start - 1 + len(page) < total  # only the line cap can have stopped this page
         return _Page(
             lines=page, start=start, total=total, truncated=more, next=start + len(page) if more else None
@@ -214,6 +212,20 @@ def _whole_page(text: str, start: int, max_lines: int, label: str) -> _Page:
         truncated=more,
         next=start + len(page) if more else None,
     )
+
+
+def _fits(text: str, page: list[str]) -> bool:
+    """Whether ``page`` (lines of ``text``) with its newlines is within ``MAX_READ_BYTES`` as UTF-8.
+
+    Its lines joined are a part of ``text`` (less any ``\r``): an ASCII text shorter than the cap fits whole, without
+    joining the page to count it (most files).
+    """
+    if text.isascii() and len(text) < MAX_READ_BYTES:
+        return True
+    joined = "\n".join(page)
+    return (
+        len(joined) if joined.isascii() else len(joined.encode("utf-8", "surrogatepass"))
+    ) + 1 <= MAX_READ_BYTES
 
 
 class _Lines:
@@ -482,7 +494,7 @@ def _numbered(start: int, lines: list[str]) -> list[str]:
 
 
 def _page_response(header: str, lines: list[str], page: _Page, *, kind: str) -> ToolResponse[Any]:
-    text = "\n".join([header, *lines])
+    text = header + "\n" + "\n".join(lines) if lines else header
     if page.truncated:
         text += f"\n\n[Output truncated. Continue reading with offset: {page.next}]"
     return ToolResponse(
