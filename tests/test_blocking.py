@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextvars
+import os
+import signal
 import threading
 from typing import Any
 
@@ -233,3 +235,21 @@ async def test_a_cancelled_hand_off_is_abandoned_and_its_thread_ends_when_idle(
     release.set()  # the abandoned piece ends, its outcome dropped; then the idle thread ends on its own
     threads[0].join(30)
     assert not threads[0].is_alive() and threads[0] not in _blocking._idle
+
+
+def test_a_forked_child_hands_off_on_a_thread_of_its_own() -> None:
+    # A child forked while this process had an idle hand-off thread has no such thread: it starts its own.
+    assert (
+        anyio.run(_blocking.hand_off, threading.get_ident) != threading.get_ident()
+    )  # idle in the parent now
+    assert _blocking._idle
+    pid = os.fork()
+    if pid == 0:  # the child: a hand-off given to the parent's thread would never be answered
+        code = 1
+        try:
+            signal.alarm(30)  # hang guard
+            code = 0 if anyio.run(_blocking.hand_off, lambda: 42) == 42 else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

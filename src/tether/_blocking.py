@@ -26,6 +26,7 @@ shielded scope around: a no-op hand-off 47-120 µs of wall and 44-108 of CPU aga
 from __future__ import annotations
 
 import contextvars
+import os
 import threading
 from collections.abc import Callable
 from queue import Empty, SimpleQueue
@@ -219,6 +220,16 @@ class _Worker(threading.Thread):
 
 _idle_lock = threading.Lock()
 _idle: list[_Worker] = []
+
+
+def _forget_threads() -> None:
+    """In a forked child: none of the parent's threads exist there (nor may its lock be released)."""
+    global _idle_lock
+    _idle_lock = threading.Lock()
+    _idle.clear()
+
+
+os.register_at_fork(after_in_child=_forget_threads)
 
 
 async def hand_off(func: Callable[[*Ts], T], *args: *Ts) -> T:
