@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,9 @@ async def test_a_file_whose_size_says_zero_is_read_whole(project) -> None:
     # /proc files report size 0: the read asks for the size the file has, then reads on while there is more.
     text = await project.text("read", path="/proc/self/status")
     assert text.startswith("Read file /proc/") and "\n1: Name:" in text and ": Pid:" in text
+
+
+async def test_a_fifo_is_refused_at_once_without_waiting_for_a_writer(project, root: Path) -> None:
+    os.mkfifo(root / "pipe")
+    failed = await project.fail("read", path="pipe")
+    assert failed.error == "Path is not a file: pipe"
