@@ -21,6 +21,7 @@ from typing import Any, get_args
 
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError
+from pydantic_core import to_json as _to_json
 
 from ..records import (
     AssistantInfo,
@@ -87,6 +88,17 @@ def _encode(value: Any) -> str:
     return text
 
 
+def _dumps_plain(value: Any) -> str:
+    """:func:`_dumps` of plain JSON data (dicts, lists, strings, numbers, ``None``: a message, a session row, a part
+    written out from its fields), through pydantic-core's encoder: 0.7 against 3.1 µs for an assistant message, the
+    writer encodes ~12 a 10-step turn. The same text but for how some floats are spelled (``1e-05`` is ``0.00001``;
+    either reads back as the same value); what it refuses (a lone surrogate) goes through :func:`_dumps`."""
+    try:
+        return _to_json(value).decode()
+    except PydanticSerializationError:
+        return _dumps(value)
+
+
 def _unstorable(exc: BaseException) -> str:
     return f"<unstorable value: {type(exc).__name__}: {exc}>"
 
@@ -139,7 +151,7 @@ def _plain_part(part: Part) -> str | None:
     """A part's JSON written out from its fields (:func:`~tether.records.internal.part_to_plain`), the codec's very
     text (``tests/store/test_codec.py``); ``None`` for a part the codec must write."""
     plain = part_to_plain(part)
-    return None if plain is None else _encode(plain)
+    return None if plain is None else _dumps_plain(plain)
 
 
 def _codec_part(part: Part, exclude: set[str] | None = None) -> str:
@@ -228,7 +240,7 @@ def session_row(s: SessionInfo) -> dict[str, Any]:
         "agent": _text(s.agent),
         "parent_id": None if s.parent_id is None else _text(s.parent_id),
         "parent_call_id": None if s.parent_call_id is None else _text(s.parent_call_id),
-        "rules": _dumps(rules_to_json(s.rules)),
+        "rules": _dumps_plain(rules_to_json(s.rules)),
         "created": s.created,
         "updated": s.updated,
     }
@@ -413,7 +425,7 @@ class Writes:
             self.events.append((part.session_id, event.type, part.id, now, data))
         elif isinstance(event, MessageUpdated):
             info = event.message
-            data = _dumps(message_to_json(info))
+            data = _dumps_plain(message_to_json(info))
             completed = info.completed if isinstance(info, AssistantInfo) else info.created
             self.messages[info.id] = (info.id, info.session_id, info.role, completed, data, self.owner)
             self.touched[info.session_id] = now
@@ -432,7 +444,7 @@ class Writes:
                 "parent_id": info.parent_id,
                 "parent_call_id": info.parent_call_id,
             }
-            data = _dumps({**row, **exact})
+            data = _dumps_plain({**row, **exact})
             self.events.append((event.session.id, event.type, event.session.id, now, data))
 
     def _tool_data(self, part: ToolPart) -> str:
