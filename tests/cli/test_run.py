@@ -169,18 +169,27 @@ async def test_a_runs_system_texts_read_the_instruction_files_where_the_environm
     project = tmp_path / "project"
     project.mkdir()
     (project / "AGENTS.md").write_text("Use tabs.\n", encoding="utf-8")
+    from tether import _blocking
+    from tether.prompts import _environment
+
     run_sync = anyio.to_thread.run_sync
+    hand_off = _blocking.hand_off
     hand_offs: list[object] = []
 
     async def counted(func: Any, *args: Any, **kwargs: Any) -> Any:
         hand_offs.append(func)
         return await run_sync(func, *args, **kwargs)
 
+    async def counted_hand_off(func: Any, *args: Any) -> Any:
+        hand_offs.append(func)
+        return await hand_off(func, *args)
+
     async with Runtime(data_dir=tmp_path / "data") as rt:
         location = await rt.location(project)
         session = await open_session(rt, location, session_id=None, continue_=False, agent="build")
         with monkeypatch.context() as patch:
             patch.setattr(anyio.to_thread, "run_sync", counted)
+            patch.setattr(_environment, "hand_off", counted_hand_off)  # the environment's own hand-off
             instructions, system = await turn_system(rt, location, rt.config, session, ScriptedModel([]))
     assert len(hand_offs) == 1
     assert system[-1].endswith("Use tabs.\n") and instructions.texts == (system[-1],)
