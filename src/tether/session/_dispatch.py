@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from anyio.lowlevel import checkpoint
 
 from ..errors import BlockedError, CorrectedError, DeclinedError
 from ..llm import ToolCallEvent
@@ -189,8 +190,13 @@ class Dispatcher:
     async def wait(self) -> None:
         """Return when every started call has settled."""
         if self._outstanding:
-            done = self._done = self._pool.event()
-            await done.wait()
+            # One pass of the loop first: the tasks woken for the calls run before this task resumes, so a call that
+            # settles without waiting (most) is over by then, and the step goes on without an event of its own and
+            # a second pass of the loop to be woken by it.
+            await checkpoint()
+            if self._outstanding:
+                done = self._done = self._pool.event()
+                await done.wait()
 
     async def _run(self, event: ToolCallEvent, doom: bool, lane: Lane) -> None:
         # The step's failure policy decides what an exception here does (``_failures``): never a sibling's business.
