@@ -60,7 +60,15 @@ class Cli:
             "NO_COLOR": "1",
             "COLUMNS": "160",
         }
-        for name in ("TETHER_PERMISSION", "TETHER_TRUST", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        # FORCE_COLOR / TTY_COMPATIBLE in a developer's shell would draw the pipes the tests read as a terminal
+        for name in (
+            "TETHER_PERMISSION",
+            "TETHER_TRUST",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "FORCE_COLOR",
+            "TTY_COMPATIBLE",
+        ):
             self.env.pop(name, None)
 
     def argv(self, args: Sequence[str]) -> list[str]:
@@ -183,6 +191,13 @@ class Pty:
                 break
         os.close(self.master)
         return code
+
+
+@pytest.fixture(autouse=True)
+def _no_forced_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # FORCE_COLOR / TTY_COMPATIBLE in a developer's shell would make the in-process tests' streams terminals
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
 
 
 @pytest.fixture

@@ -1,11 +1,13 @@
 """The terminal of every command: exit codes, the two output streams, whether a person is there, the one-line error
 exit, and the warnings a Location has for the user (:func:`print_notices`).
 
-Whether a stream is a person's terminal is decided here, by one rule: it is when it is a TTY (``isatty``). On a
-terminal, output is drawn by rich; anywhere else (a pipe, a file, a CI log) tether writes the text of each line as is
-(:class:`Output`): styles and a live region are for a person, and a script reads the characters. rich is told the
-same verdict (``force_terminal``), so ``FORCE_COLOR`` or ``TTY_COMPATIBLE`` do not turn a pipe into a terminal. A
-``tether run`` into a pipe never imports rich (~86 million instructions, ~8 % of a scripted run: issue 38).
+Whether a stream is a person's terminal is decided here, by one rule (:func:`is_terminal`): it is when it is a TTY
+(``isatty``), or when the user says so with the conventions rich honours too: ``FORCE_COLOR`` set to anything but
+the empty string (https://force-color.org, for a CI log that renders colours), ``TTY_COMPATIBLE=1``; and it is not
+with ``TTY_COMPATIBLE=0``. On a terminal, output is drawn by rich; anywhere else (a pipe, a file, a CI log) tether
+writes the text of each line as is (:class:`Output`): styles and a live region are for a person, and a script reads
+the characters. rich is told the same verdict (``force_terminal``). A ``tether run`` into a pipe never imports rich
+(~86 million instructions, ~8 % of a scripted run: issue 38).
 
 The lowest module of the CLI's own: ``_trust`` (the config every command loads) and ``_common`` (opening the runtime,
 which loads that config) both stand on it; ``_common`` re-exports it for the commands.
@@ -13,6 +15,7 @@ which loads that config) both stand on it; ``_common`` re-exports it for the com
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, NoReturn
@@ -56,7 +59,13 @@ def _escape_unencodable() -> None:
 
 
 def is_terminal(stream: IO[str]) -> bool:
-    """Whether ``stream`` is a person's terminal (a TTY): the CLI's one rule for drawing with rich."""
+    """Whether ``stream`` is drawn as a person's terminal: a TTY, unless ``FORCE_COLOR``/``TTY_COMPATIBLE`` say
+    otherwise (the module docstring). The CLI's one rule for drawing with rich."""
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible == "0":
+        return False
+    if compatible == "1" or os.environ.get("FORCE_COLOR", ""):
+        return True
     try:
         return stream.isatty()
     except (AttributeError, ValueError):  # a stream without a descriptor, or closed
