@@ -237,6 +237,33 @@ async def test_a_cancelled_hand_off_is_abandoned_and_its_thread_ends_when_idle(
     assert not threads[0].is_alive() and threads[0] not in _blocking._idle
 
 
+async def test_hand_offs_beyond_the_thread_limit_wait_in_anyios_threads_and_make_no_thread_of_their_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a burst of turns (or pieces stuck on a hung filesystem) never makes hand-off threads without end
+    monkeypatch.setattr(_blocking, "_idle", [])  # the idle threads earlier tests left are not this test's
+    monkeypatch.setattr(_blocking, "_alive", set())
+    monkeypatch.setattr(_blocking, "THREAD_LIMIT", 2)
+    release = threading.Event()
+    names: list[str] = []
+
+    def stuck() -> None:
+        names.append(threading.current_thread().name)
+        release.wait(30)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(_blocking.hand_off, stuck)
+        with anyio.fail_after(30):
+            while len(names) < 5:
+                await anyio.sleep(0.01)
+        assert len(_blocking._alive) == 2
+        release.set()
+    assert sorted(name == "tether-hand-off" for name in names) == [False] * 3 + [True] * 2, (
+        names
+    )  # 3 in anyio's
+
+
 def test_a_forked_child_hands_off_on_a_thread_of_its_own() -> None:
     # A child forked while this process had an idle hand-off thread has no such thread: it starts its own.
     assert (
@@ -253,3 +280,16 @@ def test_a_forked_child_hands_off_on_a_thread_of_its_own() -> None:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+async def test_a_hand_off_thread_that_cannot_start_is_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_blocking, "_idle", [])
+    monkeypatch.setattr(_blocking, "_alive", set())
+
+    def refused(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(_blocking._Worker, "start", refused)
+    with pytest.raises(RuntimeError, match="can't start new thread"):
+        await _blocking.hand_off(lambda: None)
+    assert _blocking._alive == set()  # the process's thread limit does not use up the hand-off's

@@ -37,7 +37,7 @@ import anyio.to_thread
 from anyio import RunFinishedError
 from anyio.lowlevel import EventLoopToken, RunVar, current_token
 
-__all__ = ["IDLE_SECONDS", "RUN_LIMIT", "hand_off", "run_batched", "run_soon"]
+__all__ = ["IDLE_SECONDS", "RUN_LIMIT", "THREAD_LIMIT", "hand_off", "run_batched", "run_soon"]
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -176,6 +176,11 @@ def run_soon(token: EventLoopToken, func: Callable[[*Ts], object], *args: *Ts) -
 IDLE_SECONDS = 10.0
 """Seconds an idle :func:`hand_off` thread waits for work before it ends (as anyio's worker threads)."""
 
+THREAD_LIMIT = 8
+"""At most this many :func:`hand_off` threads live at once (busy or idle); a hand-off beyond it (a server with many
+turns starting together, or pieces stuck on a hung filesystem) runs through ``anyio.to_thread``, whose own limiter
+bounds it: no burst of turns makes threads without end."""
+
 
 class _Handed:
     """One :func:`hand_off`: the work, its outcome, and the event the loop sets when the thread is done."""
@@ -207,6 +212,7 @@ class _Worker(threading.Thread):
                 with _idle_lock:
                     if self in _idle:  # nobody took it meanwhile: it ends; else a piece is on its way
                         _idle.remove(self)
+                        _alive.remove(self)
                         return
                 continue
             try:
@@ -220,6 +226,7 @@ class _Worker(threading.Thread):
 
 _idle_lock = threading.Lock()
 _idle: list[_Worker] = []
+_alive: set[_Worker] = set()
 
 
 def _forget_threads() -> None:
@@ -227,6 +234,7 @@ def _forget_threads() -> None:
     global _idle_lock
     _idle_lock = threading.Lock()
     _idle.clear()
+    _alive.clear()
 
 
 os.register_at_fork(after_in_child=_forget_threads)
@@ -242,15 +250,25 @@ async def hand_off(func: Callable[[*Ts], T], *args: *Ts) -> T:
     Raises:
         Exception: whatever ``func`` raised.
     """
-    handed = _Handed(func, args, current_token())
     with _idle_lock:
         worker = _idle.pop() if _idle else None
-    if worker is None:
-        worker = _Worker()
-        worker.work.put(handed)
-        worker.start()
-    else:
-        worker.work.put(handed)
+        if worker is None and len(_alive) < THREAD_LIMIT:
+            worker = _Worker()
+            _alive.add(worker)
+            fresh = True
+        else:
+            fresh = False
+    if worker is None:  # THREAD_LIMIT threads are busy
+        return await anyio.to_thread.run_sync(func, *args, abandon_on_cancel=True)
+    handed = _Handed(func, args, current_token())
+    worker.work.put(handed)
+    if fresh:
+        try:
+            worker.start()
+        except RuntimeError:  # "can't start new thread": the process is at its limit; no phantom counts
+            with _idle_lock:
+                _alive.discard(worker)
+            raise
     await handed.done.wait()
     if handed.error is not None:
         raise handed.error
