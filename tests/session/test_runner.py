@@ -24,7 +24,7 @@ from tether.errors import (
     ToolFailure,
     UsageError,
 )
-from tether.llm import ModelRequest, TextDelta, ToolInputStart, ToolMessage
+from tether.llm import AssistantMessage, ModelRequest, TextDelta, ToolInputStart, ToolMessage
 from tether.permissions import (
     PermissionAsked,
     PermissionRequest,
@@ -50,6 +50,7 @@ from tether.session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_ST
 from tether.store import SQLiteStore, StoredMessage
 from tether.testing import (
     FunctionModel,
+    Reasoning,
     ScriptedModel,
     ScriptError,
     Step,
@@ -974,3 +975,28 @@ async def test_a_turn_without_an_agent_step_limit_stops_at_the_default_cap(harne
     with anyio.fail_after(60):
         result = await session.prompt("go", model=model)
     assert result.stop == "max_steps" and result.steps == 100
+
+
+@pytest.mark.anyio
+async def test_a_steps_text_blocks_are_joined_and_sent_back_in_stream_order(harness: Harness) -> None:
+    # One pass over a step's parts gives the turn's calls and its text (``_runner``), another the history's messages
+    # (``_history``): the step's bounds are skipped, empty text is neither joined nor sent, reasoning is sent.
+    model = ScriptedModel(
+        [
+            Step(Reasoning("think"), "first", tool_call("missing", id="c1"), "", "second"),
+            Step("a", "", "b"),
+        ]
+    )
+    session = await harness.sessions.create(harness.loc)
+    with model, anyio.fail_after(5):
+        result = await session.prompt("go", model=model)
+    assert result.text == "a\nb" and [call.call_id for call in result.calls] == ["c1"]
+    sent = model.requests[1].messages[-2]
+    assert isinstance(sent, AssistantMessage)
+    assert [type(c).__name__ for c in sent.content] == [
+        "ReasoningContent",
+        "TextContent",
+        "ToolCallContent",
+        "TextContent",
+    ]
+    assert [getattr(c, "text", None) for c in sent.content] == ["think", "first", None, "second"]

@@ -30,6 +30,7 @@ from ._model import (
     ReasoningPart,
     SessionInfo,
     StepFinishPart,
+    StepStartPart,
     TextPart,
     ToolPart,
 )
@@ -215,6 +216,8 @@ def storable_part(part: P, before: Part | None = None) -> P:
     ``before`` is the part's previous version: a tool part's field that is still the very same object was checked
     then and is not walked again (its input is checked once, not at each state change).
     """
+    if type(part) is StepStartPart:  # once a step, no outside text: not through the checks below
+        return part
     shown: Part = part
     if isinstance(part, ToolPart):
         shown = _tool(part, before if isinstance(before, ToolPart) else None)
@@ -239,12 +242,11 @@ def storable_event(event: DurableEvent) -> DurableEvent:
     A session keeps its ``project`` and ``directory`` exact (the store holds them losslessly, so a session reopens in
     a directory whose name is not UTF-8); its title and parent call id are shown.
     """
-    if isinstance(event, PartUpdated):
-        part = storable_part(event.part)
-        return event if part is event.part else PartUpdated(part)
-    if isinstance(event, MessageUpdated):
+    # A message's update first, by its exact class (two a step: the ones ``Emitter.durable`` walks; a step's parts
+    # are made storable by ``StepProcessor.put``).
+    if type(event) is MessageUpdated or isinstance(event, MessageUpdated):
         message = event.message
-        if not isinstance(message, AssistantInfo):
+        if not (type(message) is AssistantInfo or isinstance(message, AssistantInfo)):
             return event
         error = message.error
         text = None if error is None else visible(error.message)
@@ -254,6 +256,9 @@ def storable_event(event: DurableEvent) -> DurableEvent:
             return event
         shown = error if error is None or text is None else replace(error, message=text)
         return MessageUpdated(replace(message, error=shown, finish=finish, model=model))
+    if isinstance(event, PartUpdated):
+        part = storable_part(event.part)
+        return event if part is event.part else PartUpdated(part)
     info = event.session
     title = visible(info.title)
     parent_call_id = info.parent_call_id if info.parent_call_id is None else visible(info.parent_call_id)

@@ -27,7 +27,7 @@ from ..llm import (
     ToolResultContent,
     UserMessage,
 )
-from ..records import FilePart, Part, ReasoningPart, TextPart, ToolPart
+from ..records import FilePart, Part, ReasoningPart, StepFinishPart, StepStartPart, TextPart, ToolPart
 from ..storable import visible
 from ..store import StoredMessage
 from ..tools import Content, Text
@@ -101,12 +101,14 @@ def step_messages(parts: Iterable[Part]) -> tuple[Message, ...]:
     content: list[AssistantContent] = []
     results: list[ToolResultContent] = []
     for part in parts:
-        if isinstance(part, TextPart):
-            if part.text:
-                content.append(TextContent(text=part.text, provider_metadata=part.provider_metadata))
-        elif isinstance(part, ReasoningPart):
-            content.append(ReasoningContent(text=part.text, provider_metadata=part.provider_metadata))
-        elif isinstance(part, ToolPart) and not part.provider_executed:
+        kind = type(part)
+        if (
+            kind is StepStartPart or kind is StepFinishPart
+        ):  # a step's bounds (two a step) hold nothing to send
+            continue
+        if isinstance(part, ToolPart):  # the kinds are disjoint: the most frequent first
+            if part.provider_executed:
+                continue
             value = part.input if part.raw is None else part.raw
             if part.error_kind == "invalid_input":  # never run; may hold lone surrogates: send a copy
                 value = _sendable(value)
@@ -119,6 +121,11 @@ def step_messages(parts: Iterable[Part]) -> tuple[Message, ...]:
                 )
             )
             results.append(tool_result(part))
+        elif isinstance(part, TextPart):
+            if part.text:
+                content.append(TextContent(text=part.text, provider_metadata=part.provider_metadata))
+        elif isinstance(part, ReasoningPart):
+            content.append(ReasoningContent(text=part.text, provider_metadata=part.provider_metadata))
     if not content:
         return ()
     if results:

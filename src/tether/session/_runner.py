@@ -23,7 +23,18 @@ from .._record import record
 from ..content import text_of
 from ..errors import UsageError
 from ..llm import RetryPolicy, Usage
-from ..records import FilePart, MessageUpdated, Part, PartUpdated, SessionStatus, TextPart, ToolPart, UserInfo
+from ..records import (
+    FilePart,
+    MessageUpdated,
+    Part,
+    PartUpdated,
+    SessionStatus,
+    StepFinishPart,
+    StepStartPart,
+    TextPart,
+    ToolPart,
+    UserInfo,
+)
 from ..records.internal import ToolErrorKind, now_ms
 from ..rules import Rule
 from ..storable import has_surrogates, visible
@@ -86,21 +97,29 @@ def _text(content: Sequence[Content]) -> str:
     return text_of(content)
 
 
-def _turn_calls(parts: Iterable[Part]) -> list[TurnCall]:
-    return [
-        TurnCall(
-            call_id=p.call_id,
-            name=p.tool,
-            input=p.input,
-            outcome="completed" if p.state == "completed" else "error",
-            content=_text(p.content),
-            error=p.error,
-            error_kind=p.error_kind,
-            provider_executed=p.provider_executed,
-        )
-        for p in parts
-        if isinstance(p, ToolPart)
-    ]
+def _step_outcome(parts: Iterable[Part], calls: list[TurnCall]) -> str:
+    """Append the step's calls to ``calls`` and return its text (its text parts joined): one pass over its parts."""
+    texts: list[str] = []
+    for p in parts:
+        kind = type(p)
+        if kind is StepStartPart or kind is StepFinishPart:  # two a step, neither a call nor text
+            continue
+        if isinstance(p, ToolPart):
+            calls.append(
+                TurnCall(
+                    call_id=p.call_id,
+                    name=p.tool,
+                    input=p.input,
+                    outcome="completed" if p.state == "completed" else "error",
+                    content=_text(p.content),
+                    error=p.error,
+                    error_kind=p.error_kind,
+                    provider_executed=p.provider_executed,
+                )
+            )
+        elif isinstance(p, TextPart) and p.text:
+            texts.append(p.text)
+    return texts[0] if len(texts) == 1 else "\n".join(texts)
 
 
 @record
@@ -229,12 +248,9 @@ async def _run_steps(turn: TurnContext, progress: TurnProgress, user_id: str) ->
         progress.message_ids.append(result.info.id)
         progress.steps = step
         progress.tool_calls += result.calls
-        progress.calls.extend(_turn_calls(result.processor.parts.values()))
+        step_text = _step_outcome(result.processor.parts.values(), progress.calls)
         if result.info.usage is not None:
             progress.usage = progress.usage + result.info.usage
-        step_text = "\n".join(
-            p.text for p in result.processor.parts.values() if isinstance(p, TextPart) and p.text
-        )
         if step_text:
             progress.text = step_text
         error = result.error
