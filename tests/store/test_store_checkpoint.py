@@ -14,7 +14,7 @@ import pytest
 
 from tether.session import PartUpdated, SessionInfo, SessionUpdated, TextPart
 from tether.store import SQLiteStore
-from tether.store._sqlite_checkpoint import CHECKPOINT_EVENTS, WAL_BACKSTOP_PAGES
+from tether.store._sqlite_checkpoint import CHECKPOINT_EVENTS, WAL_BACKSTOP_PAGES, WAL_RESTART_PAGES
 
 pytestmark = pytest.mark.anyio
 
@@ -77,21 +77,85 @@ async def test_a_busy_store_checkpoints_in_a_thread_of_its_own_and_a_short_run_n
     assert _parts_in_the_file_alone(path, tmp_path / "copy3.db") == 10 + CHECKPOINT_EVENTS
 
 
-async def test_the_wal_starts_over_while_the_store_writes_on(tmp_path: Path) -> None:
-    """A checkpoint in another thread cannot let the WAL start over while commits land meanwhile; the writer then
-    checkpoints once itself between two commits, so the WAL stops growing whatever is written (without that, it
-    holds every page written: ~280 MB here; with it, the restart length and what one run lets through, 10-40 MB)."""
+def _wal_restarts(wal: Path) -> int:
+    """The WAL header's checkpoint sequence number: SQLite adds one each time the WAL starts over."""
+    return int.from_bytes(wal.read_bytes()[12:16], "big")
+
+
+async def test_after_a_run_found_a_long_wal_the_writer_checkpoints_and_the_wal_starts_over(
+    tmp_path: Path,
+) -> None:
+    """A checkpoint in another thread cannot let the WAL start over while commits land meanwhile (in a busy store:
+    never), so the WAL would grow with every page written; once a run reports a WAL of WAL_RESTART_PAGES or more,
+    the writer checkpoints once itself between two commits, and its next transaction starts the WAL over."""
     path = tmp_path / "tether.db"
-    batches = 150
-    with anyio.fail_after(120):
+    wal = tmp_path / "tether.db-wal"
+    with anyio.fail_after(60):
         async with SQLiteStore(path) as store:
             store.append(_session("ses_1"))
-            for batch in range(batches):
-                for n in range(200):
-                    store.append(_text("ses_1", batch * 200 + n, size=2_000))
-                await store.flush()
-            written = batches * 200 * 2_000 * 2  # each part's JSON is in the part row and in the event log
-            assert (tmp_path / "tether.db-wal").stat().st_size < written / 2
+            for n in range(200):
+                store.append(_text("ses_1", n))
+            await store.flush()
+            restarts = _wal_restarts(wal)
+            checkpointer = store._checkpointer  # pyright: ignore[reportPrivateUsage]
+            checkpointer.wal_pages = WAL_RESTART_PAGES  # what a checkpointer's run reports of a long WAL
+            store.append(_text("ses_1", 200))
+            await store.flush()  # after this commit the writer checkpoints on its own connection
+            assert checkpointer.wal_pages == 0
+            store.append(_text("ses_1", 201))
+            await store.flush()  # the next transaction finds every page copied: the WAL starts over
+            assert _wal_restarts(wal) == restarts + 1
+            assert _checkpointers() == []  # 203 events: no run of the thread was asked for, the writer did it
+
+
+async def test_a_checkpointer_that_cannot_start_leaves_the_store_writing_and_closing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the process at its thread limit: the checkpoint thread is refused, the writer's automatic checkpoint stays
+    start = threading.Thread.start
+
+    def refused(self: threading.Thread) -> None:
+        if self.name == "tether-store-checkpoint":
+            raise RuntimeError("can't start new thread")
+        start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    path = tmp_path / "tether.db"
+    with anyio.fail_after(60):
+        async with SQLiteStore(path) as store:
+            store.append(_session("ses_1"))
+            for n in range(CHECKPOINT_EVENTS + 10):
+                store.append(_text("ses_1", n))
+            await store.flush()
+            store.append(_text("ses_1", CHECKPOINT_EVENTS + 10))
+            await store.flush()  # the writer lives: it hung here before
+        assert _checkpointers() == []
+    assert "session store checkpointer not started" in caplog.text
+    assert not (tmp_path / "tether.db-wal").exists()  # closed as ever: the last connection checkpointed
+    assert _parts_in_the_file_alone(path, tmp_path / "copy.db") == CHECKPOINT_EVENTS + 11
+
+
+async def test_the_checkpointer_reaches_the_stores_file_after_a_chdir_and_never_creates_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with anyio.fail_after(60):
+        async with SQLiteStore(
+            Path("tether.db")
+        ) as store:  # a relative path, as an embedding program may give
+            monkeypatch.chdir(tmp_path / "elsewhere")
+            store.append(_session("ses_1"))
+            for n in range(CHECKPOINT_EVENTS + 10):
+                store.append(_text("ses_1", n))
+            await store.flush()
+            checkpointer = store._checkpointer  # pyright: ignore[reportPrivateUsage]
+            assert await anyio.to_thread.run_sync(checkpointer.checkpoints.acquire, True, 30)
+            assert (
+                _parts_in_the_file_alone(tmp_path / "tether.db", tmp_path / "copy.db")
+                == CHECKPOINT_EVENTS + 10
+            )
+    assert list((tmp_path / "elsewhere").iterdir()) == []  # no stray empty database where the process went
 
 
 async def test_a_checkpointer_that_cannot_open_the_file_stops_and_the_store_writes_on(

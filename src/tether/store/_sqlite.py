@@ -621,7 +621,7 @@ class SQLiteStore:
                         break
                 if not self._apply(conn, batch):
                     return
-                self._checkpointer.committed(conn, len(batch))
+                self._checkpointer.committed(conn, sum(not isinstance(item, Call | Stop) for item in batch))
         finally:
             self._checkpointer.close()  # before the writer's connection closes: the last one checkpoints what is left
             self._release(conn)

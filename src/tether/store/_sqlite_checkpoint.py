@@ -67,7 +67,9 @@ class Checkpointer:
     )
 
     def __init__(self, path: Path) -> None:
-        self._path = path
+        self._path = (
+            path.absolute()
+        )  # the store's file even after a chdir (a relative path would name another)
         self._wake = threading.Event()
         self._closed = False
         self._thread: threading.Thread | None = None
@@ -96,10 +98,19 @@ class Checkpointer:
             self.request()
 
     def request(self) -> None:
-        self.busy = True
+        self.busy = (
+            True  # stays set if the thread cannot start: the writer's automatic checkpoint bounds the WAL
+        )
         if self._thread is None:
-            self._thread = threading.Thread(target=self._serve, name="tether-store-checkpoint", daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._serve, name="tether-store-checkpoint", daemon=True)
+            try:
+                thread.start()
+            except (
+                RuntimeError
+            ) as exc:  # "can't start new thread": the process is at its limit; the store writes on
+                log.warning("session store checkpointer not started (%s): %s", self._path, exc)
+                return
+            self._thread = thread
         self._wake.set()
 
     def restart(self, conn: sqlite3.Connection) -> None:
@@ -112,6 +123,7 @@ class Checkpointer:
             log.warning("session store checkpoint failed (%s): %s", self._path, exc)
 
     def close(self) -> None:
+        """End the thread (if it started) and wait for it; never raises (the writer's close goes on after it)."""
         self._closed = True
         self._wake.set()
         if self._thread is not None:
@@ -119,8 +131,10 @@ class Checkpointer:
 
     def _serve(self) -> None:
         try:
+            # mode=rw: never create a file (the store's file gone meanwhile is an error here, not a new empty file)
+            uri = f"{self._path.as_uri()}?mode=rw"
             with contextlib.closing(
-                sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+                sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             ) as conn:
                 while True:
                     self._wake.wait()
