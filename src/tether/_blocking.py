@@ -203,6 +203,9 @@ class _Worker(threading.Thread):
     def __init__(self) -> None:
         super().__init__(name="tether-hand-off", daemon=True)
         self.work: SimpleQueue[_Handed] = SimpleQueue()
+        self.waiting = False
+        """In ``_idle`` (set and cleared under ``_idle_lock``): a thread whose wait for work ends while it still
+        waits has been handed nothing and may end."""
 
     def run(self) -> None:
         while True:
@@ -210,9 +213,10 @@ class _Worker(threading.Thread):
                 handed = self.work.get(timeout=IDLE_SECONDS)
             except Empty:
                 with _idle_lock:
-                    if self in _idle:  # nobody took it meanwhile: it ends; else a piece is on its way
-                        _idle.remove(self)
-                        _alive.remove(self)
+                    if self.waiting:  # nobody took it meanwhile: it ends; else a piece is on its way
+                        if self in _idle:
+                            _idle.remove(self)
+                        _alive.discard(self)
                         return
                 continue
             try:
@@ -220,6 +224,7 @@ class _Worker(threading.Thread):
             except BaseException as exc:  # handed to the caller, which raises it as its own
                 handed.error = exc
             with _idle_lock:
+                self.waiting = True
                 _idle.append(self)  # idle again before the caller hears: its next hand-off finds this thread
             run_soon(handed.token, handed.done.set)  # a caller whose loop has ended has nothing to wake
 
@@ -250,14 +255,15 @@ async def hand_off(func: Callable[[*Ts], T], *args: *Ts) -> T:
     Raises:
         Exception: whatever ``func`` raised.
     """
+    fresh = False
     with _idle_lock:
         worker = _idle.pop() if _idle else None
-        if worker is None and len(_alive) < THREAD_LIMIT:
+        if worker is not None:
+            worker.waiting = False
+        elif len(_alive) < THREAD_LIMIT:
             worker = _Worker()
             _alive.add(worker)
             fresh = True
-        else:
-            fresh = False
     if worker is None:  # THREAD_LIMIT threads are busy
         return await anyio.to_thread.run_sync(func, *args, abandon_on_cancel=True)
     handed = _Handed(func, args, current_token())
