@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +195,27 @@ async def test_a_runs_system_texts_read_the_instruction_files_where_the_environm
     assert len(hand_offs) == 1
     assert system[-1].endswith("Use tabs.\n") and instructions.texts == (system[-1],)
     assert instructions.refused == ()
+
+
+def test_a_run_started_with_its_output_closed_does_its_work_and_says_nothing_broke(
+    cli: Any, project: Path
+) -> None:
+    # ``tether run ... >&-``: Python starts with sys.stdout None; the turn's lines go nowhere, not into tracebacks
+    model = cli.script(
+        [
+            {"tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+            {"text": "The notes say alpha."},
+        ]
+    )
+    argv = cli.argv(["run", "what do the notes say?", "--model", model, "--dir", str(project)])
+    done = subprocess.run(
+        ["/bin/sh", "-c", 'exec "$@" >&-', "sh", *argv],
+        env=cli.env,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "Error" not in done.stderr, done.stderr
+    assert "2 steps · 1 tool call" in done.stderr  # the summary still reaches the stream that is there

@@ -54,6 +54,8 @@ def _exit(code: int) -> NoReturn:
 
     atexit._run_exitfuncs()  # pyright: ignore[reportAttributeAccessIssue] (documented in CPython, no stub)
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with the descriptor closed (``tether run ... >&-``): nothing to flush
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe (tether run ... | head): nothing left to tell anyone

@@ -15,10 +15,11 @@ which loads that config) both stand on it; ``_common`` re-exports it for the com
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import IO, TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING, NoReturn, cast
 
 import typer
 
@@ -72,6 +73,13 @@ def is_terminal(stream: IO[str]) -> bool:
         return False
 
 
+class _Discard(io.TextIOBase):
+    """Where a stream the process started without goes: written text is dropped, as rich's null file did."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
 class Output:
     """One of a command's two streams, as a turn writes to it: rich on a terminal, the lines' text anywhere else.
 
@@ -88,7 +96,9 @@ class Output:
             self.is_terminal: bool = console.is_terminal
         else:
             _escape_unencodable()
-            self.file = sys.stderr if stderr else sys.stdout
+            stream = sys.stderr if stderr else sys.stdout
+            # None: the process started with that descriptor closed (``>&-``)
+            self.file = cast("IO[str]", _Discard()) if stream is None else stream
             self.is_terminal = is_terminal(self.file)
 
     @property
