@@ -7,7 +7,7 @@ import contextlib
 import functools
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from tether.session import (
     TurnResult,
 )
 from tether.session.internal import ABORTED_ERROR, INCOMPLETE_CALL_ERROR, MAX_STEPS_PROMPT
-from tether.store import SQLiteStore, StoredMessage
+from tether.store import SessionStore, StoredMessage
 from tether.testing import (
     FunctionModel,
     Reasoning,
@@ -614,9 +614,9 @@ async def test_call_tasks_are_reused_across_steps_and_a_blocked_call_never_holds
 
 
 class FlakyStore:
-    """A real SQLite store whose ``append`` raises ``StoreError`` once, for the first event ``fails`` matches."""
+    """A real store (SQLite or PostgreSQL) whose ``append`` raises ``StoreError`` once, for the first event ``fails`` matches."""
 
-    def __init__(self, store: SQLiteStore, fails: Callable[[DurableEvent], bool]) -> None:
+    def __init__(self, store: SessionStore, fails: Callable[[DurableEvent], bool]) -> None:
         self._store = store
         self._fails = fails
         self.raised = False
@@ -725,7 +725,7 @@ async def test_a_store_failure_while_settling_a_call_fails_that_call_and_never_c
 
 
 @contextlib.asynccontextmanager
-async def permission_service(harness: Harness, tmp_path: Path) -> AsyncIterator[PermissionService]:
+async def permission_service(harness: Harness, tmp_path: Path) -> AsyncGenerator[PermissionService]:
     rules = Ruleset(
         source="session",
         rules=(Rule("read", "one-*", "allow"), Rule("read", "two-*", "deny"), Rule("read", "ask-*", "ask")),
