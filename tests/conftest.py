@@ -10,13 +10,16 @@ leaking test does not leave the machine busy for the next run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -101,6 +104,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def counted_hand_offs(monkeypatch: pytest.MonkeyPatch) -> Callable[[], AbstractContextManager[list[object]]]:
+    """``with counted_hand_offs() as hand_offs:`` records each worker-thread hand-off made inside the block (through
+    ``anyio.to_thread.run_sync`` or the environment's ``tether._blocking.hand_off``); each still runs."""
+    import anyio.to_thread
+
+    from tether import _blocking
+    from tether.prompts import _environment
+
+    run_sync = anyio.to_thread.run_sync
+    hand_off = _blocking.hand_off
+
+    @contextlib.contextmanager
+    def counting() -> Generator[list[object]]:
+        hand_offs: list[object] = []
+
+        async def counted(func: Any, *args: Any, **kwargs: Any) -> Any:
+            hand_offs.append(func)
+            return await run_sync(func, *args, **kwargs)
+
+        async def counted_hand_off(func: Any, *args: Any) -> Any:
+            hand_offs.append(func)
+            return await hand_off(func, *args)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(anyio.to_thread, "run_sync", counted)
+            patch.setattr(_environment, "hand_off", counted_hand_off)  # the environment's own hand-off
+            yield hand_offs
+
+    return counting
 
 
 def _read(path: Path) -> bytes | None:

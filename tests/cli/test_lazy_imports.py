@@ -38,12 +38,17 @@ NOT_LOADED = (
 )
 
 
-def test_a_run_without_tools_or_terminal_loads_none_of_the_unused_modules(cli: Any, project: Path) -> None:
-    model = cli.script([{"text": "done"}])
-    argv = [sys.executable, "-c", _REPORT, "run", "go", "--model", model, "--dir", str(project)]
+def _reported(cli: Any, report: str, *args: str) -> list[str]:
+    """The lines a ``tether`` command run under ``report`` (a Python prologue that calls the CLI) printed."""
+    argv = [sys.executable, "-c", report, *args]
     done = subprocess.run(argv, env=cli.env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    loaded = set(done.stdout.splitlines())
+    return done.stdout.splitlines()
+
+
+def test_a_run_without_tools_or_terminal_loads_none_of_the_unused_modules(cli: Any, project: Path) -> None:
+    model = cli.script([{"text": "done"}])
+    loaded = set(_reported(cli, _REPORT, "run", "go", "--model", model, "--dir", str(project)))
     assert "tether.store._sqlite" in loaded  # the report is the run's own
     assert [m for m in loaded if m.startswith(NOT_LOADED)] == []
 
@@ -58,10 +63,7 @@ def test_a_run_without_tools_builds_no_codec_for_its_messages(cli: Any, project:
         "main(sys.argv[1:])\n"
     )
     model = cli.script([{"text": "done"}])
-    argv = [sys.executable, "-c", report, "run", "go", "--model", model, "--dir", str(project)]
-    done = subprocess.run(argv, env=cli.env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "False"
+    assert _reported(cli, report, "run", "go", "--model", model, "--dir", str(project))[-1] == "False"
 
 
 def test_a_run_without_tools_builds_no_serializer_for_its_parts_and_scans_no_plugins(
@@ -80,18 +82,12 @@ def test_a_run_without_tools_builds_no_serializer_for_its_parts_and_scans_no_plu
         "main(sys.argv[1:])\n"
     )
     model = cli.script([{"text": "done"}])
-    argv = [sys.executable, "-c", report, "run", "go", "--model", model, "--dir", str(project)]
-    done = subprocess.run(argv, env=cli.env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-2:] == ["0", "None"]
+    lines = _reported(cli, report, "run", "go", "--model", model, "--dir", str(project))
+    assert lines[-2:] == ["0", "None"]
 
 
 def _cli_modules(cli: Any, *args: str) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _REPORT, *args], env=cli.env, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    return {m for m in done.stdout.splitlines() if m.startswith("tether.cli")}
+    return {m for m in _reported(cli, _REPORT, *args) if m.startswith("tether.cli")}
 
 
 def test_the_command_tree_is_built_only_for_the_command_named(cli: Any, project: Path) -> None:
@@ -110,11 +106,7 @@ def test_the_version_is_the_package_constant_without_reading_the_installed_metad
     # importlib.metadata (email, zipfile, csv: ~10 ms of a ~60 ms command) is for a run's plugin scans, not --version
     from tether import __version__
 
-    done = subprocess.run(
-        [sys.executable, "-c", _REPORT, "--version"], env=cli.env, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    printed, *loaded = done.stdout.splitlines()
+    printed, *loaded = _reported(cli, _REPORT, "--version")
     assert printed == f"tether {__version__}"
     assert "tether._version" in loaded  # the report is the command's own
     assert [m for m in loaded if m.startswith(("importlib.metadata", "email"))] == []

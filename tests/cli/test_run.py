@@ -156,12 +156,10 @@ def test_session_show_records_the_rejected_ask_and_its_rule(cli: Any, project: P
 
 @pytest.mark.anyio
 async def test_a_runs_system_texts_read_the_instruction_files_where_the_environment_is_measured(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted_hand_offs: Any
 ) -> None:
     # turn_system (tether run, the interactive session) reads the instruction files in the worker thread that
     # measures the turn's environment: one hand-off (each ~0.3 ms of a wake-up on a busy machine), not two
-    import anyio.to_thread
-
     from tether import Runtime
     from tether.cli._run import open_session, turn_system
     from tether.testing import ScriptedModel
@@ -170,27 +168,10 @@ async def test_a_runs_system_texts_read_the_instruction_files_where_the_environm
     project = tmp_path / "project"
     project.mkdir()
     (project / "AGENTS.md").write_text("Use tabs.\n", encoding="utf-8")
-    from tether import _blocking
-    from tether.prompts import _environment
-
-    run_sync = anyio.to_thread.run_sync
-    hand_off = _blocking.hand_off
-    hand_offs: list[object] = []
-
-    async def counted(func: Any, *args: Any, **kwargs: Any) -> Any:
-        hand_offs.append(func)
-        return await run_sync(func, *args, **kwargs)
-
-    async def counted_hand_off(func: Any, *args: Any) -> Any:
-        hand_offs.append(func)
-        return await hand_off(func, *args)
-
     async with Runtime(data_dir=tmp_path / "data") as rt:
         location = await rt.location(project)
         session = await open_session(rt, location, session_id=None, continue_=False, agent="build")
-        with monkeypatch.context() as patch:
-            patch.setattr(anyio.to_thread, "run_sync", counted)
-            patch.setattr(_environment, "hand_off", counted_hand_off)  # the environment's own hand-off
+        with counted_hand_offs() as hand_offs:
             instructions, system = await turn_system(rt, location, rt.config, session, ScriptedModel([]))
     assert len(hand_offs) == 1
     assert system[-1].endswith("Use tabs.\n") and instructions.texts == (system[-1],)

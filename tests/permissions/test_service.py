@@ -466,17 +466,22 @@ async def test_a_repeated_request_is_decided_once_and_a_rule_change_is_seen_at_o
     assert (await service.ask(make_request(resources=("ls",)))).effect == "allow"
 
 
-async def test_a_remembered_decision_is_reported_as_one_record_and_a_watcher_still_sees_each(
-    service: PermissionService, bus: Bus
-) -> None:
-    records: list[PermissionRecord] = []
-    ctx = ToolContext(
+def _recording_context(records: list[PermissionRecord]) -> ToolContext:
+    """A call's context whose permission decisions are appended to ``records``."""
+    return ToolContext(
         session_id="ses_a",
         agent="build",
         message_id="msg_1",
         call_id="call_1",
         record_permission=records.append,
     )
+
+
+async def test_a_remembered_decision_is_reported_as_one_record_and_a_watcher_still_sees_each(
+    service: PermissionService, bus: Bus
+) -> None:
+    records: list[PermissionRecord] = []
+    ctx = _recording_context(records)
     for _ in range(3):
         await service.assert_(PermissionRequest.from_context(ctx, action="read", resources=("a.py",)))
     # Not watched: the decisions are recorded all the same.
@@ -499,13 +504,7 @@ async def test_a_remembered_decision_is_reported_as_one_record_and_a_watcher_sti
 async def test_a_record_is_never_reused_for_another_request(service: PermissionService) -> None:
     # A decision object is remembered per request; even one handed for another request gets that request's record.
     records: list[PermissionRecord] = []
-    ctx = ToolContext(
-        session_id="ses_a",
-        agent="build",
-        message_id="msg_1",
-        call_id="call_1",
-        record_permission=records.append,
-    )
+    ctx = _recording_context(records)
     decision = await service.assert_(PermissionRequest.from_context(ctx, action="read", resources=("a.py",)))
     other = PermissionRequest.from_context(ctx, action="read", resources=("b.py",))
     service._decided(other, decision)  # pyright: ignore[reportPrivateUsage]

@@ -98,32 +98,13 @@ async def test_runtime_reads_instructions_only_for_its_own_locations(tmp_path: P
 
 
 async def test_instructions_and_environment_are_read_in_one_hand_off(
-    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, project: Path, counted_hand_offs: Any
 ) -> None:
     # Each worker-thread hand-off of a turn waits for a thread to wake and for the loop to take the answer back
     # (~0.3 ms on a busy machine): the instruction files are read where the environment is measured.
-    import anyio.to_thread
-
-    from tether import _blocking
-    from tether.prompts import _environment
-
-    run_sync = anyio.to_thread.run_sync
-    hand_off = _blocking.hand_off
-    hand_offs: list[object] = []
-
-    async def counted(func: Any, *args: Any, **kwargs: Any) -> Any:
-        hand_offs.append(func)
-        return await run_sync(func, *args, **kwargs)
-
-    async def counted_hand_off(func: Any, *args: Any) -> Any:
-        hand_offs.append(func)
-        return await hand_off(func, *args)
-
     async with Runtime(data_dir=tmp_path / "data") as rt:
         location = await rt.location(project)
-        with monkeypatch.context() as patch:
-            patch.setattr(anyio.to_thread, "run_sync", counted)
-            patch.setattr(_environment, "hand_off", counted_hand_off)
+        with counted_hand_offs() as hand_offs:
             texts = await rt.sessions.service.system_prompt(location, agent="build", model="a/b")
     assert len(hand_offs) == 1
     assert "Git branch: topic" in texts[1] and texts[2].endswith("Use tabs.\n")
