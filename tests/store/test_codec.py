@@ -161,7 +161,21 @@ def test_the_writers_per_kind_serializer_writes_what_the_parts_codec_writes(
             with pytest.raises(PydanticSerializationError):
                 _VARIANTS[type(part)](part, exclude=exclude, exclude_none=True, fallback=repr)
             continue
+        if "\ufffd" in expected.decode():
+            # a lone surrogate replaced (a key's): the writer keeps neither text and encodes plain data instead
+            # (_codec_part), and here the union and the kind's serializer differ (two keys that both became U+FFFD
+            # are one key in the union's JSON)
+            continue
         assert _VARIANTS[type(part)](part, exclude=exclude, exclude_none=True, fallback=repr) == expected
+
+
+def test_keys_that_are_lone_surrogates_are_each_stored_whatever_the_serializers_make_of_them() -> None:
+    # pydantic replaces a lone surrogate in a str-typed key by U+FFFD: the per-kind serializer keeps two such keys
+    # apart, the union's folds them into one; the writer stores neither text but the lossless escapes of both
+    keys = dict.fromkeys(["\ud800", "\ud801"])  # two keys (a dict display reads as one key to ruff)
+    part = ReasoningPart(**ROW, text="", provider_metadata=keys)
+    assert json.loads(_dump_part(part))["provider_metadata"] == keys
+    assert part_from_json("ses_1", "msg_1", json.loads(_dump_part(part))) == part
 
 
 @pytest.mark.parametrize("kind", sorted(PART_KINDS))
