@@ -100,8 +100,10 @@ async def test_after_a_run_found_a_long_wal_the_writer_checkpoints_and_the_wal_s
             checkpointer = store._checkpointer  # pyright: ignore[reportPrivateUsage]
             checkpointer.wal_pages = WAL_RESTART_PAGES  # what a checkpointer's run reports of a long WAL
             store.append(_text("ses_1", 200))
-            await store.flush()  # after this commit the writer checkpoints on its own connection,
-            await store.flush()  # which is done once a later batch is answered (the first flush is answered before)
+            # After this commit the writer checkpoints on its own connection, which is done once a later batch is
+            # answered: the first flush is answered inside the batch, before the checkpoint.
+            await store.flush()
+            await store.flush()
             assert checkpointer.wal_pages == 0
             store.append(_text("ses_1", 201))
             await store.flush()  # the next transaction finds every page copied: the WAL starts over
