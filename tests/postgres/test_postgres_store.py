@@ -25,7 +25,7 @@ from tether.errors import StoreError, UsageError
 from tether.session import AssistantInfo, MessageUpdated, PartUpdated, SessionInfo, SessionUpdated, ToolPart
 from tether.store import PgSavedApprovals, PostgresStore
 from tether.store._postgres_conn import describe, redact
-from tether.store._postgres_rows import pg_text, py_text
+from tether.store._postgres_rows import EVENTS_LOCK, pg_text, py_text
 from tether.store._postgres_schema import MIGRATIONS
 from tether.store.internal import INTERRUPTED_ERROR
 from tether.tools import Text
@@ -539,3 +539,24 @@ async def test_a_store_kept_busy_with_reads_only_still_renews_its_lease(postgres
             while sql(url, "SELECT lease_until FROM owners WHERE id = %s", store.owner)[0][0] == first:
                 await store.list_sessions()  # never idle long enough for the idle renewal
         assert store.error is None
+
+
+@pytest.mark.anyio
+async def test_a_flush_with_nothing_to_write_waits_for_no_other_workers_write_lock(
+    postgres: PostgresServer,
+) -> None:
+    # A flush only waits for this store's own writes: with none queued it takes no transaction, so another worker
+    # inside a long write transaction (holding the event log's lock) never holds it up.
+    url = postgres.database()
+    async with PostgresStore(url) as store:
+        with psycopg.connect(url) as other, other.transaction():
+            other.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK,))
+            with anyio.fail_after(10):
+                await store.flush()
+            store.append(SessionUpdated(session("ses_w")))
+            with anyio.move_on_after(0.5) as waiting:
+                await store.flush()  # a write does wait for the lock (event log order)
+            assert waiting.cancelled_caught
+        with anyio.fail_after(10):
+            await store.flush()
+        assert [s.id for s in await store.list_sessions()] == ["ses_w"]

@@ -27,13 +27,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio.to_thread
-from anyio.lowlevel import current_token
 
-from .._blocking import run_soon
 from ..errors import NotFoundError, StoreError, UsageError
 from ..records import DurableEvent, SessionInfo
 from ..records.internal import now_ms
@@ -45,7 +42,8 @@ from ._postgres_conn import connect, describe, redact
 from ._postgres_owners import DEFAULT_LEASE, claim, new_lock_key, owner_statuses, recover, register, renew
 from ._postgres_rows import EVENTS_LOCK, PgWrites, pg_text
 from ._postgres_schema import migrate
-from ._rows import SESSION_COLUMNS, STOP, Call, Stop
+from ._queued import QueuedStore, nothing
+from ._rows import SESSION_COLUMNS, Call, Stop
 from ._search import SessionMatch, search_postgres
 from ._todos import Todo
 
@@ -59,10 +57,6 @@ _MAX_BATCH = 4096
 T = TypeVar("T")
 
 
-def _nothing(conn: Any) -> None:
-    """The read a flush queues: it only waits for the writes before it (answered without a savepoint)."""
-
-
 class _Read(Call):
     """A queued call that only reads: a batch of nothing else is answered without a transaction or a lock."""
 
@@ -73,7 +67,7 @@ class LeaseLost(Exception):
     """This store's owner row is gone: another worker judged it expired and recovered its calls."""
 
 
-class PostgresStore:
+class PostgresStore(QueuedStore):
     """A :class:`~tether.store.SessionStore` in a PostgreSQL database (``tether[postgres]``).
 
     Use as an async context manager (or call :meth:`open` / :meth:`aclose`). Opening connects (failing within the
@@ -90,6 +84,8 @@ class PostgresStore:
             leaves no call ``running`` for longer), when ``recover`` is on.
     """
 
+    _max_batch = _MAX_BATCH
+
     def __init__(
         self,
         url: str,
@@ -103,19 +99,14 @@ class PostgresStore:
             raise UsageError(f"a store lease must be positive seconds, not {lease!r}")
         if not sweep > 0:
             raise UsageError(f"a store's sweep is positive seconds, not {sweep!r}")
+        super().__init__(window=window)
         self._sweep = sweep
         self._url = url
         self.path = describe(url)
         """The URL without its password (what errors name; ``SQLiteStore.path`` is the file)."""
-        self._window = window
         self._lease_ms = max(1, int(lease * 1000))
         self._beat_every = lease / 3
-        self._wake = threading.Event()
         self._recover_on_open = recover
-        self._queue: queue.SimpleQueue[DurableEvent | Call | Stop] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._closed = False
-        self._error: StoreError | None = None
         self._owner: str | None = None
         self._inputs: dict[str, tuple[Any, Any]] = {}
         self.recovered = 0
@@ -135,7 +126,7 @@ class PostgresStore:
         """
         if self._thread is not None:
             return self
-        started: Future[None] = Future()
+        started = self._started = Future()
         self._thread = threading.Thread(
             target=self._serve, args=(started,), name="tether-pg-store", daemon=True
         )
@@ -145,73 +136,13 @@ class PostgresStore:
             await self.recover()
         return self
 
-    async def __aenter__(self) -> PostgresStore:
-        return await self.open()
-
-    async def __aexit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Write what is queued, release this store's claims and owner row, then close. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        thread = self._thread
-        if thread is None:
-            return
-        self._queue.put(STOP)
-        self._wake.set()
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(thread.join)
-
-    # -- writes ------------------------------------------------------------------------------------------------------
-
-    def append(self, event: DurableEvent) -> None:
-        """Queue a durable event (never blocks).
-
-        Raises:
-            StoreError: the store is closed or not open, or an earlier write failed.
-        """
-        if self._error is not None:
-            raise self._error
-        if self._closed or self._thread is None:
-            raise StoreError("The session store is closed")
-        self._queue.put(event)
-
-    async def flush(self) -> None:
-        """Wait until everything appended so far is committed.
-
-        Raises:
-            StoreError: a write failed.
-        """
-        await self._run(_nothing)
-        if self._error is not None:
-            raise self._error
-
-    @property
-    def error(self) -> StoreError | None:
-        """The first write failure, if any (every later append raises it)."""
-        return self._error
-
     @property
     def owner(self) -> str | None:
         """This store's owner id (stamped on the parts and messages it writes), once open."""
         return self._owner
 
     async def _run(self, fn: Callable[[Any], T], *, read: bool = False) -> T:
-        if self._closed or self._thread is None:
-            raise StoreError("The session store is closed")
-        call = _Read(fn) if read else Call(fn)
-        # answered through the loop, as the SQLite store's: no worker thread waits on the answer
-        answered = anyio.Event()
-        token = current_token()
-        call.future.add_done_callback(lambda _: run_soon(token, answered.set))
-        self._queue.put(call)
-        self._wake.set()
-        await answered.wait()  # a cancelled caller stops waiting: the answer, when it comes, is dropped
-        result: T = call.future.result()
+        result: T = await self._ask(_Read(fn) if read else Call(fn))
         return result
 
     def _writable(self) -> str:
@@ -434,6 +365,7 @@ class PostgresStore:
             )
             self._error = error
             started.set_exception(error)
+            self._fail_queued()  # what was queued meanwhile waits on nothing that will come
             return
         started.set_result(None)
         q = self._queue
@@ -453,27 +385,13 @@ class PostgresStore:
                     self._beat(conn)
                 if first is None:
                     continue
-                batch = [first]
-                if self._window and not isinstance(first, Call | Stop):
-                    self._wake.wait(self._window)
-                self._wake.clear()  # before the drain, whatever came first (as the SQLite writer: a stale wake)
-                while len(batch) < _MAX_BATCH:
-                    try:
-                        batch.append(q.get_nowait())
-                    except queue.Empty:
-                        break
+                batch = self._batch(first)
                 if not self._apply(conn, batch):
                     return
         finally:
             self._release(conn)
             conn.close()
-            while True:
-                try:
-                    item = q.get_nowait()
-                except queue.Empty:
-                    break
-                if isinstance(item, Call) and not item.future.done():
-                    item.future.set_exception(self._error or StoreError("The session store is closed"))
+            self._fail_queued()  # nothing waits forever on a store whose thread has ended (a read behind the stop)
 
     def _sweep_once(self, conn: Any) -> int:
         # a failed store answers reads only: it writes nothing, not even a recovery
@@ -527,7 +445,7 @@ class PostgresStore:
         """
         keep_going = not any(isinstance(item, Stop) for item in batch)
         reads_only = all(
-            isinstance(item, _Read | Stop) or (isinstance(item, Call) and item.fn is _nothing)
+            isinstance(item, _Read | Stop) or (isinstance(item, Call) and item.fn is nothing)
             for item in batch
         )
         if self._error is None and not reads_only:
@@ -541,7 +459,7 @@ class PostgresStore:
                 for item in batch:
                     if isinstance(item, Call):
                         writes.execute(conn)  # a read sees every write queued before it
-                        if item.fn is _nothing:
+                        if item.fn is nothing:
                             done.append((item, None, None))
                             continue
                         try:

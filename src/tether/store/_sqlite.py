@@ -38,13 +38,10 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio.to_thread
-from anyio.lowlevel import current_token
 
-from .._blocking import run_soon
 from ..errors import NotFoundError, StoreError, UsageError
 from ..records import (
     DurableEvent,
@@ -66,10 +63,10 @@ from ._owners import (
     current_owner,
     owner_statuses,
 )
+from ._queued import QueuedStore
 from ._rows import (
     SESSION_COLUMNS,
     SESSION_SELECT,
-    STOP,
     Call,
     Stop,
     Writes,
@@ -111,7 +108,7 @@ that order: left free, SQLite walks every session of the project and sorts their
 project's history instead of the new events."""
 
 
-class SQLiteStore:
+class SQLiteStore(QueuedStore):
     """A :class:`~tether.store.SessionStore` in one SQLite file.
 
     Use as an async context manager (or call :meth:`open` / :meth:`aclose`). Opening applies pending migrations and,
@@ -125,22 +122,18 @@ class SQLiteStore:
             ``running`` for longer), when ``recover`` is on.
     """
 
+    _max_batch = _MAX_BATCH
+
     def __init__(
         self, path: str | Path, *, recover: bool = True, window: float = 0.002, sweep: float = SWEEP_SECONDS
     ) -> None:
         if not sweep > 0:
             raise UsageError(f"a store's sweep is positive seconds, not {sweep!r}")
+        super().__init__(window=window)
         self.path = Path(path)
-        self._window = window
         self._sweep = sweep
-        self._wake = threading.Event()
         self._recover_on_open = recover
-        self._queue: queue.SimpleQueue[DurableEvent | Call | Stop] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._started: Future[None] | None = None
         self._opened = False
-        self._closed = False
-        self._error: StoreError | None = None
         self._owner: Owner | None = None
         self._checkpointer = Checkpointer(self.path)
         self._inputs: dict[str, tuple[Any, Any]] = {}
@@ -175,74 +168,10 @@ class SQLiteStore:
             await self.recover()
         return self
 
-    async def __aenter__(self) -> SQLiteStore:
-        return await self.open()
-
-    async def __aexit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Write what is queued, then close the connection. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        thread = self._thread
-        if thread is None:
-            return
-        self._queue.put(STOP)
-        self._wake.set()
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(thread.join)
-
-    # -- writes ------------------------------------------------------------------------------------------------------
-
-    def append(self, event: DurableEvent) -> None:
-        """Queue a durable event (never blocks).
-
-        Raises:
-            StoreError: the store is closed or not open, or an earlier write failed.
-        """
-        if self._error is not None:
-            raise self._error
-        if self._closed or self._thread is None:
-            raise StoreError("The session store is closed")
-        self._queue.put(event)
-
-    async def flush(self) -> None:
-        """Wait until everything appended so far is committed.
-
-        Raises:
-            StoreError: a write failed.
-        """
-        await self._run(lambda conn: None)
-        if self._error is not None:
-            raise self._error
-
-    @property
-    def error(self) -> StoreError | None:
-        """The first write failure, if any (every later append raises it)."""
-        return self._error
-
     # -- reads -------------------------------------------------------------------------------------------------------
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed or self._thread is None:
-            raise StoreError("The session store is closed")
-        call = Call(fn)
-        # The thread that answers the call (the writer, or this one below) wakes this task through the loop
-        # (``run_soon``): no worker thread waits on the answer, so a flush is one hand-off each way, not two.
-        answered = anyio.Event()
-        token = current_token()
-        call.future.add_done_callback(lambda _: run_soon(token, answered.set))
-        self._queue.put(call)
-        self._wake.set()
-        started = self._started
-        if started is not None and started.done() and started.exception() is not None:
-            self._fail_queued()  # the file never opened: the writer serves nothing, and answered it or will not
-        await answered.wait()  # a cancelled caller stops waiting: the answer, when it comes, is dropped
-        result: T = call.future.result()
+        result: T = await self._ask(Call(fn))
         return result
 
     async def get_session(self, session_id: str) -> SessionInfo:
@@ -584,7 +513,6 @@ class SQLiteStore:
             return
         started.set_result(None)
         q = self._queue
-        window = self._window
         beat_at = time.monotonic() + HEARTBEAT_SECONDS
         sweep_at = time.monotonic() + self._sweep if self._recover_on_open else math.inf
         warm = list(reversed(writer_statements()))  # compiled while nothing is queued (``_warm``)
@@ -605,20 +533,7 @@ class SQLiteStore:
                     self._beat(conn)
                 if first is None:
                     continue
-                batch = [first]
-                if window and not isinstance(first, Call | Stop):
-                    # Let a burst of events accumulate: one transaction, and fewer GIL hand-offs with the loop.
-                    # A read or a flush cuts the wait short.
-                    self._wake.wait(window)
-                # Cleared before the queue is drained, whatever came first: every set() follows its put(), so a wake
-                # cleared here is for an item this batch takes. Left set by a read that came first, it would cut
-                # the next burst's window short (its first event committed alone).
-                self._wake.clear()
-                while len(batch) < _MAX_BATCH:
-                    try:
-                        batch.append(q.get_nowait())
-                    except queue.Empty:
-                        break
+                batch = self._batch(first)
                 if not self._apply(conn, batch):
                     return
                 self._checkpointer.committed(conn, sum(not isinstance(item, Call | Stop) for item in batch))
@@ -627,15 +542,6 @@ class SQLiteStore:
             self._release(conn)
             conn.close()
             self._fail_queued()  # nothing waits forever on a store whose thread has ended (a read behind the stop)
-
-    def _fail_queued(self) -> None:
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if isinstance(item, Call) and not item.future.done():
-                item.future.set_exception(self._error or StoreError("The session store is closed"))
 
     def _sweep_once(self, conn: sqlite3.Connection) -> int:
         # a failed store answers reads only: it writes nothing, not even a recovery
