@@ -85,6 +85,28 @@ async def test_an_unreachable_server_fails_within_the_connect_timeout(postgres: 
     assert PASSWORD not in str(caught.value)
 
 
+@pytest.mark.anyio
+async def test_a_flush_asked_while_the_store_fails_to_open_is_answered_with_the_failure() -> None:
+    # A task flushes while another opens the store; the connection never comes (a blackhole address, 1 s timeout):
+    # the flush is answered with the store's failure instead of waiting on a thread that will never serve it.
+    store = PostgresStore(f"postgresql://u:{PASSWORD}@10.255.255.1:5432/db?connect_timeout=1")
+    failures: list[str] = []
+
+    async def flush() -> None:
+        await anyio.sleep(0.2)  # the writer thread is connecting
+        try:
+            await store.flush()
+        except StoreError as exc:
+            failures.append(exc.message)
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(flush)
+            with pytest.raises(StoreError, match="Cannot open session store"):
+                await store.open()
+    assert len(failures) == 1 and "Cannot open session store" in failures[0] and PASSWORD not in failures[0]
+
+
 def test_redaction_covers_the_userinfo_the_query_and_the_decoded_password() -> None:
     url = "postgresql://me:p%40ss@h/db?password=q2"
     assert describe(url) == "postgresql://me:***@h/db?password=***"
