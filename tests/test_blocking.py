@@ -220,10 +220,12 @@ async def test_a_cancelled_hand_off_is_abandoned_and_its_thread_ends_when_idle(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     release = threading.Event()
+    started = threading.Event()
     threads: list[threading.Thread] = []
 
     def hung() -> str:
         threads.append(threading.current_thread())
+        started.set()
         release.wait(30)  # a hung filesystem
         return "late"
 
@@ -232,6 +234,7 @@ async def test_a_cancelled_hand_off_is_abandoned_and_its_thread_ends_when_idle(
     assert scope.cancelled_caught
     assert await _blocking.hand_off(lambda: "next") == "next"  # another thread took it meanwhile
     monkeypatch.setattr(_blocking, "IDLE_SECONDS", 0.01)
+    assert started.wait(30)  # its thread may start it only now (a loaded machine)
     release.set()  # the abandoned piece ends, its outcome dropped; then the idle thread ends on its own
     threads[0].join(30)
     assert not threads[0].is_alive() and threads[0] not in _blocking._idle

@@ -58,14 +58,15 @@ async def test_a_busy_store_checkpoints_in_a_thread_of_its_own_and_a_short_run_n
             assert _checkpointers() == []  # a short run pays for no thread and no connection
             assert _parts_in_the_file_alone(path, tmp_path / "copy1.db") == 0  # all of it in the WAL still
 
-            for n in range(10, 10 + CHECKPOINT_EVENTS):
+            # the burst's last event is the CHECKPOINT_EVENTS-th: the run is asked for after the batch that holds it
+            for n in range(10, CHECKPOINT_EVENTS - 1):
                 store.append(_text("ses_1", n))
             await store.flush()
             checkpointer = store._checkpointer  # pyright: ignore[reportPrivateUsage]
             assert await anyio.to_thread.run_sync(checkpointer.checkpoints.acquire, True, 30)
             assert [t.daemon for t in _checkpointers()] == [True]
             # far fewer pages than SQLite's own automatic checkpoint waits for (1,000), in the file while it is open
-            assert _parts_in_the_file_alone(path, tmp_path / "copy2.db") == 10 + CHECKPOINT_EVENTS
+            assert _parts_in_the_file_alone(path, tmp_path / "copy2.db") == CHECKPOINT_EVENTS - 1
             assert (
                 await store._run(  # pyright: ignore[reportPrivateUsage]
                     lambda conn: conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
@@ -74,7 +75,7 @@ async def test_a_busy_store_checkpoints_in_a_thread_of_its_own_and_a_short_run_n
             )
         assert _checkpointers() == []  # stopped with the store
     assert not (tmp_path / "tether.db-wal").exists()  # the last connection's close checkpointed what was left
-    assert _parts_in_the_file_alone(path, tmp_path / "copy3.db") == 10 + CHECKPOINT_EVENTS
+    assert _parts_in_the_file_alone(path, tmp_path / "copy3.db") == CHECKPOINT_EVENTS - 1
 
 
 def _wal_restarts(wal: Path) -> int:
@@ -149,14 +150,14 @@ async def test_the_checkpointer_reaches_the_stores_file_after_a_chdir_and_never_
         ) as store:  # a relative path, as an embedding program may give
             monkeypatch.chdir(tmp_path / "elsewhere")
             store.append(_session("ses_1"))
-            for n in range(CHECKPOINT_EVENTS + 10):
+            for n in range(CHECKPOINT_EVENTS - 1):  # the last event asks for the run: it copies all of them
                 store.append(_text("ses_1", n))
             await store.flush()
             checkpointer = store._checkpointer  # pyright: ignore[reportPrivateUsage]
             assert await anyio.to_thread.run_sync(checkpointer.checkpoints.acquire, True, 30)
             assert (
                 _parts_in_the_file_alone(tmp_path / "tether.db", tmp_path / "copy.db")
-                == CHECKPOINT_EVENTS + 10
+                == CHECKPOINT_EVENTS - 1
             )
     assert list((tmp_path / "elsewhere").iterdir()) == []  # no stray empty database where the process went
 
