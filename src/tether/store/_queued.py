@@ -52,6 +52,8 @@ class QueuedStore:
         self._window = window
         self._wake = threading.Event()
         """Set by a read or a flush (and by closing): it cuts the batch's window short."""
+        self._asking = threading.Lock()
+        """Holds a call's put and its wake together against the thread's clear and drain (:meth:`_batch`)."""
         self._queue: queue.SimpleQueue[DurableEvent | Call | Stop] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._started: Future[None] | None = None
@@ -128,8 +130,9 @@ class QueuedStore:
         answered = anyio.Event()
         token = current_token()
         call.future.add_done_callback(lambda _: run_soon(token, answered.set))
-        self._queue.put(call)
-        self._wake.set()
+        with self._asking:
+            self._queue.put(call)
+            self._wake.set()
         started = self._started
         if started is not None and started.done() and started.exception() is not None:
             self._fail_queued()  # the connection never opened: the thread serves nothing, and answered it or will not
@@ -143,17 +146,19 @@ class QueuedStore:
             # Let a burst of events accumulate: one transaction, and fewer GIL hand-offs with the loop.
             # A read or a flush cuts the wait short.
             self._wake.wait(self._window)
-        # Cleared before the queue is drained, whatever came first: every set() follows its put(), so a wake
-        # cleared here is for an item this batch takes. Left set by a read that came first, it would cut
-        # the next burst's window short (its first event committed alone).
-        self._wake.clear()
+        # Cleared and drained under the lock a call's put and wake take together: a wake cleared here is for a call
+        # this batch takes, and a call this batch leaves sets it after. A wake left set by a call a batch already
+        # took would cut the next burst's window short (its first event committed alone); the thread took the
+        # call between its caller's put and set once the writer had the GIL in between.
         limit = self._max_batch
         q = self._queue
-        while len(batch) < limit:
-            try:
-                batch.append(q.get_nowait())
-            except queue.Empty:
-                break
+        with self._asking:
+            self._wake.clear()
+            while len(batch) < limit:
+                try:
+                    batch.append(q.get_nowait())
+                except queue.Empty:
+                    break
         return batch
 
     def _fail_queued(self) -> None:
