@@ -116,8 +116,10 @@ def test_a_hung_git_is_killed_with_its_children(tmp_path: Path, monkeypatch: pyt
     pids = tmp_path / "pids"
     bin_dir = fake_git(tmp_path, f"sleep 60 &\necho $! > '{pids}'\nwait")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    state, note = git_state(tmp_path, timeout=0.5, trusted=True)
-    assert (state, note) == (None, "git status took longer than 0.5s")
+    # 2 s: time enough for the fake git to start its child and write the pid on a loaded machine (with 0.5 s the
+    # group could be killed before the pid was written, and the test read no file)
+    state, note = git_state(tmp_path, timeout=2, trusted=True)
+    assert (state, note) == (None, "git status took longer than 2s")
     child = int(pids.read_text())
     deadline = time.monotonic() + 5  # the group was SIGKILLed: the orphan is gone (or a zombie awaiting init)
     while _alive(child) and time.monotonic() < deadline:
