@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,23 @@ def _rows(cli: Any) -> dict[str, int]:
         return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
     finally:
         conn.close()
+
+
+def _ask_committed(cli: Any) -> None:
+    """Wait until a run waiting at its approval prompt has committed its last write, the call's part holding the ask
+    (written just before the prompt shows, committed by the store's writer thread on its own time); it writes nothing
+    more until the reply. Polls the file (a hang guard of 60 s)."""
+    deadline = time.monotonic() + 60
+    while True:
+        conn = sqlite3.connect(cli.data_dir / "tether.db")
+        try:
+            rows = conn.execute("SELECT data FROM parts WHERE type = 'tool'").fetchall()
+        finally:
+            conn.close()
+        if any('"permission.asked"' in data for (data,) in rows):
+            return
+        assert time.monotonic() < deadline, "the ask was never committed"
+        time.sleep(0.02)
 
 
 def test_continue_skips_the_session_tether_tool_call_created(cli: Any, project: Path) -> None:
@@ -157,6 +175,7 @@ def test_a_session_a_live_run_holds_is_not_deleted_or_pruned(cli: Any, project: 
     live = cli.pty("run", "edit", "--model", model, "--dir", str(project))
     try:
         live.expect(r"choice \[o/(?:a|always)/r/f\]")
+        _ask_committed(cli)  # else the rows counted below may still grow with the run's own writes
         (session,) = _ids(cli, project)
         before = _rows(cli)
         refused = cli.run("session", "delete", session, "--yes")

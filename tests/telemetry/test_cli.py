@@ -82,8 +82,10 @@ def test_an_untrusted_project_cannot_send_traces_anywhere(
 
 
 def test_run_otel_with_nothing_listening_still_succeeds(cli: Cli, project: Path, closed_port: int) -> None:
+    # the export's first attempt (refused at once) logs; 2 s is the bound for it to run at all, in a thread of a
+    # process that exits when shutdown stops waiting (300 ms lost the record to a slow thread): it retries once
     user_config(
-        cli, {"telemetry": {"otlp_endpoint": f"http://127.0.0.1:{closed_port}/v1/traces", "timeout": 300}}
+        cli, {"telemetry": {"otlp_endpoint": f"http://127.0.0.1:{closed_port}/v1/traces", "timeout": 2000}}
     )
     done = cli.run(
         "--log-format", "json", "run", "look", "--model", turn(cli), "--dir", str(project), "--format", "json"

@@ -44,6 +44,8 @@ async def test_an_ask_waits_without_a_worker_and_the_answer_reruns_the_call_on_a
     async with turns.worker():
         handle = await turns.submit([["guarded", {}], ["fast", {"n": 1}]])
         ask = await wait_for(handle, "ask")
+        # the calls run in parallel: the ask may come before fast has settled here (else it runs on the next worker)
+        await wait_for(handle, "call")
     # The first worker is gone (its runtime closed): the ask waits in the workflow, no worker holds it.
     assert count(turns.marks, "guarded") == 0
     assert count(turns.marks, "fast") == 1
